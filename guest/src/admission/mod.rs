@@ -1,0 +1,237 @@
+//! The AdmissionRequest as the engine reads it (`admission.k8s.io/v1`).
+//!
+//! Only the fields matching and CEL need are typed; the whole request is also
+//! kept as JSON because it is the CEL variable `request`.
+
+pub mod patch;
+
+use crate::matching::RequestAttrs;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupVersionResource {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub resource: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupVersionKind {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRequest {
+    #[serde(default)]
+    uid: String,
+    kind: Option<GroupVersionKind>,
+    resource: Option<GroupVersionResource>,
+    #[serde(default)]
+    sub_resource: String,
+    request_resource: Option<GroupVersionResource>,
+    request_sub_resource: Option<String>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    operation: Option<String>,
+    #[serde(default)]
+    object: serde_json::Value,
+    #[serde(default)]
+    old_object: serde_json::Value,
+}
+
+/// A parsed AdmissionRequest.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub uid: String,
+    pub kind: GroupVersionKind,
+    pub resource: GroupVersionResource,
+    pub sub_resource: String,
+    pub request_resource: Option<GroupVersionResource>,
+    pub request_sub_resource: Option<String>,
+    pub name: String,
+    pub namespace: String,
+    pub operation: String,
+    /// `object`; `Null` when absent (DELETE).
+    pub object: serde_json::Value,
+    /// `oldObject`; `Null` when absent (CREATE).
+    pub old_object: serde_json::Value,
+    /// The request as received, for the CEL variable `request`.
+    pub raw: serde_json::Value,
+}
+
+const OPERATIONS: [&str; 4] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
+
+impl Request {
+    /// Parses the `request` field of an AdmissionReview.
+    pub fn parse(json: &str) -> Result<Request, String> {
+        let raw: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| format!("request is not valid JSON: {e}"))?;
+        let parsed: RawRequest = serde_json::from_value(raw.clone())
+            .map_err(|e| format!("request is not an AdmissionRequest: {e}"))?;
+        let resource = parsed.resource.ok_or("request.resource is required")?;
+        let operation = parsed.operation.ok_or("request.operation is required")?;
+        if !OPERATIONS.contains(&operation.as_str()) {
+            return Err(format!(
+                "request.operation {operation:?} is not one of CREATE, UPDATE, DELETE, CONNECT"
+            ));
+        }
+        for (field, value) in [
+            ("object", &parsed.object),
+            ("oldObject", &parsed.old_object),
+        ] {
+            if !(value.is_null() || value.is_object()) {
+                return Err(format!("request.{field} must be an object"));
+            }
+        }
+        Ok(Request {
+            uid: parsed.uid,
+            kind: parsed.kind.unwrap_or_default(),
+            resource,
+            sub_resource: parsed.sub_resource,
+            request_resource: parsed.request_resource,
+            request_sub_resource: parsed.request_sub_resource,
+            name: parsed.name,
+            namespace: parsed.namespace,
+            operation,
+            object: parsed.object,
+            old_object: parsed.old_object,
+            raw,
+        })
+    }
+
+    /// `object`, or `oldObject` when there is none (DELETE), as Kyverno does.
+    pub fn resource_object(&self) -> &serde_json::Value {
+        if self.object.is_null() {
+            &self.old_object
+        } else {
+            &self.object
+        }
+    }
+
+    /// The attributes `resourceRules` match against.
+    pub fn attrs(&self) -> RequestAttrs {
+        RequestAttrs {
+            group: self.resource.group.clone(),
+            version: self.resource.version.clone(),
+            resource: self.resource.resource.clone(),
+            subresource: self.sub_resource.clone(),
+            operation: self.operation.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// The attributes of the resource as originally requested, when it differs.
+    pub fn request_attrs(&self) -> Option<RequestAttrs> {
+        let rr = self.request_resource.as_ref()?;
+        let mut attrs = self.attrs();
+        attrs.group = rr.group.clone();
+        attrs.version = rr.version.clone();
+        attrs.resource = rr.resource.clone();
+        if let Some(sub) = &self.request_sub_resource {
+            attrs.subresource = sub.clone();
+        }
+        Some(attrs)
+    }
+
+    pub fn is_namespace_object(&self) -> bool {
+        self.resource.group.is_empty()
+            && self.resource.resource == "namespaces"
+            && self.sub_resource.is_empty()
+    }
+}
+
+/// `metadata.labels` of an object, empty when absent or malformed.
+pub fn labels_of(object: &serde_json::Value) -> Option<BTreeMap<String, String>> {
+    if object.is_null() {
+        return None;
+    }
+    let labels = object
+        .pointer("/metadata/labels")
+        .and_then(|l| l.as_object());
+    Some(
+        labels
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod_request() -> serde_json::Value {
+        json!({
+            "uid": "u1",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "default",
+            "name": "p",
+            "operation": "CREATE",
+            "object": {"metadata": {"name": "p", "labels": {"a": "b"}}}
+        })
+    }
+
+    #[test]
+    fn parses_a_pod_create() {
+        let r = Request::parse(&pod_request().to_string()).expect("parses");
+        assert_eq!(r.uid, "u1");
+        assert_eq!(r.attrs().resource, "pods");
+        assert_eq!(
+            labels_of(&r.object).and_then(|l| l.get("a").cloned()),
+            Some("b".into())
+        );
+        assert!(r.old_object.is_null());
+    }
+
+    #[test]
+    fn rejects_bad_requests() {
+        assert!(Request::parse("not json")
+            .unwrap_err()
+            .contains("not valid JSON"));
+        let mut r = pod_request();
+        r["operation"] = json!("PATCH");
+        assert!(Request::parse(&r.to_string())
+            .unwrap_err()
+            .contains("PATCH"));
+        let mut r = pod_request();
+        r.as_object_mut().map(|o| o.remove("resource"));
+        assert!(Request::parse(&r.to_string())
+            .unwrap_err()
+            .contains("resource"));
+        let mut r = pod_request();
+        r["object"] = json!("str");
+        assert!(Request::parse(&r.to_string())
+            .unwrap_err()
+            .contains("object"));
+    }
+
+    #[test]
+    fn delete_uses_old_object() {
+        let mut r = pod_request();
+        r["operation"] = json!("DELETE");
+        r["oldObject"] = r["object"].clone();
+        r["object"] = serde_json::Value::Null;
+        let req = Request::parse(&r.to_string()).expect("parses");
+        assert_eq!(req.resource_object()["metadata"]["name"], "p");
+    }
+}

@@ -1,0 +1,196 @@
+//! The functions an IVP expression may call, and why the others are refused.
+//!
+//! cel-rust does not type-check, so without this list a misspelt or
+//! unimplemented function would only fail at request time. Checking at load
+//! time turns it into a diagnostic naming the function.
+
+/// CEL standard library and the cel-go extensions cel-rust implements.
+const STANDARD: &[&str] = &[
+    // standard library
+    "size",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "string",
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "bytes",
+    "type",
+    "dyn",
+    "duration",
+    "timestamp",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getFullYear",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getMonth",
+    "getSeconds",
+    "max",
+    "min",
+    // optional types
+    "optional.of",
+    "optional.none",
+    "optional.ofNonZeroValue",
+    "hasValue",
+    "value",
+    "orValue",
+    "or",
+    // strings extension
+    "charAt",
+    "indexOf",
+    "lastIndexOf",
+    "join",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "replace",
+    "split",
+    "substring",
+    "format",
+    "strings.quote",
+    "reverse",
+    // lists extension
+    "distinct",
+    "flatten",
+    "sort",
+    "sortBy",
+    "lists.range",
+    "slice",
+    // math extension
+    "math.abs",
+    "math.bitAnd",
+    "math.bitNot",
+    "math.bitOr",
+    "math.bitShiftLeft",
+    "math.bitShiftRight",
+    "math.bitXor",
+    "math.ceil",
+    "math.floor",
+    "math.isFinite",
+    "math.isInf",
+    "math.isNaN",
+    "math.round",
+    "math.sign",
+    "math.sqrt",
+    "math.trunc",
+    "math.greatest",
+    "math.least",
+    // encoders extension
+    "base64.encode",
+    "base64.decode",
+];
+
+/// Kyverno's and Kubernetes' functions implemented by this engine.
+const KYVERNO: &[&str] = &[
+    // image library
+    "parseImageReference",
+    "image",
+    "isImage",
+    "registry",
+    "repository",
+    "identifier",
+    "tag",
+    "digest",
+    "containsDigest",
+    // Kubernetes regex library
+    "find",
+    "findAll",
+];
+
+/// Kyverno functions that exist but are not implemented yet, with the reason.
+const NOT_YET: &[(&str, &str)] = &[
+    (
+        "verifyImageSignatures",
+        "needs registry access and cosign/notary verification",
+    ),
+    (
+        "verifyAttestationSignatures",
+        "needs registry access and cosign/notary verification",
+    ),
+    (
+        "extractPayload",
+        "needs registry access and attestation verification",
+    ),
+    ("getImageData", "needs registry access"),
+    ("GetMetadata", "needs registry access"),
+    ("getMetadata", "needs registry access"),
+];
+
+/// Whether a call to `name` can be evaluated.
+pub fn is_supported(name: &str) -> bool {
+    is_operator(name) || STANDARD.contains(&name) || KYVERNO.contains(&name)
+}
+
+/// Operators and macro-internal calls appear as functions named `_+_`,
+/// `@in`, `!_`, `_?._` and the like.
+fn is_operator(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('@') || name.starts_with('!') || name.starts_with('-')
+}
+
+/// Kyverno's library namespaces this engine does not implement.
+const KYVERNO_LIBRARIES: &[&str] = &[
+    "http",
+    "resource",
+    "globalContext",
+    "user",
+    "random",
+    "time",
+    "json",
+    "yaml",
+    "gzip",
+    "hash",
+    "transform",
+];
+
+/// Whether `name` is one of Kyverno's (unimplemented) library namespaces.
+pub fn is_kyverno_library(name: &str) -> bool {
+    KYVERNO_LIBRARIES.contains(&name)
+}
+
+/// Why `name` cannot be used, for the load diagnostic.
+pub fn unsupported_reason(name: &str) -> String {
+    if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == name) {
+        return format!("function {name} is not implemented yet ({why})");
+    }
+    let namespace = name.split('.').next().unwrap_or(name);
+    match namespace {
+        "sha1" | "sha256" | "md5" | "listObjToMap" | "parseServiceAccount" => {
+            format!("Kyverno function {name} is not implemented by ivpol")
+        }
+        _ => format!("undeclared reference to function {name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operators_and_library_functions_are_supported() {
+        for f in [
+            "_&&_",
+            "@in",
+            "!_",
+            "size",
+            "lowerAscii",
+            "parseImageReference",
+        ] {
+            assert!(is_supported(f), "{f}");
+        }
+    }
+
+    #[test]
+    fn unknown_and_unimplemented_functions_are_explained() {
+        assert!(!is_supported("verifyImageSignatures"));
+        assert!(unsupported_reason("verifyImageSignatures").contains("not implemented yet"));
+        assert!(unsupported_reason("sha256").contains("not implemented by ivpol"));
+        assert!(unsupported_reason("nope").contains("undeclared reference"));
+    }
+}

@@ -1,0 +1,269 @@
+//! Variable bindings for one evaluation, and Kyverno's lazy `variables`.
+//!
+//! Bindings are resolved by reference (a `VariableResolver`), so the request
+//! object is converted to CEL once per evaluation and never copied again.
+//! `variables.<name>` is evaluated the first time an expression reads it, as
+//! in Kyverno: an unused variable never runs, and an erroring one only fails
+//! the expressions that read it.
+
+use super::Expression;
+use cel::common::traits::Indexer;
+use cel::common::types::{CelString, Type, MAP_TYPE};
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
+use cel::{Context, ExecutionError, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+type Slots = BTreeMap<String, Slot>;
+
+#[derive(Clone)]
+enum Slot {
+    Running,
+    Done(Result<Value, ExecutionError>),
+}
+
+type Base = Arc<BTreeMap<String, Arc<dyn Val>>>;
+
+struct LazyInner {
+    definitions: Arc<Vec<(String, Expression)>>,
+    base: Base,
+    slots: Mutex<Slots>,
+}
+
+/// The `variables` map: evaluates each entry on first access.
+#[derive(Clone)]
+pub struct LazyVariables {
+    inner: Arc<LazyInner>,
+}
+
+impl std::fmt::Debug for LazyVariables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("variables")
+    }
+}
+
+impl LazyVariables {
+    /// Evaluates (once) and returns variable `name`.
+    pub fn get_value(&self, name: &str) -> Result<Value, ExecutionError> {
+        if let Some(slot) = self.lock().get(name).cloned() {
+            return match slot {
+                Slot::Done(result) => result,
+                Slot::Running => Err(ExecutionError::function_error(
+                    "variables",
+                    format!("variable {name} refers to itself"),
+                )),
+            };
+        }
+        let Some((_, expr)) = self.inner.definitions.iter().find(|(n, _)| n == name) else {
+            return Err(ExecutionError::NoSuchKey(Arc::new(name.to_string())));
+        };
+        self.lock().insert(name.to_string(), Slot::Running);
+        let bindings = Bindings {
+            base: self.inner.base.clone(),
+            variables: Some(self.clone()),
+        };
+        let result = expr.program().execute(&bindings.context());
+        self.lock()
+            .insert(name.to_string(), Slot::Done(result.clone()));
+        result
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        // A poisoned lock only means an earlier evaluation panicked; the slots
+        // are still consistent, so keep using them.
+        self.inner
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Val for LazyVariables {
+    fn get_type(&self) -> &Type {
+        &MAP_TYPE
+    }
+    fn cel_type() -> &'static Type {
+        &MAP_TYPE
+    }
+    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
+        Box::new(self.clone())
+    }
+    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
+    where
+        Self: 'v,
+    {
+        Some(self)
+    }
+}
+
+impl Indexer for LazyVariables {
+    fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        let Some(name) = idx.downcast_ref::<CelString>() else {
+            return Err(ExecutionError::UnexpectedType {
+                got: idx.get_type().name().to_owned(),
+                want: "string".to_owned(),
+            });
+        };
+        let value = self.get_value(name.inner())?;
+        let boxed: Box<dyn Val> = value.try_into()?;
+        Ok(CowVal::Owned(boxed))
+    }
+
+    fn steal<'v>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        self.get(idx).map(CowVal::into_owned)
+    }
+}
+
+/// The variables of one evaluation (`object`, `request`, `images`, ...).
+///
+/// Values are shared (`Arc`), so deriving bindings with [`Bindings::with`]
+/// copies no object data.
+pub struct Bindings {
+    base: Base,
+    variables: Option<LazyVariables>,
+}
+
+impl VariableResolver for Bindings {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        if variable == "variables" {
+            if let Some(vars) = &self.variables {
+                return Some(CowVal::Borrowed(vars));
+            }
+        }
+        self.base
+            .get(variable)
+            .map(|v| CowVal::Borrowed(v.as_ref()))
+    }
+}
+
+impl Bindings {
+    pub fn builder() -> BindingsBuilder {
+        BindingsBuilder::default()
+    }
+
+    /// A context that resolves these bindings.
+    pub fn context(&self) -> Context<'_, '_> {
+        let mut ctx = super::new_context();
+        ctx.set_variable_resolver(self);
+        ctx
+    }
+
+    /// These bindings plus `name` bound to `value` (e.g. `ref` for
+    /// matchImageReferences expressions, `images` once they are known).
+    ///
+    /// `variables` start afresh, so that they see the new binding.
+    pub fn with(&self, name: &str, value: Value) -> Bindings {
+        let mut base: BTreeMap<String, Arc<dyn Val>> = (*self.base).clone();
+        if let Ok(v) = Box::<dyn Val>::try_from(value) {
+            base.insert(name.to_string(), Arc::from(v));
+        }
+        let definitions = self
+            .variables
+            .as_ref()
+            .map(|v| v.inner.definitions.clone())
+            .unwrap_or_default();
+        build(Arc::new(base), definitions)
+    }
+
+    /// Reads a bound value back as a `Value` (for tests and message building).
+    pub fn value(&self, name: &str) -> Option<Value> {
+        self.base
+            .get(name)
+            .and_then(|v| Value::try_from(v.as_ref()).ok())
+    }
+}
+
+#[derive(Default, Clone)]
+pub struct BindingsBuilder {
+    base: BTreeMap<String, Arc<dyn Val>>,
+    definitions: Vec<(String, Expression)>,
+}
+
+fn build(base: Base, definitions: Arc<Vec<(String, Expression)>>) -> Bindings {
+    let variables = LazyVariables {
+        inner: Arc::new(LazyInner {
+            definitions,
+            base: base.clone(),
+            slots: Mutex::new(BTreeMap::new()),
+        }),
+    };
+    Bindings {
+        base,
+        variables: Some(variables),
+    }
+}
+
+impl BindingsBuilder {
+    /// Binds `name` to `value`. Values that have no CEL form are skipped.
+    pub fn value(mut self, name: &str, value: Value) -> Self {
+        if let Ok(v) = Box::<dyn Val>::try_from(value) {
+            self.base.insert(name.to_string(), Arc::from(v));
+        }
+        self
+    }
+
+    /// Declares the lazy `variables`.
+    pub fn variables(mut self, definitions: Vec<(String, Expression)>) -> Self {
+        self.definitions = definitions;
+        self
+    }
+
+    pub fn build(self) -> Bindings {
+        build(Arc::new(self.base), Arc::new(self.definitions))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{compile, convert};
+    use super::*;
+    use serde_json::json;
+
+    fn bindings(vars: &[(&str, &str)]) -> Bindings {
+        let defs = vars
+            .iter()
+            .map(|(n, e)| (n.to_string(), compile(e).expect("compiles")))
+            .collect();
+        Bindings::builder()
+            .value("object", convert::to_cel(&json!({"n": 2})))
+            .variables(defs)
+            .build()
+    }
+
+    #[test]
+    fn variables_see_object_and_each_other() {
+        let b = bindings(&[("a", "object.n + 1"), ("b", "variables.a * 10")]);
+        let e = compile("variables.b").expect("compiles");
+        assert_eq!(e.eval(&b), Ok(Value::Int(30)));
+    }
+
+    #[test]
+    fn unused_failing_variable_does_not_fail() {
+        let b = bindings(&[("bad", "object.missing.field"), ("good", "1")]);
+        let e = compile("variables.good == 1").expect("compiles");
+        assert_eq!(e.eval(&b), Ok(Value::Bool(true)));
+        let e = compile("variables.bad == 1").expect("compiles");
+        assert!(e.eval(&b).is_err());
+    }
+
+    #[test]
+    fn self_reference_is_an_error_not_a_hang() {
+        let b = bindings(&[("a", "variables.a")]);
+        let e = compile("variables.a").expect("compiles");
+        assert!(e.eval(&b).is_err());
+    }
+
+    #[test]
+    fn has_on_unknown_variable_is_false() {
+        let b = bindings(&[("a", "1")]);
+        let e = compile("has(variables.b)").expect("compiles");
+        assert_eq!(e.eval(&b), Ok(Value::Bool(false)));
+    }
+}

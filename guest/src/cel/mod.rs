@@ -1,0 +1,154 @@
+//! The CEL environment IVP expressions run in: compilation with load-time
+//! checks, variable bindings, lazy `variables`, and Kyverno's function
+//! libraries (see `image_lib`).
+//!
+//! Built on the `cel` crate (cel-rust). What it supports beyond the CEL
+//! standard library is listed in `docs/cel.md`; any other function is a load
+//! diagnostic, so a policy never silently passes on an unknown call.
+
+pub mod convert;
+pub mod image_lib;
+mod known;
+mod lazy;
+mod regex_lib;
+
+pub use lazy::{Bindings, BindingsBuilder, LazyVariables};
+
+use cel::{Context, Env, Program, Value};
+use std::sync::{Arc, OnceLock};
+
+/// A compiled expression with its source, for messages.
+#[derive(Debug, Clone)]
+pub struct Expression {
+    pub source: String,
+    program: Arc<Program>,
+}
+
+impl Expression {
+    /// Evaluates against `bindings`.
+    pub fn eval(&self, bindings: &Bindings) -> Result<Value, String> {
+        let ctx = bindings.context();
+        self.program.execute(&ctx).map_err(|e| e.to_string())
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+}
+
+/// The shared environment: the standard library plus cel-go's strings,
+/// lists, math and base64 extensions as cel-rust provides them.
+pub fn env() -> Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // The extensions only fail on duplicate declarations, which a fresh
+        // stdlib environment cannot have.
+        let _ = cel::extensions::strings(&mut env);
+        let _ = cel::extensions::lists(&mut env);
+        let _ = cel::extensions::math(&mut env);
+        let _ = cel::extensions::encoders(&mut env);
+        Arc::new(env)
+    })
+    .clone()
+}
+
+/// A root context with Kyverno's functions registered.
+pub fn new_context<'v>() -> Context<'v, 'v> {
+    let mut ctx = Context::with_env(env());
+    image_lib::register(&mut ctx);
+    regex_lib::register(&mut ctx);
+    ctx
+}
+
+/// Compiles `source`, rejecting functions this engine does not implement.
+///
+/// The error quotes the expression, as Kyverno's compile errors do.
+pub fn compile(source: &str) -> Result<Expression, String> {
+    let program = env()
+        .compile(source)
+        .map_err(|e| format!("failed to compile expression `{source}`: {e}"))?;
+    let refs = program.references();
+    let mut unknown: Vec<&str> = refs
+        .functions()
+        .into_iter()
+        .filter(|f| !known::is_supported(f))
+        .collect();
+    unknown.sort_unstable();
+    if let Some(first) = unknown.first() {
+        let why = match refs
+            .variables()
+            .into_iter()
+            .find(|v| known::is_kyverno_library(v))
+        {
+            Some(lib) => {
+                format!("Kyverno library {lib} ({lib}.{first}) is not implemented by ivpol")
+            }
+            None => known::unsupported_reason(first),
+        };
+        return Err(format!("expression `{source}`: {why}"));
+    }
+    Ok(Expression {
+        source: source.to_string(),
+        program: Arc::new(program),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn eval(src: &str, object: serde_json::Value) -> Result<Value, String> {
+        let expr = compile(src)?;
+        let bindings = Bindings::builder()
+            .value("object", convert::to_cel(&object))
+            .build();
+        expr.eval(&bindings)
+    }
+
+    #[test]
+    fn evaluates_against_object() {
+        let obj = json!({"metadata": {"labels": {"prod": "true"}}});
+        assert_eq!(
+            eval("object.metadata.labels.prod == 'true'", obj.clone()),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            eval("has(object.metadata.annotations)", obj),
+            Ok(Value::Bool(false))
+        );
+    }
+
+    #[test]
+    fn string_and_list_extensions_work() {
+        let obj = json!({"a": "Hello,World"});
+        assert_eq!(
+            eval("object.a.split(',').map(s, s.lowerAscii()).join('-')", obj),
+            Ok(convert::string("hello-world"))
+        );
+    }
+
+    #[test]
+    fn optional_syntax_works() {
+        let obj = json!({"spec": {}});
+        assert_eq!(
+            eval("object.spec.?containers.orValue([]).size()", obj),
+            Ok(Value::Int(0))
+        );
+    }
+
+    #[test]
+    fn parse_errors_quote_the_expression() {
+        let err = compile("object.(").unwrap_err();
+        assert!(err.contains("`object.(`"), "{err}");
+    }
+
+    #[test]
+    fn unknown_functions_are_rejected_at_compile_time() {
+        let err = compile("frobnicate(object)").unwrap_err();
+        assert!(err.contains("frobnicate"), "{err}");
+        let err = compile("http.Get('https://example.com')").unwrap_err();
+        assert!(err.contains("not implemented"), "{err}");
+    }
+}

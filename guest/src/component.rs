@@ -1,0 +1,116 @@
+//! The WIT glue: exports `ivpol:admission/engine` over the native engine.
+//! The only wasm-specific code in the guest.
+
+use crate::engine::{self, Phase as EPhase, Scope as EScope, Status as EStatus};
+use crate::policy::SourceDocument;
+
+wit_bindgen::generate!({
+    world: "policy-module",
+    path: "../wit",
+});
+
+use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
+use ivpol::admission::types::{
+    Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Scope, Status, Verdict,
+};
+
+struct Component;
+
+impl Guest for Component {
+    type PolicySet = PolicySet;
+}
+
+/// The WIT resource: one compiled policy set per instance.
+struct PolicySet(engine::PolicySet);
+
+impl GuestPolicySet for PolicySet {
+    fn new(documents: Vec<Document>) -> Self {
+        let sources: Vec<SourceDocument> = documents
+            .into_iter()
+            .map(|d| SourceDocument {
+                source: d.source,
+                content: d.content,
+            })
+            .collect();
+        PolicySet(engine::PolicySet::load(&sources))
+    }
+
+    fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.0
+            .diagnostics()
+            .iter()
+            .map(|d| Diagnostic {
+                source: d.source.clone(),
+                document: d.document,
+                policy: d.policy.clone(),
+                message: d.message.clone(),
+            })
+            .collect()
+    }
+
+    fn policies(&self) -> Vec<PolicyInfo> {
+        self.0
+            .policies()
+            .map(|p| PolicyInfo {
+                name: p.name.clone(),
+                namespace: p.namespace.clone(),
+                kind: p.kind.as_str().to_string(),
+                timeout_seconds: p.spec.timeout_seconds(),
+                fail_closed: p.spec.fail_closed(),
+            })
+            .collect()
+    }
+
+    fn admit(
+        &self,
+        phase: Phase,
+        scope: Scope,
+        names: Vec<String>,
+        request: String,
+        namespace_object: Option<String>,
+    ) -> Result<Verdict, String> {
+        let phase = match phase {
+            Phase::Mutate => EPhase::Mutate,
+            Phase::Validate => EPhase::Validate,
+        };
+        let scope = match scope {
+            Scope::Cluster => EScope::Cluster,
+            Scope::Namespaced(ns) => EScope::Namespaced(ns),
+        };
+        self.0
+            .admit(phase, &scope, &names, &request, namespace_object.as_deref())
+            .map(verdict)
+    }
+
+    fn evaluate_json(&self, payload: String) -> Result<Verdict, String> {
+        self.0.evaluate_json(&payload).map(verdict)
+    }
+}
+
+fn verdict(v: engine::Verdict) -> Verdict {
+    Verdict {
+        allowed: v.allowed,
+        message: v.message,
+        warnings: v.warnings,
+        patch: v.patch,
+        results: v
+            .results
+            .into_iter()
+            .map(|r| PolicyResult {
+                policy: r.policy,
+                namespace: r.namespace,
+                status: match r.status {
+                    EStatus::Pass => Status::Pass,
+                    EStatus::Fail => Status::Fail,
+                    EStatus::Skip => Status::Skip,
+                    EStatus::Error => Status::Error,
+                },
+                message: r.message,
+                actions: r.actions,
+                audit_annotations: r.audit_annotations,
+            })
+            .collect(),
+    }
+}
+
+export!(Component);

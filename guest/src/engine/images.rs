@@ -1,0 +1,125 @@
+//! The `images` CEL variable of one evaluation: built-in lists chosen by the
+//! request's resource, plus the policy's `images[]`, each filtered by
+//! `matchImageReferences`.
+
+use crate::cel::{convert, Bindings};
+use crate::images::{extract, glob};
+use crate::policy::{CompiledPolicy, ImageMatcher};
+use cel::Value;
+use std::collections::BTreeMap;
+
+/// Images per category, after `matchImageReferences`.
+pub struct PolicyImages {
+    pub by_name: BTreeMap<String, Vec<String>>,
+    /// Every matched image, in category order (`MatchedImages` in Kyverno).
+    pub matched: Vec<String>,
+}
+
+impl PolicyImages {
+    pub fn to_cel(&self) -> Value {
+        convert::string_map(self.by_name.iter().map(|(k, v)| {
+            let list = v.iter().map(|s| convert::string(s.clone())).collect();
+            (k.clone(), Value::List(std::sync::Arc::new(list)))
+        }))
+    }
+}
+
+/// Whether `image` passes the policy's `matchImageReferences` (empty matches all).
+pub fn matches_references(
+    policy: &CompiledPolicy,
+    image: &str,
+    bindings: &Bindings,
+) -> Result<bool, String> {
+    if policy.image_matchers.is_empty() {
+        return Ok(true);
+    }
+    for m in &policy.image_matchers {
+        let hit = match m {
+            ImageMatcher::Glob(g) => glob::image_matches_glob(g, image),
+            ImageMatcher::Expression(e) => {
+                let scoped = bindings.with("ref", convert::string(image));
+                match e.eval(&scoped)? {
+                    Value::Bool(b) => b,
+                    other => {
+                        return Err(format!(
+                            "matchImageReferences expression `{}` must return bool, got {}",
+                            e.source,
+                            convert::type_name(&other)
+                        ))
+                    }
+                }
+            }
+        };
+        if hit {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Collects and filters the images of `object` for `policy`.
+pub fn collect(
+    policy: &CompiledPolicy,
+    resource: Option<&str>,
+    object: &serde_json::Value,
+    bindings: &Bindings,
+) -> Result<PolicyImages, String> {
+    let mut lists: BTreeMap<String, Vec<String>> = match resource {
+        Some(r) => extract::extract_lists(r, object)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    for (name, expr) in &policy.images {
+        let value = expr.eval(bindings)?;
+        lists.insert(name.clone(), string_list(&value, name)?);
+    }
+    let mut by_name = BTreeMap::new();
+    let mut matched = Vec::new();
+    // Category order for MatchedImages: built-ins first, then custom extractors.
+    let order = ["containers", "initContainers", "ephemeralContainers"];
+    let mut names: Vec<String> = order
+        .iter()
+        .map(|s| s.to_string())
+        .filter(|n| lists.contains_key(n))
+        .collect();
+    names.extend(
+        lists
+            .keys()
+            .filter(|k| !order.contains(&k.as_str()))
+            .cloned(),
+    );
+    for name in names {
+        let mut kept = Vec::new();
+        for image in lists.remove(&name).unwrap_or_default() {
+            if matches_references(policy, &image, bindings)? {
+                if !matched.contains(&image) {
+                    matched.push(image.clone());
+                }
+                kept.push(image);
+            }
+        }
+        by_name.insert(name, kept);
+    }
+    Ok(PolicyImages { by_name, matched })
+}
+
+fn string_list(value: &Value, name: &str) -> Result<Vec<String>, String> {
+    let Value::List(items) = value else {
+        return Err(format!(
+            "images[{name}] must return a list of strings, got {}",
+            convert::type_name(value)
+        ));
+    };
+    items
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s.to_string()),
+            other => Err(format!(
+                "images[{name}] must return a list of strings, found {}",
+                convert::type_name(other)
+            )),
+        })
+        .collect()
+}

@@ -1,0 +1,256 @@
+//! The engine: which policies see a request, and what they answer.
+//!
+//! `validate` runs every matching policy's checks on every request and
+//! trusts nothing the request carries; `mutate` only pins digests (Kyverno
+//! 1.19, after #16336).
+
+mod evaluate;
+mod images;
+mod mutate;
+pub mod required;
+pub mod results;
+
+use crate::admission::{labels_of, Request};
+use crate::cel::{convert, Bindings, BindingsBuilder};
+use crate::matching::MatchInput;
+use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
+use evaluate::{Input, Outcome};
+pub use results::{PolicyResult, Status, Verdict};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Mutate,
+    Validate,
+}
+
+/// Which policies a route sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Cluster,
+    Namespaced(String),
+}
+
+/// A loaded, compiled set of policies.
+pub struct PolicySet {
+    policies: Vec<CompiledPolicy>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl PolicySet {
+    pub fn load(sources: &[SourceDocument]) -> PolicySet {
+        let loaded = policy::load(sources);
+        PolicySet {
+            policies: loaded.policies,
+            diagnostics: loaded.diagnostics,
+        }
+    }
+
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// The loaded policies, autogen variants omitted.
+    pub fn policies(&self) -> impl Iterator<Item = &CompiledPolicy> {
+        self.policies.iter().filter(|p| p.autogen.is_none())
+    }
+
+    /// Evaluates one AdmissionRequest (the JSON of `AdmissionReview.request`).
+    pub fn admit(
+        &self,
+        phase: Phase,
+        scope: &Scope,
+        names: &[String],
+        request: &str,
+        namespace_object: Option<&str>,
+    ) -> Result<Verdict, String> {
+        let req = Request::parse(request)?;
+        let namespace = parse_namespace(namespace_object, &req.namespace)?;
+        let candidates: Vec<&CompiledPolicy> = self
+            .policies
+            .iter()
+            .filter(|p| {
+                in_scope(p, scope, names) && p.spec.admission_enabled() && !p.spec.json_mode()
+            })
+            .collect();
+        Ok(match phase {
+            Phase::Validate => validate(&candidates, &req, &namespace),
+            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace),
+        })
+    }
+
+    /// Evaluates `evaluation.mode: JSON` policies against a payload.
+    pub fn evaluate_json(&self, payload: &str) -> Result<Verdict, String> {
+        let object: serde_json::Value =
+            serde_json::from_str(payload).map_err(|e| format!("payload is not valid JSON: {e}"))?;
+        let bindings = Bindings::builder().value("object", convert::to_cel(&object));
+        let mut results = Vec::new();
+        for p in self
+            .policies
+            .iter()
+            .filter(|p| p.spec.json_mode() && p.autogen.is_none())
+        {
+            let input = Input {
+                bindings: bindings_with_variables(p, &bindings),
+                resource: None,
+                object: &object,
+            };
+            let (status, message, annotations) = match evaluate::evaluate(p, &input) {
+                Outcome::NotMatched => continue,
+                Outcome::Pass { annotations, .. } => {
+                    (Status::Pass, "success".to_string(), annotations)
+                }
+                Outcome::Fail {
+                    message,
+                    annotations,
+                } => (Status::Fail, message, annotations),
+                Outcome::Error(e) => (
+                    Status::Error,
+                    format!("failed to evaluate policy for JSON: {e}"),
+                    vec![],
+                ),
+            };
+            results.push(result(p, status, message, annotations));
+        }
+        Ok(results::verdict(results, None))
+    }
+}
+
+/// The request's namespace, for selectors and `namespaceObject`.
+pub struct NamespaceInfo {
+    pub object: serde_json::Value,
+    pub labels: Option<std::collections::BTreeMap<String, String>>,
+}
+
+fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, String> {
+    let object = match json {
+        Some(j) => serde_json::from_str(j)
+            .map_err(|e| format!("namespace object is not valid JSON: {e}"))?,
+        None => serde_json::Value::Null,
+    };
+    let labels = if name.is_empty() {
+        None
+    } else {
+        labels_of(&object).or_else(|| Some(Default::default()))
+    };
+    Ok(NamespaceInfo { object, labels })
+}
+
+/// URL names (`MatchNames`) plus `ClusteredPolicy()` / `NamespacedPolicy(ns)`.
+fn in_scope(p: &CompiledPolicy, scope: &Scope, names: &[String]) -> bool {
+    let named = names.is_empty() || names.iter().any(|n| *n == p.name);
+    let scoped = match scope {
+        Scope::Cluster => p.kind == PolicyKind::Cluster,
+        Scope::Namespaced(ns) => {
+            p.kind == PolicyKind::Namespaced && p.namespace.as_deref() == Some(ns)
+        }
+    };
+    named && scoped
+}
+
+/// matchConstraints against the request. A selector error is an error result.
+fn constraints_match(
+    p: &CompiledPolicy,
+    req: &Request,
+    ns: &NamespaceInfo,
+) -> Result<bool, String> {
+    let input = MatchInput {
+        attrs: req.attrs(),
+        request_attrs: req.request_attrs(),
+        namespace_labels: ns.labels.clone(),
+        object_labels: labels_of(&req.object),
+        old_object_labels: labels_of(&req.old_object),
+        is_namespace_object: req.is_namespace_object(),
+    };
+    p.match_constraints.matches(&input)
+}
+
+/// The Kubernetes-mode variables: `object`, `oldObject`, `request`, `namespaceObject`.
+fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
+    Bindings::builder()
+        .value("object", convert::to_cel(&req.object))
+        .value("oldObject", convert::to_cel(&req.old_object))
+        .value("request", convert::to_cel(&req.raw))
+        .value("namespaceObject", convert::to_cel(&ns.object))
+}
+
+fn bindings_with_variables(p: &CompiledPolicy, builder: &BindingsBuilder) -> Bindings {
+    builder.clone().variables(p.variables.clone()).build()
+}
+
+fn result(
+    p: &CompiledPolicy,
+    status: Status,
+    message: String,
+    annotations: Vec<(String, String)>,
+) -> PolicyResult {
+    PolicyResult {
+        policy: p.name.clone(),
+        namespace: p.namespace.clone(),
+        status,
+        message,
+        actions: p.actions.clone(),
+        audit_annotations: annotations,
+    }
+}
+
+/// The validate phase (`HandleValidating`).
+fn validate(policies: &[&CompiledPolicy], req: &Request, ns: &NamespaceInfo) -> Verdict {
+    let builder = admission_bindings(req, ns);
+    let verifications = required::Verifications::default();
+    let mut results: Vec<PolicyResult> = Vec::new();
+    let mut passed: Vec<(usize, Vec<String>)> = Vec::new();
+    for p in policies {
+        // Autogen variants share the policy's name; one result per name.
+        if results
+            .iter()
+            .any(|r| r.policy == p.name && r.namespace == p.namespace)
+        {
+            continue;
+        }
+        match constraints_match(p, req, ns) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => {
+                results.push(result(
+                    p,
+                    Status::Error,
+                    format!("failed to execute matching: {e}"),
+                    vec![],
+                ));
+                continue;
+            }
+        }
+        let input = Input {
+            bindings: bindings_with_variables(p, &builder),
+            resource: Some(req.resource.resource.as_str()),
+            object: req.resource_object(),
+        };
+        match evaluate::evaluate(p, &input) {
+            Outcome::NotMatched => {}
+            Outcome::Pass {
+                annotations,
+                matched,
+            } => {
+                if p.spec.required() {
+                    passed.push((results.len(), matched));
+                }
+                results.push(result(p, Status::Pass, "success".into(), annotations));
+            }
+            Outcome::Fail {
+                message,
+                annotations,
+            } => results.push(result(p, Status::Fail, message, annotations)),
+            Outcome::Error(e) => results.push(result(p, Status::Error, e, vec![])),
+        }
+    }
+    // `required` runs after every policy, so checks made by any policy count.
+    for (index, matched) in passed {
+        if let Err(message) = verifications.enforce(&matched) {
+            if let Some(r) = results.get_mut(index) {
+                r.status = Status::Fail;
+                r.message = message;
+            }
+        }
+    }
+    results::verdict(results, None)
+}

@@ -1,0 +1,62 @@
+//! `validationConfigurations.required` (reference §2.3): every matched image
+//! must have passed a cryptographic check by SOME policy in the same request.
+//!
+//! The record is shared by all policies of one request and only ever ORs in
+//! successes, so a catch-all `required` policy can rely on checks others made.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default)]
+pub struct Verifications {
+    by_image: BTreeMap<String, bool>,
+}
+
+impl Verifications {
+    /// Records a verification attempt for `image`.
+    pub fn record(&mut self, image: &str, verified: bool) {
+        let entry = self.by_image.entry(image.to_string()).or_insert(false);
+        *entry |= verified;
+    }
+
+    /// The `required` check for a policy's matched images, with Kyverno's messages.
+    pub fn enforce(&self, images: &[String]) -> Result<(), String> {
+        for image in images {
+            match self.by_image.get(image) {
+                None => {
+                    return Err(format!(
+                        "image {image} is not verified: no policy performed a signature or attestation check on it"
+                    ))
+                }
+                Some(false) => {
+                    return Err(format!("image {image} failed signature or attestation verification"))
+                }
+                Some(true) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_for_unattempted_and_failed() {
+        let mut v = Verifications::default();
+        let imgs = vec!["a".to_string()];
+        assert!(v
+            .enforce(&imgs)
+            .unwrap_err()
+            .contains("no policy performed"));
+        v.record("a", false);
+        assert_eq!(
+            v.enforce(&imgs).unwrap_err(),
+            "image a failed signature or attestation verification"
+        );
+        v.record("a", true);
+        v.record("a", false);
+        assert_eq!(v.enforce(&imgs), Ok(()));
+        assert_eq!(v.enforce(&[]), Ok(()));
+    }
+}

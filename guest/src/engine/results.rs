@@ -1,0 +1,155 @@
+//! Policy results and their mapping to an admission verdict (reference §2.4).
+//!
+//! Deny turns fail/error into a denial, Warn into a warning with the same
+//! text, Audit only reports. `failurePolicy` does not soften errors here: an
+//! error under Deny denies even with `failurePolicy: Ignore`, as in Kyverno.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Pass,
+    Fail,
+    Skip,
+    Error,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Skip => "skip",
+            Status::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyResult {
+    pub policy: String,
+    pub namespace: Option<String>,
+    pub status: Status,
+    pub message: String,
+    pub actions: Vec<String>,
+    pub audit_annotations: Vec<(String, String)>,
+}
+
+impl PolicyResult {
+    fn has_action(&self, action: &str) -> bool {
+        self.actions.iter().any(|a| a == action)
+    }
+
+    /// `Policy <name> failed: <msg>` / `Policy <name> error: <msg>`, or none.
+    fn enforcement_text(&self) -> Option<String> {
+        match self.status {
+            Status::Fail => Some(format!("Policy {} failed: {}", self.policy, self.message)),
+            Status::Error => Some(format!("Policy {} error: {}", self.policy, self.message)),
+            Status::Pass | Status::Skip => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Verdict {
+    pub allowed: bool,
+    pub message: Option<String>,
+    pub warnings: Vec<String>,
+    pub patch: Option<String>,
+    pub results: Vec<PolicyResult>,
+}
+
+/// Maps results to a verdict. Results are sorted by policy name so that the
+/// joined message is deterministic (Kyverno keys them by name in a Go map,
+/// whose order is random).
+pub fn verdict(mut results: Vec<PolicyResult>, patch: Option<String>) -> Verdict {
+    results.sort_by(|a, b| (&a.policy, &a.namespace).cmp(&(&b.policy, &b.namespace)));
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for r in &results {
+        let Some(text) = r.enforcement_text() else {
+            continue;
+        };
+        if r.has_action("Deny") {
+            errors.push(text.clone());
+        }
+        if r.has_action("Warn") {
+            warnings.push(text);
+        }
+    }
+    let allowed = errors.is_empty();
+    Verdict {
+        allowed,
+        message: (!allowed).then(|| errors.join("; ")),
+        warnings,
+        // A denied request is never mutated.
+        patch: if allowed { patch } else { None },
+        results,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(policy: &str, status: Status, actions: &[&str]) -> PolicyResult {
+        PolicyResult {
+            policy: policy.into(),
+            namespace: None,
+            status,
+            message: "boom".into(),
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+            audit_annotations: vec![],
+        }
+    }
+
+    #[test]
+    fn deny_fail_and_error_deny_joined_by_semicolon() {
+        let v = verdict(
+            vec![
+                result("b", Status::Error, &["Deny"]),
+                result("a", Status::Fail, &["Deny"]),
+            ],
+            None,
+        );
+        assert!(!v.allowed);
+        assert_eq!(
+            v.message.as_deref(),
+            Some("Policy a failed: boom; Policy b error: boom")
+        );
+        assert!(v.warnings.is_empty());
+    }
+
+    #[test]
+    fn warn_warns_and_audit_only_reports() {
+        let v = verdict(
+            vec![
+                result("w", Status::Fail, &["Warn"]),
+                result("x", Status::Fail, &["Audit"]),
+            ],
+            None,
+        );
+        assert!(v.allowed);
+        assert_eq!(v.message, None);
+        assert_eq!(v.warnings, vec!["Policy w failed: boom".to_string()]);
+    }
+
+    #[test]
+    fn deny_and_warn_together_do_both() {
+        let v = verdict(vec![result("p", Status::Fail, &["Deny", "Warn"])], None);
+        assert!(!v.allowed);
+        assert_eq!(v.warnings.len(), 1);
+    }
+
+    #[test]
+    fn pass_and_skip_never_affect_the_response() {
+        let v = verdict(
+            vec![
+                result("p", Status::Pass, &["Deny"]),
+                result("s", Status::Skip, &["Deny", "Warn"]),
+            ],
+            Some("[]".into()),
+        );
+        assert!(v.allowed);
+        assert!(v.warnings.is_empty());
+        assert_eq!(v.patch.as_deref(), Some("[]"));
+    }
+}

@@ -1,0 +1,12 @@
+//! Container images: reference parsing (go-containerregistry semantics as
+//! Kyverno's CEL library sees them), `matchImageReferences` globs (gobwas/glob
+//! semantics), and Kyverno's built-in extraction of images from pod specs.
+//! Each submodule documents the Kyverno behaviour it mirrors.
+
+pub mod extract;
+pub mod glob;
+pub mod reference;
+
+pub use extract::{extract, extract_lists, pod_spec_path, Category, ExtractedImage};
+pub use glob::{image_matches_glob, Glob, GlobError};
+pub use reference::{parse, ImageRef, ImageRefError};

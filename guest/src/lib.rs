@@ -1,0 +1,19 @@
+//! ivpol's guest: all of the verification logic, compiled to ONE
+//! wasm32-wasip2 component (see `wit/admission.wit`) and, natively, to an
+//! rlib for unit tests and benchmarks.
+//!
+//! Modules, one concern each: `policy` (IVP/NIVP types, defaults, loading),
+//! `admission` (AdmissionRequest, JSON Patch), `matching` (matchConstraints),
+//! `images` (references, globs, extraction), `cel` (environment and Kyverno
+//! functions), `engine` (validate, mutate, results, `required`), and
+//! `component` (the WIT glue, wasm only).
+
+pub mod admission;
+pub mod cel;
+pub mod engine;
+pub mod images;
+pub mod matching;
+pub mod policy;
+
+#[cfg(target_arch = "wasm32")]
+mod component;

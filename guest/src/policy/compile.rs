@@ -1,0 +1,171 @@
+//! A policy compiled for evaluation: CEL programs built once per policy set.
+
+use super::spec::{NamedExpression, Spec};
+use crate::cel::{self, Expression};
+use crate::images::glob::Glob;
+use crate::matching::MatchResources;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyKind {
+    /// ImageValidatingPolicy
+    Cluster,
+    /// NamespacedImageValidatingPolicy
+    Namespaced,
+}
+
+impl PolicyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyKind::Cluster => "ImageValidatingPolicy",
+            PolicyKind::Namespaced => "NamespacedImageValidatingPolicy",
+        }
+    }
+}
+
+/// One entry of `matchImageReferences`.
+#[derive(Debug, Clone)]
+pub enum ImageMatcher {
+    Glob(Glob),
+    /// CEL over `ref`, returning bool.
+    Expression(Expression),
+}
+
+#[derive(Debug, Clone)]
+pub struct CompiledValidation {
+    pub expression: Expression,
+    pub message: Option<String>,
+    pub message_expression: Option<Expression>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompiledPolicy {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub kind: PolicyKind,
+    /// `None` for the policy itself, `defaults` or `cronjobs` for autogen variants.
+    pub autogen: Option<String>,
+    pub spec: Spec,
+    pub match_constraints: MatchResources,
+    pub match_conditions: Vec<(String, Expression)>,
+    pub variables: Vec<(String, Expression)>,
+    pub image_matchers: Vec<ImageMatcher>,
+    pub images: Vec<(String, Expression)>,
+    pub validations: Vec<CompiledValidation>,
+    pub audit_annotations: Vec<(String, Expression)>,
+    /// `spec.validationActions`, defaulted to `[Deny]`.
+    pub actions: Vec<String>,
+}
+
+impl CompiledPolicy {
+    pub fn has_action(&self, action: &str) -> bool {
+        self.actions.iter().any(|a| a == action)
+    }
+}
+
+/// Compiles every expression of `spec`; errors carry field paths.
+pub fn compile_policy(
+    name: &str,
+    namespace: Option<String>,
+    kind: PolicyKind,
+    spec: Spec,
+    autogen: Option<String>,
+) -> Result<CompiledPolicy, Vec<String>> {
+    let mut c = Collector::default();
+    let match_conditions = c.named("matchConditions", &spec.match_conditions);
+    let variables = c.named("variables", &spec.variables);
+    let images = c.named("images", &spec.images);
+    let mut image_matchers = Vec::new();
+    for (i, r) in spec.match_image_references.iter().enumerate() {
+        if let Some(g) = &r.glob {
+            match Glob::compile(g) {
+                Ok(g) => image_matchers.push(ImageMatcher::Glob(g)),
+                Err(e) => c
+                    .errors
+                    .push(format!("spec.matchImageReferences[{i}].glob: {e}")),
+            }
+        } else if let Some(src) = &r.expression {
+            let path = format!("spec.matchImageReferences[{i}].expression");
+            if let Some(e) = c.expr(path, src) {
+                image_matchers.push(ImageMatcher::Expression(e));
+            }
+        }
+    }
+    let mut validations = Vec::new();
+    for (i, v) in spec.validations.iter().flatten().enumerate() {
+        let expression = c.expr(format!("spec.validations[{i}].expression"), &v.expression);
+        let message_expression = v
+            .message_expression
+            .as_ref()
+            .and_then(|m| c.expr(format!("spec.validations[{i}].messageExpression"), m));
+        if let Some(expression) = expression {
+            validations.push(CompiledValidation {
+                expression,
+                message: v.message.clone(),
+                message_expression,
+            });
+        }
+    }
+    let mut audit_annotations = Vec::new();
+    for (i, a) in spec.audit_annotations.iter().enumerate() {
+        let path = format!("spec.auditAnnotations[{i}].valueExpression");
+        if let Some(e) = c.expr(path, &a.value_expression) {
+            audit_annotations.push((a.key.clone(), e));
+        }
+    }
+    let errors = c.errors;
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let Some(match_constraints) = spec.match_constraints.clone() else {
+        return Err(vec!["spec.matchConstraints: Required value".into()]);
+    };
+    let actions = if spec.validation_actions.is_empty() {
+        vec!["Deny".to_string()]
+    } else {
+        spec.validation_actions.clone()
+    };
+    Ok(CompiledPolicy {
+        name: name.to_string(),
+        namespace,
+        kind,
+        autogen,
+        match_constraints,
+        match_conditions,
+        variables,
+        image_matchers,
+        images,
+        validations,
+        audit_annotations,
+        actions,
+        spec,
+    })
+}
+
+/// Compiles expressions, collecting every error with its field path.
+#[derive(Default)]
+struct Collector {
+    errors: Vec<String>,
+}
+
+impl Collector {
+    fn expr(&mut self, path: String, source: &str) -> Option<Expression> {
+        match cel::compile(source) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                self.errors.push(format!("{path}: {e}"));
+                None
+            }
+        }
+    }
+
+    fn named(&mut self, field: &str, list: &[NamedExpression]) -> Vec<(String, Expression)> {
+        let mut out = Vec::new();
+        for (i, item) in list.iter().enumerate() {
+            let path = format!("spec.{field}[{i}].expression");
+            if let Some(e) = self.expr(path, &item.expression) {
+                out.push((item.name.clone(), e));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,324 @@
+//! From documents (multi-document YAML or JSON) to compiled policies plus
+//! diagnostics. A bad document never stops the others from loading.
+
+use super::compile::{compile_policy, CompiledPolicy, PolicyKind};
+use super::spec::{Metadata, Spec};
+use super::{autogen, validate};
+use serde::Deserialize;
+
+/// One input file (or other source) of policy documents.
+#[derive(Debug, Clone)]
+pub struct SourceDocument {
+    pub source: String,
+    pub content: String,
+}
+
+/// A document that did not load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub source: String,
+    pub document: u32,
+    pub policy: Option<String>,
+    pub message: String,
+}
+
+/// The outcome of loading a set of documents.
+#[derive(Default)]
+pub struct LoadedSet {
+    /// Loaded policies, autogen variants included (they share the policy's name).
+    pub policies: Vec<CompiledPolicy>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Upper bounds that keep a hostile policy directory from exhausting the guest.
+const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+const MAX_DOCUMENTS: usize = 1000;
+
+pub fn load(sources: &[SourceDocument]) -> LoadedSet {
+    let mut set = LoadedSet::default();
+    for src in sources {
+        load_source(src, &mut set);
+    }
+    set
+}
+
+fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
+    let diag = |index: usize, policy: Option<String>, message: String| Diagnostic {
+        source: src.source.clone(),
+        document: u32::try_from(index).unwrap_or(u32::MAX),
+        policy,
+        message,
+    };
+    if src.content.len() > MAX_DOCUMENT_BYTES {
+        set.diagnostics.push(diag(
+            0,
+            None,
+            format!("file is larger than {MAX_DOCUMENT_BYTES} bytes"),
+        ));
+        return;
+    }
+    for (index, doc) in serde_yaml::Deserializer::from_str(&src.content).enumerate() {
+        if index >= MAX_DOCUMENTS {
+            set.diagnostics.push(diag(
+                index,
+                None,
+                format!("more than {MAX_DOCUMENTS} documents"),
+            ));
+            return;
+        }
+        let value = match serde_json::Value::deserialize(doc) {
+            Ok(serde_json::Value::Null) => continue,
+            Ok(v) => v,
+            Err(e) => {
+                set.diagnostics
+                    .push(diag(index, None, format!("not valid YAML or JSON: {e}")));
+                // The YAML stream cannot be resynchronised after a syntax error.
+                return;
+            }
+        };
+        match load_document(&value) {
+            Ok(policies) => set.policies.extend(policies),
+            Err((policy, messages)) => set
+                .diagnostics
+                .extend(messages.into_iter().map(|m| diag(index, policy.clone(), m))),
+        }
+    }
+}
+
+type LoadError = (Option<String>, Vec<String>);
+
+/// Loads one document into its policy and autogen variants.
+fn load_document(value: &serde_json::Value) -> Result<Vec<CompiledPolicy>, LoadError> {
+    let api_version = value
+        .get("apiVersion")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let kind = value
+        .get("kind")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let metadata: Metadata = value
+        .get("metadata")
+        .filter(|m| !m.is_null())
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| (None, vec![format!("metadata: {e}")]))?
+        .unwrap_or_default();
+    let name = metadata.name.clone();
+    let fail = |messages: Vec<String>| (name.clone(), messages);
+    let kind = policy_kind(api_version, kind).map_err(|m| fail(vec![m]))?;
+    let Some(policy_name) = name.clone().filter(|n| !n.is_empty()) else {
+        return Err(fail(vec!["metadata.name: Required value".into()]));
+    };
+    let namespace = match kind {
+        PolicyKind::Cluster => None,
+        // As `kubectl apply` does for a namespaced object without a namespace.
+        PolicyKind::Namespaced => Some(
+            metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+        ),
+    };
+    let spec_json = value
+        .get("spec")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    if spec_json.is_null() {
+        return Err(fail(vec!["spec: Required value".into()]));
+    }
+    let spec: Spec = serde_path_to_error::deserialize(spec_json).map_err(|e| {
+        let path = e.path().to_string();
+        fail(vec![format!("spec.{path}: {}", e.into_inner())])
+    })?;
+    let problems = validate::validate(&spec);
+    if !problems.is_empty() {
+        return Err(fail(problems));
+    }
+    let mut variants = vec![(spec.clone(), None)];
+    variants.extend(
+        autogen::variants(&spec)
+            .into_iter()
+            .map(|(n, s)| (s, Some(n))),
+    );
+    let mut compiled = Vec::new();
+    for (variant, autogen_name) in variants {
+        let policy = compile_policy(&policy_name, namespace.clone(), kind, variant, autogen_name)
+            .map_err(&fail)?;
+        compiled.push(policy);
+    }
+    Ok(compiled)
+}
+
+fn policy_kind(api_version: &str, kind: &str) -> Result<PolicyKind, String> {
+    match (api_version, kind) {
+        (
+            "policies.kyverno.io/v1alpha1" | "policies.kyverno.io/v1beta1" | "policies.kyverno.io/v1",
+            "ImageValidatingPolicy",
+        ) => Ok(PolicyKind::Cluster),
+        (
+            "policies.kyverno.io/v1beta1" | "policies.kyverno.io/v1",
+            "NamespacedImageValidatingPolicy",
+        ) => Ok(PolicyKind::Namespaced),
+        (_, "PolicyException") => Err(format!(
+            "{api_version} PolicyException is not implemented yet: the document is not loaded"
+        )),
+        (_, "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy") => Err(format!(
+            "apiVersion {api_version:?} is not served for kind {kind} (policies.kyverno.io v1alpha1, v1beta1 or v1)"
+        )),
+        ("", _) | (_, "") => Err("apiVersion and kind are required".into()),
+        _ => Err(format!(
+            "{api_version} {kind} is not an ImageValidatingPolicy or NamespacedImageValidatingPolicy"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+apiVersion: policies.kyverno.io/v1beta1
+kind: ImageValidatingPolicy
+metadata:
+  name: good
+spec:
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["pods"]
+  attestors: []
+  validations:
+    - expression: "true"
+"#;
+
+    fn load_str(content: &str) -> LoadedSet {
+        load(&[SourceDocument {
+            source: "test.yaml".into(),
+            content: content.into(),
+        }])
+    }
+
+    fn only_message(content: &str) -> String {
+        let set = load_str(content);
+        assert!(set.policies.is_empty(), "policy loaded unexpectedly");
+        set.diagnostics
+            .iter()
+            .map(|d| d.message.clone())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+
+    #[test]
+    fn loads_every_served_version() {
+        for v in ["v1alpha1", "v1beta1", "v1"] {
+            let set = load_str(&GOOD.replace("v1beta1", v));
+            assert!(set.diagnostics.is_empty(), "{v}: {:?}", set.diagnostics);
+            assert_eq!(set.policies[0].name, "good");
+        }
+        let nivp = GOOD.replace(
+            "kind: ImageValidatingPolicy",
+            "kind: NamespacedImageValidatingPolicy",
+        );
+        let set = load_str(&nivp);
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+        assert_eq!(set.policies[0].namespace.as_deref(), Some("default"));
+        let alpha_nivp = nivp.replace("v1beta1", "v1alpha1");
+        assert!(only_message(&alpha_nivp).contains("not served"));
+    }
+
+    #[test]
+    fn a_bad_document_does_not_stop_the_others() {
+        let bad = GOOD
+            .replace("name: good", "name: bad")
+            .replace("expression: \"true\"", "expression: \"1 +\"");
+        let set = load_str(&format!("{bad}\n---\n{GOOD}"));
+        assert!(set.policies.iter().all(|p| p.name == "good"));
+        assert!(!set.policies.is_empty());
+        assert_eq!(set.diagnostics.len(), 1);
+        let d = &set.diagnostics[0];
+        assert_eq!((d.document, d.policy.as_deref()), (0, Some("bad")));
+        assert!(
+            d.message.starts_with("spec.validations[0].expression"),
+            "{}",
+            d.message
+        );
+        assert!(d.message.contains("`1 +`"), "{}", d.message);
+    }
+
+    #[test]
+    fn unknown_fields_name_their_path() {
+        let msg = only_message(&GOOD.replace("attestors: []", "attestors: []\n  frobnicate: 1"));
+        assert!(msg.contains("frobnicate"), "{msg}");
+        let msg = only_message(&GOOD.replace(
+            "operations: [\"CREATE\"]",
+            "operations: [\"CREATE\"]\n        bogus: 1",
+        ));
+        assert!(
+            msg.contains("spec.matchConstraints.resourceRules[0]"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn bad_validation_action_uses_kyvernos_message() {
+        let msg = only_message(&GOOD.replace(
+            "attestors: []",
+            "attestors: []\n  validationActions: [test]",
+        ));
+        assert_eq!(
+            msg,
+            r#"spec.validationActions[0]: Unsupported value: "test": supported values: "Deny", "Audit", "Warn""#
+        );
+    }
+
+    #[test]
+    fn empty_resource_rules_are_rejected() {
+        let doc = GOOD.replace(
+            "    resourceRules:\n      - apiGroups: [\"\"]\n        apiVersions: [\"v1\"]\n        operations: [\"CREATE\"]\n        resources: [\"pods\"]\n",
+            "    resourceRules: []\n",
+        );
+        assert!(only_message(&doc).contains("at least one resource rule is required"));
+        let doc = GOOD.replace("  matchConstraints:\n", "  matchConstraintz:\n");
+        assert!(!only_message(&doc).is_empty());
+    }
+
+    #[test]
+    fn unimplemented_features_are_diagnostics() {
+        let doc = GOOD.replace(
+            "expression: \"true\"",
+            "expression: \"images.containers.all(i, verifyImageSignatures(i, [attestors.a]) > 0)\"",
+        );
+        assert!(only_message(&doc).contains("not implemented yet"));
+        let doc = GOOD.replace(
+            "attestors: []",
+            "attestors: []\n  credentials:\n    secrets: [regcred]",
+        );
+        assert!(only_message(&doc).contains("spec.credentials"));
+    }
+
+    #[test]
+    fn other_kinds_and_garbage_are_diagnostics() {
+        assert!(
+            only_message("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}")
+                .contains("not an ImageValidatingPolicy")
+        );
+        assert!(only_message("{ not: [yaml").contains("not valid YAML"));
+        assert!(only_message(&GOOD.replace("  name: good\n", "")).contains("metadata.name"));
+        assert!(
+            only_message(&GOOD.replace("  validations:\n    - expression: \"true\"\n", ""))
+                .contains("spec.validations")
+        );
+    }
+
+    #[test]
+    fn json_documents_load() {
+        let json: serde_json::Value = serde_yaml::from_str(GOOD).expect("yaml");
+        let set = load_str(&json.to_string());
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+        assert_eq!(set.policies[0].name, "good");
+    }
+}

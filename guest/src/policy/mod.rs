@@ -1,0 +1,12 @@
+//! Policy documents: the IVP/NIVP types, loading with diagnostics, and
+//! compilation into [`CompiledPolicy`] (CEL compiled once per policy set).
+
+pub mod attestor;
+mod autogen;
+mod compile;
+mod load;
+pub mod spec;
+mod validate;
+
+pub use compile::{CompiledPolicy, ImageMatcher, PolicyKind};
+pub use load::{load, Diagnostic, LoadedSet, SourceDocument};

@@ -1,0 +1,127 @@
+//! Checks on a parsed spec that the CRD schema and Kyverno's policy webhook
+//! would make, with their messages and field paths.
+
+use super::spec::Spec;
+
+const ACTIONS: [&str; 3] = ["Deny", "Audit", "Warn"];
+
+/// Every problem with `spec`; empty when it is valid.
+pub fn validate(spec: &Spec) -> Vec<String> {
+    let mut problems = Vec::new();
+    match &spec.match_constraints {
+        None => problems.push(
+            "spec.matchConstraints: a matchConstraints with at least one resource rule is required"
+                .to_string(),
+        ),
+        Some(mc) => problems.extend(mc.validate()),
+    }
+    for (i, action) in spec.validation_actions.iter().enumerate() {
+        if !ACTIONS.contains(&action.as_str()) {
+            problems.push(format!(
+                "spec.validationActions[{i}]: Unsupported value: {action:?}: supported values: \"Deny\", \"Audit\", \"Warn\""
+            ));
+        } else if spec.validation_actions[..i].contains(action) {
+            problems.push(format!(
+                "spec.validationActions[{i}]: Duplicate value: {action:?}"
+            ));
+        }
+    }
+    if spec.attestors.is_none() {
+        problems.push("spec.attestors: Required value".into());
+    }
+    if spec.validations.is_none() {
+        problems.push("spec.validations: Required value".into());
+    }
+    if let Some(t) = spec
+        .webhook_configuration
+        .as_ref()
+        .and_then(|w| w.timeout_seconds)
+    {
+        if !(1..=30).contains(&t) {
+            problems.push(format!(
+                "spec.webhookConfiguration.timeoutSeconds: Invalid value: {t}: must be between 1 and 30 seconds"
+            ));
+        }
+    }
+    if let Some(mode) = spec.evaluation.as_ref().and_then(|e| e.mode.as_deref()) {
+        if mode != "Kubernetes" && mode != "JSON" {
+            problems.push(format!(
+                "spec.evaluation.mode: Unsupported value: {mode:?}: ivpol supports \"Kubernetes\" and \"JSON\""
+            ));
+        }
+    }
+    if spec.credentials.is_some() {
+        problems.push(
+            "spec.credentials: not implemented yet (registry access arrives with the registry client)"
+                .into(),
+        );
+    }
+    check_one_of(spec, &mut problems);
+    check_unique_names(spec, &mut problems);
+    problems
+}
+
+fn check_one_of(spec: &Spec, problems: &mut Vec<String>) {
+    for (i, r) in spec.match_image_references.iter().enumerate() {
+        if r.glob.is_some() == r.expression.is_some() {
+            problems.push(format!(
+                "spec.matchImageReferences[{i}]: exactly one of glob or expression is required"
+            ));
+        }
+    }
+    for (i, a) in spec.attestors.iter().flatten().enumerate() {
+        if a.cosign.is_some() == a.notary.is_some() {
+            problems.push(format!(
+                "spec.attestors[{i}]: exactly one of cosign or notary is required"
+            ));
+        }
+    }
+    for (i, a) in spec.attestations.iter().enumerate() {
+        if a.intoto.is_some() == a.referrer.is_some() {
+            problems.push(format!(
+                "spec.attestations[{i}]: exactly one of intoto or referrer is required"
+            ));
+        }
+    }
+}
+
+fn check_unique_names(spec: &Spec, problems: &mut Vec<String>) {
+    let lists: [(&str, Vec<&str>); 5] = [
+        (
+            "matchConditions",
+            spec.match_conditions
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect(),
+        ),
+        (
+            "variables",
+            spec.variables.iter().map(|c| c.name.as_str()).collect(),
+        ),
+        (
+            "images",
+            spec.images.iter().map(|c| c.name.as_str()).collect(),
+        ),
+        (
+            "attestors",
+            spec.attestors
+                .iter()
+                .flatten()
+                .map(|c| c.name.as_str())
+                .collect(),
+        ),
+        (
+            "attestations",
+            spec.attestations.iter().map(|c| c.name.as_str()).collect(),
+        ),
+    ];
+    for (field, names) in lists {
+        for (i, name) in names.iter().enumerate() {
+            if name.is_empty() {
+                problems.push(format!("spec.{field}[{i}].name: Required value"));
+            } else if names[..i].contains(name) {
+                problems.push(format!("spec.{field}[{i}].name: Duplicate value: {name:?}"));
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Command-line interface: one file per subcommand.
+
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Kyverno ImageValidatingPolicy verification as a WebAssembly component.
+#[derive(Parser)]
+#[command(name = "ivpol", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the mutate and validate admission webhooks over HTTP(S).
+    Serve(serve::ServeArgs),
+}
+
+pub async fn run() -> ExitCode {
+    init_tracing();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ivpol: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("IVPOL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

@@ -1,0 +1,72 @@
+//! `ivpol serve`: the admission webhook server.
+
+use crate::policies;
+use crate::runtime::{Pool, Runtime};
+use crate::server::{self, ServerConfig};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:9443")]
+    listen: SocketAddr,
+    /// Directory (or file) of IVP/NIVP policies; repeatable.
+    #[arg(long = "policies", default_value = "policies")]
+    policies: Vec<PathBuf>,
+    /// Component to run instead of the embedded one.
+    #[arg(long)]
+    component: Option<PathBuf>,
+    /// Namespace manifests (file or directory) that `namespaceSelector` and
+    /// `namespaceObject` read; other namespaces only carry the
+    /// `kubernetes.io/metadata.name` label.
+    #[arg(long)]
+    namespaces: Option<PathBuf>,
+    /// PEM certificate chain for HTTPS.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for HTTPS.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+pub async fn run(args: ServeArgs) -> Result<()> {
+    let component = match &args.component {
+        Some(path) => {
+            std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?
+        }
+        None => crate::runtime::EMBEDDED_COMPONENT.to_vec(),
+    };
+    let runtime = Arc::new(Runtime::new(&component)?);
+    let documents = policies::read_all(&args.policies)?;
+    let pool = Pool::load(runtime, documents).await?;
+    let summary = pool.summary();
+    for d in &summary.diagnostics {
+        tracing::warn!(source = %d.source, document = d.document, policy = ?d.policy, "policy not loaded: {}", d.message);
+    }
+    tracing::info!(
+        loaded = summary.policies.len(),
+        rejected = summary.diagnostics.len(),
+        "policies loaded"
+    );
+    let namespaces = match &args.namespaces {
+        Some(p) => policies::read_namespaces(p)?,
+        None => Default::default(),
+    };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(server::tls::acceptor(cert, key)?),
+        _ => {
+            tracing::warn!("no --tls-cert/--tls-key: serving plain HTTP, which the Kubernetes API server will not call");
+            None
+        }
+    };
+    let config = ServerConfig {
+        listen: args.listen,
+        tls,
+        namespaces,
+    };
+    server::serve(config, Arc::new(pool)).await
+}

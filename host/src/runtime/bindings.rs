@@ -1,0 +1,7 @@
+//! Host bindings for the `policy-module` world (`wit/admission.wit`).
+
+wasmtime::component::bindgen!({
+    world: "policy-module",
+    path: "../wit",
+    exports: { default: async },
+});

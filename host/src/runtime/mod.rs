@@ -1,0 +1,234 @@
+//! The wasmtime side: engine configuration, component loading, and a pool of
+//! instances that each hold the compiled policy set.
+//!
+//! An instance is used by one request at a time and returned to the pool
+//! afterwards; an instance that trapped (deadline, out of memory, a bug) is
+//! dropped, and the next request gets a fresh one.
+
+mod bindings;
+
+use crate::policies::Document;
+use anyhow::{anyhow, Context, Result};
+pub use bindings::ivpol::admission::types as wit;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+use wasmtime::component::{Component, Linker, ResourceAny};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
+
+/// The component built from `guest/` by build.rs.
+pub static EMBEDDED_COMPONENT: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/ivpol_guest.wasm"));
+
+/// One epoch tick; deadlines are counted in ticks.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// Memory one instance may use.
+const INSTANCE_MEMORY_BYTES: usize = 256 << 20;
+/// Idle instances kept per policy set.
+const MAX_IDLE: usize = 8;
+
+/// Store data: an empty WASI context (no files, no environment, no network)
+/// and the memory limiter.
+pub struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// The engine and the pre-linked component.
+pub struct Runtime {
+    engine: Engine,
+    pre: bindings::PolicyModulePre<HostState>,
+}
+
+impl Runtime {
+    pub fn new(component_bytes: &[u8]) -> Result<Runtime> {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        let engine = wt(Engine::new(&config))?;
+        let component = wt(Component::new(&engine, component_bytes))
+            .context("compiling the policy component")?;
+        let mut linker: Linker<HostState> = Linker::new(&engine);
+        wt(wasmtime_wasi::p2::add_to_linker_async(&mut linker))?;
+        let pre = wt(bindings::PolicyModulePre::new(wt(
+            linker.instantiate_pre(&component)
+        )?))?;
+        start_epoch_ticker(engine.clone());
+        Ok(Runtime { engine, pre })
+    }
+
+    async fn instantiate(&self) -> Result<(Store<HostState>, bindings::PolicyModule)> {
+        let state = HostState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(INSTANCE_MEMORY_BYTES)
+                .build(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(ticks(Duration::from_secs(30)));
+        let module = wt(self.pre.instantiate_async(&mut store).await)?;
+        Ok((store, module))
+    }
+}
+
+fn ticks(d: Duration) -> u64 {
+    (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+}
+
+/// One ticker per engine (wasmtime#11814: a ticker per request is ruinous).
+fn start_epoch_ticker(engine: Engine) {
+    std::thread::Builder::new()
+        .name("ivpol-epoch".into())
+        .spawn(move || loop {
+            std::thread::sleep(EPOCH_TICK);
+            engine.increment_epoch();
+        })
+        .map(|_| ())
+        .unwrap_or_else(|e| tracing::error!("cannot start the epoch ticker: {e}"));
+}
+
+/// A live instance with its policy set.
+pub struct Instance {
+    store: Store<HostState>,
+    module: bindings::PolicyModule,
+    set: ResourceAny,
+}
+
+/// What loaded, for readiness and logs.
+pub struct Summary {
+    pub policies: Vec<wit::PolicyInfo>,
+    pub diagnostics: Vec<wit::Diagnostic>,
+}
+
+/// Instances of one policy set.
+pub struct Pool {
+    runtime: Arc<Runtime>,
+    documents: Vec<wit::Document>,
+    idle: Mutex<Vec<Instance>>,
+    summary: Summary,
+}
+
+impl Pool {
+    /// Loads `documents` into a first instance, which also yields the summary.
+    pub async fn load(runtime: Arc<Runtime>, documents: Vec<Document>) -> Result<Pool> {
+        let documents: Vec<wit::Document> = documents
+            .into_iter()
+            .map(|d| wit::Document {
+                source: d.source,
+                content: d.content,
+            })
+            .collect();
+        let mut first = new_instance(&runtime, &documents).await?;
+        let engine = first.module.ivpol_admission_engine().policy_set();
+        let policies = wt(engine.call_policies(&mut first.store, first.set).await)?;
+        let diagnostics = wt(engine.call_diagnostics(&mut first.store, first.set).await)?;
+        let pool = Pool {
+            runtime,
+            documents,
+            idle: Mutex::new(vec![first]),
+            summary: Summary {
+                policies,
+                diagnostics,
+            },
+        };
+        Ok(pool)
+    }
+
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    async fn acquire(&self) -> Result<Instance> {
+        let idle = self
+            .idle
+            .lock()
+            .map_err(|_| anyhow!("instance pool lock poisoned"))?
+            .pop();
+        match idle {
+            Some(i) => Ok(i),
+            None => new_instance(&self.runtime, &self.documents).await,
+        }
+    }
+
+    fn release(&self, instance: Instance) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < MAX_IDLE {
+                idle.push(instance);
+            }
+        }
+    }
+
+    /// Runs `admit` in a pooled instance within `deadline`.
+    pub async fn admit(
+        &self,
+        phase: wit::Phase,
+        scope: wit::Scope,
+        names: Vec<String>,
+        request: String,
+        namespace: Option<String>,
+        deadline: Duration,
+    ) -> Result<Result<wit::Verdict, String>> {
+        let mut inst = self.acquire().await?;
+        inst.store.set_epoch_deadline(ticks(deadline));
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        let out = engine
+            .call_admit(
+                &mut inst.store,
+                inst.set,
+                phase,
+                &scope,
+                &names,
+                &request,
+                namespace.as_deref(),
+            )
+            .await;
+        match out {
+            Ok(v) => {
+                self.release(inst);
+                Ok(v)
+            }
+            // The instance is dropped: after a trap its state is unknown.
+            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
+        }
+    }
+
+    /// The longest `timeoutSeconds` of the loaded policies (the request deadline).
+    pub fn deadline(&self) -> Duration {
+        let secs = self
+            .summary
+            .policies
+            .iter()
+            .map(|p| p.timeout_seconds)
+            .max()
+            .unwrap_or(10);
+        Duration::from_secs(u64::from(secs.max(1)))
+    }
+}
+
+async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<Instance> {
+    let (mut store, module) = runtime.instantiate().await?;
+    let constructed = module
+        .ivpol_admission_engine()
+        .policy_set()
+        .call_constructor(&mut store, documents)
+        .await;
+    let set = wt(constructed).context("loading policies in the component")?;
+    Ok(Instance { store, module, set })
+}
+
+/// wasmtime 48 has its own error type; bring it into anyhow with its chain.
+fn wt<T>(result: wasmtime::Result<T>) -> Result<T> {
+    result.map_err(|e| anyhow!("{e:?}"))
+}

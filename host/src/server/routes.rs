@@ -1,0 +1,207 @@
+//! Request routing and the handlers.
+
+use super::review;
+use super::AppState;
+use crate::runtime::wit;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+use std::convert::Infallible;
+use std::sync::Arc;
+
+/// Kubernetes sends at most 3 MiB objects; a review body beyond that is refused.
+pub const MAX_BODY_BYTES: usize = 3 << 20;
+
+type Reply = Response<Full<Bytes>>;
+
+/// Parsed admission route.
+struct Route {
+    phase: wit::Phase,
+    namespaced: bool,
+    names: Vec<String>,
+}
+
+fn parse_route(path: &str) -> Option<Route> {
+    let mut parts = path.trim_start_matches('/').splitn(3, '/');
+    let namespaced = match parts.next()? {
+        "ivpol" => false,
+        "nivpol" => true,
+        _ => return None,
+    };
+    let phase = match parts.next()? {
+        "validate" => wit::Phase::Validate,
+        "mutate" => wit::Phase::Mutate,
+        _ => return None,
+    };
+    let names = parts
+        .next()
+        .unwrap_or_default()
+        .split('/')
+        .filter(|n| !n.is_empty())
+        .map(String::from)
+        .collect();
+    Some(Route {
+        phase,
+        namespaced,
+        names,
+    })
+}
+
+pub async fn handle(state: Arc<AppState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let path = req.uri().path().to_string();
+    let reply = match (req.method(), path.as_str()) {
+        (&Method::GET, "/health/liveness") => json_reply(StatusCode::OK, json!({"status": "ok"})),
+        (&Method::GET, "/health/readiness") => readiness(&state),
+        (method, p) => match parse_route(p) {
+            Some(route) if method == Method::POST => admission(&state, route, req).await,
+            Some(_) => error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{method} is not allowed on {p}: use POST"),
+            ),
+            None => error(StatusCode::NOT_FOUND, format!("no route for {method} {p}")),
+        },
+    };
+    Ok(reply)
+}
+
+fn readiness(state: &AppState) -> Reply {
+    let summary = state.pool.summary();
+    json_reply(
+        StatusCode::OK,
+        json!({
+            "status": "ready",
+            "policies": summary.policies.len(),
+            "rejected": summary.diagnostics.len(),
+        }),
+    )
+}
+
+async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Reply {
+    let body = match read_body(req).await {
+        Ok(b) => b,
+        Err(reply) => return reply,
+    };
+    let review = match review::parse(&body) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    // Kyverno's mutate routes only act on CREATE, UPDATE and CONNECT.
+    if route.phase == wit::Phase::Mutate
+        && !matches!(review.operation.as_str(), "CREATE" | "UPDATE" | "CONNECT")
+    {
+        return json_reply(StatusCode::OK, review::allowed(&review.uid));
+    }
+    let scope = if route.namespaced {
+        wit::Scope::Namespaced(review.namespace.clone())
+    } else {
+        wit::Scope::Cluster
+    };
+    let namespace = namespace_object(state, &review.namespace);
+    let outcome = state
+        .pool
+        .admit(
+            route.phase,
+            scope,
+            route.names,
+            review.request,
+            namespace,
+            state.pool.deadline(),
+        )
+        .await;
+    match outcome {
+        Ok(Ok(verdict)) => json_reply(StatusCode::OK, review::response(&review.uid, &verdict)),
+        Ok(Err(bad_request)) => error(StatusCode::BAD_REQUEST, bad_request),
+        Err(e) => {
+            tracing::error!("evaluation failed: {e:#}");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("evaluation failed: {e:#}"),
+            )
+        }
+    }
+}
+
+/// The Namespace object for `name`: from `--namespaces`, else the minimal
+/// object the API server guarantees (the `kubernetes.io/metadata.name` label).
+fn namespace_object(state: &AppState, name: &str) -> Option<String> {
+    if name.is_empty() {
+        return None;
+    }
+    let object = state.namespaces.get(name).cloned().unwrap_or_else(|| {
+        json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+        })
+    });
+    Some(object.to_string())
+}
+
+async fn read_body(req: Request<Incoming>) -> Result<Bytes, Reply> {
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("body is larger than {MAX_BODY_BYTES} bytes"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    match Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(too_large())
+        }
+        Err(e) => Err(error(
+            StatusCode::BAD_REQUEST,
+            format!("reading the body failed: {e}"),
+        )),
+    }
+}
+
+fn json_reply(status: StatusCode, body: Value) -> Reply {
+    let mut resp = Response::new(Full::new(Bytes::from(body.to_string())));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn error(status: StatusCode, message: String) -> Reply {
+    json_reply(status, json!({ "error": message, "code": status.as_u16() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_admission_routes() {
+        let r = parse_route("/ivpol/validate/a/b").expect("route");
+        assert_eq!(
+            (r.namespaced, r.names.clone()),
+            (false, vec!["a".to_string(), "b".to_string()])
+        );
+        assert!(matches!(r.phase, wit::Phase::Validate));
+        let r = parse_route("/nivpol/mutate/x").expect("route");
+        assert!(r.namespaced && matches!(r.phase, wit::Phase::Mutate));
+        assert!(parse_route("/ivpol/validate").is_some_and(|r| r.names.is_empty()));
+        assert!(parse_route("/ivpol/delete/x").is_none());
+        assert!(parse_route("/other").is_none());
+    }
+}
