@@ -1,1 +1,179 @@
+//! The end-to-end test harness: starts the real `ivpol` binary on a free
+//! loopback port with a throw-away policy directory, and speaks
+//! AdmissionReview to it over HTTP(S).
 
+pub mod review;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The `ivpol` binary under test: `$IVPOL_BIN`, else the workspace's debug build.
+pub fn ivpol_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("IVPOL_BIN") {
+        return PathBuf::from(p);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let bin = target.join("debug").join("ivpol");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it with `cargo build -p ivpol-host` (`cargo xtask test` does)",
+        bin.display()
+    );
+    bin
+}
+
+/// A running `ivpol serve`; killed on drop.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub dir: tempfile::TempDir,
+    startup: String,
+    log: mpsc::Receiver<String>,
+}
+
+/// Options for [`Server::start_with`].
+#[derive(Default)]
+pub struct Options<'a> {
+    pub namespaces: Option<&'a str>,
+    pub tls: Option<(&'a str, &'a str)>,
+    pub extra_args: Vec<String>,
+}
+
+impl Server {
+    /// Starts `ivpol serve` with these policy files (name, YAML).
+    pub fn start(policies: &[(&str, &str)]) -> Server {
+        Server::start_with(policies, Options::default())
+    }
+
+    pub fn start_with(policies: &[(&str, &str)], opts: Options) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let pdir = dir.path().join("policies");
+        std::fs::create_dir(&pdir).expect("policy dir");
+        for (name, content) in policies {
+            std::fs::write(pdir.join(name), content).expect("write policy");
+        }
+        let mut cmd = Command::new(ivpol_bin());
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--policies")
+            .arg(&pdir);
+        if let Some(ns) = opts.namespaces {
+            let p = dir.path().join("namespaces.yaml");
+            std::fs::write(&p, ns).expect("write namespaces");
+            cmd.arg("--namespaces").arg(p);
+        }
+        let scheme = match opts.tls {
+            Some((cert, key)) => {
+                let (c, k) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+                std::fs::write(&c, cert).expect("write cert");
+                std::fs::write(&k, key).expect("write key");
+                cmd.arg("--tls-cert").arg(c).arg("--tls-key").arg(k);
+                "https"
+            }
+            None => "http",
+        };
+        cmd.args(&opts.extra_args);
+        cmd.env("IVPOL_LOG", "info").env("NO_COLOR", "1");
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn ivpol");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (addr, startup) =
+            wait_for_listen(&rx).unwrap_or_else(|log| panic!("ivpol did not start:\n{log}"));
+        Server {
+            child,
+            base: format!("{scheme}://{addr}"),
+            dir,
+            startup,
+            log: rx,
+        }
+    }
+
+    /// POSTs `body` to `path` and returns (HTTP status, JSON body).
+    pub fn post(&self, path: &str, body: &str) -> (u16, serde_json::Value) {
+        post_with(&ureq::agent(), &format!("{}{path}", self.base), body)
+    }
+
+    pub fn get(&self, path: &str) -> (u16, serde_json::Value) {
+        let resp = match ureq::get(&format!("{}{path}", self.base)).call() {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("GET {path}: {e}"),
+        };
+        let status = resp.status();
+        (status, resp.into_json().unwrap_or(serde_json::Value::Null))
+    }
+
+    /// POSTs an AdmissionReview and returns its `response`, asserting HTTP 200.
+    pub fn review(&self, path: &str, review: &serde_json::Value) -> serde_json::Value {
+        let (status, body) = self.post(path, &review.to_string());
+        assert_eq!(status, 200, "POST {path}: {body}");
+        body["response"].clone()
+    }
+
+    /// Everything the server logged so far.
+    pub fn log(&self) -> String {
+        let later: Vec<String> = self.log.try_iter().collect();
+        format!("{}\n{}", self.startup, later.join("\n"))
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// POSTs with a given agent (for TLS).
+pub fn post_with(agent: &ureq::Agent, url: &str, body: &str) -> (u16, serde_json::Value) {
+    let resp = match agent
+        .post(url)
+        .set("Content-Type", "application/json")
+        .send_string(body)
+    {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("POST {url}: {e}"),
+    };
+    let status = resp.status();
+    (status, resp.into_json().unwrap_or(serde_json::Value::Null))
+}
+
+/// Waits for the `listening on` line; returns the address and the lines before it.
+fn wait_for_listen(rx: &mpsc::Receiver<String>) -> Result<(String, String), String> {
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(line) => {
+                if let Some(rest) = line.split("listening on ").nth(1) {
+                    let addr = rest
+                        .trim()
+                        .trim_start_matches("http://")
+                        .trim_start_matches("https://");
+                    return Ok((addr.to_string(), seen.join("\n")));
+                }
+                seen.push(line);
+            }
+            Err(_) => return Err(seen.join("\n")),
+        }
+    }
+}

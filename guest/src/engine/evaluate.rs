@@ -43,11 +43,23 @@ pub fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
         Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
     };
     if policy.spec.verify_digest() {
-        if let Some(img) = imgs.matched.iter().find(|i| !has_digest(i)) {
-            return Outcome::Fail {
-                message: format!("image {img} does not have a digest"),
-                annotations: vec![],
-            };
+        for img in &imgs.matched {
+            match reference::parse(img) {
+                Ok(r) if r.contains_digest() => {}
+                Ok(_) => {
+                    return Outcome::Fail {
+                        message: format!("image {img} does not have a digest"),
+                        annotations: vec![],
+                    }
+                }
+                // `checkDigests` returns the parse error, which Kyverno reports
+                // as an evaluation error, not as a missing digest.
+                Err(e) => {
+                    return Outcome::Error(format!(
+                        "failed to evaluate policy: failed to parse image reference {img}: {e}"
+                    ))
+                }
+            }
         }
     }
     let bindings = with_image_variables(policy, &input.bindings, &imgs);
@@ -56,24 +68,35 @@ pub fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
 
 /// All matchConditions true. An error counts as "not matched" under
 /// `failurePolicy: Ignore` and is returned under Fail.
-fn match_conditions(policy: &CompiledPolicy, bindings: &Bindings) -> Result<bool, String> {
+///
+/// As in Kyverno's `compiledPolicy.match` (and the apiserver's VAP matcher),
+/// a false condition wins over an erroring one, whatever their order: errors
+/// are collected, and only reported when no condition was false. They are
+/// joined with "; " as `multierr.Combine` does.
+pub(super) fn match_conditions(
+    policy: &CompiledPolicy,
+    bindings: &Bindings,
+) -> Result<bool, String> {
+    let mut errors = Vec::new();
     for (name, cond) in &policy.match_conditions {
-        match eval_bool(cond, bindings) {
-            Ok(true) => {}
-            Ok(false) => return Ok(false),
-            Err(_) if !policy.spec.fail_closed() => return Ok(false),
-            Err(e) => return Err(format!("matchCondition {name}: {e}")),
+        match cond.eval(bindings) {
+            Ok(Value::Bool(true)) => {}
+            Ok(Value::Bool(false)) => return Ok(false),
+            Ok(other) => errors.push(format!(
+                "matchCondition {name}: expression `{}` must return bool, got {}",
+                cond.source,
+                convert::type_name(&other)
+            )),
+            Err(e) => errors.push(format!("matchCondition {name}: {e}")),
         }
     }
-    Ok(true)
-}
-
-/// A digest reference, as go-containerregistry's `name.Digest` (an
-/// unparsable image is not one either).
-fn has_digest(image: &str) -> bool {
-    reference::parse(image)
-        .map(|r| r.contains_digest())
-        .unwrap_or(false)
+    if errors.is_empty() {
+        Ok(true)
+    } else if !policy.spec.fail_closed() {
+        Ok(false)
+    } else {
+        Err(errors.join("; "))
+    }
 }
 
 fn with_image_variables(policy: &CompiledPolicy, base: &Bindings, imgs: &PolicyImages) -> Bindings {
@@ -103,9 +126,9 @@ fn with_image_variables(policy: &CompiledPolicy, base: &Bindings, imgs: &PolicyI
 
 fn validations(policy: &CompiledPolicy, bindings: &Bindings, matched: Vec<String>) -> Outcome {
     for (index, v) in policy.validations.iter().enumerate() {
-        match eval_bool(&v.expression, bindings) {
-            Ok(true) => continue,
-            Ok(false) => {
+        match v.expression.eval(bindings) {
+            Ok(Value::Bool(true)) => continue,
+            Ok(Value::Bool(false)) => {
                 let message = failure_message(
                     v.message.as_deref(),
                     v.message_expression.as_ref(),
@@ -120,7 +143,18 @@ fn validations(policy: &CompiledPolicy, bindings: &Bindings, matched: Vec<String
                     Err(e) => Outcome::Error(e),
                 };
             }
-            Err(e) => return Outcome::Error(e),
+            // Kyverno: a non-bool output is `EvaluationResult{Error}`, reported
+            // as `RuleError(name, "error", err)`, i.e. "error: <err>".
+            Ok(other) => {
+                return Outcome::Error(format!(
+                    "error: expression `{}` must return bool, got {}",
+                    v.expression.source,
+                    convert::type_name(&other)
+                ))
+            }
+            // Kyverno: a CEL runtime error is returned by `Evaluate`, reported
+            // as `RuleError("evaluation", "failed to evaluate policy", err)`.
+            Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
         }
     }
     match audit_annotations(policy, bindings) {
@@ -143,8 +177,9 @@ fn failure_message(
     let text = match expr {
         Some(e) => match e.eval(bindings) {
             Ok(Value::String(s)) => s.to_string(),
+            // Kyverno's wording for a result that is not a string.
             Ok(other) => format!(
-                "failed to evaluate message expression: must evaluate to string, got {}",
+                "failed to convert message expression to string: must evaluate to string, got {}",
                 convert::type_name(&other)
             ),
             Err(err) => format!("failed to evaluate message expression: {err}"),
@@ -158,34 +193,29 @@ fn failure_message(
     }
 }
 
+/// The audit annotations, empty values dropped. Errors carry Kyverno's
+/// wording (`evaluateAuditAnnotations`); `Evaluate` returns them, so they are
+/// reported as "failed to evaluate policy: ...".
 fn audit_annotations(
     policy: &CompiledPolicy,
     bindings: &Bindings,
 ) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
     for (key, expr) in &policy.audit_annotations {
-        match expr.eval(bindings)? {
+        let value = expr.eval(bindings).map_err(|e| {
+            format!("failed to evaluate policy: failed to evaluate auditAnnotation '{key}': {e}")
+        })?;
+        match value {
             Value::String(s) if s.is_empty() => {}
             Value::String(s) => out.push((key.clone(), s.to_string())),
             Value::Null => {}
             other => {
                 return Err(format!(
-                    "auditAnnotations[{key}]: valueExpression must evaluate to string, got {}",
+                    "failed to evaluate policy: failed to convert auditAnnotation '{key}' expression: must evaluate to string, got {}",
                     convert::type_name(&other)
                 ))
             }
         }
     }
     Ok(out)
-}
-
-fn eval_bool(expr: &Expression, bindings: &Bindings) -> Result<bool, String> {
-    match expr.eval(bindings)? {
-        Value::Bool(b) => Ok(b),
-        other => Err(format!(
-            "expression `{}` must return bool, got {}",
-            expr.source,
-            convert::type_name(&other)
-        )),
-    }
 }

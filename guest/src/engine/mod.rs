@@ -9,6 +9,8 @@ mod images;
 mod mutate;
 pub mod required;
 pub mod results;
+#[cfg(test)]
+mod tests;
 
 use crate::admission::{labels_of, Request};
 use crate::cel::{convert, Bindings, BindingsBuilder};
@@ -83,7 +85,9 @@ impl PolicySet {
         let object: serde_json::Value =
             serde_json::from_str(payload).map_err(|e| format!("payload is not valid JSON: {e}"))?;
         let bindings = Bindings::builder().value("object", convert::to_cel(&object));
+        let verifications = required::Verifications::default();
         let mut results = Vec::new();
+        let mut passed: Vec<(usize, Vec<String>)> = Vec::new();
         for p in self
             .policies
             .iter()
@@ -96,7 +100,13 @@ impl PolicySet {
             };
             let (status, message, annotations) = match evaluate::evaluate(p, &input) {
                 Outcome::NotMatched => continue,
-                Outcome::Pass { annotations, .. } => {
+                Outcome::Pass {
+                    annotations,
+                    matched,
+                } => {
+                    if p.spec.required() {
+                        passed.push((results.len(), matched));
+                    }
                     (Status::Pass, "success".to_string(), annotations)
                 }
                 Outcome::Fail {
@@ -111,6 +121,9 @@ impl PolicySet {
             };
             results.push(result(p, status, message, annotations));
         }
+        // Kyverno's JSON evaluator (`evaluator.Evaluate`) enforces `required`
+        // too, after every policy has run.
+        enforce_required(&mut results, passed, &verifications);
         Ok(results::verdict(results, None))
     }
 }
@@ -127,17 +140,21 @@ fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, Stri
             .map_err(|e| format!("namespace object is not valid JSON: {e}"))?,
         None => serde_json::Value::Null,
     };
+    // No namespace object: `None`, so that matching stands in Kyverno's
+    // minimal namespace carrying only `kubernetes.io/metadata.name`
+    // (`namespace.Matcher.GetNamespace` with a nil namespace) instead of a
+    // namespace without labels.
     let labels = if name.is_empty() {
         None
     } else {
-        labels_of(&object).or_else(|| Some(Default::default()))
+        labels_of(&object)
     };
     Ok(NamespaceInfo { object, labels })
 }
 
 /// URL names (`MatchNames`) plus `ClusteredPolicy()` / `NamespacedPolicy(ns)`.
 fn in_scope(p: &CompiledPolicy, scope: &Scope, names: &[String]) -> bool {
-    let named = names.is_empty() || names.iter().any(|n| *n == p.name);
+    let named = names.is_empty() || names.contains(&p.name);
     let scoped = match scope {
         Scope::Cluster => p.kind == PolicyKind::Cluster,
         Scope::Namespaced(ns) => {
@@ -243,7 +260,17 @@ fn validate(policies: &[&CompiledPolicy], req: &Request, ns: &NamespaceInfo) -> 
             Outcome::Error(e) => results.push(result(p, Status::Error, e, vec![])),
         }
     }
-    // `required` runs after every policy, so checks made by any policy count.
+    enforce_required(&mut results, passed, &verifications);
+    results::verdict(results, None)
+}
+
+/// `required` runs after every policy, so checks made by any policy count.
+/// `passed` holds the index of each passing result and its matched images.
+fn enforce_required(
+    results: &mut [PolicyResult],
+    passed: Vec<(usize, Vec<String>)>,
+    verifications: &required::Verifications,
+) {
     for (index, matched) in passed {
         if let Err(message) = verifications.enforce(&matched) {
             if let Some(r) = results.get_mut(index) {
@@ -252,5 +279,4 @@ fn validate(policies: &[&CompiledPolicy], req: &Request, ns: &NamespaceInfo) -> 
             }
         }
     }
-    results::verdict(results, None)
 }

@@ -7,7 +7,7 @@
 //! result (denying under Deny, as Kyverno does when the registry cannot be
 //! reached): never a silent pass.
 
-use super::evaluate::Input;
+use super::evaluate::{self, Input};
 use super::{
     admission_bindings, bindings_with_variables, constraints_match, images, result, NamespaceInfo,
 };
@@ -35,24 +35,35 @@ pub fn mutate(policies: &[&CompiledPolicy], req: &Request, ns: &NamespaceInfo) -
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };
-        if !conditions_hold(p, &input) {
-            continue;
+        // As in validation: false means no mutation; an error under
+        // `failurePolicy: Fail` is the policy's error result, as Kyverno's
+        // `MutateDigest` returns it ("failed to update digest: <err>").
+        match evaluate::match_conditions(p, &input.bindings) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => {
+                let message = format!("failed to update digest: {e}");
+                results.push(result(p, Status::Error, message, vec![]));
+                continue;
+            }
         }
         let unresolved = unpinned_images(p, req, &input);
-        if let Some(first) = unresolved.first() {
-            let message = format!(
-                "failed to update digest: failed to resolve digest for image {first}: registry access is not available in this build"
-            );
+        if !unresolved.is_empty() {
+            // Every image is tried; the failures are combined as
+            // `multierr.Combine` does.
+            let failures: Vec<String> = unresolved
+                .iter()
+                .map(|image| {
+                    format!(
+                        "failed to resolve digest for image {image}: registry access is not available in this build"
+                    )
+                })
+                .collect();
+            let message = format!("failed to update digest: {}", failures.join("; "));
             results.push(result(p, Status::Error, message, vec![]));
         }
     }
     results::verdict(results, None)
-}
-
-fn conditions_hold(p: &CompiledPolicy, input: &Input) -> bool {
-    p.match_conditions
-        .iter()
-        .all(|(_, c)| matches!(c.eval(&input.bindings), Ok(cel::Value::Bool(true))))
 }
 
 /// Images in the well-known container fields that need pinning for `p`.

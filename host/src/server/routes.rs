@@ -142,18 +142,12 @@ fn namespace_object(state: &AppState, name: &str) -> Option<String> {
 async fn read_body(req: Request<Incoming>) -> Result<Bytes, Reply> {
     let too_large = || {
         error(
-            StatusCode::PAYLOAD_TOO_LARGE,
+            StatusCode::BAD_REQUEST,
             format!("body is larger than {MAX_BODY_BYTES} bytes"),
         )
     };
-    let declared = req
-        .headers()
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
-        return Err(too_large());
-    }
+    // No early refusal on Content-Length: reading up to the limit first lets
+    // the client see the 400 instead of a reset connection.
     match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
