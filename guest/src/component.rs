@@ -2,6 +2,7 @@
 //! The only wasm-specific code in the guest.
 
 use crate::engine::{self, Phase as EPhase, Scope as EScope, Status as EStatus};
+use crate::oci::wasi_transport::WasiTransport;
 use crate::policy::SourceDocument;
 
 wit_bindgen::generate!({
@@ -77,8 +78,19 @@ impl GuestPolicySet for PolicySet {
             Scope::Cluster => EScope::Cluster,
             Scope::Namespaced(ns) => EScope::Namespaced(ns),
         };
+        // Registry calls are bounded by the host's deadline too; this keeps a
+        // single call from outliving the longest policy timeout.
+        let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
+        let transport = WasiTransport { timeout_ns };
         self.0
-            .admit(phase, &scope, &names, &request, namespace_object.as_deref())
+            .admit(
+                phase,
+                &scope,
+                &names,
+                &request,
+                namespace_object.as_deref(),
+                &transport,
+            )
             .map(verdict)
     }
 

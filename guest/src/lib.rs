@@ -13,6 +13,7 @@ pub mod cel;
 pub mod engine;
 pub mod images;
 pub mod matching;
+pub mod oci;
 pub mod policy;
 
 #[cfg(target_arch = "wasm32")]

@@ -4,6 +4,7 @@
 //! policy decision is made inside the component (see `wit/admission.wit`).
 
 mod cli;
+mod net;
 mod policies;
 mod runtime;
 mod server;

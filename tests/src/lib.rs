@@ -2,6 +2,9 @@
 //! loopback port with a throw-away policy directory, and speaks
 //! AdmissionReview to it over HTTP(S).
 
+pub mod faulty;
+pub mod fixtures;
+pub mod registry;
 pub mod review;
 
 use std::io::{BufRead, BufReader};

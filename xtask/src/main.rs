@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Debian packages the test suite needs, as (command it provides, package).
-/// Empty until the registry tests arrive; the installer is exercised by CI
-/// on a fresh machine as soon as the list grows.
-const SYSTEM_PACKAGES: &[(&str, &str)] = &[];
+const SYSTEM_PACKAGES: &[(&str, &str)] = &[
+    // The CNCF distribution registry 2.8 the end-to-end tests push to.
+    ("docker-registry", "docker-registry"),
+];
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

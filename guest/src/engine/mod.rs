@@ -15,6 +15,7 @@ mod tests;
 use crate::admission::{labels_of, Request};
 use crate::cel::{convert, Bindings, BindingsBuilder};
 use crate::matching::MatchInput;
+use crate::oci::Transport;
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 use evaluate::{Input, Outcome};
 pub use results::{PolicyResult, Status, Verdict};
@@ -56,6 +57,15 @@ impl PolicySet {
         self.policies.iter().filter(|p| p.autogen.is_none())
     }
 
+    /// The longest `webhookConfiguration.timeoutSeconds` among the policies.
+    pub fn max_timeout_seconds(&self) -> u32 {
+        self.policies
+            .iter()
+            .map(|p| p.spec.timeout_seconds())
+            .max()
+            .unwrap_or(crate::policy::spec::DEFAULT_TIMEOUT_SECONDS)
+    }
+
     /// Evaluates one AdmissionRequest (the JSON of `AdmissionReview.request`).
     pub fn admit(
         &self,
@@ -64,6 +74,7 @@ impl PolicySet {
         names: &[String],
         request: &str,
         namespace_object: Option<&str>,
+        transport: &dyn Transport,
     ) -> Result<Verdict, String> {
         let req = Request::parse(request)?;
         let namespace = parse_namespace(namespace_object, &req.namespace)?;
@@ -76,7 +87,7 @@ impl PolicySet {
             .collect();
         Ok(match phase {
             Phase::Validate => validate(&candidates, &req, &namespace),
-            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace),
+            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
         })
     }
 

@@ -1,24 +1,37 @@
 //! The mutate phase: digest pinning only (reference §2.5).
 //!
 //! For every policy with `mutateDigest` (default true) that matches, each
-//! image without a digest that `matchImageReferences` matches must be
-//! resolved to `registry/repo:tag@sha256:...`. Resolving needs the registry
-//! client, which this build does not have yet, so such an image is an error
-//! result (denying under Deny, as Kyverno does when the registry cannot be
-//! reached): never a silent pass.
+//! image without a digest that `matchImageReferences` matches is resolved
+//! through the registry and replaced, at its exact JSON pointer, by
+//! `registry/repo:tag@sha256:...` (tag kept). Pinning is not best effort: an
+//! image that cannot be resolved is an `error` result, which denies under
+//! Deny and warns under Warn. Images no policy matches are never resolved.
 
 use super::evaluate::{self, Input};
 use super::{
     admission_bindings, bindings_with_variables, constraints_match, images, result, NamespaceInfo,
 };
 use super::{results, PolicyResult, Status, Verdict};
+use crate::admission::patch::{self, Replace};
 use crate::admission::Request;
-use crate::images::{extract, reference};
+use crate::images::extract::{self, ExtractedImage};
+use crate::images::reference::{self, ImageRef};
+use crate::oci::{Client, Transport};
 use crate::policy::CompiledPolicy;
+use std::collections::BTreeMap;
 
-pub fn mutate(policies: &[&CompiledPolicy], req: &Request, ns: &NamespaceInfo) -> Verdict {
+pub fn mutate(
+    policies: &[&CompiledPolicy],
+    req: &Request,
+    ns: &NamespaceInfo,
+    transport: &dyn Transport,
+) -> Verdict {
     let builder = admission_bindings(req, ns);
+    let client = Client::new(transport);
+    // One resolution per image string per request, whichever policy asks.
+    let mut resolved: BTreeMap<String, Result<String, String>> = BTreeMap::new();
     let mut results: Vec<PolicyResult> = Vec::new();
+    let mut patches = Vec::new();
     for p in policies.iter().filter(|p| p.spec.mutate_digest()) {
         if results
             .iter()
@@ -42,32 +55,50 @@ pub fn mutate(policies: &[&CompiledPolicy], req: &Request, ns: &NamespaceInfo) -
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) => {
-                let message = format!("failed to update digest: {e}");
-                results.push(result(p, Status::Error, message, vec![]));
+                results.push(result(
+                    p,
+                    Status::Error,
+                    format!("failed to update digest: {e}"),
+                    vec![],
+                ));
                 continue;
             }
         }
-        let unresolved = unpinned_images(p, req, &input);
-        if !unresolved.is_empty() {
-            // Every image is tried; the failures are combined as
-            // `multierr.Combine` does.
-            let failures: Vec<String> = unresolved
-                .iter()
-                .map(|image| {
-                    format!(
-                        "failed to resolve digest for image {image}: registry access is not available in this build"
-                    )
-                })
-                .collect();
+        let mut failures = Vec::new();
+        for image in unpinned_images(p, req, &input) {
+            let outcome = resolved
+                .entry(image.image.clone())
+                .or_insert_with(|| resolve(&client, &image.image))
+                .clone();
+            match outcome {
+                Ok(pinned) => patches.push(Replace::new(image.pointer, pinned)),
+                Err(cause) => failures.push(format!(
+                    "failed to resolve digest for image {}: {cause}",
+                    image.image
+                )),
+            }
+        }
+        if !failures.is_empty() {
+            // Every image is tried; failures combine as `multierr.Combine` does.
             let message = format!("failed to update digest: {}", failures.join("; "));
             results.push(result(p, Status::Error, message, vec![]));
         }
     }
-    results::verdict(results, None)
+    results::verdict(results, patch::render(patches))
+}
+
+/// `registry/repo:tag@sha256:...` for a tag reference, as Kyverno writes it.
+fn resolve(client: &Client, image: &str) -> Result<String, String> {
+    let parsed: ImageRef = reference::parse(image).map_err(|e| e.to_string())?;
+    let digest = client.resolve(&parsed).map_err(|e| e.to_string())?;
+    Ok(format!("{}@{digest}", parsed.tagged_name()))
 }
 
 /// Images in the well-known container fields that need pinning for `p`.
-fn unpinned_images(p: &CompiledPolicy, req: &Request, input: &Input) -> Vec<String> {
+///
+/// Kyverno matches `matchImageReferences` against the normalised name here
+/// (`docker.io/nginx:latest` for `nginx`), not the string as written.
+fn unpinned_images(p: &CompiledPolicy, req: &Request, input: &Input) -> Vec<ExtractedImage> {
     extract::extract(&req.resource.resource, input.object)
         .into_iter()
         .filter(|i| {
@@ -75,7 +106,12 @@ fn unpinned_images(p: &CompiledPolicy, req: &Request, input: &Input) -> Vec<Stri
                 .map(|r| r.contains_digest())
                 .unwrap_or(false)
         })
-        .filter(|i| images::matches_references(p, &i.image, &input.bindings).unwrap_or(true))
-        .map(|i| i.image)
+        .filter(|i| {
+            let normalised = reference::parse(&i.image)
+                .map(|r| r.tagged_name())
+                .unwrap_or_else(|_| i.image.clone());
+            // A matcher error counts as a match: fail closed, the resolution reports it.
+            images::matches_references(p, &normalised, &input.bindings).unwrap_or(true)
+        })
         .collect()
 }

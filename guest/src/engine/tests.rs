@@ -5,6 +5,7 @@
 //! depend on the CEL implementation.
 
 use super::{Phase, PolicySet, Scope, Status, Verdict};
+use crate::oci::transport::Offline;
 use crate::policy::SourceDocument;
 use serde_json::{json, Value};
 
@@ -232,8 +233,15 @@ fn admit_with(
     namespace: Option<&str>,
 ) -> Verdict {
     let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-    set.admit(phase, scope, &names, &request.to_string(), namespace)
-        .expect("a well-formed request is evaluated")
+    set.admit(
+        phase,
+        scope,
+        &names,
+        &request.to_string(),
+        namespace,
+        &Offline,
+    )
+    .expect("a well-formed request is evaluated")
 }
 
 fn validate(set: &PolicySet, request: &Value) -> Verdict {
@@ -2067,7 +2075,14 @@ fn the_validate_phase_does_not_pin_digests() {
 fn malformed_requests_are_errors() {
     let set = load(&[simple("check-name", NAME_IS_NOT_BAD)]);
     let run = |request: &str, namespace: Option<&str>| {
-        set.admit(Phase::Validate, &Scope::Cluster, &[], request, namespace)
+        set.admit(
+            Phase::Validate,
+            &Scope::Cluster,
+            &[],
+            request,
+            namespace,
+            &Offline,
+        )
     };
     assert!(run("{not json", None).is_err());
     let mut missing_resource = create(&pod("p", &[SIGNED]));
@@ -2086,7 +2101,7 @@ fn malformed_requests_are_errors() {
     let good = create(&pod("p", &[SIGNED])).to_string();
     assert!(run(&good, Some("{not json")).is_err());
     assert!(set
-        .admit(Phase::Mutate, &Scope::Cluster, &[], "[]", None)
+        .admit(Phase::Mutate, &Scope::Cluster, &[], "[]", None, &Offline)
         .is_err());
     assert!(run(&good, None).is_ok());
 }

@@ -1,5 +1,8 @@
 //! `ivpol serve`: the admission webhook server.
 
+use crate::net::auth::Keychain;
+use crate::net::policy::{HostPort, NetPolicy};
+use crate::net::Net;
 use crate::policies;
 use crate::runtime::{Pool, Runtime};
 use crate::server::{self, ServerConfig};
@@ -25,6 +28,19 @@ pub struct ServeArgs {
     /// `kubernetes.io/metadata.name` label.
     #[arg(long)]
     namespaces: Option<PathBuf>,
+    /// Registry the component may reach (HOST[:PORT]); repeatable. Without
+    /// any, every public host is allowed and non-public addresses are refused.
+    #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
+    allow_registry: Vec<HostPort>,
+    /// Registry reached over plain HTTP (and allowed); repeatable.
+    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
+    insecure_registry: Vec<HostPort>,
+    /// Docker config.json with registry credentials (`auths`).
+    #[arg(long = "registry-config", value_name = "FILE")]
+    registry_config: Option<PathBuf>,
+    /// Extra PEM CA certificates trusted for registry TLS.
+    #[arg(long = "registry-ca", value_name = "FILE")]
+    registry_ca: Option<PathBuf>,
     /// PEM certificate chain for HTTPS.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -40,7 +56,16 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         }
         None => crate::runtime::EMBEDDED_COMPONENT.to_vec(),
     };
-    let runtime = Arc::new(Runtime::new(&component)?);
+    let keychain = match &args.registry_config {
+        Some(p) => Keychain::from_docker_config(p)?,
+        None => Keychain::default(),
+    };
+    let policy = NetPolicy {
+        allow: args.allow_registry.clone(),
+        insecure: args.insecure_registry.clone(),
+    };
+    let net = Arc::new(Net::new(policy, keychain, args.registry_ca.as_deref())?);
+    let runtime = Arc::new(Runtime::new(&component, net)?);
     let documents = policies::read_all(&args.policies)?;
     let pool = Pool::load(runtime, documents).await?;
     let summary = pool.summary();

@@ -7,15 +7,17 @@
 
 mod bindings;
 
+use crate::net::{Hooks, Net};
 use crate::policies::Document;
 use anyhow::{anyhow, Context, Result};
 pub use bindings::ivpol::admission::types as wit;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, ResourceAny};
 use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// The component built from `guest/` by build.rs.
 pub static EMBEDDED_COMPONENT: &[u8] =
@@ -25,15 +27,29 @@ pub static EMBEDDED_COMPONENT: &[u8] =
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Memory one instance may use.
 const INSTANCE_MEMORY_BYTES: usize = 256 << 20;
+/// How far past the webhook deadline guest code may run before it is interrupted.
+const EPOCH_GRACE: Duration = Duration::from_millis(500);
 /// Idle instances kept per policy set.
 const MAX_IDLE: usize = 8;
 
-/// Store data: an empty WASI context (no files, no environment, no network)
-/// and the memory limiter.
+/// Store data: an empty WASI context (no files, no environment, no
+/// sockets), wasi:http through the registry hook, and the memory limiter.
 pub struct HostState {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    hooks: Hooks,
     table: ResourceTable,
     limits: StoreLimits,
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
 }
 
 impl WasiView for HostState {
@@ -49,10 +65,11 @@ impl WasiView for HostState {
 pub struct Runtime {
     engine: Engine,
     pre: bindings::PolicyModulePre<HostState>,
+    net: Arc<Net>,
 }
 
 impl Runtime {
-    pub fn new(component_bytes: &[u8]) -> Result<Runtime> {
+    pub fn new(component_bytes: &[u8], net: Arc<Net>) -> Result<Runtime> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         let engine = wt(Engine::new(&config))?;
@@ -60,16 +77,24 @@ impl Runtime {
             .context("compiling the policy component")?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wt(wasmtime_wasi::p2::add_to_linker_async(&mut linker))?;
+        wt(wasmtime_wasi_http::p2::add_only_http_to_linker_async(
+            &mut linker,
+        ))?;
         let pre = wt(bindings::PolicyModulePre::new(wt(
             linker.instantiate_pre(&component)
         )?))?;
         start_epoch_ticker(engine.clone());
-        Ok(Runtime { engine, pre })
+        Ok(Runtime { engine, pre, net })
     }
 
     async fn instantiate(&self) -> Result<(Store<HostState>, bindings::PolicyModule)> {
         let state = HostState {
             wasi: WasiCtx::builder().build(),
+            http: WasiHttpCtx::new(),
+            hooks: Hooks {
+                net: self.net.clone(),
+                deadline: Instant::now() + Duration::from_secs(30),
+            },
             table: ResourceTable::new(),
             limits: StoreLimitsBuilder::new()
                 .memory_size(INSTANCE_MEMORY_BYTES)
@@ -181,25 +206,50 @@ impl Pool {
         deadline: Duration,
     ) -> Result<Result<wit::Verdict, String>> {
         let mut inst = self.acquire().await?;
-        inst.store.set_epoch_deadline(ticks(deadline));
+        arm_deadline(&mut inst, deadline);
         let engine = inst.module.ivpol_admission_engine().policy_set();
-        let out = engine
-            .call_admit(
-                &mut inst.store,
-                inst.set,
-                phase,
-                &scope,
-                &names,
-                &request,
-                namespace.as_deref(),
-            )
-            .await;
+        let call = engine.call_admit(
+            &mut inst.store,
+            inst.set,
+            phase,
+            &scope,
+            &names,
+            &request,
+            namespace.as_deref(),
+        );
+        // Host waits are bounded by the hook's deadline; this is the backstop.
+        let out = tokio::time::timeout(deadline + 2 * EPOCH_GRACE, call)
+            .await
+            .map_err(|_| anyhow!("evaluation exceeded its {}s deadline", deadline.as_secs()))?;
         match out {
             Ok(v) => {
                 self.release(inst);
                 Ok(v)
             }
             // The instance is dropped: after a trap its state is unknown.
+            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
+        }
+    }
+
+    /// Runs `evaluate-json` (JSON-mode policies) in a pooled instance.
+    // Used by `ivpol apply --json`; tested below through the component.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub async fn evaluate_json(
+        &self,
+        payload: String,
+        deadline: Duration,
+    ) -> Result<Result<wit::Verdict, String>> {
+        let mut inst = self.acquire().await?;
+        arm_deadline(&mut inst, deadline);
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        match engine
+            .call_evaluate_json(&mut inst.store, inst.set, &payload)
+            .await
+        {
+            Ok(v) => {
+                self.release(inst);
+                Ok(v)
+            }
             Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
         }
     }
@@ -217,6 +267,14 @@ impl Pool {
     }
 }
 
+/// Registry calls get 90% of the budget, so that a slow registry ends as the
+/// guest's own timeout error (an `error` result, mapped like any other); the
+/// epoch deadline, a little later, only stops runaway guest code.
+fn arm_deadline(inst: &mut Instance, deadline: Duration) {
+    inst.store.set_epoch_deadline(ticks(deadline + EPOCH_GRACE));
+    inst.store.data_mut().hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
+}
+
 async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<Instance> {
     let (mut store, module) = runtime.instantiate().await?;
     let constructed = module
@@ -231,4 +289,96 @@ async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<
 /// wasmtime 48 has its own error type; bring it into anyhow with its chain.
 fn wt<T>(result: wasmtime::Result<T>) -> Result<T> {
     result.map_err(|e| anyhow!("{e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JSON_POLICY: &str = r#"apiVersion: policies.kyverno.io/v1beta1
+kind: ImageValidatingPolicy
+metadata:
+  name: ivpol-json
+spec:
+  evaluation:
+    mode: JSON
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["pods"]
+  images:
+    - name: bar
+      expression: "[object.foo.bar]"
+  validationConfigurations:
+    verifyDigest: false
+    required: false
+  attestors: []
+  validations:
+    - expression: "images.bar.all(i, parseImageReference(i).tag() == 'signed')"
+      message: image is not the signed one
+"#;
+
+    async fn pool() -> Pool {
+        let net = Arc::new(Net::new(Default::default(), Default::default(), None).expect("net"));
+        let runtime = Arc::new(Runtime::new(EMBEDDED_COMPONENT, net).expect("component compiles"));
+        let docs = vec![Document {
+            source: "json.yaml".into(),
+            content: JSON_POLICY.into(),
+        }];
+        Pool::load(runtime, docs).await.expect("policies load")
+    }
+
+    /// JSON mode runs through the real component in wasmtime.
+    #[tokio::test]
+    async fn json_mode_payloads_pass_and_fail_in_the_component() {
+        let pool = pool().await;
+        assert!(pool.summary().diagnostics.is_empty());
+        let deadline = Duration::from_secs(10);
+        let pass = r#"{"foo":{"bar":"ghcr.io/kyverno/test-verify-image:signed"}}"#;
+        let fail = r#"{"foo":{"bar":"ghcr.io/kyverno/test-verify-image:unsigned"}}"#;
+        let v = pool
+            .evaluate_json(pass.into(), deadline)
+            .await
+            .expect("no trap")
+            .expect("valid");
+        assert!(v.allowed);
+        assert!(matches!(v.results[0].status, wit::Status::Pass));
+        let v = pool
+            .evaluate_json(fail.into(), deadline)
+            .await
+            .expect("no trap")
+            .expect("valid");
+        assert!(!v.allowed);
+        assert_eq!(
+            v.message.as_deref(),
+            Some("Policy ivpol-json failed: image is not the signed one")
+        );
+        let bad = pool
+            .evaluate_json("{".into(), deadline)
+            .await
+            .expect("no trap");
+        assert!(bad.is_err());
+    }
+
+    /// An instance whose epoch deadline has passed traps, and the pool
+    /// recovers with a fresh instance.
+    #[tokio::test]
+    async fn a_short_deadline_never_poisons_the_pool() {
+        let pool = pool().await;
+        let payload = r#"{"foo":{"bar":"a:signed"}}"#.to_string();
+        let trapped = pool
+            .evaluate_json(payload.clone(), Duration::from_millis(0))
+            .await;
+        // A zero deadline is one tick; a fast evaluation may still finish within it.
+        if trapped.is_err() {
+            assert!(format!("{:?}", trapped.err()).contains("trapped"));
+        }
+        let ok = pool
+            .evaluate_json(payload, Duration::from_secs(10))
+            .await
+            .expect("fresh instance");
+        assert!(ok.expect("valid").allowed);
+    }
 }

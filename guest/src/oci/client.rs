@@ -1,0 +1,405 @@
+//! The distribution client: manifests, blobs, platform selection and referrers.
+
+use super::digest;
+use super::error::OciError;
+use super::transport::{HttpRequest, HttpResponse, Transport, TransportError};
+use super::{MANIFEST_MEDIA_TYPES, MAX_MANIFEST_BYTES, MAX_REDIRECTS, MAX_REFERRERS};
+use crate::images::reference::ImageRef;
+use serde_json::Value;
+
+/// A manifest as fetched, with the digest computed from its bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub bytes: Vec<u8>,
+    pub media_type: String,
+    pub digest: String,
+    pub json: Value,
+}
+
+impl Manifest {
+    /// Whether this is an OCI index or a Docker manifest list.
+    pub fn is_index(&self) -> bool {
+        self.media_type == MANIFEST_MEDIA_TYPES[0] || self.media_type == MANIFEST_MEDIA_TYPES[1]
+    }
+}
+
+/// The platform an index is resolved for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Platform {
+    pub os: String,
+    pub architecture: String,
+}
+
+impl Default for Platform {
+    /// go-containerregistry's default, which Kyverno uses.
+    fn default() -> Self {
+        Platform {
+            os: "linux".into(),
+            architecture: "amd64".into(),
+        }
+    }
+}
+
+/// Names a request in errors.
+struct Target<'a> {
+    registry: &'a str,
+    repository: &'a str,
+    reference: &'a str,
+}
+
+impl Target<'_> {
+    fn transport(&self, source: TransportError) -> OciError {
+        OciError::Transport {
+            registry: self.registry.into(),
+            repository: self.repository.into(),
+            reference: self.reference.into(),
+            source,
+        }
+    }
+
+    fn status(&self, resp: &HttpResponse) -> OciError {
+        OciError::Status {
+            registry: self.registry.into(),
+            repository: self.repository.into(),
+            reference: self.reference.into(),
+            status: resp.status,
+            detail: error_detail(&resp.body),
+        }
+    }
+
+    fn invalid(&self, message: impl Into<String>) -> OciError {
+        OciError::Invalid {
+            registry: self.registry.into(),
+            repository: self.repository.into(),
+            reference: self.reference.into(),
+            message: message.into(),
+        }
+    }
+
+    fn mismatch(&self, expected: &str, actual: &str) -> OciError {
+        OciError::DigestMismatch {
+            registry: self.registry.into(),
+            repository: self.repository.into(),
+            reference: self.reference.into(),
+            expected: expected.into(),
+            actual: actual.into(),
+        }
+    }
+}
+
+/// `: CODE message` from a distribution error body, when there is one.
+fn error_detail(body: &[u8]) -> String {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let first = parsed.as_ref().and_then(|v| v.pointer("/errors/0"));
+    match first {
+        Some(e) => {
+            let code = e.get("code").and_then(Value::as_str).unwrap_or_default();
+            let msg = e.get("message").and_then(Value::as_str).unwrap_or_default();
+            format!(": {code} {msg}").trim_end().to_string()
+        }
+        None => String::new(),
+    }
+}
+
+pub struct Client<'t> {
+    transport: &'t dyn Transport,
+}
+
+impl<'t> Client<'t> {
+    pub fn new(transport: &'t dyn Transport) -> Client<'t> {
+        Client { transport }
+    }
+
+    /// The host serving a registry's API (Docker Hub's API is not on index.docker.io).
+    fn api_host(registry: &str) -> &str {
+        if registry == "index.docker.io" {
+            "registry-1.docker.io"
+        } else {
+            registry
+        }
+    }
+
+    fn url(registry: &str, path: &str) -> String {
+        format!("https://{}/v2/{path}", Self::api_host(registry))
+    }
+
+    /// GET with redirects followed (each hop goes through the host's policy again).
+    fn get(
+        &self,
+        t: &Target,
+        url: String,
+        accept: &str,
+        limit: usize,
+    ) -> Result<HttpResponse, OciError> {
+        let mut url = url;
+        for _ in 0..=MAX_REDIRECTS {
+            let request = HttpRequest {
+                method: "GET",
+                url: url.clone(),
+                headers: vec![("Accept".into(), accept.into())],
+            };
+            let resp = self
+                .transport
+                .send(&request, limit)
+                .map_err(|e| t.transport(e))?;
+            if !matches!(resp.status, 301 | 302 | 303 | 307 | 308) {
+                return Ok(resp);
+            }
+            let location = resp
+                .header("location")
+                .ok_or_else(|| t.invalid("redirect without a Location"))?;
+            url = resolve_location(&url, location);
+        }
+        Err(t.invalid(format!("more than {MAX_REDIRECTS} redirects")))
+    }
+
+    /// The manifest `reference` (a tag or a digest) of `image`'s repository.
+    pub fn manifest(&self, image: &ImageRef, reference: &str) -> Result<Manifest, OciError> {
+        let t = Target {
+            registry: image.registry(),
+            repository: image.repository(),
+            reference,
+        };
+        let url = Self::url(
+            image.registry(),
+            &format!("{}/manifests/{reference}", image.repository()),
+        );
+        let resp = self.get(
+            &t,
+            url,
+            &MANIFEST_MEDIA_TYPES.join(", "),
+            MAX_MANIFEST_BYTES,
+        )?;
+        if resp.status != 200 {
+            return Err(t.status(&resp));
+        }
+        let actual = digest::sha256(&resp.body);
+        if digest::is_sha256(reference) && actual != reference {
+            return Err(t.mismatch(reference, &actual));
+        }
+        let json: Value = serde_json::from_slice(&resp.body)
+            .map_err(|e| t.invalid(format!("manifest is not JSON: {e}")))?;
+        let media_type = json
+            .get("mediaType")
+            .and_then(Value::as_str)
+            .or_else(|| resp.header("content-type"))
+            .unwrap_or_default()
+            .to_string();
+        Ok(Manifest {
+            bytes: resp.body,
+            media_type,
+            digest: actual,
+            json,
+        })
+    }
+
+    /// The digest `image` names: its own digest, or that of the manifest its tag points to.
+    pub fn resolve(&self, image: &ImageRef) -> Result<String, OciError> {
+        match image.digest() {
+            Some(d) => Ok(d.to_string()),
+            None => Ok(self.manifest(image, image.identifier())?.digest),
+        }
+    }
+
+    /// A blob, checked against its digest.
+    pub fn blob(&self, image: &ImageRef, digest: &str, limit: usize) -> Result<Vec<u8>, OciError> {
+        let t = Target {
+            registry: image.registry(),
+            repository: image.repository(),
+            reference: digest,
+        };
+        if !digest::is_sha256(digest) {
+            return Err(t.invalid("not a sha256 digest"));
+        }
+        let url = Self::url(
+            image.registry(),
+            &format!("{}/blobs/{digest}", image.repository()),
+        );
+        let resp = self.get(&t, url, "*/*", limit)?;
+        if resp.status != 200 {
+            return Err(t.status(&resp));
+        }
+        let actual = digest::sha256(&resp.body);
+        if actual != digest {
+            return Err(t.mismatch(digest, &actual));
+        }
+        Ok(resp.body)
+    }
+
+    /// For an index, the manifest for `platform`; otherwise `manifest` itself.
+    pub fn platform_manifest(
+        &self,
+        image: &ImageRef,
+        manifest: &Manifest,
+        platform: &Platform,
+    ) -> Result<Manifest, OciError> {
+        if !manifest.is_index() {
+            return Ok(manifest.clone());
+        }
+        let t = Target {
+            registry: image.registry(),
+            repository: image.repository(),
+            reference: &manifest.digest,
+        };
+        let entries = manifest
+            .json
+            .get("manifests")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let chosen = entries.iter().find(|m| {
+            let p = m.get("platform");
+            let field = |k: &str| {
+                p.and_then(|p| p.get(k))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            };
+            field("os") == platform.os && field("architecture") == platform.architecture
+        });
+        let digest = chosen
+            .and_then(|m| m.get("digest"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                t.invalid(format!(
+                    "no manifest for platform {}/{}",
+                    platform.os, platform.architecture
+                ))
+            })?;
+        self.manifest(image, digest)
+    }
+
+    /// Descriptors of the referrers of `subject` (OCI 1.1 referrers API, with
+    /// the `sha256-<hex>` tag-schema fallback), optionally of one artifact type.
+    pub fn referrers(
+        &self,
+        image: &ImageRef,
+        subject: &str,
+        artifact_type: Option<&str>,
+    ) -> Result<Vec<Value>, OciError> {
+        let t = Target {
+            registry: image.registry(),
+            repository: image.repository(),
+            reference: subject,
+        };
+        let mut path = format!("{}/referrers/{subject}", image.repository());
+        if let Some(at) = artifact_type {
+            path.push_str("?artifactType=");
+            path.push_str(&percent_encode(at));
+        }
+        let resp = self.get(
+            &t,
+            Self::url(image.registry(), &path),
+            MANIFEST_MEDIA_TYPES[0],
+            MAX_MANIFEST_BYTES,
+        )?;
+        let index: Value = match resp.status {
+            200 => serde_json::from_slice(&resp.body)
+                .map_err(|e| t.invalid(format!("referrers index is not JSON: {e}")))?,
+            404 => match self.tag_schema_index(image, subject)? {
+                Some(v) => v,
+                None => return Ok(Vec::new()),
+            },
+            _ => return Err(t.status(&resp)),
+        };
+        let mut out: Vec<Value> = index
+            .get("manifests")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| {
+                artifact_type
+                    .is_none_or(|at| d.get("artifactType").and_then(Value::as_str) == Some(at))
+            })
+            .collect();
+        if out.len() > MAX_REFERRERS {
+            return Err(t.invalid(format!(
+                "too many referrers found ({} > {MAX_REFERRERS})",
+                out.len()
+            )));
+        }
+        out.sort_by_key(|d| {
+            d.get("digest")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        });
+        Ok(out)
+    }
+
+    /// The referrers index stored under the tag `sha256-<hex>`, if any.
+    fn tag_schema_index(&self, image: &ImageRef, subject: &str) -> Result<Option<Value>, OciError> {
+        let tag = subject.replacen(':', "-", 1);
+        match self.manifest(image, &tag) {
+            Ok(m) => Ok(Some(m.json)),
+            Err(OciError::Status { status: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A referrer's manifest, checked to really refer to `subject`: a
+    /// referrers listing is only a hint, the manifest's `subject` is the claim.
+    pub fn referrer_manifest(
+        &self,
+        image: &ImageRef,
+        subject: &str,
+        descriptor: &Value,
+    ) -> Result<Manifest, OciError> {
+        let digest = descriptor
+            .get("digest")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let t = Target {
+            registry: image.registry(),
+            repository: image.repository(),
+            reference: digest,
+        };
+        if !digest::is_sha256(digest) {
+            return Err(t.invalid("referrer descriptor has no sha256 digest"));
+        }
+        let m = self.manifest(image, digest)?;
+        let claimed = m.json.pointer("/subject/digest").and_then(Value::as_str);
+        if claimed != Some(subject) {
+            return Err(t.invalid(format!(
+                "referrer's subject is {:?}, not {subject}",
+                claimed.unwrap_or("none")
+            )));
+        }
+        Ok(m)
+    }
+}
+
+/// Resolves a `Location` header against the URL that answered.
+fn resolve_location(base: &str, location: &str) -> String {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        return location.to_string();
+    }
+    let origin_end = base
+        .find("://")
+        .map(|i| i + 3)
+        .and_then(|s| base[s..].find('/').map(|p| s + p))
+        .unwrap_or(base.len());
+    if location.starts_with('/') {
+        format!("{}{location}", &base[..origin_end])
+    } else {
+        let dir_end = base
+            .rfind('/')
+            .filter(|&i| i >= origin_end)
+            .unwrap_or(origin_end);
+        format!("{}/{location}", &base[..dir_end])
+    }
+}
+
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

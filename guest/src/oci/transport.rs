@@ -1,0 +1,69 @@
+//! The HTTP seam: the client's only way out. In the component it is
+//! wasi:http (`wasi_transport`); the host decides what is allowed, adds
+//! credentials, and answers auth challenges, so nothing secret passes here.
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub method: &'static str,
+    /// Absolute `https://host[:port]/path?query` URL.
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// The first header called `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum TransportError {
+    #[error("request to {host} denied by the host's network policy")]
+    Denied { host: String },
+    #[error("request to {host} timed out")]
+    Timeout { host: String },
+    #[error("response from {host} is larger than {limit} bytes")]
+    TooLarge { host: String, limit: usize },
+    #[error("request to {host} failed: {message}")]
+    Failed { host: String, message: String },
+}
+
+/// Sends one request and reads at most `max_body` bytes of the answer.
+pub trait Transport {
+    fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError>;
+}
+
+/// A transport with no network, for evaluation outside the component.
+pub struct Offline;
+
+impl Transport for Offline {
+    fn send(
+        &self,
+        request: &HttpRequest,
+        _max_body: usize,
+    ) -> Result<HttpResponse, TransportError> {
+        let host = request
+            .url
+            .split('/')
+            .nth(2)
+            .unwrap_or_default()
+            .to_string();
+        Err(TransportError::Failed {
+            host,
+            message: "no network access in this context".into(),
+        })
+    }
+}

@@ -1,0 +1,306 @@
+//! The component's network capability: the wasi:http `send_request` hook.
+//!
+//! Every outgoing request of the component lands here. The host checks it
+//! against the registry policy (`policy.rs`), picks HTTPS or (for
+//! `--insecure-registry`) plain HTTP, sends it on a pooled rustls client,
+//! answers registry auth challenges (`auth.rs`), and bounds it by the
+//! request's deadline. A refused request reaches the guest as
+//! `HttpRequestDenied`.
+
+pub mod auth;
+mod body;
+pub mod policy;
+
+use anyhow::{Context, Result};
+use auth::{Challenge, Keychain, TokenCache};
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use policy::{NetPolicy, Route};
+use std::future::Future;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+type HttpsClient = Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    Empty<Bytes>,
+>;
+
+/// Shared by every instance: policy, credentials, tokens, connection pool.
+pub struct Net {
+    policy: NetPolicy,
+    keychain: Keychain,
+    tokens: TokenCache,
+    client: HttpsClient,
+    /// Requests sent to registries (for tests and metrics).
+    pub sent: AtomicU64,
+}
+
+impl Net {
+    pub fn new(policy: NetPolicy, keychain: Keychain, extra_ca: Option<&Path>) -> Result<Net> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        if let Some(path) = extra_ca {
+            let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+                let cert = cert.with_context(|| format!("parsing {}", path.display()))?;
+                roots
+                    .add(cert)
+                    .with_context(|| format!("adding a CA from {}", path.display()))?;
+            }
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .build();
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Ok(Net {
+            policy,
+            keychain,
+            tokens: TokenCache::default(),
+            client,
+            sent: AtomicU64::new(0),
+        })
+    }
+
+    /// Sends one request of the component, with auth, within `deadline`.
+    async fn send(
+        self: Arc<Self>,
+        request: http::Request<WasiBody>,
+        deadline: Instant,
+    ) -> Result<http::Response<WasiBody>, HttpError> {
+        let (parts, _body) = request.into_parts();
+        let host = parts.uri.host().unwrap_or_default().to_string();
+        let https = parts.uri.scheme_str() != Some("http");
+        let port = parts.uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let route = self
+            .policy
+            .route(&host, port, || resolve(host.clone(), port))
+            .await
+            .map_err(|why| {
+                tracing::warn!("registry request refused: {why}");
+                HttpError::HttpRequestDenied
+            })?;
+        if route == Route::Https && !https {
+            // Plain HTTP only for --insecure-registry hosts.
+            tracing::warn!("plain HTTP to {host}:{port} refused: not an --insecure-registry");
+            return Err(HttpError::HttpRequestDenied);
+        }
+        let scheme = if route == Route::Http {
+            "http"
+        } else {
+            "https"
+        };
+        let path = parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/");
+        let uri: http::Uri = format!("{scheme}://{host}:{port}{path}")
+            .parse()
+            .map_err(|_| HttpError::HttpRequestUriInvalid)?;
+        let mut headers = parts.headers.clone();
+        // The guest holds no credentials; anything it sets here is dropped.
+        headers.remove(AUTHORIZATION);
+        let port_opt = parts.uri.port_u16();
+        let resp = self
+            .send_once(&parts.method, &uri, &headers, None, deadline)
+            .await?;
+        let resp = if resp.status() == http::StatusCode::UNAUTHORIZED {
+            match self.authorization(&resp, &host, port_opt, deadline).await {
+                Some(auth) => {
+                    self.send_once(&parts.method, &uri, &headers, Some(auth), deadline)
+                        .await?
+                }
+                None => resp,
+            }
+        } else {
+            resp
+        };
+        Ok(resp.map(|b| body::DeadlineBody::new(b, deadline).boxed_unsync()))
+    }
+
+    async fn send_once(
+        &self,
+        method: &http::Method,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+        auth: Option<String>,
+        deadline: Instant,
+    ) -> Result<http::Response<hyper::body::Incoming>, HttpError> {
+        let mut req = http::Request::builder()
+            .method(method.clone())
+            .uri(uri.clone());
+        for (k, v) in headers {
+            if k != http::header::HOST {
+                req = req.header(k, v);
+            }
+        }
+        if let Some(a) = auth {
+            req = req.header(AUTHORIZATION, a);
+        }
+        let req = req
+            .body(Empty::new())
+            .map_err(|_| HttpError::HttpRequestUriInvalid)?;
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        match tokio::time::timeout_at(deadline.into(), self.client.request(req)).await {
+            Err(_) => Err(HttpError::ConnectionTimeout),
+            Ok(Err(e)) => {
+                tracing::debug!("registry request to {uri} failed: {e:?}");
+                Err(if e.is_connect() {
+                    HttpError::ConnectionRefused
+                } else {
+                    HttpError::HttpProtocolError
+                })
+            }
+            Ok(Ok(r)) => Ok(r),
+        }
+    }
+
+    /// The Authorization header answering a 401's challenge, if we can.
+    async fn authorization(
+        &self,
+        resp: &http::Response<hyper::body::Incoming>,
+        host: &str,
+        port: Option<u16>,
+        deadline: Instant,
+    ) -> Option<String> {
+        let header = resp.headers().get(WWW_AUTHENTICATE)?.to_str().ok()?;
+        let credential = self.keychain.get(host, port);
+        match auth::parse_challenge(header)? {
+            Challenge::Basic => credential.map(|c| c.basic_header()),
+            Challenge::Bearer {
+                realm,
+                service,
+                scope,
+            } => {
+                let key = (realm.clone(), service.clone(), scope.clone());
+                if let Some(t) = self.tokens.get(&key) {
+                    return Some(format!("Bearer {t}"));
+                }
+                let (token, expires) = self
+                    .fetch_token(&realm, &service, &scope, credential, deadline)
+                    .await?;
+                self.tokens.put(key, token.clone(), expires);
+                Some(format!("Bearer {token}"))
+            }
+        }
+    }
+
+    async fn fetch_token(
+        &self,
+        realm: &str,
+        service: &str,
+        scope: &str,
+        credential: Option<&auth::Credential>,
+        deadline: Instant,
+    ) -> Option<(String, Option<u64>)> {
+        let realm_uri: http::Uri = realm.parse().ok()?;
+        let host = realm_uri.host()?.to_string();
+        let https = realm_uri.scheme_str() != Some("http");
+        let port = realm_uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        // The token endpoint is a network destination like any other.
+        let route = self
+            .policy
+            .route(&host, port, || resolve(host.clone(), port))
+            .await;
+        match route {
+            Ok(Route::Http) | Ok(Route::Https) if https || route == Ok(Route::Http) => {}
+            _ => {
+                tracing::warn!("token realm {realm} refused by the network policy");
+                return None;
+            }
+        }
+        let sep = if realm.contains('?') { '&' } else { '?' };
+        let mut url = format!("{realm}{sep}service={}", encode(service));
+        if !scope.is_empty() {
+            url.push_str(&format!("&scope={}", encode(scope)));
+        }
+        let uri: http::Uri = url.parse().ok()?;
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static("application/json"),
+        );
+        let auth = credential.map(|c| c.basic_header());
+        let resp = self
+            .send_once(&http::Method::GET, &uri, &headers, auth, deadline)
+            .await
+            .ok()?;
+        if !resp.status().is_success() {
+            tracing::warn!("token endpoint {realm} answered {}", resp.status());
+            return None;
+        }
+        let limited = http_body_util::Limited::new(resp.into_body(), 1 << 20);
+        let body = tokio::time::timeout_at(deadline.into(), limited.collect())
+            .await
+            .ok()?
+            .ok()?
+            .to_bytes();
+        auth::parse_token_response(&body)
+    }
+}
+
+async fn resolve(host: String, port: u16) -> std::io::Result<Vec<std::net::IpAddr>> {
+    Ok(tokio::net::lookup_host((host.as_str(), port))
+        .await?
+        .map(|a| a.ip())
+        .collect())
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The per-store hook: the shared [`Net`] plus this request's deadline.
+pub struct Hooks {
+    pub net: Arc<Net>,
+    pub deadline: Instant,
+}
+
+impl WasiHttpHooks for Hooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        _options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = Result<
+                    (
+                        http::Response<WasiBody>,
+                        Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+                    ),
+                    HttpError,
+                >,
+            > + Send,
+    > {
+        drop(fut);
+        let net = self.net.clone();
+        let deadline = self.deadline;
+        Box::new(async move {
+            let resp = net.send(request, deadline).await?;
+            let done: Box<dyn Future<Output = Result<(), HttpError>> + Send> =
+                Box::new(async { Ok(()) });
+            Ok((resp, done))
+        })
+    }
+}
