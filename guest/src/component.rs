@@ -81,7 +81,7 @@ impl GuestPolicySet for PolicySet {
         // Registry calls are bounded by the host's deadline too; this keeps a
         // single call from outliving the longest policy timeout.
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
-        let transport = WasiTransport { timeout_ns };
+        let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
         self.0
             .admit(
                 phase,
@@ -89,13 +89,15 @@ impl GuestPolicySet for PolicySet {
                 &names,
                 &request,
                 namespace_object.as_deref(),
-                &transport,
+                transport,
             )
             .map(verdict)
     }
 
     fn evaluate_json(&self, payload: String) -> Result<Verdict, String> {
-        self.0.evaluate_json(&payload).map(verdict)
+        let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
+        let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
+        self.0.evaluate_json(&payload, transport).map(verdict)
     }
 }
 

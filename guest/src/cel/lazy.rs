@@ -28,8 +28,12 @@ type Base = Arc<BTreeMap<String, Arc<dyn Val>>>;
 struct LazyInner {
     definitions: Arc<Vec<(String, Expression)>>,
     base: Base,
+    source: Option<Source>,
     slots: Mutex<Slots>,
 }
+
+/// Where `getImageData` and `image.GetMetadata` get their data.
+type Source = Arc<dyn super::image_data::ImageDataSource>;
 
 /// The `variables` map: evaluates each entry on first access.
 #[derive(Clone)]
@@ -62,6 +66,7 @@ impl LazyVariables {
         let bindings = Bindings {
             base: self.inner.base.clone(),
             variables: Some(self.clone()),
+            source: self.inner.source.clone(),
         };
         let result = expr.program().execute(&bindings.context());
         self.lock()
@@ -128,6 +133,7 @@ impl Indexer for LazyVariables {
 pub struct Bindings {
     base: Base,
     variables: Option<LazyVariables>,
+    source: Option<Source>,
 }
 
 impl VariableResolver for Bindings {
@@ -151,6 +157,9 @@ impl Bindings {
     /// A context that resolves these bindings.
     pub fn context(&self) -> Context<'_, '_> {
         let mut ctx = super::new_context();
+        if let Some(source) = &self.source {
+            super::image_data::register(&mut ctx, source.clone());
+        }
         ctx.set_variable_resolver(self);
         ctx
     }
@@ -169,7 +178,7 @@ impl Bindings {
             .as_ref()
             .map(|v| v.inner.definitions.clone())
             .unwrap_or_default();
-        build(Arc::new(base), definitions)
+        build(Arc::new(base), definitions, self.source.clone())
     }
 
     /// Reads a bound value back as a `Value` (for tests and message building).
@@ -184,19 +193,26 @@ impl Bindings {
 pub struct BindingsBuilder {
     base: BTreeMap<String, Arc<dyn Val>>,
     definitions: Vec<(String, Expression)>,
+    source: Option<Source>,
 }
 
-fn build(base: Base, definitions: Arc<Vec<(String, Expression)>>) -> Bindings {
+fn build(
+    base: Base,
+    definitions: Arc<Vec<(String, Expression)>>,
+    source: Option<Source>,
+) -> Bindings {
     let variables = LazyVariables {
         inner: Arc::new(LazyInner {
             definitions,
             base: base.clone(),
+            source: source.clone(),
             slots: Mutex::new(BTreeMap::new()),
         }),
     };
     Bindings {
         base,
         variables: Some(variables),
+        source,
     }
 }
 
@@ -215,8 +231,14 @@ impl BindingsBuilder {
         self
     }
 
+    /// Makes `getImageData` and `image.GetMetadata` available.
+    pub fn image_data(mut self, source: Source) -> Self {
+        self.source = Some(source);
+        self
+    }
+
     pub fn build(self) -> Bindings {
-        build(Arc::new(self.base), Arc::new(self.definitions))
+        build(Arc::new(self.base), Arc::new(self.definitions), self.source)
     }
 }
 

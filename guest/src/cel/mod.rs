@@ -7,6 +7,7 @@
 //! diagnostic, so a policy never silently passes on an unknown call.
 
 pub mod convert;
+pub mod image_data;
 pub mod image_lib;
 mod known;
 mod lazy;

@@ -5,6 +5,7 @@
 //! 1.19, after #16336).
 
 mod evaluate;
+mod image_data;
 mod images;
 mod mutate;
 pub mod required;
@@ -19,6 +20,7 @@ use crate::oci::Transport;
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 use evaluate::{Input, Outcome};
 pub use results::{PolicyResult, Status, Verdict};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -74,7 +76,7 @@ impl PolicySet {
         names: &[String],
         request: &str,
         namespace_object: Option<&str>,
-        transport: &dyn Transport,
+        transport: Arc<dyn Transport + Send + Sync>,
     ) -> Result<Verdict, String> {
         let req = Request::parse(request)?;
         let namespace = parse_namespace(namespace_object, &req.namespace)?;
@@ -86,16 +88,22 @@ impl PolicySet {
             })
             .collect();
         Ok(match phase {
-            Phase::Validate => validate(&candidates, &req, &namespace),
-            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
+            Phase::Validate => validate(&candidates, &req, &namespace, transport),
+            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, &*transport),
         })
     }
 
     /// Evaluates `evaluation.mode: JSON` policies against a payload.
-    pub fn evaluate_json(&self, payload: &str) -> Result<Verdict, String> {
+    pub fn evaluate_json(
+        &self,
+        payload: &str,
+        transport: Arc<dyn Transport + Send + Sync>,
+    ) -> Result<Verdict, String> {
         let object: serde_json::Value =
             serde_json::from_str(payload).map_err(|e| format!("payload is not valid JSON: {e}"))?;
-        let bindings = Bindings::builder().value("object", convert::to_cel(&object));
+        let bindings = Bindings::builder()
+            .value("object", convert::to_cel(&object))
+            .image_data(Arc::new(image_data::RegistryImageData::new(transport)));
         let verifications = required::Verifications::default();
         let mut results = Vec::new();
         let mut passed: Vec<(usize, Vec<String>)> = Vec::new();
@@ -199,6 +207,7 @@ fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
         .value("oldObject", convert::to_cel(&req.old_object))
         .value("request", convert::to_cel(&req.raw))
         .value("namespaceObject", convert::to_cel(&ns.object))
+        .value("image", crate::cel::image_data::context_value())
 }
 
 fn bindings_with_variables(p: &CompiledPolicy, builder: &BindingsBuilder) -> Bindings {
@@ -222,8 +231,14 @@ fn result(
 }
 
 /// The validate phase (`HandleValidating`).
-fn validate(policies: &[&CompiledPolicy], req: &Request, ns: &NamespaceInfo) -> Verdict {
-    let builder = admission_bindings(req, ns);
+fn validate(
+    policies: &[&CompiledPolicy],
+    req: &Request,
+    ns: &NamespaceInfo,
+    transport: Arc<dyn Transport + Send + Sync>,
+) -> Verdict {
+    let builder = admission_bindings(req, ns)
+        .image_data(Arc::new(image_data::RegistryImageData::new(transport)));
     let verifications = required::Verifications::default();
     let mut results: Vec<PolicyResult> = Vec::new();
     let mut passed: Vec<(usize, Vec<String>)> = Vec::new();

@@ -239,7 +239,7 @@ fn admit_with(
         &names,
         &request.to_string(),
         namespace,
-        &Offline,
+        std::sync::Arc::new(Offline),
     )
     .expect("a well-formed request is evaluated")
 }
@@ -1866,23 +1866,31 @@ fn payload(image: &str) -> String {
 #[test]
 fn json_mode_passes_and_fails_on_custom_images() {
     let set = load(&[json_policy("check-json", RELAXED)]);
-    let v = set.evaluate_json(&payload(SIGNED)).expect("evaluates");
+    let v = set
+        .evaluate_json_offline(&payload(SIGNED))
+        .expect("evaluates");
     assert_allowed_silently(&v);
     assert_eq!(outcomes(&v), one("check-json", Status::Pass, "success"));
-    let v = set.evaluate_json(&payload(UNSIGNED)).expect("evaluates");
+    let v = set
+        .evaluate_json_offline(&payload(UNSIGNED))
+        .expect("evaluates");
     assert_denied(
         &v,
         &format!("Policy check-json failed: unsigned: {UNSIGNED}"),
     );
     // An image outside matchImageReferences is not in `images.bar`.
-    let v = set.evaluate_json(&payload(NGINX)).expect("evaluates");
+    let v = set
+        .evaluate_json_offline(&payload(NGINX))
+        .expect("evaluates");
     assert_eq!(outcomes(&v), one("check-json", Status::Pass, "success"));
 }
 
 #[test]
 fn json_mode_applies_verify_digest_and_required_by_default() {
     let set = load(&[json_policy("check-json", "")]);
-    let v = set.evaluate_json(&payload(SIGNED)).expect("evaluates");
+    let v = set
+        .evaluate_json_offline(&payload(SIGNED))
+        .expect("evaluates");
     assert_eq!(
         outcomes(&v),
         one(
@@ -1892,7 +1900,9 @@ fn json_mode_applies_verify_digest_and_required_by_default() {
         )
     );
     let image = format!("{SIGNED}@{DIGEST}");
-    let v = set.evaluate_json(&payload(&image)).expect("evaluates");
+    let v = set
+        .evaluate_json_offline(&payload(&image))
+        .expect("evaluates");
     assert_eq!(
         outcomes(&v),
         one("check-json", Status::Fail, &not_verified(&image))
@@ -1906,9 +1916,16 @@ fn json_mode_match_conditions_read_the_payload() {
         "  matchConditions:\n    - name: has-foo\n      expression: \"has(object.foo.enabled) && object.foo.enabled\"\n  images:\n",
     );
     let set = load(&[policy]);
-    assert_no_results(&set.evaluate_json(&payload(UNSIGNED)).expect("evaluates"));
+    assert_no_results(
+        &set.evaluate_json_offline(&payload(UNSIGNED))
+            .expect("evaluates"),
+    );
     let enabled = json!({"foo": {"bar": UNSIGNED, "enabled": true}}).to_string();
-    assert!(!set.evaluate_json(&enabled).expect("evaluates").allowed);
+    assert!(
+        !set.evaluate_json_offline(&enabled)
+            .expect("evaluates")
+            .allowed
+    );
 }
 
 #[test]
@@ -1918,7 +1935,9 @@ fn json_and_kubernetes_policies_never_mix() {
         "validations:\n  - expression: \"false\"\n    message: k8s\n",
     );
     let set = load(&[json_policy("check-json", RELAXED), kubernetes]);
-    let v = set.evaluate_json(&payload(UNSIGNED)).expect("evaluates");
+    let v = set
+        .evaluate_json_offline(&payload(UNSIGNED))
+        .expect("evaluates");
     assert_eq!(policies_of(&v), vec!["check-json"]);
     let mut p = pod("p", &[UNSIGNED]);
     p["foo"] = json!({"bar": UNSIGNED});
@@ -1931,7 +1950,7 @@ fn json_and_kubernetes_policies_never_mix() {
 #[test]
 fn json_mode_rejects_a_payload_that_is_not_json() {
     let set = load(&[json_policy("check-json", RELAXED)]);
-    assert!(set.evaluate_json("{not json").is_err());
+    assert!(set.evaluate_json_offline("{not json").is_err());
 }
 
 // ---------------------------------------------------------- mutate phase
@@ -2081,7 +2100,7 @@ fn malformed_requests_are_errors() {
             &[],
             request,
             namespace,
-            &Offline,
+            std::sync::Arc::new(Offline),
         )
     };
     assert!(run("{not json", None).is_err());
@@ -2101,7 +2120,14 @@ fn malformed_requests_are_errors() {
     let good = create(&pod("p", &[SIGNED])).to_string();
     assert!(run(&good, Some("{not json")).is_err());
     assert!(set
-        .admit(Phase::Mutate, &Scope::Cluster, &[], "[]", None, &Offline)
+        .admit(
+            Phase::Mutate,
+            &Scope::Cluster,
+            &[],
+            "[]",
+            None,
+            std::sync::Arc::new(Offline)
+        )
         .is_err());
     assert!(run(&good, None).is_ok());
 }
@@ -2134,4 +2160,15 @@ fn a_broken_policy_is_a_diagnostic_and_the_others_still_apply() {
     let v = validate(&set, &create(&pod("bad", &[SIGNED])));
     assert_eq!(policies_of(&v), vec!["check-name"]);
     assert!(!v.allowed);
+}
+
+/// JSON mode without a network.
+trait OfflineJson {
+    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, String>;
+}
+
+impl OfflineJson for PolicySet {
+    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, String> {
+        self.evaluate_json(payload, std::sync::Arc::new(Offline))
+    }
 }

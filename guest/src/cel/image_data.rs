@@ -1,0 +1,71 @@
+//! Kyverno's image data functions: `getImageData(image)` and, on the
+//! `image` variable, `image.GetMetadata(image)` (also `getMetadata`). Both
+//! return the registry's view of an image: `{image, resolvedImage, registry,
+//! repository, identifier, tag, digest, imageIndex, manifest, config}`.
+//!
+//! The data comes from an [`ImageDataSource`] (the engine's registry client),
+//! cached per request, so several expressions about one image fetch it once.
+
+use super::convert;
+use cel::extractors::This;
+use cel::objects::Opaque;
+use cel::{Context, ExecutionError, Value};
+use std::sync::Arc;
+
+/// Fetches the image data map for one image reference.
+pub trait ImageDataSource: Send + Sync {
+    fn image_data(&self, image: &str) -> Result<serde_json::Value, String>;
+}
+
+/// The value of the `image` variable: the handle `GetMetadata` is called on.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ImageContext;
+
+impl Opaque for ImageContext {
+    fn runtime_type_name(&self) -> &str {
+        "kyverno.imagedata"
+    }
+}
+
+/// The `image` variable.
+pub fn context_value() -> Value {
+    Value::Opaque(Arc::new(ImageContext))
+}
+
+pub fn register(ctx: &mut Context<'_, '_>, source: Arc<dyn ImageDataSource>) {
+    let s = source.clone();
+    let _ = ctx.add_function("getImageData", move |image: Value| {
+        fetch(&*s, "getImageData", &image)
+    });
+    for name in ["GetMetadata", "getMetadata"] {
+        let s = source.clone();
+        let _ = ctx.add_function(name, move |This(this): This<Value>, image: Value| {
+            let is_context =
+                matches!(&this, Value::Opaque(o) if o.downcast_ref::<ImageContext>().is_some());
+            if !is_context {
+                return Err(ExecutionError::function_error(
+                    name,
+                    "must be called on the image variable",
+                ));
+            }
+            fetch(&*s, name, &image)
+        });
+    }
+}
+
+fn fetch(
+    source: &dyn ImageDataSource,
+    function: &str,
+    image: &Value,
+) -> Result<Value, ExecutionError> {
+    let Value::String(image) = image else {
+        return Err(ExecutionError::function_error(
+            function,
+            "argument must be a string",
+        ));
+    };
+    let data = source
+        .image_data(image)
+        .map_err(|e| ExecutionError::function_error(function, e))?;
+    Ok(convert::to_cel(&data))
+}
