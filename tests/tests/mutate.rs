@@ -293,3 +293,31 @@ fn registries_outside_the_policy_are_refused() {
         "{r}"
     );
 }
+
+/// The README's local-registry example, with the registry on a free port.
+#[test]
+fn readme_example_pins_against_a_local_registry() {
+    let reg = Registry::start();
+    let digest = Pusher {
+        addr: &reg.addr,
+        auth: None,
+    }
+    .image("app", "v1", OCI_MANIFEST, "amd64");
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let policy =
+        std::fs::read_to_string(examples.join("pin/pin-local.yaml")).expect("example policy");
+    let review = std::fs::read_to_string(examples.join("pod-review.json")).expect("example review");
+    let (policy, review) = (
+        policy.replace("127.0.0.1:5000", &reg.addr),
+        review.replace("127.0.0.1:5000", &reg.addr),
+    );
+    let s = server(&[("pin-local.yaml", &policy)], &[&reg.addr]);
+    let r = s.review(
+        "/ivpol/mutate",
+        &serde_json::from_str(&review).expect("json"),
+    );
+    assert_eq!(
+        patch(&r),
+        json!([{"op": "replace", "path": "/spec/containers/0/image", "value": format!("{}/app:v1@{digest}", reg.addr)}])
+    );
+}

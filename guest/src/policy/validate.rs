@@ -52,7 +52,7 @@ pub fn validate(spec: &Spec) -> Vec<String> {
     }
     if spec.credentials.is_some() {
         problems.push(
-            "spec.credentials: not implemented yet (registry access arrives with the registry client)"
+            "spec.credentials: not implemented yet (use the host's --registry-config for now)"
                 .into(),
         );
     }
