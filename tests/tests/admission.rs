@@ -1,26 +1,17 @@
 //! End to end: the real `ivpol serve`, with the embedded component, answering
 //! AdmissionReviews over HTTP as the Kubernetes API server would send them.
 
+use ivpol_tests::policy::pod_policy;
 use ivpol_tests::review::{self, create_pod, cronjob, deployment, pod};
 use ivpol_tests::{Options, Server};
 use serde_json::json;
 
 /// An ImageValidatingPolicy for Pod CREATE/UPDATE with `spec` lines appended.
 fn ivpol(name: &str, spec: &str) -> String {
-    format!(
-        r#"apiVersion: policies.kyverno.io/v1beta1
-kind: ImageValidatingPolicy
-metadata:
-  name: {name}
-spec:
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [""]
-        apiVersions: ["v1"]
-        operations: ["CREATE", "UPDATE"]
-        resources: ["pods"]
-  attestors: []
-{spec}"#
+    pod_policy(
+        name,
+        "\"CREATE\", \"UPDATE\"",
+        &format!("  attestors: []\n{spec}"),
     )
 }
 

@@ -3,30 +3,16 @@
 
 use ivpol_tests::faulty::{Answer, Faulty};
 use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
+use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::{Options, Server};
 
 fn policy(name: &str, body: &str) -> String {
-    format!(
-        r#"apiVersion: policies.kyverno.io/v1beta1
-kind: ImageValidatingPolicy
-metadata:
-  name: {name}
-spec:
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [""]
-        apiVersions: ["v1"]
-        operations: ["CREATE"]
-        resources: ["pods"]
-  validationConfigurations:
-    mutateDigest: false
-    verifyDigest: false
-    required: false
-  attestors: []
-{body}"#
-    )
+    let tail = format!(
+        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n{body}"
+    );
+    pod_policy(name, "\"CREATE\"", &tail)
 }
 
 /// Kyverno's `context/imagedata/image-data-arch` case, on local images.

@@ -5,6 +5,7 @@
 use base64::Engine as _;
 use ivpol_tests::faulty::{Answer, Faulty};
 use ivpol_tests::fixtures::{Pusher, DOCKER_MANIFEST, OCI_MANIFEST};
+use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::{free_port, Registry};
 use ivpol_tests::review::{create_pod, deployment, review};
 use ivpol_tests::{Options, Server};
@@ -12,24 +13,10 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 fn pin_policy(name: &str, actions: &str, extra: &str) -> String {
-    format!(
-        r#"apiVersion: policies.kyverno.io/v1
-kind: ImageValidatingPolicy
-metadata:
-  name: {name}
-spec:
-  validationActions: {actions}
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [""]
-        apiVersions: ["v1"]
-        operations: ["CREATE", "UPDATE"]
-        resources: ["pods"]
-{extra}  attestors: []
-  validations:
-    - expression: "true"
-"#
-    )
+    let tail = format!(
+        "  validationActions: {actions}\n{extra}  attestors: []\n  validations:\n    - expression: \"true\"\n"
+    );
+    pod_policy(name, "\"CREATE\", \"UPDATE\"", &tail)
 }
 
 fn server(policies: &[(&str, &str)], insecure: &[&str]) -> Server {
