@@ -270,3 +270,80 @@ fn anonymous_and_authenticated_pulls_through_the_host() {
         tokens.authenticated.load(Ordering::SeqCst) + tokens.anonymous.load(Ordering::SeqCst);
     assert_eq!(before, after, "the token was fetched again");
 }
+
+/// A policy's `credentials.secrets`: only the secret's NAME leaves the
+/// component; the host reads it from `--secrets-dir` and answers the challenge.
+#[test]
+fn policy_credentials_secrets_are_read_by_the_host() {
+    let tokens = TokenServer::start();
+    let reg = tokens.registry();
+    let digest = Pusher {
+        addr: &reg.addr,
+        auth: Some(tokens.bearer("private/app")),
+    }
+    .image("private/app", "v1", OCI_MANIFEST, "amd64");
+    let image = format!("{}/private/app:v1", reg.addr);
+    let policy = PIN.replace(
+        "  attestors: []",
+        "  credentials:\n    secrets: [regcred]\n  attestors: []",
+    );
+    let start = |secrets: Option<&std::path::Path>| {
+        let mut extra_args = vec![
+            "--insecure-registry".into(),
+            reg.addr.clone(),
+            "--insecure-registry".into(),
+            tokens.addr.clone(),
+        ];
+        if let Some(d) = secrets {
+            extra_args.push("--secrets-dir".into());
+            extra_args.push(d.display().to_string());
+        }
+        Server::start_with(
+            &[("pin.yaml", &policy)],
+            Options {
+                extra_args,
+                ..Options::default()
+            },
+        )
+    };
+    // No --secrets-dir: a clear error, not an anonymous attempt.
+    let s = start(None);
+    let r = s.review("/ivpol/mutate/pin", &create_pod(&[&image]));
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no --secrets-dir"),
+        "{r}"
+    );
+    // The secret as a Kubernetes Secret manifest of type dockerconfigjson.
+    let dir = s.dir.path().join("secrets");
+    std::fs::create_dir(&dir).expect("dir");
+    let config = format!(
+        r#"{{"auths":{{"{}":{{"username":"{USER}","password":"{PASSWORD}"}}}}}}"#,
+        reg.addr
+    );
+    let secret = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: regcred}}\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: {}\n",
+        base64::engine::general_purpose::STANDARD.encode(config)
+    );
+    std::fs::write(dir.join("regcred"), secret).expect("secret");
+    let s2 = start(Some(&dir));
+    let r = s2.review("/ivpol/mutate/pin", &create_pod(&[&image]));
+    assert_eq!(r["allowed"], true, "{r}");
+    let patch = base64::engine::general_purpose::STANDARD
+        .decode(r["patch"].as_str().unwrap_or_default())
+        .expect("patch");
+    assert!(String::from_utf8_lossy(&patch).contains(&digest), "{r}");
+    // A secret that is not there.
+    std::fs::remove_file(dir.join("regcred")).expect("rm");
+    let s3 = start(Some(&dir));
+    let r = s3.review("/ivpol/mutate/pin", &create_pod(&[&image]));
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("registry secret regcred not found"),
+        "{r}"
+    );
+}

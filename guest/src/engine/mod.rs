@@ -89,7 +89,7 @@ impl PolicySet {
             .collect();
         Ok(match phase {
             Phase::Validate => validate(&candidates, &req, &namespace, transport),
-            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, &*transport),
+            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
         })
     }
 
@@ -101,9 +101,7 @@ impl PolicySet {
     ) -> Result<Verdict, String> {
         let object: serde_json::Value =
             serde_json::from_str(payload).map_err(|e| format!("payload is not valid JSON: {e}"))?;
-        let bindings = Bindings::builder()
-            .value("object", convert::to_cel(&object))
-            .image_data(Arc::new(image_data::RegistryImageData::new(transport)));
+        let bindings = Bindings::builder().value("object", convert::to_cel(&object));
         let verifications = required::Verifications::default();
         let mut results = Vec::new();
         let mut passed: Vec<(usize, Vec<String>)> = Vec::new();
@@ -113,7 +111,7 @@ impl PolicySet {
             .filter(|p| p.spec.json_mode() && p.autogen.is_none())
         {
             let input = Input {
-                bindings: bindings_with_variables(p, &bindings),
+                bindings: bindings_for(p, &bindings, &transport),
                 resource: None,
                 object: &object,
             };
@@ -210,8 +208,37 @@ fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
         .value("image", crate::cel::image_data::context_value())
 }
 
-fn bindings_with_variables(p: &CompiledPolicy, builder: &BindingsBuilder) -> Bindings {
-    builder.clone().variables(p.variables.clone()).build()
+/// One policy's bindings: its lazy `variables`, and image data fetched with
+/// its own registry credentials.
+fn bindings_for(
+    p: &CompiledPolicy,
+    builder: &BindingsBuilder,
+    transport: &SharedTransport,
+) -> Bindings {
+    let source = image_data::RegistryImageData::new(policy_transport(p, transport));
+    builder
+        .clone()
+        .image_data(Arc::new(source))
+        .variables(p.variables.clone())
+        .build()
+}
+
+type SharedTransport = Arc<dyn Transport + Send + Sync>;
+
+/// The transport for `p`: with its `credentials.secrets` named to the host.
+fn policy_transport(p: &CompiledPolicy, transport: &SharedTransport) -> SharedTransport {
+    match p
+        .spec
+        .credentials
+        .as_ref()
+        .filter(|c| !c.secrets.is_empty())
+    {
+        Some(c) => Arc::new(crate::oci::transport::WithSecrets {
+            inner: transport.clone(),
+            secrets: c.secrets.join(","),
+        }),
+        None => transport.clone(),
+    }
 }
 
 fn result(
@@ -237,8 +264,7 @@ fn validate(
     ns: &NamespaceInfo,
     transport: Arc<dyn Transport + Send + Sync>,
 ) -> Verdict {
-    let builder = admission_bindings(req, ns)
-        .image_data(Arc::new(image_data::RegistryImageData::new(transport)));
+    let builder = admission_bindings(req, ns);
     let verifications = required::Verifications::default();
     let mut results: Vec<PolicyResult> = Vec::new();
     let mut passed: Vec<(usize, Vec<String>)> = Vec::new();
@@ -264,7 +290,7 @@ fn validate(
             }
         }
         let input = Input {
-            bindings: bindings_with_variables(p, &builder),
+            bindings: bindings_for(p, &builder, &transport),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };

@@ -9,14 +9,15 @@
 
 use super::evaluate::{self, Input};
 use super::{
-    admission_bindings, bindings_with_variables, constraints_match, images, result, NamespaceInfo,
+    admission_bindings, bindings_for, constraints_match, images, policy_transport, result,
+    NamespaceInfo, SharedTransport,
 };
 use super::{results, PolicyResult, Status, Verdict};
 use crate::admission::patch::{self, Replace};
 use crate::admission::Request;
 use crate::images::extract::{self, ExtractedImage};
 use crate::images::reference::{self, ImageRef};
-use crate::oci::{Client, Transport};
+use crate::oci::Client;
 use crate::policy::CompiledPolicy;
 use std::collections::BTreeMap;
 
@@ -24,12 +25,11 @@ pub fn mutate(
     policies: &[&CompiledPolicy],
     req: &Request,
     ns: &NamespaceInfo,
-    transport: &dyn Transport,
+    transport: SharedTransport,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
-    let client = Client::new(transport);
-    // One resolution per image string per request, whichever policy asks.
-    let mut resolved: BTreeMap<String, Result<String, String>> = BTreeMap::new();
+    // One resolution per (credentials, image) per request, whichever policy asks.
+    let mut resolved: BTreeMap<(String, String), Result<String, String>> = BTreeMap::new();
     let mut results: Vec<PolicyResult> = Vec::new();
     let mut patches = Vec::new();
     for p in policies.iter().filter(|p| p.spec.mutate_digest()) {
@@ -44,7 +44,7 @@ pub fn mutate(
             continue;
         }
         let input = Input {
-            bindings: bindings_with_variables(p, &builder),
+            bindings: bindings_for(p, &builder, &transport),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };
@@ -65,10 +65,17 @@ pub fn mutate(
             }
         }
         let mut failures = Vec::new();
+        let own = policy_transport(p, &transport);
+        let secrets = p
+            .spec
+            .credentials
+            .as_ref()
+            .map(|c| c.secrets.join(","))
+            .unwrap_or_default();
         for image in unpinned_images(p, req, &input) {
             let outcome = resolved
-                .entry(image.image.clone())
-                .or_insert_with(|| resolve(&client, &image.image))
+                .entry((secrets.clone(), image.image.clone()))
+                .or_insert_with(|| resolve(&Client::new(&*own), &image.image))
                 .clone();
             match outcome {
                 Ok(pinned) => patches.push(Replace::new(image.pointer, pinned)),

@@ -67,3 +67,25 @@ impl Transport for Offline {
         })
     }
 }
+
+/// The header that names a policy's `credentials.secrets` to the host. Only
+/// the names cross the boundary; the host reads the secrets, answers the
+/// registry's challenge, and strips this header.
+pub const SECRETS_HEADER: &str = "x-ivpol-registry-secrets";
+
+/// Adds a policy's secret names to every request.
+pub struct WithSecrets {
+    pub inner: std::sync::Arc<dyn Transport + Send + Sync>,
+    /// Comma-separated secret names.
+    pub secrets: String,
+}
+
+impl Transport for WithSecrets {
+    fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError> {
+        let mut request = request.clone();
+        request
+            .headers
+            .push((SECRETS_HEADER.to_string(), self.secrets.clone()));
+        self.inner.send(&request, max_body)
+    }
+}

@@ -295,9 +295,14 @@ spec:
         assert!(only_message(&doc).contains("not implemented yet"));
         let doc = GOOD.replace(
             "attestors: []",
-            "attestors: []\n  credentials:\n    secrets: [regcred]",
+            "attestors: []\n  credentials:\n    providers: [amazon]",
         );
-        assert!(only_message(&doc).contains("spec.credentials"));
+        assert!(only_message(&doc).contains("spec.credentials.providers[0]"));
+        let doc = GOOD.replace(
+            "attestors: []",
+            "attestors: []\n  credentials:\n    secrets: [../etc/passwd]",
+        );
+        assert!(only_message(&doc).contains("spec.credentials.secrets[0]"));
     }
 
     #[test]

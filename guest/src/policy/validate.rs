@@ -50,11 +50,21 @@ pub fn validate(spec: &Spec) -> Vec<String> {
             ));
         }
     }
-    if spec.credentials.is_some() {
-        problems.push(
-            "spec.credentials: not implemented yet (use the host's --registry-config for now)"
-                .into(),
-        );
+    if let Some(c) = &spec.credentials {
+        for (i, p) in c.providers.iter().enumerate() {
+            if p != "default" {
+                problems.push(format!(
+                    "spec.credentials.providers[{i}]: {p:?} is not implemented (cloud credential helpers); use the host's --registry-config or credentials.secrets"
+                ));
+            }
+        }
+        for (i, name) in c.secrets.iter().enumerate() {
+            if !is_secret_name(name) {
+                problems.push(format!(
+                    "spec.credentials.secrets[{i}]: Invalid value: {name:?}: must be a DNS subdomain name"
+                ));
+            }
+        }
     }
     check_one_of(spec, &mut problems);
     check_unique_names(spec, &mut problems);
@@ -124,4 +134,19 @@ fn check_unique_names(spec: &Spec, problems: &mut Vec<String>) {
             }
         }
     }
+}
+
+/// A Kubernetes object name (DNS-1123 subdomain): also keeps secret names
+/// from reaching outside the host's `--secrets-dir`.
+fn is_secret_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
 }

@@ -38,6 +38,11 @@ pub struct ServeArgs {
     /// Docker config.json with registry credentials (`auths`).
     #[arg(long = "registry-config", value_name = "FILE")]
     registry_config: Option<PathBuf>,
+    /// Directory of the registry secrets that policies name in
+    /// `credentials.secrets`: `<name>/.dockerconfigjson` (a mounted Secret),
+    /// or a `<name>` file holding a docker config or a Secret manifest.
+    #[arg(long = "secrets-dir", value_name = "DIR")]
+    secrets_dir: Option<PathBuf>,
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     registry_ca: Option<PathBuf>,
@@ -64,7 +69,12 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         allow: args.allow_registry.clone(),
         insecure: args.insecure_registry.clone(),
     };
-    let net = Arc::new(Net::new(policy, keychain, args.registry_ca.as_deref())?);
+    let net = Arc::new(Net::new(
+        policy,
+        keychain,
+        args.secrets_dir.as_deref(),
+        args.registry_ca.as_deref(),
+    )?);
     let runtime = Arc::new(Runtime::new(&component, net)?);
     let documents = policies::read_all(&args.policies)?;
     let pool = Pool::load(runtime, documents).await?;

@@ -83,6 +83,13 @@ impl Keychain {
         Ok(Keychain { by_registry })
     }
 
+    /// Adds `other`'s credentials; earlier ones win on a conflict.
+    pub fn extend(&mut self, other: Keychain) {
+        for (k, v) in other.by_registry {
+            self.by_registry.entry(k).or_insert(v);
+        }
+    }
+
     /// The credential for `host:port` (or `host` alone).
     pub fn get(&self, host: &str, port: Option<u16>) -> Option<&Credential> {
         let with_port = port.map(|p| format!("{host}:{p}"));
@@ -90,6 +97,54 @@ impl Keychain {
             .and_then(|k| self.by_registry.get(&k))
             .or_else(|| self.by_registry.get(host))
     }
+}
+
+impl Keychain {
+    /// The policy secret `name` under `dir`: a mounted Secret volume
+    /// (`<dir>/<name>/.dockerconfigjson`), a `config.json`-shaped file, or a
+    /// `kubernetes.io/dockerconfigjson` Secret manifest (YAML or JSON).
+    pub fn from_secret(dir: &Path, name: &str) -> Result<Keychain, String> {
+        // Names are validated by the component as DNS subdomains; check again.
+        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(format!("invalid registry secret name {name:?}"));
+        }
+        let path = dir.join(name);
+        let file = if path.is_dir() {
+            path.join(".dockerconfigjson")
+        } else {
+            path
+        };
+        let text = std::fs::read_to_string(&file).map_err(|_| {
+            format!(
+                "registry secret {name} not found in --secrets-dir {}",
+                dir.display()
+            )
+        })?;
+        let config = secret_config(&text)
+            .ok_or_else(|| format!("registry secret {name} holds no docker config"))?;
+        Keychain::parse(&config).map_err(|e| format!("registry secret {name}: {e}"))
+    }
+}
+
+/// The docker config JSON in a config file or in a Secret manifest.
+fn secret_config(text: &str) -> Option<String> {
+    let doc: serde_json::Value = serde_yaml::from_str(text).ok()?;
+    if doc.get("auths").is_some() {
+        return Some(doc.to_string());
+    }
+    if let Some(s) = doc
+        .pointer("/stringData/.dockerconfigjson")
+        .and_then(|v| v.as_str())
+    {
+        return Some(s.to_string());
+    }
+    let encoded = doc
+        .pointer("/data/.dockerconfigjson")
+        .and_then(|v| v.as_str())?;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    String::from_utf8(raw).ok()
 }
 
 /// `https://index.docker.io/v1/` and friends to `index.docker.io`.
@@ -230,6 +285,31 @@ mod tests {
         );
         assert!(k.get("127.0.0.1", Some(5001)).is_none());
         assert!(Keychain::parse(r#"{"auths":{"x":{"auth":"!!"}}}"#).is_err());
+    }
+
+    #[test]
+    fn reads_policy_secrets_in_every_layout() {
+        let dir = std::env::temp_dir().join(format!("ivpol-secrets-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("mounted")).expect("dir");
+        let config = r#"{"auths":{"r.example":{"username":"u","password":"p"}}}"#;
+        std::fs::write(dir.join("mounted/.dockerconfigjson"), config).expect("write");
+        std::fs::write(dir.join("plain"), config).expect("write");
+        let encoded = base64::engine::general_purpose::STANDARD.encode(config);
+        let manifest = format!("apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\nmetadata: {{name: regcred}}\ndata:\n  .dockerconfigjson: {encoded}\n");
+        std::fs::write(dir.join("manifest"), manifest).expect("write");
+        for name in ["mounted", "plain", "manifest"] {
+            let k = Keychain::from_secret(&dir, name).expect(name);
+            assert_eq!(
+                k.get("r.example", None).map(|c| c.password.as_str()),
+                Some("p"),
+                "{name}"
+            );
+        }
+        assert!(Keychain::from_secret(&dir, "missing")
+            .unwrap_err()
+            .contains("not found"));
+        assert!(Keychain::from_secret(&dir, "../etc").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -35,6 +35,8 @@ type HttpsClient = Client<
 pub struct Net {
     policy: NetPolicy,
     keychain: Keychain,
+    /// Where policies' `credentials.secrets` are read from.
+    secrets_dir: Option<std::path::PathBuf>,
     tokens: TokenCache,
     client: HttpsClient,
     /// Requests sent to registries (for tests and metrics).
@@ -42,7 +44,12 @@ pub struct Net {
 }
 
 impl Net {
-    pub fn new(policy: NetPolicy, keychain: Keychain, extra_ca: Option<&Path>) -> Result<Net> {
+    pub fn new(
+        policy: NetPolicy,
+        keychain: Keychain,
+        secrets_dir: Option<&Path>,
+        extra_ca: Option<&Path>,
+    ) -> Result<Net> {
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         if let Some(path) = extra_ca {
@@ -68,6 +75,7 @@ impl Net {
         Ok(Net {
             policy,
             keychain,
+            secrets_dir: secrets_dir.map(Path::to_path_buf),
             tokens: TokenCache::default(),
             client,
             sent: AtomicU64::new(0),
@@ -113,12 +121,16 @@ impl Net {
         let mut headers = parts.headers.clone();
         // The guest holds no credentials; anything it sets here is dropped.
         headers.remove(AUTHORIZATION);
+        let secrets = self.policy_secrets(headers.remove(SECRETS_HEADER))?;
         let port_opt = parts.uri.port_u16();
         let resp = self
             .send_once(&parts.method, &uri, &headers, None, deadline)
             .await?;
         let resp = if resp.status() == http::StatusCode::UNAUTHORIZED {
-            match self.authorization(&resp, &host, port_opt, deadline).await {
+            match self
+                .authorization(&resp, &host, port_opt, secrets.as_ref(), deadline)
+                .await
+            {
                 Some(auth) => {
                     self.send_once(&parts.method, &uri, &headers, Some(auth), deadline)
                         .await?
@@ -174,10 +186,14 @@ impl Net {
         resp: &http::Response<hyper::body::Incoming>,
         host: &str,
         port: Option<u16>,
+        secrets: Option<&Keychain>,
         deadline: Instant,
     ) -> Option<String> {
         let header = resp.headers().get(WWW_AUTHENTICATE)?.to_str().ok()?;
-        let credential = self.keychain.get(host, port);
+        // A policy's own secrets win over the host-wide --registry-config.
+        let credential = secrets
+            .and_then(|k| k.get(host, port))
+            .or_else(|| self.keychain.get(host, port));
         match auth::parse_challenge(header)? {
             Challenge::Basic => credential.map(|c| c.basic_header()),
             Challenge::Bearer {
@@ -185,7 +201,9 @@ impl Net {
                 service,
                 scope,
             } => {
-                let key = (realm.clone(), service.clone(), scope.clone());
+                // Tokens obtained with different credentials are never shared.
+                let who = credential.map(|c| c.username.clone()).unwrap_or_default();
+                let key = (realm.clone(), format!("{service}\u{0}{who}"), scope.clone());
                 if let Some(t) = self.tokens.get(&key) {
                     return Some(format!("Bearer {t}"));
                 }
@@ -251,6 +269,37 @@ impl Net {
         auth::parse_token_response(&body)
     }
 }
+
+impl Net {
+    /// The credentials a policy names through the secrets header, read from
+    /// `--secrets-dir`. Naming a secret the host cannot read fails the
+    /// request: falling back to anonymous access would hide the mistake.
+    fn policy_secrets(
+        &self,
+        header: Option<http::HeaderValue>,
+    ) -> Result<Option<Keychain>, HttpError> {
+        let Some(value) = header else {
+            return Ok(None);
+        };
+        let names = value.to_str().unwrap_or_default().to_string();
+        let Some(dir) = &self.secrets_dir else {
+            return Err(HttpError::InternalError(Some(format!(
+                "the policy names registry secrets ({names}) but ivpol serve has no --secrets-dir"
+            ))));
+        };
+        let mut merged = Keychain::default();
+        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let k =
+                Keychain::from_secret(dir, name).map_err(|e| HttpError::InternalError(Some(e)))?;
+            merged.extend(k);
+        }
+        Ok(Some(merged))
+    }
+}
+
+/// The header through which the component names a policy's secrets
+/// (`SECRETS_HEADER` in the guest's `oci::transport`).
+const SECRETS_HEADER: &str = "x-ivpol-registry-secrets";
 
 async fn resolve(host: String, port: u16) -> std::io::Result<Vec<std::net::IpAddr>> {
     Ok(tokio::net::lookup_host((host.as_str(), port))

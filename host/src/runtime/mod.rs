@@ -321,7 +321,8 @@ spec:
 "#;
 
     async fn pool() -> Pool {
-        let net = Arc::new(Net::new(Default::default(), Default::default(), None).expect("net"));
+        let net =
+            Arc::new(Net::new(Default::default(), Default::default(), None, None).expect("net"));
         let runtime = Arc::new(Runtime::new(EMBEDDED_COMPONENT, net).expect("component compiles"));
         let docs = vec![Document {
             source: "json.yaml".into(),
