@@ -3,6 +3,7 @@
 //! and storage; stopped on drop.
 
 use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -29,12 +30,34 @@ impl Registry {
 
     /// Starts a registry with an extra `auth:` section (YAML, indented 0).
     pub fn start_with_auth(auth: &str) -> Registry {
+        Registry::start_config(None, "", auth)
+    }
+
+    /// Starts a TLS registry serving the storage of `other` (so images pushed
+    /// to the plain one are there), with this PEM certificate and key.
+    pub fn start_tls_over(other: &Registry, cert: &Path, key: &Path) -> Registry {
+        let tls = format!(
+            "  tls:\n    certificate: {}\n    key: {}\n",
+            cert.display(),
+            key.display()
+        );
+        Registry::start_config(Some(&other.storage()), &tls, "")
+    }
+
+    fn storage(&self) -> PathBuf {
+        self._dir.path().join("data")
+    }
+
+    fn start_config(storage: Option<&Path>, http_extra: &str, top_extra: &str) -> Registry {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
+        let data = storage
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| dir.path().join("data"));
         let config = format!(
-            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{auth}",
-            dir.path().join("data").display()
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{http_extra}{top_extra}",
+            data.display()
         );
         let config_path = dir.path().join("config.yml");
         std::fs::write(&config_path, config).expect("write registry config");
@@ -57,10 +80,12 @@ impl Registry {
     fn wait_ready(&self) {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(30) {
-            match ureq::get(&format!("http://{}/v2/", self.addr)).call() {
-                Ok(_) | Err(ureq::Error::Status(_, _)) => return,
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            // A TCP accept is enough: TLS and token variants answer /v2/ differently.
+            if std::net::TcpStream::connect(&self.addr).is_ok() {
+                std::thread::sleep(Duration::from_millis(100));
+                return;
             }
+            std::thread::sleep(Duration::from_millis(50));
         }
         panic!("docker-registry did not start on {}", self.addr);
     }
