@@ -44,6 +44,16 @@ impl Registry {
         Registry::start_config(Some(&other.storage()), &tls, "")
     }
 
+    /// As [`Registry::start_tls_over`], with an extra top-level section (e.g. `auth:`).
+    pub fn start_tls_over_with(other: &Registry, cert: &Path, key: &Path, extra: &str) -> Registry {
+        let tls = format!(
+            "  tls:\n    certificate: {}\n    key: {}\n",
+            cert.display(),
+            key.display()
+        );
+        Registry::start_config(Some(&other.storage()), &tls, extra)
+    }
+
     fn storage(&self) -> PathBuf {
         self._dir.path().join("data")
     }
