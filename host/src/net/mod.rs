@@ -353,3 +353,94 @@ impl WasiHttpHooks for Hooks {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A one-shot HTTP server that records the request head it receives.
+    async fn recording_server() -> (String, tokio::task::JoinHandle<String>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        let handle = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.expect("accept");
+            let mut buf = vec![0u8; 8192];
+            let n = stream.read(&mut buf).await.unwrap_or(0);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+                .await;
+            String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase()
+        });
+        (addr, handle)
+    }
+
+    fn guest_request(url: &str, headers: &[(&str, &str)]) -> http::Request<WasiBody> {
+        let mut b = http::Request::builder().method("GET").uri(url);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        let body = http_body_util::Empty::<Bytes>::new()
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        b.body(body).expect("request")
+    }
+
+    /// Whatever credential-looking header the guest sets never leaves the
+    /// host, and the host's own credentials are only added on a challenge.
+    #[tokio::test]
+    async fn guest_authorization_and_secret_names_are_stripped() {
+        let (addr, seen) = recording_server().await;
+        let policy = NetPolicy {
+            allow: vec![],
+            insecure: vec![addr.parse().expect("host:port")],
+        };
+        let keychain = Keychain::parse(&format!(
+            r#"{{"auths":{{"{addr}":{{"username":"u","password":"host-only"}}}}}}"#
+        ))
+        .expect("keychain");
+        let dir = std::env::temp_dir();
+        let net = Arc::new(Net::new(policy, keychain, Some(&dir), None).expect("net"));
+        let req = guest_request(
+            &format!("https://{addr}/v2/app/manifests/v1"),
+            &[
+                ("authorization", "Bearer forged-by-guest"),
+                (SECRETS_HEADER, ""),
+            ],
+        );
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        let resp = net.send(req, deadline).await.expect("sent");
+        assert_eq!(resp.status(), 200);
+        let head = seen.await.expect("recorded");
+        assert!(head.starts_with("get /v2/app/manifests/v1 "), "{head}");
+        assert!(!head.contains("authorization"), "{head}");
+        assert!(!head.contains(SECRETS_HEADER), "{head}");
+        assert!(!head.contains("host-only"), "{head}");
+    }
+
+    #[tokio::test]
+    async fn refused_destinations_are_denied_before_any_connection() {
+        let net =
+            Arc::new(Net::new(NetPolicy::default(), Keychain::default(), None, None).expect("net"));
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        for url in [
+            "https://127.0.0.1:1/v2/",
+            "https://169.254.169.254/latest/meta-data",
+            "http://[::1]:5000/v2/",
+        ] {
+            let err = net
+                .clone()
+                .send(guest_request(url, &[]), deadline)
+                .await
+                .expect_err(url);
+            assert!(
+                matches!(err, HttpError::HttpRequestDenied),
+                "{url}: {err:?}"
+            );
+        }
+        assert_eq!(net.sent.load(Ordering::Relaxed), 0, "nothing was sent");
+    }
+}
