@@ -254,12 +254,15 @@ impl Pool {
         }
     }
 
-    /// The longest `timeoutSeconds` of the loaded policies (the request deadline).
-    pub fn deadline(&self) -> Duration {
+    /// The request deadline: the longest `webhookConfiguration.timeoutSeconds`
+    /// among the policies a route names (all policies when it names none),
+    /// as the API server would wait for that webhook. Default 10 s.
+    pub fn deadline(&self, names: &[String]) -> Duration {
         let secs = self
             .summary
             .policies
             .iter()
+            .filter(|p| names.is_empty() || names.contains(&p.name))
             .map(|p| p.timeout_seconds)
             .max()
             .unwrap_or(10);

@@ -99,6 +99,7 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
         wit::Scope::Cluster
     };
     let namespace = namespace_object(state, &review.namespace);
+    let deadline = state.pool.deadline(&route.names);
     let outcome = state
         .pool
         .admit(
@@ -107,7 +108,7 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
             route.names,
             review.request,
             namespace,
-            state.pool.deadline(),
+            deadline,
         )
         .await;
     match outcome {
