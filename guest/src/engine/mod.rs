@@ -102,9 +102,7 @@ impl PolicySet {
         let object: serde_json::Value =
             serde_json::from_str(payload).map_err(|e| format!("payload is not valid JSON: {e}"))?;
         let bindings = Bindings::builder().value("object", convert::to_cel(&object));
-        let verifications = required::Verifications::default();
-        let mut results = Vec::new();
-        let mut passed: Vec<(usize, Vec<String>)> = Vec::new();
+        let mut collected = Collected::default();
         for p in self
             .policies
             .iter()
@@ -115,33 +113,14 @@ impl PolicySet {
                 resource: None,
                 object: &object,
             };
-            let (status, message, annotations) = match evaluate::evaluate(p, &input) {
-                Outcome::NotMatched => continue,
-                Outcome::Pass {
-                    annotations,
-                    matched,
-                } => {
-                    if p.spec.required() {
-                        passed.push((results.len(), matched));
-                    }
-                    (Status::Pass, "success".to_string(), annotations)
-                }
-                Outcome::Fail {
-                    message,
-                    annotations,
-                } => (Status::Fail, message, annotations),
-                Outcome::Error(e) => (
-                    Status::Error,
-                    format!("failed to evaluate policy for JSON: {e}"),
-                    vec![],
-                ),
-            };
-            results.push(result(p, status, message, annotations));
+            let outcome = evaluate::evaluate(p, &input);
+            collected.record(p, outcome, |e| {
+                format!("failed to evaluate policy for JSON: {e}")
+            });
         }
         // Kyverno's JSON evaluator (`evaluator.Evaluate`) enforces `required`
         // too, after every policy has run.
-        enforce_required(&mut results, passed, &verifications);
-        Ok(results::verdict(results, None))
+        Ok(results::verdict(collected.finish(), None))
     }
 }
 
@@ -265,12 +244,11 @@ fn validate(
     transport: Arc<dyn Transport + Send + Sync>,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
-    let verifications = required::Verifications::default();
-    let mut results: Vec<PolicyResult> = Vec::new();
-    let mut passed: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut collected = Collected::default();
     for p in policies {
         // Autogen variants share the policy's name; one result per name.
-        if results
+        if collected
+            .results
             .iter()
             .any(|r| r.policy == p.name && r.namespace == p.namespace)
         {
@@ -280,12 +258,8 @@ fn validate(
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) => {
-                results.push(result(
-                    p,
-                    Status::Error,
-                    format!("failed to execute matching: {e}"),
-                    vec![],
-                ));
+                let message = format!("failed to execute matching: {e}");
+                collected.record(p, Outcome::Error(message), |e| e);
                 continue;
             }
         }
@@ -294,26 +268,49 @@ fn validate(
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };
-        match evaluate::evaluate(p, &input) {
-            Outcome::NotMatched => {}
+        collected.record(p, evaluate::evaluate(p, &input), |e| e);
+    }
+    results::verdict(collected.finish(), None)
+}
+
+/// The results of one request's policies, and the passes `required` must
+/// re-check once every policy has run.
+#[derive(Default)]
+struct Collected {
+    results: Vec<PolicyResult>,
+    /// Index of each passing result, with its matched images.
+    passed: Vec<(usize, Vec<String>)>,
+}
+
+impl Collected {
+    /// Records `outcome`; `error` words an evaluation error for this path.
+    fn record(&mut self, p: &CompiledPolicy, outcome: Outcome, error: impl Fn(String) -> String) {
+        let r = match outcome {
+            Outcome::NotMatched => return,
             Outcome::Pass {
                 annotations,
                 matched,
             } => {
                 if p.spec.required() {
-                    passed.push((results.len(), matched));
+                    self.passed.push((self.results.len(), matched));
                 }
-                results.push(result(p, Status::Pass, "success".into(), annotations));
+                result(p, Status::Pass, "success".into(), annotations)
             }
             Outcome::Fail {
                 message,
                 annotations,
-            } => results.push(result(p, Status::Fail, message, annotations)),
-            Outcome::Error(e) => results.push(result(p, Status::Error, e, vec![])),
-        }
+            } => result(p, Status::Fail, message, annotations),
+            Outcome::Error(e) => result(p, Status::Error, error(e), vec![]),
+        };
+        self.results.push(r);
     }
-    enforce_required(&mut results, passed, &verifications);
-    results::verdict(results, None)
+
+    /// The results, with `required` enforced across all of them.
+    fn finish(mut self) -> Vec<PolicyResult> {
+        let verifications = required::Verifications::default();
+        enforce_required(&mut self.results, self.passed, &verifications);
+        self.results
+    }
 }
 
 /// `required` runs after every policy, so checks made by any policy count.

@@ -55,12 +55,7 @@ impl Transport for Offline {
         request: &HttpRequest,
         _max_body: usize,
     ) -> Result<HttpResponse, TransportError> {
-        let host = request
-            .url
-            .split('/')
-            .nth(2)
-            .unwrap_or_default()
-            .to_string();
+        let host = host_of(&request.url);
         Err(TransportError::Failed {
             host,
             message: "no network access in this context".into(),
@@ -88,4 +83,9 @@ impl Transport for WithSecrets {
             .push((SECRETS_HEADER.to_string(), self.secrets.clone()));
         self.inner.send(&request, max_body)
     }
+}
+
+/// The `host[:port]` of an absolute URL.
+pub fn host_of(url: &str) -> String {
+    url.split('/').nth(2).unwrap_or_default().to_string()
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::images::reference;
+use crate::oci::transport::host_of;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -34,12 +35,7 @@ impl Scripted {
 impl Transport for Scripted {
     fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError> {
         self.asked.borrow_mut().push(request.url.clone());
-        let host = request
-            .url
-            .split('/')
-            .nth(2)
-            .unwrap_or_default()
-            .to_string();
+        let host = host_of(&request.url);
         let resp = self
             .answers
             .get(&request.url)
