@@ -1,28 +1,22 @@
 //! Every bad input gets a clear JSON error, and the server keeps serving.
 
+use ivpol_tests::policy::pod_policy;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::Server;
 use serde_json::json;
 
 fn server() -> Server {
-    let policy = r#"apiVersion: policies.kyverno.io/v1
-kind: ImageValidatingPolicy
-metadata:
-  name: p
-spec:
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [""]
-        apiVersions: ["v1"]
-        operations: ["CREATE"]
-        resources: ["pods"]
-  validationConfigurations: {mutateDigest: false, verifyDigest: false, required: false}
+    let policy = pod_policy(
+        "p",
+        "\"CREATE\"",
+        r#"  validationConfigurations: {mutateDigest: false, verifyDigest: false, required: false}
   attestors: []
   validations:
     - expression: "images.containers.all(i, i.startsWith('ghcr.io/'))"
       message: ghcr only
-"#;
-    Server::start(&[("p.yaml", policy)])
+"#,
+    );
+    Server::start(&[("p.yaml", &policy)])
 }
 
 fn assert_error(s: &Server, path: &str, body: &str, status: u16, needle: &str) {

@@ -5,6 +5,7 @@
 
 use base64::Engine as _;
 use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
+use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::{Options, Server};
@@ -170,21 +171,14 @@ fn mint(key: &EcdsaKeyPair, cert_der: &[u8], name: &str, actions: &[&str]) -> St
     format!("{signing_input}.{}", b64url(sig.as_ref()))
 }
 
-const PIN: &str = r#"apiVersion: policies.kyverno.io/v1
-kind: ImageValidatingPolicy
-metadata:
-  name: pin
-spec:
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [""]
-        apiVersions: ["v1"]
-        operations: ["CREATE"]
-        resources: ["pods"]
-  attestors: []
-  validations:
-    - expression: "true"
-"#;
+/// Pins every Pod image; no signature checks.
+fn pin() -> String {
+    pod_policy(
+        "pin",
+        "\"CREATE\"",
+        "  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    )
+}
 
 fn server(tokens: &TokenServer, reg: &Registry, config: Option<&std::path::Path>) -> Server {
     let mut extra_args = vec![
@@ -198,7 +192,7 @@ fn server(tokens: &TokenServer, reg: &Registry, config: Option<&std::path::Path>
         extra_args.push(c.display().to_string());
     }
     Server::start_with(
-        &[("pin.yaml", PIN)],
+        &[("pin.yaml", &pin())],
         Options {
             extra_args,
             ..Options::default()
@@ -283,7 +277,7 @@ fn policy_credentials_secrets_are_read_by_the_host() {
     }
     .image("private/app", "v1", OCI_MANIFEST, "amd64");
     let image = format!("{}/private/app:v1", reg.addr);
-    let policy = PIN.replace(
+    let policy = pin().replace(
         "  attestors: []",
         "  credentials:\n    secrets: [regcred]\n  attestors: []",
     );
