@@ -5,7 +5,7 @@
 //! Modules, one concern each: `policy` (IVP/NIVP types, defaults, loading),
 //! `admission` (AdmissionRequest, JSON Patch), `matching` (matchConstraints),
 //! `images` (references, globs, extraction), `cel` (environment and Kyverno
-//! functions), `engine` (validate, mutate, results, `required`), and
+//! functions), `verify` (signatures, certificates, transparency logs), `engine` (validate, mutate, results, `required`), and
 //! `component` (the WIT glue, wasm only).
 
 pub mod admission;
@@ -15,6 +15,7 @@ pub mod images;
 pub mod matching;
 pub mod oci;
 pub mod policy;
+pub mod verify;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
