@@ -19,16 +19,26 @@ pub fn ivpol_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("IVPOL_BIN") {
         return PathBuf::from(p);
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let bin = target.join("debug").join("ivpol");
+    let bin = target_dir().join("debug").join("ivpol");
     assert!(
         bin.exists(),
         "{} is missing: build it with `cargo build -p ivpol-host` (`cargo xtask test` does)",
         bin.display()
     );
     bin
+}
+
+/// The workspace's cargo target directory.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+}
+
+/// Where test servers keep the precompiled component, so that only the
+/// first server of a run pays for compiling it.
+pub fn precompile_cache_dir() -> PathBuf {
+    target_dir().join("ivpol-precompiled")
 }
 
 /// A running `ivpol serve`; killed on drop.
@@ -66,7 +76,9 @@ impl Server {
             .arg("--listen")
             .arg("127.0.0.1:0")
             .arg("--policies")
-            .arg(&pdir);
+            .arg(&pdir)
+            .arg("--cache-dir")
+            .arg(precompile_cache_dir());
         if let Some(ns) = opts.namespaces {
             let p = dir.path().join("namespaces.yaml");
             std::fs::write(&p, ns).expect("write namespaces");

@@ -46,6 +46,13 @@ pub struct ServeArgs {
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     registry_ca: Option<PathBuf>,
+    /// Where precompiled components are kept between runs (default
+    /// `$XDG_CACHE_HOME/ivpol` or `~/.cache/ivpol`).
+    #[arg(long = "cache-dir", value_name = "DIR", env = "IVPOL_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile the component on every start instead of caching it.
+    #[arg(long = "no-precompile-cache", conflicts_with = "cache_dir")]
+    no_precompile_cache: bool,
     /// PEM certificate chain for HTTPS.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -75,7 +82,14 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         args.secrets_dir.as_deref(),
         args.registry_ca.as_deref(),
     )?);
-    let runtime = Arc::new(Runtime::new(&component, net)?);
+    let cache_dir = match args.no_precompile_cache {
+        true => None,
+        false => args
+            .cache_dir
+            .clone()
+            .or_else(crate::runtime::precompiled::default_dir),
+    };
+    let runtime = Arc::new(Runtime::new(&component, net, cache_dir.as_deref())?);
     let documents = policies::read_all(&args.policies)?;
     let pool = Pool::load(runtime, documents).await?;
     let summary = pool.summary();

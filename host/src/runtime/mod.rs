@@ -6,15 +6,17 @@
 //! dropped, and the next request gets a fresh one.
 
 mod bindings;
+pub mod precompiled;
 
 use crate::net::{Hooks, Net};
 use crate::policies::Document;
 use anyhow::{anyhow, Context, Result};
 pub use bindings::ivpol::admission::types as wit;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use wasmtime::component::{Component, Linker, ResourceAny};
+use wasmtime::component::{Linker, ResourceAny};
 use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -69,12 +71,12 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    pub fn new(component_bytes: &[u8], net: Arc<Net>) -> Result<Runtime> {
+    /// Compiles the component (or loads it precompiled from `cache_dir`).
+    pub fn new(component_bytes: &[u8], net: Arc<Net>, cache_dir: Option<&Path>) -> Result<Runtime> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         let engine = wt(Engine::new(&config))?;
-        let component = wt(Component::new(&engine, component_bytes))
-            .context("compiling the policy component")?;
+        let component = precompiled::load(&engine, component_bytes, cache_dir)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wt(wasmtime_wasi::p2::add_to_linker_async(&mut linker))?;
         wt(wasmtime_wasi_http::p2::add_only_http_to_linker_async(
@@ -326,7 +328,8 @@ spec:
     async fn pool() -> Pool {
         let net =
             Arc::new(Net::new(Default::default(), Default::default(), None, None).expect("net"));
-        let runtime = Arc::new(Runtime::new(EMBEDDED_COMPONENT, net).expect("component compiles"));
+        let runtime =
+            Arc::new(Runtime::new(EMBEDDED_COMPONENT, net, None).expect("component compiles"));
         let docs = vec![Document {
             source: "json.yaml".into(),
             content: JSON_POLICY.into(),
