@@ -50,7 +50,8 @@ fn main() -> ExitCode {
             "--bundle" => bundle = true,
             "--no-tlog" => tlog = false,
             "--key" => {
-                let Some(k) = value().and_then(|v| KeyKind::ALL.into_iter().find(|k| k.name() == v))
+                let Some(k) =
+                    value().and_then(|v| KeyKind::ALL.into_iter().find(|k| k.name() == v))
                 else {
                     eprintln!("sign-image: --key takes one of p256, p384, rsa2048, rsa2048-pss, ed25519, ed25519ph");
                     return ExitCode::FAILURE;
@@ -114,10 +115,22 @@ fn main() -> ExitCode {
     }
     let sig = signer.sign_image(&pusher, repo, &digest, &opts);
     println!("signed  {addr}/{repo}@{digest}");
-    println!("sig     {addr}/{}:{} ({})", sig.repo, sig.tag, sig.manifest_digest);
+    println!(
+        "sig     {addr}/{}:{} ({})",
+        sig.repo, sig.tag, sig.manifest_digest
+    );
     if let Some(pt) = &attest {
-        let att = signer.attest_image(&pusher, repo, &digest, &AttOpts::new(pt, serde_json::json!({})), &opts);
-        println!("att     {addr}/{}:{} ({})", att.repo, att.tag, att.manifest_digest);
+        let att = signer.attest_image(
+            &pusher,
+            repo,
+            &digest,
+            &AttOpts::new(pt, serde_json::json!({})),
+            &opts,
+        );
+        println!(
+            "att     {addr}/{}:{} ({})",
+            att.repo, att.tag, att.manifest_digest
+        );
     }
     if bundle {
         let mut b = BundleOpts::new(Content::cosign_sign());

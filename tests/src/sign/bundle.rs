@@ -17,7 +17,10 @@ pub enum Content {
     /// A DSSE envelope over an in-toto v1 statement about the image
     /// (`cosign sign` v3 uses predicate type `https://sigstore.dev/cosign/sign/v1`
     /// with `{}`; `cosign attest` uses the user's).
-    Dsse { predicate_type: String, predicate: Value },
+    Dsse {
+        predicate_type: String,
+        predicate: Value,
+    },
     /// A message signature over the image manifest bytes (hashedrekord).
     MessageSignature,
 }
@@ -92,14 +95,27 @@ pub fn key_hint(signer: &Signer) -> String {
 impl Signer {
     /// Makes a bundle over `artifact` (for [`Content::MessageSignature`]) or
     /// over a statement about `digest` (DSSE). Does not push.
-    pub fn bundle(&self, artifact: &[u8], digest: &str, opts: &BundleOpts) -> (Value, Option<LogEntry>) {
+    pub fn bundle(
+        &self,
+        artifact: &[u8],
+        digest: &str,
+        opts: &BundleOpts,
+    ) -> (Value, Option<LogEntry>) {
         let t = self.default_time(opts.integrated_time);
         let verifier = self.verifier_pem();
-        let claimed = match &opts.tamper {
-            Tamper::OtherDigest(d) => d.clone(),
-            _ => digest.to_string(),
+        let other_artifact;
+        let (artifact, claimed) = match (&opts.tamper, &opts.content) {
+            (Tamper::OtherDigest(d), Content::MessageSignature) => {
+                other_artifact = d.as_bytes().to_vec();
+                (other_artifact.as_slice(), sha256(&other_artifact))
+            }
+            (Tamper::OtherDigest(d) | Tamper::ClaimedDigest(d), _) => (artifact, d.clone()),
+            _ => (artifact, digest.to_string()),
         };
-        let claimed_hex = claimed.strip_prefix("sha256:").unwrap_or(&claimed).to_string();
+        let claimed_hex = claimed
+            .strip_prefix("sha256:")
+            .unwrap_or(&claimed)
+            .to_string();
         let (content_key, content, body) = match &opts.content {
             Content::MessageSignature => {
                 let signature = self.signature_over(artifact, &opts.tamper);
@@ -126,9 +142,11 @@ impl Signer {
                 let stmt = statement_v1(&claimed_hex, predicate_type, predicate);
                 let signature = self.signature_over(&pae(oci::IN_TOTO, &stmt), &opts.tamper);
                 let stored = match &opts.tamper {
-                    Tamper::PayloadAfterSigning => {
-                        statement_v1(&claimed_hex, &format!("{predicate_type}/tampered"), predicate)
-                    }
+                    Tamper::PayloadAfterSigning => statement_v1(
+                        &claimed_hex,
+                        &format!("{predicate_type}/tampered"),
+                        predicate,
+                    ),
                     _ => stmt.clone(),
                 };
                 let logged = match &opts.tamper {
@@ -169,7 +187,13 @@ impl Signer {
 
     /// Signs the image `digest` in `repo` into a bundle and pushes it as a
     /// referrer, recording it in the referrers tag-schema index.
-    pub fn bundle_image(&self, p: &Pusher, repo: &str, digest: &str, opts: &BundleOpts) -> BundleRef {
+    pub fn bundle_image(
+        &self,
+        p: &Pusher,
+        repo: &str,
+        digest: &str,
+        opts: &BundleOpts,
+    ) -> BundleRef {
         let (subject_type, subject) = oci::get_manifest(p, repo, digest)
             .unwrap_or_else(|| panic!("{repo}@{digest} is not in the registry"));
         let (bundle, entry) = self.bundle(&subject, digest, opts);
@@ -180,15 +204,31 @@ impl Signer {
         };
         let t = self.default_time(opts.integrated_time);
         let mut ann = Map::new();
-        ann.insert("dev.sigstore.bundle.content".into(), Value::String(content.into()));
+        ann.insert(
+            "dev.sigstore.bundle.content".into(),
+            Value::String(content.into()),
+        );
         if let Some(pt) = predicate_type {
-            ann.insert("dev.sigstore.bundle.predicateType".into(), Value::String(pt));
+            ann.insert(
+                "dev.sigstore.bundle.predicateType".into(),
+                Value::String(pt),
+            );
         }
         ann.insert(
             "org.opencontainers.image.created".into(),
             Value::String(super::rfc3339(t)),
         );
-        let referrer = push_referrer(p, repo, digest, &subject_type, subject.len(), oci::BUNDLE_V03, oci::BUNDLE_V03, &bytes, &ann);
+        let referrer = push_referrer(
+            p,
+            repo,
+            digest,
+            &subject_type,
+            subject.len(),
+            oci::BUNDLE_V03,
+            oci::BUNDLE_V03,
+            &bytes,
+            &ann,
+        );
         let tag = oci::digest_tag(digest, "", "");
         let index_digest = record_referrer(p, repo, digest, &referrer, oci::BUNDLE_V03, &ann);
         BundleRef {
@@ -270,5 +310,10 @@ pub fn record_referrer(
         "annotations": annotations,
     }));
     let index = json!({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": manifests});
-    p.manifest(repo, &tag, OCI_INDEX, &serde_json::to_vec(&index).expect("json"))
+    p.manifest(
+        repo,
+        &tag,
+        OCI_INDEX,
+        &serde_json::to_vec(&index).expect("json"),
+    )
 }

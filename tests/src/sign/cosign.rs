@@ -16,15 +16,20 @@ use sha2::{Digest, Sha256};
 pub enum Tamper {
     #[default]
     None,
-    /// The signed payload (or statement subject, or message digest) names
-    /// this other digest, stored where the real image's signature belongs.
+    /// The signed payload (or statement subject) names this other digest,
+    /// stored where the real image's signature belongs. For a bundle's
+    /// message signature: everything (signature, `messageDigest`, log entry)
+    /// is about another artifact, the bytes of this string.
     OtherDigest(String),
+    /// Bundles' message signatures only: `messageDigest` and the log entry
+    /// name this digest while the signature is over the real artifact.
+    ClaimedDigest(String),
     /// The stored payload is changed after it was signed (the layer digest
     /// still matches the stored blob; the signature does not).
     PayloadAfterSigning,
     /// The signature is made by this key instead of the signer's (the
     /// annotations and log entry still name the signer's key or certificate).
-    WrongKey(KeyPair),
+    WrongKey(Box<KeyPair>),
     /// The SET is a valid signature over a different payload.
     Set,
     /// The log entry records another artifact hash (its SET is valid).
@@ -33,6 +38,13 @@ pub enum Tamper {
     Checkpoint,
     /// An inclusion-proof hash is changed (bundles only).
     InclusionProof,
+}
+
+impl Tamper {
+    /// [`Tamper::WrongKey`] with this key.
+    pub fn wrong_key(key: KeyPair) -> Tamper {
+        Tamper::WrongKey(Box::new(key))
+    }
 }
 
 /// Options for [`Signer::sign_image`] / [`Signer::attest_image`].
@@ -197,7 +209,13 @@ pub fn envelope(payload_type: &str, payload: &[u8], sig: &[u8]) -> Vec<u8> {
 }
 
 /// An in-toto statement about one image digest (cosign legacy field order).
-pub fn statement(statement_type: &str, name: &str, digest: &str, pt: &str, pred: &Value) -> Vec<u8> {
+pub fn statement(
+    statement_type: &str,
+    name: &str,
+    digest: &str,
+    pt: &str,
+    pred: &Value,
+) -> Vec<u8> {
     let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
     format!(
         "{{\"_type\":{},\"predicateType\":{},\"subject\":[{{\"name\":{},\"digest\":{{\"sha256\":{}}}}}],\"predicate\":{}}}",
@@ -304,9 +322,11 @@ impl Signer {
         let payload = simple_signing_payload(&docker_ref, &claimed, &opts.annotations);
         let signature = self.signature_over(&payload, &opts.tamper);
         let layer = match &opts.tamper {
-            Tamper::PayloadAfterSigning => {
-                simple_signing_payload(&format!("{docker_ref}-tampered"), &claimed, &opts.annotations)
-            }
+            Tamper::PayloadAfterSigning => simple_signing_payload(
+                &format!("{docker_ref}-tampered"),
+                &claimed,
+                &opts.annotations,
+            ),
             _ => payload.clone(),
         };
         let mut ann = Map::new();
@@ -318,12 +338,29 @@ impl Signer {
                 _ => hex(&Sha256::digest(&payload)),
             };
             let body = rekor::hashedrekord(&hash, &signature, &self.verifier_pem());
-            self.log(r, &body, self.default_time(opts.integrated_time), &opts.tamper)
+            self.log(
+                r,
+                &body,
+                self.default_time(opts.integrated_time),
+                &opts.tamper,
+            )
         });
         if let Some(e) = &entry {
             ann.insert(oci::ANN_BUNDLE.into(), Value::String(e.cosign_bundle()));
         }
-        self.push_layer(p, repo, digest, "sig", oci::SIMPLESIGNING, layer, payload, signature, ann, entry, opts)
+        self.push_layer(
+            p,
+            repo,
+            digest,
+            "sig",
+            oci::SIMPLESIGNING,
+            layer,
+            payload,
+            signature,
+            ann,
+            entry,
+            opts,
+        )
     }
 
     /// Attests `digest` as legacy `cosign attest` does: a DSSE envelope over
@@ -344,7 +381,13 @@ impl Signer {
             Tamper::OtherDigest(d) => d.clone(),
             _ => digest.to_string(),
         };
-        let stmt = statement(&att.statement_type, &name, &claimed, &att.predicate_type, &att.predicate);
+        let stmt = statement(
+            &att.statement_type,
+            &name,
+            &claimed,
+            &att.predicate_type,
+            &att.predicate,
+        );
         let signed = pae(oci::IN_TOTO, &stmt);
         let signature = self.signature_over(&signed, &opts.tamper);
         let stored_stmt = match &opts.tamper {
@@ -375,12 +418,29 @@ impl Signer {
             } else {
                 rekor::intoto(oci::IN_TOTO, &logged, &signature, &self.verifier_pem())
             };
-            self.log(r, &body, self.default_time(opts.integrated_time), &opts.tamper)
+            self.log(
+                r,
+                &body,
+                self.default_time(opts.integrated_time),
+                &opts.tamper,
+            )
         });
         if let Some(e) = &entry {
             ann.insert(oci::ANN_BUNDLE.into(), Value::String(e.cosign_bundle()));
         }
-        self.push_layer(p, repo, digest, "att", oci::DSSE_ENVELOPE, layer, signed, signature, ann, entry, opts)
+        self.push_layer(
+            p,
+            repo,
+            digest,
+            "att",
+            oci::DSSE_ENVELOPE,
+            layer,
+            signed,
+            signature,
+            ann,
+            entry,
+            opts,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

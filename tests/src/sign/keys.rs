@@ -149,9 +149,9 @@ impl KeyPair {
                     .expect("a P-384 scalar"),
             ),
             KeyKind::Rsa2048 | KeyKind::Rsa2048Pss => Secret::Rsa(Box::new(rsa_key(seed))),
-            KeyKind::Ed25519 | KeyKind::Ed25519ph => Secret::Ed(ed25519_dalek::SigningKey::from_bytes(
-                &seed_bytes("ed25519", seed, 0),
-            )),
+            KeyKind::Ed25519 | KeyKind::Ed25519ph => Secret::Ed(
+                ed25519_dalek::SigningKey::from_bytes(&seed_bytes("ed25519", seed, 0)),
+            ),
         };
         KeyPair {
             kind,
@@ -241,18 +241,23 @@ impl KeyPair {
             Secret::Rsa(k) => {
                 let k = (**k).clone();
                 // PSS salts come from a generator seeded by the message: deterministic.
-                let mut rng =
-                    rand_chacha::ChaCha20Rng::from_seed(Sha256::digest(msg).into());
+                let mut rng = rand_chacha::ChaCha20Rng::from_seed(Sha256::digest(msg).into());
                 match (self.kind, hash) {
-                    (KeyKind::Rsa2048Pss, SigHash::Sha256) => rsa::pss::SigningKey::<Sha256>::new(k)
-                        .sign_with_rng(&mut rng, msg)
-                        .to_vec(),
-                    (KeyKind::Rsa2048Pss, SigHash::Sha384) => rsa::pss::SigningKey::<Sha384>::new(k)
-                        .sign_with_rng(&mut rng, msg)
-                        .to_vec(),
-                    (KeyKind::Rsa2048Pss, SigHash::Sha512) => rsa::pss::SigningKey::<Sha512>::new(k)
-                        .sign_with_rng(&mut rng, msg)
-                        .to_vec(),
+                    (KeyKind::Rsa2048Pss, SigHash::Sha256) => {
+                        rsa::pss::SigningKey::<Sha256>::new(k)
+                            .sign_with_rng(&mut rng, msg)
+                            .to_vec()
+                    }
+                    (KeyKind::Rsa2048Pss, SigHash::Sha384) => {
+                        rsa::pss::SigningKey::<Sha384>::new(k)
+                            .sign_with_rng(&mut rng, msg)
+                            .to_vec()
+                    }
+                    (KeyKind::Rsa2048Pss, SigHash::Sha512) => {
+                        rsa::pss::SigningKey::<Sha512>::new(k)
+                            .sign_with_rng(&mut rng, msg)
+                            .to_vec()
+                    }
                     (_, SigHash::Sha256) => rsa::pkcs1v15::SigningKey::<Sha256>::new(k)
                         .sign(msg)
                         .to_vec(),
@@ -300,15 +305,27 @@ impl KeyPair {
                             return false;
                         };
                         match self.hash {
-                            SigHash::Sha256 => rsa::pss::VerifyingKey::<Sha256>::new(pk).verify(msg, &s),
-                            SigHash::Sha384 => rsa::pss::VerifyingKey::<Sha384>::new(pk).verify(msg, &s),
-                            SigHash::Sha512 => rsa::pss::VerifyingKey::<Sha512>::new(pk).verify(msg, &s),
+                            SigHash::Sha256 => {
+                                rsa::pss::VerifyingKey::<Sha256>::new(pk).verify(msg, &s)
+                            }
+                            SigHash::Sha384 => {
+                                rsa::pss::VerifyingKey::<Sha384>::new(pk).verify(msg, &s)
+                            }
+                            SigHash::Sha512 => {
+                                rsa::pss::VerifyingKey::<Sha512>::new(pk).verify(msg, &s)
+                            }
                         }
                         .is_ok()
                     }
-                    (_, SigHash::Sha256) => rsa::pkcs1v15::VerifyingKey::<Sha256>::new(pk).verify(msg, &s).is_ok(),
-                    (_, SigHash::Sha384) => rsa::pkcs1v15::VerifyingKey::<Sha384>::new(pk).verify(msg, &s).is_ok(),
-                    (_, SigHash::Sha512) => rsa::pkcs1v15::VerifyingKey::<Sha512>::new(pk).verify(msg, &s).is_ok(),
+                    (_, SigHash::Sha256) => rsa::pkcs1v15::VerifyingKey::<Sha256>::new(pk)
+                        .verify(msg, &s)
+                        .is_ok(),
+                    (_, SigHash::Sha384) => rsa::pkcs1v15::VerifyingKey::<Sha384>::new(pk)
+                        .verify(msg, &s)
+                        .is_ok(),
+                    (_, SigHash::Sha512) => rsa::pkcs1v15::VerifyingKey::<Sha512>::new(pk)
+                        .verify(msg, &s)
+                        .is_ok(),
                 }
             }
             Secret::Ed(k) => {

@@ -25,7 +25,7 @@ pub mod trusted_root;
 
 pub use bundle::{BundleOpts, BundleRef, Content};
 pub use ca::{CtLog, Fulcio, Identity, Leaf, LeafSpec, Window};
-pub use cosign::{AttOpts, Signed, Signer, SignOpts, Tamper};
+pub use cosign::{AttOpts, SignOpts, Signed, Signer, Tamper};
 pub use keys::{KeyKind, KeyPair, SigHash};
 pub use rekor::{LogEntry, Rekor};
 pub use trusted_root::TrustedRoot;

@@ -333,7 +333,11 @@ mod tests {
             let root = tree_hash(&leaves);
             for m in 0..n {
                 let path = audit_path(m, &leaves);
-                assert_eq!(root_from(m as u64, n as u64, leaves[m], &path), root, "{m}/{n}");
+                assert_eq!(
+                    root_from(m as u64, n as u64, leaves[m], &path),
+                    root,
+                    "{m}/{n}"
+                );
             }
         }
     }

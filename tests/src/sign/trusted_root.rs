@@ -88,7 +88,8 @@ impl TrustedRoot {
     }
 
     pub fn rekor_valid(mut self, rekor: &Rekor, valid: ValidFor) -> TrustedRoot {
-        self.tlogs.push(log_json(&rekor.key, &rekor.base_url, valid));
+        self.tlogs
+            .push(log_json(&rekor.key, &rekor.base_url, valid));
         self
     }
 
