@@ -20,6 +20,9 @@ const SYSTEM_PACKAGES: &[(&str, &str)] = &[
     ("docker-registry", "docker-registry"),
     // The oracle of the fixture cross-checks (signatures, chains, SETs).
     ("openssl", "openssl"),
+    // sigstore-js runs on Debian's node (18 on Debian 12).
+    ("node", "nodejs"),
+    ("npm", "npm"),
 ];
 
 /// Debian packages that provide no command of their own, checked with dpkg.
@@ -30,6 +33,14 @@ const LIBRARY_PACKAGES: &[&str] = &[
 
 /// The sigstore-python release the cross-checks verify bundles with.
 const SIGSTORE_PYTHON: &str = "4.5.1";
+
+/// sigstore-js for public-key bundles; 2.1 is the last line that runs on
+/// node 18 (`^18.17.0 || >=20.5.0`).
+const SIGSTORE_JS: &[&str] = &[
+    "@sigstore/verify@2.1.1",
+    "@sigstore/bundle@2.3.2",
+    "@sigstore/protobuf-specs@0.3.2",
+];
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -72,24 +83,65 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace().join("target"))
 }
 
-/// Installs what the fixture cross-checks need; returns (openssl, sigstore python).
-fn install_oracles() -> Result<(PathBuf, PathBuf)> {
+/// Installs what the fixture cross-checks need; returns the environment
+/// that tells the tests where each oracle is.
+fn install_oracles() -> Result<Vec<(&'static str, PathBuf)>> {
     install_system_packages()?;
     let python = install_sigstore_python()?;
-    let openssl =
-        find_on_path("openssl").context("openssl is not on PATH after installing it")?;
-    Ok((openssl, python))
+    let node_modules = install_sigstore_js()?;
+    let on_path = |c: &str| {
+        find_on_path(c).with_context(|| format!("{c} is not on PATH after installing it"))
+    };
+    Ok(vec![
+        ("IVPOL_OPENSSL", on_path("openssl")?),
+        ("IVPOL_SIGSTORE_PYTHON", python),
+        ("IVPOL_NODE", on_path("node")?),
+        ("IVPOL_SIGSTORE_JS", node_modules),
+    ])
 }
 
 fn oracles() -> Result<()> {
-    let (openssl, python) = install_oracles()?;
-    println!("export IVPOL_OPENSSL={}", openssl.display());
-    println!("export IVPOL_SIGSTORE_PYTHON={}", python.display());
+    for (var, path) in install_oracles()? {
+        println!("export {var}={}", path.display());
+    }
     Ok(())
 }
 
+/// sigstore-js under the target dir; returns its node_modules.
+fn install_sigstore_js() -> Result<PathBuf> {
+    let dir = target_dir().join("xtask").join("sigstore-js");
+    let modules = dir.join("node_modules");
+    let version = |pkg: &str| -> Option<String> {
+        let manifest = std::fs::read_to_string(modules.join(pkg).join("package.json")).ok()?;
+        let at = manifest.find("\"version\"")?;
+        let rest = &manifest[at + 9..];
+        let start = rest.find('"')? + 1;
+        let end = start + rest[start..].find('"')?;
+        Some(rest[start..end].to_string())
+    };
+    let ready = SIGSTORE_JS.iter().all(|spec| {
+        let (pkg, want) = spec.rsplit_once('@').expect("name@version");
+        version(pkg).as_deref() == Some(want)
+    });
+    if ready {
+        return Ok(modules);
+    }
+    eprintln!(
+        "xtask: installing {} into {}",
+        SIGSTORE_JS.join(" "),
+        dir.display()
+    );
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("package.json"), "{\"private\": true}\n")?;
+    run(Command::new("npm")
+        .current_dir(&dir)
+        .args(["install", "--no-audit", "--no-fund", "--silent"])
+        .args(SIGSTORE_JS))?;
+    Ok(modules)
+}
+
 fn test(extra: &[String]) -> Result<()> {
-    let (openssl, python) = install_oracles()?;
+    let oracles = install_oracles()?;
     // The end-to-end tests drive the real binary, so build it first.
     run(cargo().args(["build", "-p", "ivpol-host"]))?;
     let bin = target_dir().join("debug").join("ivpol");
@@ -97,8 +149,7 @@ fn test(extra: &[String]) -> Result<()> {
         .args(["test", "--workspace"])
         .args(extra)
         .env("IVPOL_BIN", bin)
-        .env("IVPOL_OPENSSL", openssl)
-        .env("IVPOL_SIGSTORE_PYTHON", python))
+        .envs(oracles))
 }
 
 /// A venv under the target dir with sigstore-python; returns its python.
@@ -106,9 +157,8 @@ fn test(extra: &[String]) -> Result<()> {
 fn install_sigstore_python() -> Result<PathBuf> {
     let venv = target_dir().join("xtask").join("sigstore-venv");
     let python = venv.join("bin").join("python");
-    let check = format!(
-        "import sys, sigstore; sys.exit(sigstore.__version__ != {SIGSTORE_PYTHON:?})"
-    );
+    let check =
+        format!("import sys, sigstore; sys.exit(sigstore.__version__ != {SIGSTORE_PYTHON:?})");
     let ready = |python: &Path| {
         Command::new(python)
             .args(["-c", &check])
@@ -119,7 +169,10 @@ fn install_sigstore_python() -> Result<PathBuf> {
     if ready(&python) {
         return Ok(python);
     }
-    eprintln!("xtask: installing sigstore {SIGSTORE_PYTHON} into {}", venv.display());
+    eprintln!(
+        "xtask: installing sigstore {SIGSTORE_PYTHON} into {}",
+        venv.display()
+    );
     // Debian's python3 (where python3-venv belongs), not whatever is first on PATH.
     let system_python = ["/usr/bin/python3"]
         .iter()
@@ -134,7 +187,10 @@ fn install_sigstore_python() -> Result<PathBuf> {
         .args(["install", "-q", "--disable-pip-version-check"])
         .arg(format!("sigstore=={SIGSTORE_PYTHON}")))?;
     if !ready(&python) {
-        bail!("sigstore {SIGSTORE_PYTHON} is still not importable from {}", python.display());
+        bail!(
+            "sigstore {SIGSTORE_PYTHON} is still not importable from {}",
+            python.display()
+        );
     }
     Ok(python)
 }
@@ -157,7 +213,12 @@ fn install_system_packages() -> Result<()> {
         .iter()
         .filter(|(command, _)| !on_path(command))
         .map(|(_, package)| *package)
-        .chain(LIBRARY_PACKAGES.iter().copied().filter(|p| !dpkg_installed(p)))
+        .chain(
+            LIBRARY_PACKAGES
+                .iter()
+                .copied()
+                .filter(|p| !dpkg_installed(p)),
+        )
         .collect();
     if missing.is_empty() {
         return Ok(());
