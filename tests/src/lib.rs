@@ -7,6 +7,7 @@ pub mod fixtures;
 pub mod policy;
 pub mod registry;
 pub mod review;
+pub mod sign;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,9 +1,14 @@
 //! `cargo xtask`: project automation that plain cargo cannot express.
 //!
 //! - `cargo xtask test`: installs the system packages the tests need (Debian,
-//!   via apt-get), builds the `ivpol` binary with its embedded component, and
-//!   runs every test of the workspace, end-to-end ones included.
+//!   via apt-get) and the oracles the fixture cross-checks use (openssl, and
+//!   sigstore-python in a venv under the target dir), builds the `ivpol`
+//!   binary with its embedded component, and runs every test of the
+//!   workspace, end-to-end ones included.
 //! - `cargo xtask lint`: rustfmt check and clippy with `-D warnings`.
+//! - `cargo xtask oracles`: installs only the cross-check oracles and prints
+//!   the `export` lines that let `cargo test -p ivpol-tests --test
+//!   fixtures_crosscheck` run on its own: `eval "$(cargo xtask oracles)"`.
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -13,6 +18,28 @@ use std::process::Command;
 const SYSTEM_PACKAGES: &[(&str, &str)] = &[
     // The CNCF distribution registry 2.8 the end-to-end tests push to.
     ("docker-registry", "docker-registry"),
+    // The oracle of the fixture cross-checks (signatures, chains, SETs).
+    ("openssl", "openssl"),
+    // sigstore-js runs on Debian's node (18 on Debian 12).
+    ("node", "nodejs"),
+    ("npm", "npm"),
+];
+
+/// Debian packages that provide no command of their own, checked with dpkg.
+const LIBRARY_PACKAGES: &[&str] = &[
+    // `python3 -m venv` for the sigstore-python oracle (pulls in python3).
+    "python3-venv",
+];
+
+/// The sigstore-python release the cross-checks verify bundles with.
+const SIGSTORE_PYTHON: &str = "4.5.1";
+
+/// sigstore-js for public-key bundles; 2.1 is the last line that runs on
+/// node 18 (`^18.17.0 || >=20.5.0`).
+const SIGSTORE_JS: &[&str] = &[
+    "@sigstore/verify@2.1.1",
+    "@sigstore/bundle@2.3.2",
+    "@sigstore/protobuf-specs@0.3.2",
 ];
 
 fn main() -> Result<()> {
@@ -20,8 +47,9 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
         Some("lint") => lint(),
+        Some("oracles") => oracles(),
         _ => {
-            eprintln!("usage: cargo xtask <test [cargo test args...] | lint>");
+            eprintln!("usage: cargo xtask <test [cargo test args...] | lint | oracles>");
             bail!("unknown or missing xtask command")
         }
     }
@@ -49,18 +77,122 @@ fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn test(extra: &[String]) -> Result<()> {
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
+}
+
+/// Installs what the fixture cross-checks need; returns the environment
+/// that tells the tests where each oracle is.
+fn install_oracles() -> Result<Vec<(&'static str, PathBuf)>> {
     install_system_packages()?;
+    let python = install_sigstore_python()?;
+    let node_modules = install_sigstore_js()?;
+    let on_path = |c: &str| {
+        find_on_path(c).with_context(|| format!("{c} is not on PATH after installing it"))
+    };
+    Ok(vec![
+        ("IVPOL_OPENSSL", on_path("openssl")?),
+        ("IVPOL_SIGSTORE_PYTHON", python),
+        ("IVPOL_NODE", on_path("node")?),
+        ("IVPOL_SIGSTORE_JS", node_modules),
+    ])
+}
+
+fn oracles() -> Result<()> {
+    for (var, path) in install_oracles()? {
+        println!("export {var}={}", path.display());
+    }
+    Ok(())
+}
+
+/// sigstore-js under the target dir; returns its node_modules.
+fn install_sigstore_js() -> Result<PathBuf> {
+    let dir = target_dir().join("xtask").join("sigstore-js");
+    let modules = dir.join("node_modules");
+    let version = |pkg: &str| -> Option<String> {
+        let manifest = std::fs::read_to_string(modules.join(pkg).join("package.json")).ok()?;
+        let at = manifest.find("\"version\"")?;
+        let rest = &manifest[at + 9..];
+        let start = rest.find('"')? + 1;
+        let end = start + rest[start..].find('"')?;
+        Some(rest[start..end].to_string())
+    };
+    let ready = SIGSTORE_JS.iter().all(|spec| {
+        let (pkg, want) = spec.rsplit_once('@').expect("name@version");
+        version(pkg).as_deref() == Some(want)
+    });
+    if ready {
+        return Ok(modules);
+    }
+    eprintln!(
+        "xtask: installing {} into {}",
+        SIGSTORE_JS.join(" "),
+        dir.display()
+    );
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("package.json"), "{\"private\": true}\n")?;
+    run(Command::new("npm")
+        .current_dir(&dir)
+        .args(["install", "--no-audit", "--no-fund", "--silent"])
+        .args(SIGSTORE_JS))?;
+    Ok(modules)
+}
+
+fn test(extra: &[String]) -> Result<()> {
+    let oracles = install_oracles()?;
     // The end-to-end tests drive the real binary, so build it first.
     run(cargo().args(["build", "-p", "ivpol-host"]))?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target"));
-    let bin = target.join("debug").join("ivpol");
+    let bin = target_dir().join("debug").join("ivpol");
     run(cargo()
         .args(["test", "--workspace"])
         .args(extra)
-        .env("IVPOL_BIN", bin))
+        .env("IVPOL_BIN", bin)
+        .envs(oracles))
+}
+
+/// A venv under the target dir with sigstore-python; returns its python.
+/// Quick when it is already there at the right version.
+fn install_sigstore_python() -> Result<PathBuf> {
+    let venv = target_dir().join("xtask").join("sigstore-venv");
+    let python = venv.join("bin").join("python");
+    let check =
+        format!("import sys, sigstore; sys.exit(sigstore.__version__ != {SIGSTORE_PYTHON:?})");
+    let ready = |python: &Path| {
+        Command::new(python)
+            .args(["-c", &check])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    if ready(&python) {
+        return Ok(python);
+    }
+    eprintln!(
+        "xtask: installing sigstore {SIGSTORE_PYTHON} into {}",
+        venv.display()
+    );
+    // Debian's python3 (where python3-venv belongs), not whatever is first on PATH.
+    let system_python = ["/usr/bin/python3"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .or_else(|| find_on_path("python3"))
+        .context("no python3: apt-get install python3-venv")?;
+    run(Command::new(system_python)
+        .args(["-m", "venv", "--clear"])
+        .arg(&venv))?;
+    run(Command::new(venv.join("bin").join("pip"))
+        .args(["install", "-q", "--disable-pip-version-check"])
+        .arg(format!("sigstore=={SIGSTORE_PYTHON}")))?;
+    if !ready(&python) {
+        bail!(
+            "sigstore {SIGSTORE_PYTHON} is still not importable from {}",
+            python.display()
+        );
+    }
+    Ok(python)
 }
 
 fn lint() -> Result<()> {
@@ -81,6 +213,12 @@ fn install_system_packages() -> Result<()> {
         .iter()
         .filter(|(command, _)| !on_path(command))
         .map(|(_, package)| *package)
+        .chain(
+            LIBRARY_PACKAGES
+                .iter()
+                .copied()
+                .filter(|p| !dpkg_installed(p)),
+        )
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -94,8 +232,21 @@ fn install_system_packages() -> Result<()> {
 }
 
 fn on_path(command: &str) -> bool {
+    find_on_path(command).is_some()
+}
+
+fn find_on_path(command: &str) -> Option<PathBuf> {
     let paths = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&paths)
         .chain(["/usr/sbin".into(), "/usr/bin".into()])
-        .any(|dir| dir.join(command).is_file())
+        .map(|dir| dir.join(command))
+        .find(|p| p.is_file())
+}
+
+fn dpkg_installed(package: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", package])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        .unwrap_or(false)
 }
