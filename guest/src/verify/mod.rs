@@ -23,6 +23,7 @@ impl VerifyError {
 
 pub type Result<T> = std::result::Result<T, VerifyError>;
 
+pub mod cosign;
 pub mod dsse;
 pub mod encoding;
 pub mod keys;
