@@ -1,0 +1,110 @@
+//! Cosign's legacy `.sig` / `.att` layers (reference §1.1-§1.6): the pure
+//! verifier of one layer, given its bytes and annotations and the policy's
+//! verification material. Follows cosign's `verifyInternal` /
+//! `VerifyBundle` / `ValidateAndUnpackCert` as Kyverno configures them:
+//!
+//! - `Verifier::Keys`: any key verifies; a certificate annotation is ignored.
+//! - `Verifier::Certificate` without chain: only the certificate's key is
+//!   used (Kyverno's `signature.LoadVerifier(cert.PublicKey)`), no validity
+//!   check. With a chain (intermediates…root, root last): the certificate
+//!   must chain to the chain's last certificate, for code signing, at the
+//!   trusted time, and carry a valid SCT unless `ignore_sct`
+//!   (`ValidateAndUnpackCertWithChain`).
+//! - `Verifier::Keyless`: the layer's certificate annotation is the leaf,
+//!   its chain annotation (≤ 10 certificates) plus `roots` the candidate
+//!   intermediates, `roots` the anchors; chain, identities and SCT (unless
+//!   `ignore_sct`) are checked at the trusted time.
+//! - Transparency, unless `ignore_tlog`: the bundle annotation must be there,
+//!   its SET verify under `tlogs`, and its entry log this payload, signature
+//!   and key/certificate. Its integrated time is the trusted time; with
+//!   `ignore_tlog` the trusted time is `now`.
+//!
+//! Cosign validates Fulcio chains at the leaf's notBefore and then checks
+//! the trusted time lies in the leaf's validity; validating the whole path
+//! at the trusted time, as here, is the same for the leaf and stricter for
+//! the CAs.
+
+mod layer;
+
+use std::collections::BTreeMap;
+
+pub use layer::{verify_attestation, verify_attestation_verified, verify_signature};
+pub use layer::{
+    ANNOTATION_BUNDLE, ANNOTATION_CERTIFICATE, ANNOTATION_CHAIN, ANNOTATION_SIGNATURE,
+    MEDIA_TYPE_DSSE, MEDIA_TYPE_SIMPLESIGNING,
+};
+
+use super::keys::{HashAlgorithm, PublicKey};
+use super::trust::LogKey;
+use super::x509::fulcio::{Identity, IdentityRule};
+use super::x509::Certificate;
+
+/// One layer of a `.sig` or `.att` image.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Layer {
+    pub media_type: String,
+    /// The layer blob (already checked against its descriptor digest).
+    pub payload: Vec<u8>,
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// What the policy trusts to have signed.
+#[derive(Debug, Clone)]
+// The API keeps `cert: Certificate` unboxed; there is one per verification.
+#[allow(clippy::large_enum_variant)]
+pub enum Verifier {
+    /// Kyverno `key`: any of these keys.
+    Keys(Vec<PublicKey>),
+    /// Kyverno `certificate`: the certificate's key; `chain` (intermediates
+    /// then root), if not empty, validates the certificate.
+    Certificate {
+        cert: Certificate,
+        chain: Vec<Certificate>,
+    },
+    /// Kyverno `keyless`: a certificate from the layer, chaining to `roots`
+    /// (anchors; roots and intermediates may be mixed), matching one of
+    /// `identities`.
+    Keyless {
+        identities: Vec<IdentityRule>,
+        roots: Vec<Certificate>,
+    },
+}
+
+/// Everything one layer verification needs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub verifier: Verifier,
+    /// The signature hash (Kyverno `key.hashAlgorithm`); None tries SHA-256
+    /// then the key's own hash.
+    pub hash: Option<HashAlgorithm>,
+    /// Rekor keys.
+    pub tlogs: Vec<LogKey>,
+    /// CT log keys (for SCTs).
+    pub ctlogs: Vec<LogKey>,
+    pub ignore_tlog: bool,
+    pub ignore_sct: bool,
+    /// Required `optional` annotations of a signature payload.
+    pub annotations: BTreeMap<String, String>,
+    /// Current unix time.
+    pub now: i64,
+}
+
+/// A layer that verified.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The integrated time of the Rekor entry, or `now` with `ignore_tlog`.
+    pub trusted_time: i64,
+    /// Whether a Rekor SET was verified.
+    pub tlog_verified: bool,
+    /// The signing certificate's identity (keyless and certificate modes).
+    pub identity: Option<Identity>,
+    /// The signing certificate (keyless and certificate modes).
+    pub certificate: Option<Certificate>,
+    /// The key that verified.
+    pub key: PublicKey,
+    /// The signed JSON: the simple-signing payload, or the in-toto statement.
+    pub payload: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests;
