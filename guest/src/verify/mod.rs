@@ -24,3 +24,6 @@ impl VerifyError {
 }
 
 pub type Result<T> = std::result::Result<T, VerifyError>;
+
+pub mod encoding;
+pub mod keys;

@@ -1,0 +1,144 @@
+//! Small encoding helpers shared by the verifiers: base64 (std, padded,
+//! whitespace tolerated as Go's decoders do for PEM-ish input), hex and PEM.
+
+use base64::Engine;
+
+use super::{Result, VerifyError};
+
+/// Largest base64 text accepted anywhere (16 MiB of text).
+const MAX_B64: usize = 16 << 20;
+
+/// Decodes standard (padded) base64, ignoring ASCII whitespace. `what` names
+/// the field in the error.
+pub fn b64decode(what: &str, s: &str) -> Result<Vec<u8>> {
+    if s.len() > MAX_B64 {
+        return Err(VerifyError::new(format!("{what}: base64 text too long")));
+    }
+    let cleaned: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(cleaned.as_bytes())
+        .map_err(|e| VerifyError::new(format!("{what}: invalid base64: {e}")))
+}
+
+/// Standard padded base64.
+pub fn b64encode(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// Decodes hex (either case).
+pub fn unhex(what: &str, s: &str) -> Result<Vec<u8>> {
+    fn nibble(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
+    let bytes = s.as_bytes();
+    if !bytes.len().is_multiple_of(2) {
+        return Err(VerifyError::new(format!("{what}: odd-length hex")));
+    }
+    bytes
+        .chunks(2)
+        .map(|pair| match pair {
+            [h, l] => match (nibble(*h), nibble(*l)) {
+                (Some(h), Some(l)) => Ok(h << 4 | l),
+                _ => Err(VerifyError::new(format!("{what}: invalid hex"))),
+            },
+            _ => Err(VerifyError::new(format!("{what}: invalid hex"))),
+        })
+        .collect()
+}
+
+/// One PEM block: its label and DER contents.
+pub struct PemBlock {
+    pub label: String,
+    pub der: Vec<u8>,
+}
+
+/// Every PEM block in `text`, in order, at most `max_blocks` of them and each
+/// at most `max_block` bytes of text. Text outside blocks is ignored (as Go's
+/// `pem.Decode` loop does).
+pub fn pem_blocks(text: &str, max_blocks: usize, max_block: usize) -> Result<Vec<PemBlock>> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("-----BEGIN ") {
+        let after = &rest[start + "-----BEGIN ".len()..];
+        let Some(label_end) = after.find("-----") else {
+            return Err(VerifyError::new("PEM: malformed BEGIN line"));
+        };
+        let label = &after[..label_end];
+        let body_and_rest = &after[label_end + 5..];
+        let end_marker = format!("-----END {label}-----");
+        let Some(end) = body_and_rest.find(&end_marker) else {
+            return Err(VerifyError::new(format!("PEM: no END line for {label}")));
+        };
+        let body = &body_and_rest[..end];
+        if body.len() > max_block {
+            return Err(VerifyError::new(format!(
+                "PEM: {label} block larger than {max_block} bytes"
+            )));
+        }
+        if out.len() >= max_blocks {
+            return Err(VerifyError::new(format!(
+                "PEM: more than {max_blocks} blocks"
+            )));
+        }
+        // Headers (RFC 1421 "Key: value" lines) are not used by any format here.
+        if body.contains(':') {
+            return Err(VerifyError::new(format!("PEM: {label} block has headers")));
+        }
+        let der = b64decode(&format!("PEM {label}"), body)?;
+        out.push(PemBlock {
+            label: label.to_string(),
+            der,
+        });
+        rest = &body_and_rest[end + end_marker.len()..];
+    }
+    Ok(out)
+}
+
+/// PEM text of `der` under `label`, 64 columns, trailing newline (Go's
+/// `pem.Encode` layout).
+pub fn pem_encode(label: &str, der: &[u8]) -> String {
+    let b64 = b64encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in b64.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(chunk));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrips() {
+        assert_eq!(b64decode("x", "aGVs\nbG8=\n").unwrap(), b"hello");
+        assert!(b64decode("x", "!!").is_err());
+        assert_eq!(hex(&[0, 0xab]), "00ab");
+        assert_eq!(unhex("x", "00AB").unwrap(), vec![0, 0xab]);
+        assert!(unhex("x", "0").is_err());
+        assert!(unhex("x", "zz").is_err());
+        let pem = pem_encode("CERTIFICATE", b"abc");
+        let blocks = pem_blocks(&format!("junk\n{pem}{pem}"), 10, 1000).unwrap();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].der, b"abc");
+        assert!(pem_blocks(&format!("{pem}{pem}"), 1, 1000).is_err());
+        assert!(pem_blocks("-----BEGIN X-----\nabc", 1, 1000).is_err());
+    }
+}
