@@ -294,6 +294,36 @@ impl PublicKey {
     }
 }
 
+/// One exact signature scheme (for X.509 signatures, whose algorithm
+/// identifier fixes it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Ecdsa(HashAlgorithm),
+    RsaPkcs1(HashAlgorithm),
+    RsaPss(HashAlgorithm),
+    Ed25519,
+}
+
+impl PublicKey {
+    /// Verifies `signature` over `message` with exactly `scheme`; a key of
+    /// another type never verifies.
+    pub fn verify_scheme(&self, scheme: Scheme, message: &[u8], signature: &[u8]) -> bool {
+        match (scheme, &self.kind) {
+            (Scheme::Ecdsa(h), Kind::P256(k)) => ecdsa_p256(k, &h.digest(message), signature),
+            (Scheme::Ecdsa(h), Kind::P384(k)) => ecdsa_p384(k, &h.digest(message), signature),
+            (Scheme::Ecdsa(h), Kind::P521(k)) => ecdsa_p521(k, &h.digest(message), signature),
+            (Scheme::RsaPkcs1(h), Kind::Rsa(k)) => rsa_pkcs1(k, &h.digest(message), h, signature),
+            (Scheme::RsaPss(h), Kind::Rsa(k)) => rsa_pss(k, &h.digest(message), h, signature),
+            (Scheme::Ed25519, Kind::Ed25519(k)) => {
+                use ed25519_dalek::Verifier;
+                ed25519_dalek::Signature::from_slice(signature)
+                    .is_ok_and(|sig| k.verify(message, &sig).is_ok())
+            }
+            _ => false,
+        }
+    }
+}
+
 macro_rules! ecdsa_check {
     ($name:ident, $curve:ident, $len:expr) => {
         fn $name(key: &$curve::ecdsa::VerifyingKey, digest: &[u8], signature: &[u8]) -> bool {
@@ -321,17 +351,24 @@ ecdsa_check!(ecdsa_p384, p384, 96);
 ecdsa_check!(ecdsa_p521, p521, 132);
 
 fn rsa_verify(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
-    use rsa::{Pkcs1v15Sign, Pss};
+    rsa_pkcs1(key, digest, hash, sig) || rsa_pss(key, digest, hash, sig)
+}
+
+fn rsa_pkcs1(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
+    use rsa::Pkcs1v15Sign;
     let pkcs1 = match hash {
         HashAlgorithm::Sha224 => Pkcs1v15Sign::new::<Sha224>(),
         HashAlgorithm::Sha256 => Pkcs1v15Sign::new::<Sha256>(),
         HashAlgorithm::Sha384 => Pkcs1v15Sign::new::<Sha384>(),
         HashAlgorithm::Sha512 => Pkcs1v15Sign::new::<Sha512>(),
     };
-    if key.verify(pkcs1, digest, sig).is_ok() {
-        return true;
-    }
+    key.verify(pkcs1, digest, sig).is_ok()
+}
+
+fn rsa_pss(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
+    use rsa::Pss;
     fn pss<D: Digest + sha2::digest::FixedOutputReset>() -> Pss<D> {
+        // Any salt length, as Go's rsa.PSSSaltLengthAuto when verifying.
         Pss {
             blinded: false,
             digest: D::new(),

@@ -27,3 +27,5 @@ pub type Result<T> = std::result::Result<T, VerifyError>;
 
 pub mod encoding;
 pub mod keys;
+pub mod trust;
+pub mod x509;

@@ -1,0 +1,1 @@
+//! Fulcio identities (reference §1.6).

@@ -1,0 +1,1 @@
+//! Embedded SCTs (reference §1.6).
