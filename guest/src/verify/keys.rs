@@ -120,21 +120,23 @@ impl PublicKey {
         for block in blocks {
             match block.label.as_str() {
                 "PUBLIC KEY" => return PublicKey::from_spki_der(&block.der),
-                "RSA PUBLIC KEY" => {
-                    let key = rsa::PublicKey::from_pkcs1_der(&block.der).map_err(|e| {
-                        VerifyError::new(format!("invalid PKCS#1 RSA public key: {e}"))
-                    })?;
-                    let spki = key
-                        .to_public_key_der()
-                        .map_err(|e| VerifyError::new(format!("re-encoding RSA key: {e}")))?;
-                    return PublicKey::from_spki_der(spki.as_bytes());
-                }
+                "RSA PUBLIC KEY" => return PublicKey::from_pkcs1_der(&block.der),
                 _ => continue,
             }
         }
         Err(VerifyError::new(
             "no PUBLIC KEY or RSA PUBLIC KEY PEM block found",
         ))
+    }
+
+    /// An RSA key from PKCS#1 `RSAPublicKey` DER.
+    pub fn from_pkcs1_der(der: &[u8]) -> Result<PublicKey> {
+        let key = rsa::PublicKey::from_pkcs1_der(der)
+            .map_err(|e| VerifyError::new(format!("invalid PKCS#1 RSA public key: {e}")))?;
+        let spki = key
+            .to_public_key_der()
+            .map_err(|e| VerifyError::new(format!("re-encoding RSA key: {e}")))?;
+        PublicKey::from_spki_der(spki.as_bytes())
     }
 
     /// A key from SubjectPublicKeyInfo DER.

@@ -25,7 +25,9 @@ impl VerifyError {
 
 pub type Result<T> = std::result::Result<T, VerifyError>;
 
+pub mod dsse;
 pub mod encoding;
 pub mod keys;
+pub mod rekor;
 pub mod trust;
 pub mod x509;

@@ -105,6 +105,8 @@ struct LogJson {
 #[serde(rename_all = "camelCase")]
 struct PublicKeyJson {
     raw_bytes: Option<String>,
+    #[serde(default)]
+    key_details: String,
     valid_for: Option<ValidForJson>,
 }
 
@@ -208,8 +210,14 @@ fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
                 e.public_key.raw_bytes.as_deref().ok_or_else(|| {
                     VerifyError::new(format!("{name}: publicKey has no rawBytes"))
                 })?;
-            let key = PublicKey::from_spki_der(&b64decode(&name, raw)?)
-                .map_err(|err| VerifyError::new(format!("{name}: {err}")))?;
+            let der = b64decode(&name, raw)?;
+            // PKCS1_* key details carry a bare PKCS#1 RSAPublicKey.
+            let key = if e.public_key.key_details.starts_with("PKCS1_") {
+                PublicKey::from_pkcs1_der(&der)
+            } else {
+                PublicKey::from_spki_der(&der)
+            }
+            .map_err(|err| VerifyError::new(format!("{name}: {err}")))?;
             let id_bytes = b64decode(&format!("{name} logId"), &e.log_id.key_id)?;
             let id: [u8; 32] = id_bytes
                 .as_slice()

@@ -1,1 +1,222 @@
-//! Fulcio identities (reference §1.6).
+//! Fulcio identities (reference §1.6) and Kyverno's `keyless.identities[]`
+//! rules, matched as cosign's `CheckCertificatePolicy` does.
+
+use der::Decode;
+use x509_cert::ext::pkix::name::GeneralName;
+use x509_cert::ext::pkix::SubjectAltName;
+
+use super::Certificate;
+use crate::verify::{Result, VerifyError};
+
+const OID_OTHERNAME_USERNAME: &str = "1.3.6.1.4.1.57264.1.7";
+const OID_ISSUER_V2: &str = "1.3.6.1.4.1.57264.1.8";
+const OID_ISSUER_V1: &str = "1.3.6.1.4.1.57264.1.1";
+/// Longest regular expression accepted in a rule.
+const MAX_REGEX: usize = 4096;
+
+/// Who a certificate was issued to: its SANs (emails, URIs, DNS names and
+/// Fulcio username otherNames, in certificate order) and the OIDC issuer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Identity {
+    pub sans: Vec<String>,
+    pub issuer: Option<String>,
+}
+
+impl Identity {
+    /// Reads the identity of `cert`. A malformed SAN or issuer extension is
+    /// an error.
+    pub fn of(cert: &Certificate) -> Result<Identity> {
+        let mut sans = Vec::new();
+        let san = cert
+            .inner()
+            .tbs_certificate()
+            .get_extension::<SubjectAltName>()
+            .map_err(|e| VerifyError::new(format!("invalid subjectAltName extension: {e}")))?;
+        if let Some((_, SubjectAltName(names))) = san {
+            for name in names {
+                match name {
+                    GeneralName::Rfc822Name(s) => sans.push(s.to_string()),
+                    GeneralName::UniformResourceIdentifier(s) => sans.push(s.to_string()),
+                    GeneralName::DnsName(s) => sans.push(s.to_string()),
+                    GeneralName::OtherName(other)
+                        if other.type_id.to_string() == OID_OTHERNAME_USERNAME =>
+                    {
+                        let s = other
+                            .value
+                            .decode_as::<der::asn1::Utf8StringRef<'_>>()
+                            .map_err(|e| {
+                                VerifyError::new(format!("invalid Fulcio username otherName: {e}"))
+                            })?;
+                        sans.push(s.to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let issuer = if let Some(v2) = cert.extension(OID_ISSUER_V2) {
+            let s = der::asn1::Utf8StringRef::from_der(v2).map_err(|e| {
+                VerifyError::new(format!(
+                    "invalid Fulcio issuer (1.3.6.1.4.1.57264.1.8): {e}"
+                ))
+            })?;
+            Some(s.to_string())
+        } else if let Some(v1) = cert.extension(OID_ISSUER_V1) {
+            Some(String::from_utf8(v1.to_vec()).map_err(|_| {
+                VerifyError::new("Fulcio issuer (1.3.6.1.4.1.57264.1.1) is not UTF-8")
+            })?)
+        } else {
+            None
+        };
+        Ok(Identity { sans, issuer })
+    }
+}
+
+/// One entry of Kyverno's `keyless.identities[]`. A missing (or empty)
+/// field imposes nothing; a regexp, when given, wins over the exact field.
+/// Regexps are unanchored searches, as Go's `regexp.MatchString` in cosign:
+/// write `^…$` to match a whole value.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IdentityRule {
+    pub issuer: Option<String>,
+    pub subject: Option<String>,
+    pub issuer_regexp: Option<String>,
+    pub subject_regexp: Option<String>,
+}
+
+fn nonempty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
+fn compile(re: &str) -> Result<regex::Regex> {
+    if re.len() > MAX_REGEX {
+        return Err(VerifyError::new("identity regular expression too long"));
+    }
+    regex::RegexBuilder::new(re)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| VerifyError::new(format!("malformed identity regular expression {re:?}: {e}")))
+}
+
+impl IdentityRule {
+    /// Checks the rule's regular expressions compile.
+    pub fn validate(&self) -> Result<()> {
+        for re in [
+            nonempty(&self.issuer_regexp),
+            nonempty(&self.subject_regexp),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            compile(re)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `id` satisfies this rule (false for a malformed regexp).
+    pub fn matches(&self, id: &Identity) -> bool {
+        let issuer = id.issuer.as_deref().unwrap_or("");
+        let issuer_ok = if let Some(re) = nonempty(&self.issuer_regexp) {
+            compile(re).is_ok_and(|re| re.is_match(issuer))
+        } else if let Some(want) = nonempty(&self.issuer) {
+            want == issuer
+        } else {
+            true
+        };
+        let subject_ok = if let Some(re) = nonempty(&self.subject_regexp) {
+            compile(re).is_ok_and(|re| id.sans.iter().any(|s| re.is_match(s)))
+        } else if let Some(want) = nonempty(&self.subject) {
+            id.sans.iter().any(|s| s == want)
+        } else {
+            true
+        };
+        issuer_ok && subject_ok
+    }
+}
+
+/// At least one rule must match (no rules: anything matches, as cosign).
+pub fn identities_match(rules: &[IdentityRule], id: &Identity) -> Result<()> {
+    for rule in rules {
+        rule.validate()?;
+    }
+    if rules.is_empty() || rules.iter().any(|r| r.matches(id)) {
+        return Ok(());
+    }
+    Err(VerifyError::new(format!(
+        "none of the expected identities matched what was in the certificate, got subjects [{}] with issuer {}",
+        id.sans.join(", "),
+        id.issuer.as_deref().unwrap_or("(none)")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::x509::tests::{certs, DERIVED};
+
+    fn rule(issuer: &str, subject: &str, ire: &str, sre: &str) -> IdentityRule {
+        let o = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        IdentityRule {
+            issuer: o(issuer),
+            subject: o(subject),
+            issuer_regexp: o(ire),
+            subject_regexp: o(sre),
+        }
+    }
+
+    #[test]
+    fn fulcio_identity() {
+        let leaf = &certs(&format!(
+            "{DERIVED}dir-img-cosign-fulcio-rekor-valid/cert.pem"
+        ))[0];
+        let id = Identity::of(leaf).unwrap();
+        assert_eq!(id.sans, vec!["mitr@redhat.com"]);
+        assert_eq!(id.issuer.as_deref(), Some("https://github.com/login/oauth"));
+        let ok = |r: IdentityRule| identities_match(&[r], &id).is_ok();
+        assert!(ok(rule(
+            "https://github.com/login/oauth",
+            "mitr@redhat.com",
+            "",
+            ""
+        )));
+        assert!(ok(rule("", "mitr@redhat.com", "", "")));
+        assert!(ok(rule("", "", "github", "")));
+        assert!(ok(rule("", "", "", "@redhat\\.com$")));
+        assert!(ok(IdentityRule::default()));
+        assert!(!ok(rule(
+            "https://accounts.google.com",
+            "mitr@redhat.com",
+            "",
+            ""
+        )));
+        assert!(!ok(rule("", "this-does-not-match@example.com", "", "")));
+        assert!(!ok(rule("", "", "", "^redhat")));
+        // The regexp wins over the exact value.
+        assert!(ok(rule("wrong", "", "oauth$", "")));
+        let e = identities_match(&[rule("", "x@y", "", "")], &id).unwrap_err();
+        assert!(
+            e.0.contains("mitr@redhat.com") && e.0.contains("github.com/login/oauth"),
+            "{e}"
+        );
+        assert!(identities_match(&[rule("", "", "(", "")], &id)
+            .unwrap_err()
+            .0
+            .contains("malformed"));
+        assert!(identities_match(&[], &id).is_ok());
+        assert!(identities_match(
+            &[
+                rule("", "nope", "", ""),
+                rule("", "mitr@redhat.com", "", "")
+            ],
+            &id
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn pki_identity() {
+        let leaf = &certs(&format!("{DERIVED}dir-img-cosign-pki-valid/cert.pem"))[0];
+        let id = Identity::of(leaf).unwrap();
+        assert_eq!(id.sans, vec!["qiwan@redhat.com", "myhost.example.com"]);
+        assert_eq!(id.issuer, None);
+    }
+}
