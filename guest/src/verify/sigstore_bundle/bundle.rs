@@ -316,8 +316,16 @@ impl Int64 {
     }
 }
 
-/// Decodes protobuf-JSON `bytes`: standard or URL-safe base64, padded or not.
+/// Decodes protobuf-JSON `bytes`: standard or URL-safe base64, padded or
+/// not; line breaks are skipped, as Go's decoder (protojson) skips them.
 pub fn b64(value: &str, what: &str) -> Result<Vec<u8>> {
+    let unwrapped;
+    let value = if value.contains(['\r', '\n']) {
+        unwrapped = value.replace(['\r', '\n'], "");
+        unwrapped.as_str()
+    } else {
+        value
+    };
     const CONFIG: GeneralPurposeConfig =
         GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
     const STD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, CONFIG);

@@ -12,8 +12,11 @@ use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
 use const_oid::ObjectIdentifier;
 use der::asn1::{Any, Int, OctetString};
 use der::{Decode, Encode, Reader, SliceReader, Tag, Tagged};
-use sha2::{Digest, Sha256, Sha384, Sha512};
-use x509_cert::ext::pkix::SubjectKeyIdentifier;
+use x509_cert::ext::pkix::{ExtendedKeyUsage, SubjectKeyIdentifier};
+
+use crate::verify::keys::HashAlgorithm;
+use crate::verify::trust::CertificateAuthority;
+use crate::verify::x509::{verify_chain, Certificate, Purpose};
 
 use crate::verify::{Result, VerifyError};
 
@@ -29,32 +32,15 @@ const ID_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101
 const ID_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.2");
 const ID_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
 
-/// The digest algorithms a timestamp may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TsHash {
-    Sha256,
-    Sha384,
-    Sha512,
-}
-
-impl TsHash {
-    pub fn from_oid(oid: &ObjectIdentifier) -> Result<TsHash> {
-        match *oid {
-            ID_SHA256 => Ok(TsHash::Sha256),
-            ID_SHA384 => Ok(TsHash::Sha384),
-            ID_SHA512 => Ok(TsHash::Sha512),
-            other => Err(VerifyError::new(format!(
-                "timestamp uses the unsupported digest algorithm {other}"
-            ))),
-        }
-    }
-
-    pub fn digest(self, data: &[u8]) -> Vec<u8> {
-        match self {
-            TsHash::Sha256 => Sha256::digest(data).to_vec(),
-            TsHash::Sha384 => Sha384::digest(data).to_vec(),
-            TsHash::Sha512 => Sha512::digest(data).to_vec(),
-        }
+/// The digest algorithm an RFC 3161 OID names.
+pub fn hash_from_oid(oid: &ObjectIdentifier) -> Result<HashAlgorithm> {
+    match *oid {
+        ID_SHA256 => Ok(HashAlgorithm::Sha256),
+        ID_SHA384 => Ok(HashAlgorithm::Sha384),
+        ID_SHA512 => Ok(HashAlgorithm::Sha512),
+        other => Err(VerifyError::new(format!(
+            "timestamp uses the unsupported digest algorithm {other}"
+        ))),
     }
 }
 
@@ -62,7 +48,7 @@ impl TsHash {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TstInfo {
     pub policy: ObjectIdentifier,
-    pub imprint_hash: TsHash,
+    pub imprint_hash: HashAlgorithm,
     pub imprint: Vec<u8>,
     /// Big-endian serial number bytes.
     pub serial: Vec<u8>,
@@ -82,7 +68,7 @@ pub struct TimeStampToken {
     /// The DER `SET OF Attribute` the signer signed.
     pub signed_attrs_der: Vec<u8>,
     /// The digest algorithm the signer used.
-    pub digest_hash: TsHash,
+    pub digest_hash: HashAlgorithm,
     /// DER certificates embedded in the SignedData.
     pub certificates: Vec<Vec<u8>>,
 }
@@ -163,7 +149,7 @@ impl TimeStampToken {
             )));
         };
         let signer = signer.clone();
-        let digest_hash = TsHash::from_oid(&signer.digest_alg.oid)?;
+        let digest_hash = hash_from_oid(&signer.digest_alg.oid)?;
         let attrs = signer.signed_attrs.as_ref().ok_or_else(|| {
             VerifyError::new("RFC 3161 timestamp signer has no signed attributes")
         })?;
@@ -243,6 +229,118 @@ impl TimeStampToken {
     }
 }
 
+const ID_ECDSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
+const ID_ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
+const ID_ECDSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.4");
+const ID_RSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.11");
+const ID_RSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.12");
+const ID_RSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.13");
+const ID_KP_TIME_STAMPING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.8");
+
+/// Whether the DER certificate's extended key usage allows timestamping.
+fn allows_time_stamping(der: &[u8]) -> bool {
+    let Ok(c) = x509_cert::Certificate::from_der(der) else {
+        return false;
+    };
+    matches!(
+        c.tbs_certificate().get_extension::<ExtendedKeyUsage>(),
+        Ok(Some((_, eku))) if eku.0.contains(&ID_KP_TIME_STAMPING)
+    )
+}
+
+/// Verifies `token` as a timestamp over `signature` (the bundle's signature
+/// bytes) by one of the trusted timestamp authorities, returning its
+/// `genTime`.
+///
+/// The signer's certificate is the one embedded in the token or, when none
+/// is, the authority's own leaf; either way it must chain to the authority's
+/// root at `genTime`, allow timestamping, and `genTime` must lie inside the
+/// authority's validity in the trust root.
+pub fn verify(
+    token: &TimeStampToken,
+    signature: &[u8],
+    tsas: &[CertificateAuthority],
+) -> Result<i64> {
+    let tst = &token.tst_info;
+    if tst.imprint != tst.imprint_hash.digest(signature) {
+        return Err(VerifyError::new(
+            "RFC 3161 timestamp's message imprint is not the digest of the bundle's signature",
+        ));
+    }
+    let t = tst.gen_time;
+    let sig_hash = match token.signer.signature_algorithm.oid {
+        ID_ECDSA_SHA256 | ID_RSA_SHA256 => HashAlgorithm::Sha256,
+        ID_ECDSA_SHA384 | ID_RSA_SHA384 => HashAlgorithm::Sha384,
+        ID_ECDSA_SHA512 | ID_RSA_SHA512 => HashAlgorithm::Sha512,
+        _ => token.digest_hash,
+    };
+    let embedded: Vec<Certificate> = token
+        .certificates
+        .iter()
+        .filter_map(|d| Certificate::from_der(d).ok())
+        .collect();
+    let mut errors = Vec::new();
+    for tsa in tsas {
+        let [tsa_leaf, rest @ ..] = tsa.certs.as_slice() else {
+            continue;
+        };
+        let Some((root, intermediates)) = rest.split_last() else {
+            errors.push("a trusted timestamp authority's chain has no root".to_string());
+            continue;
+        };
+        let signer = embedded
+            .iter()
+            .find(|c| token.signer_is(c.der()))
+            .or_else(|| token.signer_is(tsa_leaf.der()).then_some(tsa_leaf));
+        let Some(signer) = signer else {
+            errors.push("the signer is not this authority's certificate".to_string());
+            continue;
+        };
+        let mut inter = intermediates.to_vec();
+        if signer.der() != tsa_leaf.der() {
+            inter.push(tsa_leaf.clone());
+        }
+        if let Err(e) = verify_chain(signer, &inter, std::slice::from_ref(root), t, Purpose::Any) {
+            errors.push(format!("signer certificate: {e}"));
+            continue;
+        }
+        if !allows_time_stamping(signer.der()) {
+            errors.push("signer certificate does not allow timestamping".to_string());
+            continue;
+        }
+        let key = match signer.public_key() {
+            Ok(k) => k,
+            Err(e) => {
+                errors.push(e.0);
+                continue;
+            }
+        };
+        if let Err(e) = key.verify(
+            &token.signed_attrs_der,
+            token.signer.signature.as_bytes(),
+            Some(sig_hash),
+        ) {
+            errors.push(format!("signature: {e}"));
+            continue;
+        }
+        if !tsa.validity.contains(t) {
+            errors.push(format!(
+                "genTime {t} is outside the authority's validity in the trust root"
+            ));
+            continue;
+        }
+        return Ok(t);
+    }
+    Err(VerifyError::new(format!(
+        "RFC 3161 timestamp is not verified by any trusted timestamp authority ({})",
+        if errors.is_empty() {
+            "the trust root has none".to_string()
+        } else {
+            errors.join("; ")
+        }
+    )))
+}
+
 #[derive(der::Sequence)]
 struct MessageImprint {
     hash_algorithm: x509_cert::spki::AlgorithmIdentifierOwned,
@@ -288,7 +386,7 @@ fn parse_tst_info(der: &[u8]) -> Result<TstInfo> {
     let gen_time = parse_generalized_time(gen_time.value())?;
     Ok(TstInfo {
         policy,
-        imprint_hash: TsHash::from_oid(&imprint.hash_algorithm.oid)?,
+        imprint_hash: hash_from_oid(&imprint.hash_algorithm.oid)?,
         imprint: imprint.hashed_message.as_bytes().to_vec(),
         serial,
         gen_time,
@@ -418,7 +516,7 @@ mod tests {
     fn parses_a_sigstore_tsa_response() {
         let der = conformance_timestamp("rekor2-happy-path");
         let t = TimeStampToken::parse(&der).unwrap();
-        assert_eq!(t.tst_info.imprint_hash, TsHash::Sha256);
+        assert_eq!(t.tst_info.imprint_hash, HashAlgorithm::Sha256);
         assert_eq!(t.tst_info.imprint.len(), 32);
         // the bundle's certificate is valid 2025-06-12T12:02:16..12:12:16
         assert!((1_749_729_736..1_749_730_336).contains(&t.tst_info.gen_time));
