@@ -7,6 +7,8 @@
 //! Fetching from registries is the engine's job, so every check can be
 //! tested natively against other projects' real data.
 
+pub mod sigstore_bundle;
+
 use thiserror::Error;
 
 /// Why a signature, certificate or log entry was not accepted. The text is
