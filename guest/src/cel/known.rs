@@ -106,16 +106,10 @@ const KYVERNO: &[&str] = &[
     "getImageData",
     "GetMetadata",
     "getMetadata",
-];
-
-/// Kyverno functions that exist but are not implemented yet, with the reason.
-const NOT_YET: &[(&str, &str)] = &[
-    ("verifyImageSignatures", "needs cosign/notary verification"),
-    (
-        "verifyAttestationSignatures",
-        "needs cosign/notary verification",
-    ),
-    ("extractPayload", "needs attestation verification"),
+    // image verification
+    "verifyImageSignatures",
+    "verifyAttestationSignatures",
+    "extractPayload",
 ];
 
 /// Whether a call to `name` can be evaluated.
@@ -151,9 +145,6 @@ pub fn is_kyverno_library(name: &str) -> bool {
 
 /// Why `name` cannot be used, for the load diagnostic.
 pub fn unsupported_reason(name: &str) -> String {
-    if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == name) {
-        return format!("function {name} is not implemented yet ({why})");
-    }
     let namespace = name.split('.').next().unwrap_or(name);
     match namespace {
         "sha1" | "sha256" | "md5" | "listObjToMap" | "parseServiceAccount" => {
@@ -183,8 +174,8 @@ mod tests {
 
     #[test]
     fn unknown_and_unimplemented_functions_are_explained() {
-        assert!(!is_supported("verifyImageSignatures"));
-        assert!(unsupported_reason("verifyImageSignatures").contains("not implemented yet"));
+        assert!(is_supported("verifyImageSignatures"));
+        assert!(!is_supported("sha256"));
         assert!(unsupported_reason("sha256").contains("not implemented by ivpol"));
         assert!(unsupported_reason("nope").contains("undeclared reference"));
     }

@@ -28,12 +28,33 @@ type Base = Arc<BTreeMap<String, Arc<dyn Val>>>;
 struct LazyInner {
     definitions: Arc<Vec<(String, Expression)>>,
     base: Base,
-    source: Option<Source>,
+    services: Services,
     slots: Mutex<Slots>,
 }
 
 /// Where `getImageData` and `image.GetMetadata` get their data.
 type Source = Arc<dyn super::image_data::ImageDataSource>;
+/// What `verifyImageSignatures` and friends call.
+type Verifier = Arc<dyn super::verify_lib::ImageVerifier>;
+
+/// The registry-backed functions an evaluation may call; absent ones are
+/// simply not registered (an expression using them fails to resolve).
+#[derive(Clone, Default)]
+struct Services {
+    image_data: Option<Source>,
+    verifier: Option<Verifier>,
+}
+
+impl Services {
+    fn register(&self, ctx: &mut Context<'_, '_>) {
+        if let Some(source) = &self.image_data {
+            super::image_data::register(ctx, source.clone());
+        }
+        if let Some(verifier) = &self.verifier {
+            super::verify_lib::register(ctx, verifier.clone());
+        }
+    }
+}
 
 /// The `variables` map: evaluates each entry on first access.
 #[derive(Clone)]
@@ -66,7 +87,7 @@ impl LazyVariables {
         let bindings = Bindings {
             base: self.inner.base.clone(),
             variables: Some(self.clone()),
-            source: self.inner.source.clone(),
+            services: self.inner.services.clone(),
         };
         let result = expr.program().execute(&bindings.context());
         self.lock()
@@ -130,10 +151,11 @@ impl Indexer for LazyVariables {
 ///
 /// Values are shared (`Arc`), so deriving bindings with [`Bindings::with`]
 /// copies no object data.
+#[derive(Clone)]
 pub struct Bindings {
     base: Base,
     variables: Option<LazyVariables>,
-    source: Option<Source>,
+    services: Services,
 }
 
 impl VariableResolver for Bindings {
@@ -157,9 +179,7 @@ impl Bindings {
     /// A context that resolves these bindings.
     pub fn context(&self) -> Context<'_, '_> {
         let mut ctx = super::new_context();
-        if let Some(source) = &self.source {
-            super::image_data::register(&mut ctx, source.clone());
-        }
+        self.services.register(&mut ctx);
         ctx.set_variable_resolver(self);
         ctx
     }
@@ -173,12 +193,24 @@ impl Bindings {
         if let Ok(v) = Box::<dyn Val>::try_from(value) {
             base.insert(name.to_string(), Arc::from(v));
         }
-        let definitions = self
-            .variables
+        build(Arc::new(base), self.definitions(), self.services.clone())
+    }
+
+    /// These bindings with the verification functions calling `verifier`;
+    /// `variables` start afresh, so that they can call them too.
+    pub fn with_verifier(&self, verifier: Verifier) -> Bindings {
+        let services = Services {
+            verifier: Some(verifier),
+            ..self.services.clone()
+        };
+        build(self.base.clone(), self.definitions(), services)
+    }
+
+    fn definitions(&self) -> Arc<Vec<(String, Expression)>> {
+        self.variables
             .as_ref()
             .map(|v| v.inner.definitions.clone())
-            .unwrap_or_default();
-        build(Arc::new(base), definitions, self.source.clone())
+            .unwrap_or_default()
     }
 
     /// Reads a bound value back as a `Value` (for tests and message building).
@@ -193,26 +225,22 @@ impl Bindings {
 pub struct BindingsBuilder {
     base: BTreeMap<String, Arc<dyn Val>>,
     definitions: Vec<(String, Expression)>,
-    source: Option<Source>,
+    services: Services,
 }
 
-fn build(
-    base: Base,
-    definitions: Arc<Vec<(String, Expression)>>,
-    source: Option<Source>,
-) -> Bindings {
+fn build(base: Base, definitions: Arc<Vec<(String, Expression)>>, services: Services) -> Bindings {
     let variables = LazyVariables {
         inner: Arc::new(LazyInner {
             definitions,
             base: base.clone(),
-            source: source.clone(),
+            services: services.clone(),
             slots: Mutex::new(BTreeMap::new()),
         }),
     };
     Bindings {
         base,
         variables: Some(variables),
-        source,
+        services,
     }
 }
 
@@ -233,12 +261,16 @@ impl BindingsBuilder {
 
     /// Makes `getImageData` and `image.GetMetadata` available.
     pub fn image_data(mut self, source: Source) -> Self {
-        self.source = Some(source);
+        self.services.image_data = Some(source);
         self
     }
 
     pub fn build(self) -> Bindings {
-        build(Arc::new(self.base), Arc::new(self.definitions), self.source)
+        build(
+            Arc::new(self.base),
+            Arc::new(self.definitions),
+            self.services,
+        )
     }
 }
 

@@ -12,6 +12,7 @@ pub mod image_lib;
 mod known;
 mod lazy;
 mod regex_lib;
+pub mod verify_lib;
 
 pub use lazy::{Bindings, BindingsBuilder, LazyVariables};
 

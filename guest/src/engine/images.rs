@@ -25,15 +25,15 @@ impl PolicyImages {
 }
 
 /// Whether `image` passes the policy's `matchImageReferences` (empty matches all).
-pub fn matches_references(
-    policy: &CompiledPolicy,
+pub fn matches_image_references(
+    matchers: &[ImageMatcher],
     image: &str,
     bindings: &Bindings,
 ) -> Result<bool, String> {
-    if policy.image_matchers.is_empty() {
+    if matchers.is_empty() {
         return Ok(true);
     }
-    for m in &policy.image_matchers {
+    for m in matchers {
         let hit = match m {
             ImageMatcher::Glob(g) => glob::image_matches_glob(g, image),
             ImageMatcher::Expression(e) => {
@@ -93,7 +93,7 @@ pub fn collect(
     for name in names {
         let mut kept = Vec::new();
         for image in lists.remove(&name).unwrap_or_default() {
-            if matches_references(policy, &image, bindings)? {
+            if matches_image_references(&policy.image_matchers, &image, bindings)? {
                 if !matched.contains(&image) {
                     matched.push(image.clone());
                 }

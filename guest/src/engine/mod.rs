@@ -4,6 +4,7 @@
 //! trusts nothing the request carries; `mutate` only pins digests (Kyverno
 //! 1.19, after #16336).
 
+mod cosign;
 mod evaluate;
 mod image_data;
 mod images;
@@ -12,6 +13,7 @@ pub mod required;
 pub mod results;
 #[cfg(test)]
 mod tests;
+mod verifier;
 
 use crate::admission::{labels_of, Request};
 use crate::cel::{convert, Bindings, BindingsBuilder};
@@ -109,7 +111,7 @@ impl PolicySet {
             .filter(|p| p.spec.json_mode() && p.autogen.is_none())
         {
             let input = Input {
-                bindings: bindings_for(p, &bindings, &transport),
+                bindings: bindings_for(p, &bindings, &transport, &collected.verifications),
                 resource: None,
                 object: &object,
             };
@@ -187,19 +189,29 @@ fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
         .value("image", crate::cel::image_data::context_value())
 }
 
-/// One policy's bindings: its lazy `variables`, and image data fetched with
-/// its own registry credentials.
+/// One policy's bindings: its lazy `variables`, and image data and
+/// verification through the registry with its own credentials. What
+/// verifies is recorded in `verifications` for `required`.
 fn bindings_for(
     p: &CompiledPolicy,
     builder: &BindingsBuilder,
     transport: &SharedTransport,
+    verifications: &verifier::SharedVerifications,
 ) -> Bindings {
-    let source = image_data::RegistryImageData::new(policy_transport(p, transport));
-    builder
+    let transport = policy_transport(p, transport);
+    let source = image_data::RegistryImageData::new(transport.clone());
+    let base = builder
         .clone()
         .image_data(Arc::new(source))
         .variables(p.variables.clone())
-        .build()
+        .build();
+    let verifier = verifier::PolicyVerifier::new(
+        verifier::VerifierPolicy::of(p),
+        base.clone(),
+        transport,
+        verifications.clone(),
+    );
+    base.with_verifier(Arc::new(verifier))
 }
 
 type SharedTransport = Arc<dyn Transport + Send + Sync>;
@@ -264,7 +276,7 @@ fn validate(
             }
         }
         let input = Input {
-            bindings: bindings_for(p, &builder, &transport),
+            bindings: bindings_for(p, &builder, &transport, &collected.verifications),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };
@@ -280,6 +292,8 @@ struct Collected {
     results: Vec<PolicyResult>,
     /// Index of each passing result, with its matched images.
     passed: Vec<(usize, Vec<String>)>,
+    /// What the request's policies verified, shared by all of them.
+    verifications: verifier::SharedVerifications,
 }
 
 impl Collected {
@@ -307,8 +321,9 @@ impl Collected {
 
     /// The results, with `required` enforced across all of them.
     fn finish(mut self) -> Vec<PolicyResult> {
-        let verifications = required::Verifications::default();
+        let verifications = self.verifications.lock().unwrap_or_else(|p| p.into_inner());
         enforce_required(&mut self.results, self.passed, &verifications);
+        drop(verifications);
         self.results
     }
 }

@@ -32,6 +32,8 @@ pub fn mutate(
     let mut resolved: BTreeMap<(String, String), Result<String, String>> = BTreeMap::new();
     let mut results: Vec<PolicyResult> = Vec::new();
     let mut patches = Vec::new();
+    // Mutation verifies nothing; `required` is the validate phase's.
+    let verifications = Default::default();
     for p in policies.iter().filter(|p| p.spec.mutate_digest()) {
         if results
             .iter()
@@ -44,7 +46,7 @@ pub fn mutate(
             continue;
         }
         let input = Input {
-            bindings: bindings_for(p, &builder, &transport),
+            bindings: bindings_for(p, &builder, &transport, &verifications),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };
@@ -118,7 +120,8 @@ fn unpinned_images(p: &CompiledPolicy, req: &Request, input: &Input) -> Vec<Extr
                 .map(|r| r.tagged_name())
                 .unwrap_or_else(|_| i.image.clone());
             // A matcher error counts as a match: fail closed, the resolution reports it.
-            images::matches_references(p, &normalised, &input.bindings).unwrap_or(true)
+            images::matches_image_references(&p.image_matchers, &normalised, &input.bindings)
+                .unwrap_or(true)
         })
         .collect()
 }

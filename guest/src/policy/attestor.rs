@@ -1,9 +1,8 @@
 //! Attestor types (`spec.attestors[]`), reference §1.3.
 //!
-//! Loaded and checked for shape now; the verification code that consumes
-//! them lives in `verify/` (cosign, notary) and is wired in by later steps.
-//! Until then a policy that calls a verification function gets a load
-//! diagnostic, never a silent pass.
+//! The YAML shapes, and the compiled form the engine verifies with: inline
+//! strings kept, expressions compiled once per policy set. Fields ivpol
+//! does not implement are rejected at load (`validate.rs`).
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -16,7 +15,7 @@ pub struct StringOrExpression {
     pub expression: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Notary {
     pub certs: Option<StringOrExpression>,
@@ -71,7 +70,7 @@ pub struct CertificateSource {
     pub cert_chain: Option<StringOrExpression>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SignatureSource {
     pub repository: Option<String>,
@@ -87,7 +86,7 @@ pub struct PullSecret {
     pub name: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CtLog {
     pub url: Option<String>,
@@ -112,4 +111,81 @@ pub struct Tuf {
 pub struct TufRoot {
     pub path: Option<String>,
     pub data: Option<String>,
+}
+
+/// A string given inline or computed by CEL (`StringOrExpression`, or
+/// `key.data` / `key.expression`), compiled once per policy set.
+#[derive(Debug, Clone)]
+pub enum StringSource {
+    Value(String),
+    Expression(crate::cel::Expression),
+}
+
+/// An attestor with its expressions compiled.
+#[derive(Debug, Clone)]
+pub struct CompiledAttestor {
+    pub name: String,
+    pub kind: AttestorKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum AttestorKind {
+    Cosign(Box<CompiledCosign>),
+    Notary(Notary),
+}
+
+#[derive(Debug, Clone)]
+pub struct CompiledCosign {
+    pub spec: Cosign,
+    pub key: Option<StringSource>,
+    pub cert: Option<StringSource>,
+    pub cert_chain: Option<StringSource>,
+    pub trusted_root: Option<StringSource>,
+}
+
+impl CompiledCosign {
+    /// Compiles the attestor's expressions; `compile(path, source)` reports
+    /// errors under the field path.
+    pub fn compile(
+        spec: &Cosign,
+        path: &str,
+        mut compile: impl FnMut(String, &str) -> Option<crate::cel::Expression>,
+    ) -> CompiledCosign {
+        let mut source =
+            |field: &str, value: Option<&String>, expr: Option<&String>| match (value, expr) {
+                (_, Some(e)) => {
+                    compile(format!("{path}.{field}.expression"), e).map(StringSource::Expression)
+                }
+                (Some(v), None) => Some(StringSource::Value(v.clone())),
+                (None, None) => None,
+            };
+        let key = spec
+            .key
+            .as_ref()
+            .and_then(|k| source("key", k.data.as_ref(), k.expression.as_ref()));
+        let cert = spec.certificate.as_ref().and_then(|c| c.cert.as_ref());
+        let cert =
+            cert.and_then(|c| source("certificate.cert", c.value.as_ref(), c.expression.as_ref()));
+        let chain = spec
+            .certificate
+            .as_ref()
+            .and_then(|c| c.cert_chain.as_ref());
+        let cert_chain = chain.and_then(|c| {
+            source(
+                "certificate.certChain",
+                c.value.as_ref(),
+                c.expression.as_ref(),
+            )
+        });
+        let root = spec.trusted_root.as_ref();
+        let trusted_root =
+            root.and_then(|r| source("trustedRoot", r.value.as_ref(), r.expression.as_ref()));
+        CompiledCosign {
+            spec: spec.clone(),
+            key,
+            cert,
+            cert_chain,
+            trusted_root,
+        }
+    }
 }

@@ -1,9 +1,11 @@
 //! A policy compiled for evaluation: CEL programs built once per policy set.
 
+use super::attestor::{AttestorKind, CompiledAttestor, CompiledCosign};
 use super::spec::{NamedExpression, Spec};
 use crate::cel::{self, Expression};
 use crate::images::glob::Glob;
 use crate::matching::MatchResources;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PolicyKind {
@@ -48,7 +50,9 @@ pub struct CompiledPolicy {
     pub match_constraints: MatchResources,
     pub match_conditions: Vec<(String, Expression)>,
     pub variables: Vec<(String, Expression)>,
-    pub image_matchers: Vec<ImageMatcher>,
+    /// Shared with each evaluation's verifier, which checks images against them.
+    pub image_matchers: Arc<Vec<ImageMatcher>>,
+    pub attestors: Arc<Vec<CompiledAttestor>>,
     pub images: Vec<(String, Expression)>,
     pub validations: Vec<CompiledValidation>,
     pub audit_annotations: Vec<(String, Expression)>,
@@ -90,6 +94,23 @@ pub fn compile_policy(
             }
         }
     }
+    let attestors = spec
+        .attestors
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, a)| CompiledAttestor {
+            name: a.name.clone(),
+            kind: match (&a.cosign, &a.notary) {
+                (Some(cosign), _) => AttestorKind::Cosign(Box::new(CompiledCosign::compile(
+                    cosign,
+                    &format!("spec.attestors[{i}].cosign"),
+                    |path, src| c.expr(path, src),
+                ))),
+                (None, notary) => AttestorKind::Notary(notary.clone().unwrap_or_default()),
+            },
+        })
+        .collect();
     let mut validations = Vec::new();
     for (i, v) in spec.validations.iter().flatten().enumerate() {
         let expression = c.expr(format!("spec.validations[{i}].expression"), &v.expression);
@@ -132,7 +153,8 @@ pub fn compile_policy(
         match_constraints,
         match_conditions,
         variables,
-        image_matchers,
+        image_matchers: Arc::new(image_matchers),
+        attestors: Arc::new(attestors),
         images,
         validations,
         audit_annotations,

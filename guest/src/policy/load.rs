@@ -289,10 +289,20 @@ spec:
     #[test]
     fn unimplemented_features_are_diagnostics() {
         let doc = GOOD.replace(
-            "expression: \"true\"",
-            "expression: \"images.containers.all(i, verifyImageSignatures(i, [attestors.a]) > 0)\"",
+            "attestors: []",
+            "attestors:\n    - name: n\n      notary:\n        certs: {value: x}",
         );
-        assert!(only_message(&doc).contains("not implemented yet"));
+        assert!(only_message(&doc).contains("Notary attestors are not implemented yet"));
+        let doc = GOOD.replace(
+            "attestors: []",
+            "attestors:\n    - name: k\n      cosign:\n        key: {kms: 'awskms:///x'}",
+        );
+        assert!(only_message(&doc).contains("KMS keys are not implemented"));
+        let doc = GOOD.replace(
+            "attestors: []",
+            "attestors:\n    - name: k\n      cosign:\n        ctlog: {insecureIgnoreTlog: true}",
+        );
+        assert!(only_message(&doc).contains("exactly one of key, keyless or certificate"));
         let doc = GOOD.replace(
             "attestors: []",
             "attestors: []\n  credentials:\n    providers: [amazon]",

@@ -67,6 +67,7 @@ pub fn validate(spec: &Spec) -> Vec<String> {
         }
     }
     check_one_of(spec, &mut problems);
+    check_attestors(spec, &mut problems);
     check_unique_names(spec, &mut problems);
     problems
 }
@@ -90,6 +91,59 @@ fn check_one_of(spec: &Spec, problems: &mut Vec<String>) {
         if a.intoto.is_some() == a.referrer.is_some() {
             problems.push(format!(
                 "spec.attestations[{i}]: exactly one of intoto or referrer is required"
+            ));
+        }
+    }
+}
+
+/// Attestor features ivpol does not implement are load errors, never a
+/// verification that silently passes or fails.
+fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
+    for (i, a) in spec.attestors.iter().flatten().enumerate() {
+        let path = format!("spec.attestors[{i}]");
+        if a.notary.is_some() {
+            problems.push(format!(
+                "{path}.notary: Notary attestors are not implemented yet"
+            ));
+        }
+        let Some(c) = &a.cosign else { continue };
+        let kinds = [
+            c.key.is_some(),
+            c.keyless.is_some(),
+            c.certificate.is_some(),
+        ];
+        if kinds.iter().filter(|k| **k).count() != 1 {
+            problems.push(format!(
+                "{path}.cosign: exactly one of key, keyless or certificate is required"
+            ));
+        }
+        if let Some(k) = &c.key {
+            if k.kms.is_some() {
+                problems.push(format!(
+                    "{path}.cosign.key.kms: KMS keys are not implemented (the component holds no cloud credentials); use key.data"
+                ));
+            } else if k.data.is_some() == k.expression.is_some() {
+                problems.push(format!(
+                    "{path}.cosign.key: exactly one of data or expression is required"
+                ));
+            }
+        }
+        if c.tuf.is_some() {
+            problems.push(format!(
+                "{path}.cosign.tuf: TUF is not implemented (no network beyond registries); give the Sigstore trusted root in trustedRoot"
+            ));
+        }
+        if c.ctlog.as_ref().is_some_and(|l| l.tsa_cert_chain.is_some()) {
+            problems.push(format!(
+                "{path}.cosign.ctlog.tsaCertChain: RFC 3161 timestamps on legacy signatures are not implemented yet"
+            ));
+        }
+        if c.source
+            .as_ref()
+            .is_some_and(|s| !s.pull_secrets.is_empty())
+        {
+            problems.push(format!(
+                "{path}.cosign.source.PullSecrets: not implemented; name the registry secrets in spec.credentials.secrets"
             ));
         }
     }

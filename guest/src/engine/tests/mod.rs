@@ -2172,3 +2172,5 @@ impl OfflineJson for PolicySet {
         self.evaluate_json(payload, std::sync::Arc::new(Offline))
     }
 }
+
+mod verification;

@@ -1,0 +1,103 @@
+//! Kyverno's `imageverify` library (reference §3.2):
+//! `verifyImageSignatures(image, attestors) -> int`,
+//! `verifyAttestationSignatures(image, attestation, attestors) -> int` and
+//! `extractPayload(image, attestation) -> dyn`.
+//!
+//! The CEL side only unpacks arguments; what a verification means lives in
+//! the engine's [`ImageVerifier`], which knows the policy's attestors, the
+//! registry and what was verified earlier in the same evaluation.
+
+use super::convert;
+use cel::objects::Key;
+use cel::{Context, ExecutionError, Value};
+use std::sync::Arc;
+
+/// The engine side of the three functions. Counts are of attestors that
+/// verified; failures are counted, not raised. An `Err` is a CEL error.
+pub trait ImageVerifier: Send + Sync {
+    fn verify_image_signatures(&self, image: &str, attestors: &[String]) -> Result<i64, String>;
+    fn verify_attestation_signatures(
+        &self,
+        image: &str,
+        attestation: &str,
+        attestors: &[String],
+    ) -> Result<i64, String>;
+    fn extract_payload(&self, image: &str, attestation: &str) -> Result<serde_json::Value, String>;
+}
+
+pub fn register(ctx: &mut Context<'_, '_>, verifier: Arc<dyn ImageVerifier>) {
+    let v = verifier.clone();
+    let _ = ctx.add_function(
+        "verifyImageSignatures",
+        move |image: Value, attestors: Value| {
+            const NAME: &str = "verifyImageSignatures";
+            let image = string_arg(NAME, &image)?;
+            let names = attestor_names(NAME, &attestors)?;
+            v.verify_image_signatures(&image, &names)
+                .map_err(|e| ExecutionError::function_error(NAME, e))
+        },
+    );
+    let v = verifier.clone();
+    let _ = ctx.add_function(
+        "verifyAttestationSignatures",
+        move |image: Value, attestation: Value, attestors: Value| {
+            const NAME: &str = "verifyAttestationSignatures";
+            let image = string_arg(NAME, &image)?;
+            let attestation = string_arg(NAME, &attestation)?;
+            let names = attestor_names(NAME, &attestors)?;
+            v.verify_attestation_signatures(&image, &attestation, &names)
+                .map_err(|e| ExecutionError::function_error(NAME, e))
+        },
+    );
+    let _ = ctx.add_function("extractPayload", move |image: Value, attestation: Value| {
+        const NAME: &str = "extractPayload";
+        let image = string_arg(NAME, &image)?;
+        let attestation = string_arg(NAME, &attestation)?;
+        verifier
+            .extract_payload(&image, &attestation)
+            .map(|json| convert::to_cel(&json))
+            .map_err(|e| ExecutionError::function_error(NAME, e))
+    });
+}
+
+fn string_arg(function: &str, value: &Value) -> Result<String, ExecutionError> {
+    match value {
+        Value::String(s) => Ok(s.to_string()),
+        other => Err(ExecutionError::function_error(
+            function,
+            format!("expected a string, got {}", convert::type_name(other)),
+        )),
+    }
+}
+
+/// The names of the attestor objects in `list` (values of `attestors.<name>`).
+fn attestor_names(function: &str, list: &Value) -> Result<Vec<String>, ExecutionError> {
+    let Value::List(items) = list else {
+        return Err(ExecutionError::function_error(
+            function,
+            format!(
+                "expected a list of attestors, got {}",
+                convert::type_name(list)
+            ),
+        ));
+    };
+    items
+        .iter()
+        .map(|item| {
+            let name = match item {
+                Value::Map(m) => m.map.get(&Key::String(Arc::new("name".into()))),
+                _ => None,
+            };
+            match name {
+                Some(Value::String(s)) => Ok(s.to_string()),
+                _ => Err(ExecutionError::function_error(
+                    function,
+                    format!(
+                        "expected an attestor from the attestors variable, got {}",
+                        convert::type_name(item)
+                    ),
+                )),
+            }
+        })
+        .collect()
+}

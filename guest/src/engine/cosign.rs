@@ -1,0 +1,404 @@
+//! Cosign attestors against one image digest (reference §4.2).
+//!
+//! Discovery follows Kyverno: Sigstore bundles attached as OCI referrers
+//! (cosign v3) when there are any, otherwise the legacy `.sig` / `.att`
+//! tags in the image repository (or `source.repository`, with `tagPrefix`).
+//! The trust options come from the attestor; the checks themselves are in
+//! `verify::cosign` and `verify::sigstore_bundle`.
+
+use crate::images::reference::{self, ImageRef};
+use crate::oci::{Client, OciError, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
+use crate::policy::attestor::{CompiledCosign, StringSource};
+use crate::verify::cosign::{self as layers, Layer, Options, Verifier};
+use crate::verify::keys::{HashAlgorithm, PublicKey};
+use crate::verify::sigstore_bundle::{self as bundles, Artifact, Policy};
+use crate::verify::trust::{LogKey, TrustMaterial, Validity};
+use crate::verify::x509::fulcio::IdentityRule;
+use crate::verify::x509::Certificate;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Media type prefix of Sigstore bundles (v0.1 to v0.3, old and new spellings).
+const BUNDLE_MEDIA_TYPE_PREFIX: &str = "application/vnd.dev.sigstore.bundle";
+/// The artifactType cosign v3 gives bundle referrers.
+const BUNDLE_ARTIFACT_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+/// The predicate of the statement `cosign sign` puts in a bundle.
+const SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
+
+/// The image being verified, pinned to one manifest digest.
+pub struct Subject<'a> {
+    pub image: &'a ImageRef,
+    pub digest: &'a str,
+}
+
+/// A cosign attestor ready to verify: its checks and where signatures live.
+pub struct ResolvedCosign {
+    options: Options,
+    trust: TrustMaterial,
+    policy: Policy,
+    /// `source.repository`, when signatures live elsewhere.
+    repository: Option<ImageRef>,
+    tag_prefix: String,
+}
+
+/// Builds the attestor's trust options; `string` evaluates its expressions.
+pub fn resolve(
+    c: &CompiledCosign,
+    string: impl Fn(&StringSource) -> Result<String, String>,
+    now: i64,
+) -> Result<ResolvedCosign, String> {
+    let err = |e: crate::verify::VerifyError| e.to_string();
+    let trust = match &c.trusted_root {
+        Some(s) => TrustMaterial::from_trusted_root_json(&string(s)?).map_err(err)?,
+        None => TrustMaterial::public_good().map_err(err)?,
+    };
+    let hash = c
+        .spec
+        .key
+        .as_ref()
+        .and_then(|k| k.hash_algorithm.as_deref())
+        .map(HashAlgorithm::from_kyverno)
+        .transpose()
+        .map_err(err)?;
+    let (verifier, policy) = verifier(c, &string, &trust)?;
+    let ctlog = c.spec.ctlog.clone().unwrap_or_default();
+    if c.spec.ctlog.is_some() && !ctlog.insecure_ignore_tlog && ctlog.url.is_none() {
+        return Err("rekor URL must be provided".into());
+    }
+    let tlogs = match &ctlog.rekor_pub_key {
+        Some(pem) => vec![log_key(pem)?],
+        None => trust.tlogs.clone(),
+    };
+    let ctlogs = match &ctlog.ct_log_pub_key {
+        Some(pem) => vec![log_key(pem)?],
+        None => trust.ctlogs.clone(),
+    };
+    let source = c.spec.source.clone().unwrap_or_default();
+    let repository = match &source.repository {
+        Some(r) => Some(reference::parse(r).map_err(|e| format!("source.repository: {e}"))?),
+        None => None,
+    };
+    Ok(ResolvedCosign {
+        options: Options {
+            verifier,
+            hash,
+            tlogs,
+            ctlogs,
+            ignore_tlog: ctlog.insecure_ignore_tlog,
+            ignore_sct: ctlog.insecure_ignore_sct,
+            annotations: c.spec.annotations.clone(),
+            now,
+        },
+        trust,
+        policy,
+        repository,
+        tag_prefix: source.tag_prefix.unwrap_or_default(),
+    })
+}
+
+/// The legacy-layer verifier and the bundle policy for one attestor.
+fn verifier(
+    c: &CompiledCosign,
+    string: &impl Fn(&StringSource) -> Result<String, String>,
+    trust: &TrustMaterial,
+) -> Result<(Verifier, Policy), String> {
+    let err = |e: crate::verify::VerifyError| e.to_string();
+    if let Some(k) = &c.key {
+        let key = PublicKey::from_pem(&string(k)?).map_err(err)?;
+        return Ok((Verifier::Keys(vec![key.clone()]), Policy::Key(key)));
+    }
+    if let Some(cert) = &c.cert {
+        let mut certs = Certificate::parse_pem(&string(cert)?).map_err(err)?;
+        if certs.is_empty() {
+            return Err("certificate.cert holds no PEM certificate".into());
+        }
+        let cert = certs.remove(0);
+        let chain = match &c.cert_chain {
+            Some(s) => Certificate::parse_pem(&string(s)?).map_err(err)?,
+            None => Vec::new(),
+        };
+        let key = cert.public_key().map_err(err)?;
+        return Ok((Verifier::Certificate { cert, chain }, Policy::Key(key)));
+    }
+    let Some(keyless) = &c.spec.keyless else {
+        return Err("the attestor has none of key, keyless or certificate".into());
+    };
+    let identities: Vec<IdentityRule> = keyless
+        .identities
+        .iter()
+        .map(|i| IdentityRule {
+            issuer: i.issuer.clone(),
+            subject: i.subject.clone(),
+            issuer_regexp: i.issuer_reg_exp.clone(),
+            subject_regexp: i.subject_reg_exp.clone(),
+        })
+        .collect();
+    let roots = match &keyless.roots {
+        Some(pem) => Certificate::parse_pem(pem).map_err(err)?,
+        None => trust
+            .cas
+            .iter()
+            .flat_map(|ca| ca.certs.iter().cloned())
+            .collect(),
+    };
+    Ok((
+        Verifier::Keyless {
+            identities: identities.clone(),
+            roots,
+        },
+        Policy::Identities(identities),
+    ))
+}
+
+/// A log key given as PEM in the policy: valid at all times, as Kyverno
+/// treats `rekorPubKey` and `ctLogPubKey`.
+fn log_key(pem: &str) -> Result<LogKey, String> {
+    let key = PublicKey::from_pem(pem).map_err(|e| e.to_string())?;
+    Ok(LogKey {
+        id: key.key_id(),
+        key,
+        validity: Validity::default(),
+        base_url: String::new(),
+    })
+}
+
+/// Verifies that some signature of `subject` passes the attestor.
+pub fn verify_signatures(
+    client: &Client,
+    subject: &Subject,
+    attestor: &ResolvedCosign,
+) -> Result<(), String> {
+    let found = bundle_referrers(client, subject, attestor)?;
+    if !found.is_empty() {
+        return first_success(found.iter().map(|b| {
+            let v = verify_bundle(subject, attestor, b)?;
+            match v.statement {
+                None => Ok(()),
+                Some(s) if predicate_type(&s) == SIGN_PREDICATE => Ok(()),
+                Some(s) => Err(format!(
+                    "bundle holds a {} attestation, not a signature",
+                    predicate_type(&s)
+                )),
+            }
+        }));
+    }
+    let layers = legacy_layers(client, subject, attestor, "sig")?;
+    first_success(layers.iter().map(|l| {
+        layers::verify_signature(l, subject.digest, &attestor.options)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }))
+}
+
+/// The first verified in-toto statement of `predicate_type` for `subject`.
+pub fn verify_attestation(
+    client: &Client,
+    subject: &Subject,
+    attestor: &ResolvedCosign,
+    predicate_type: &str,
+) -> Result<Value, String> {
+    let found = bundle_referrers(client, subject, attestor)?;
+    let statements: Vec<Result<Value, String>> = if !found.is_empty() {
+        found
+            .iter()
+            .map(|b| {
+                verify_bundle(subject, attestor, b)?
+                    .statement
+                    .ok_or_else(|| "bundle holds a message signature, not an attestation".into())
+            })
+            .collect()
+    } else {
+        legacy_layers(client, subject, attestor, "att")?
+            .iter()
+            .map(|l| {
+                layers::verify_attestation(l, subject.digest, &attestor.options)
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for statement in statements.into_iter().flatten() {
+        let kind = predicate_type_of(&statement);
+        if kind == predicate_type {
+            return Ok(statement);
+        }
+        seen.push(kind);
+    }
+    Err(format!(
+        "required predicate type {predicate_type} not found, found {seen:?}"
+    ))
+}
+
+fn predicate_type(statement: &Value) -> &str {
+    statement
+        .get("predicateType")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn predicate_type_of(statement: &Value) -> String {
+    predicate_type(statement).to_string()
+}
+
+fn first_success(results: impl Iterator<Item = Result<(), String>>) -> Result<(), String> {
+    let mut errors = Vec::new();
+    for r in results {
+        match r {
+            Ok(()) => return Ok(()),
+            Err(e) => errors.push(e),
+        }
+    }
+    Err(match errors.is_empty() {
+        true => "signatures not found".into(),
+        false => errors.join("; "),
+    })
+}
+
+/// The bundle blobs attached to `subject` as referrers. Signatures kept in
+/// another repository are only looked up in the legacy layout.
+fn bundle_referrers(
+    client: &Client,
+    subject: &Subject,
+    attestor: &ResolvedCosign,
+) -> Result<Vec<Vec<u8>>, String> {
+    if attestor.repository.is_some() {
+        return Ok(Vec::new());
+    }
+    let image = subject.image;
+    let descriptors = client
+        .referrers(image, subject.digest, Some(BUNDLE_ARTIFACT_TYPE))
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for d in descriptors.iter().take(MAX_REFERRERS) {
+        let manifest = client
+            .referrer_manifest(image, subject.digest, d)
+            .map_err(|e| e.to_string())?;
+        let layer = single_layer(&manifest.json)?;
+        if !layer.media_type.starts_with(BUNDLE_MEDIA_TYPE_PREFIX) {
+            continue;
+        }
+        out.push(
+            client
+                .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(out)
+}
+
+fn verify_bundle(
+    subject: &Subject,
+    attestor: &ResolvedCosign,
+    bundle: &[u8],
+) -> Result<bundles::Verified, String> {
+    let artifact = Artifact::Sha256(sha256_bytes(subject.digest)?);
+    let opts = bundles::Options {
+        ignore_tlog: attestor.options.ignore_tlog,
+        ignore_sct: attestor.options.ignore_sct,
+        now: attestor.options.now,
+    };
+    bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)
+        .map_err(|e| e.to_string())
+}
+
+fn sha256_bytes(digest: &str) -> Result<[u8; 32], String> {
+    let hex = digest
+        .strip_prefix("sha256:")
+        .ok_or_else(|| format!("{digest} is not a sha256 digest"))?;
+    let mut out = [0u8; 32];
+    if hex.len() != 64 {
+        return Err(format!("{digest} is not a sha256 digest"));
+    }
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or("zz"), 16)
+            .map_err(|_| format!("{digest} is not a sha256 digest"))?;
+    }
+    Ok(out)
+}
+
+struct Descriptor {
+    media_type: String,
+    digest: String,
+    annotations: BTreeMap<String, String>,
+}
+
+fn descriptor(v: &Value) -> Descriptor {
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let annotations = v
+        .get("annotations")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Descriptor {
+        media_type: text("mediaType"),
+        digest: text("digest"),
+        annotations,
+    }
+}
+
+fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
+    match manifest
+        .get("layers")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        Some([layer]) => Ok(descriptor(layer)),
+        _ => Err("a signature referrer must have exactly one layer".into()),
+    }
+}
+
+/// The layers of the legacy `<prefix>sha256-<hex>.<suffix>` image, with
+/// their payloads. A missing tag means no signatures.
+fn legacy_layers(
+    client: &Client,
+    subject: &Subject,
+    attestor: &ResolvedCosign,
+    suffix: &str,
+) -> Result<Vec<Layer>, String> {
+    let repo = attestor.repository.as_ref().unwrap_or(subject.image);
+    let tag = format!(
+        "{}{}.{suffix}",
+        attestor.tag_prefix,
+        subject.digest.replacen(':', "-", 1)
+    );
+    let manifest = match client.manifest(repo, &tag) {
+        Ok(m) => m,
+        Err(OciError::Status { status: 404, .. }) => return Err("signatures not found".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let descriptors = manifest
+        .json
+        .get("layers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if descriptors.len() > MAX_REFERRERS {
+        return Err(format!(
+            "{tag} has {} layers, more than the {MAX_REFERRERS} ivpol reads",
+            descriptors.len()
+        ));
+    }
+    descriptors
+        .iter()
+        .map(|d| {
+            let d = descriptor(d);
+            let payload = client
+                .blob(repo, &d.digest, MAX_REFERRER_LAYER_BYTES)
+                .map_err(|e| e.to_string())?;
+            Ok(Layer {
+                media_type: d.media_type,
+                payload,
+                annotations: d.annotations,
+            })
+        })
+        .collect()
+}

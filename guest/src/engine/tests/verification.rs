@@ -1,0 +1,146 @@
+//! The verification functions' semantics that need no signature: image
+//! matching, unknown names, `extractPayload` ordering, errors versus
+//! counted failures, and `required` fed by them. Every test runs with the
+//! `Offline` transport, so any registry call shows up as an error.
+//! Verifying real signatures is covered end to end and in `verify::`.
+
+use super::*;
+
+const KEY_ATTESTOR: &str = r#"
+attestors:
+  - name: cosign
+    cosign:
+      key:
+        data: |
+          -----BEGIN PUBLIC KEY-----
+          MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE+lmmxGvQwZYNU1scQBJ4FiWWgOWU
+          9xE+0y7rYzP/31bDkonjc08sMX1Qxz7SQev9+mREk+3y03toB/gjxLYQSQ==
+          -----END PUBLIC KEY-----
+      ctlog:
+        insecureIgnoreTlog: true
+attestations:
+  - name: slsa
+    intoto:
+      type: https://slsa.dev/provenance/v1
+"#;
+
+/// A pods policy verifying with the key attestor; `required` as given.
+fn verifying(name: &str, required: bool, extra: &str) -> String {
+    let config = format!(
+        "validationConfigurations:\n  mutateDigest: false\n  verifyDigest: false\n  required: {required}\n"
+    );
+    ivp(name, &spec(&[PODS, &config, KEY_ATTESTOR, extra]))
+}
+
+fn validation(expression: &str) -> String {
+    format!("validations:\n  - expression: >-\n      {expression}\n    message: not verified\n")
+}
+
+#[test]
+fn images_outside_match_image_references_count_zero_without_a_registry_call() {
+    let extra = format!(
+        "matchImageReferences:\n  - glob: 'registry.example.com/*'\n{}",
+        validation(
+            "verifyImageSignatures('ghcr.io/other/image:1', [attestors.cosign]) == 0 && verifyAttestationSignatures('ghcr.io/other/image:1', attestations.slsa, [attestors.cosign]) == 0"
+        )
+    );
+    let set = load(&[verifying("outside", false, &extra)]);
+    let v = validate(&set, &create(&pod("p", &["registry.example.com/app:1"])));
+    assert_eq!(outcomes(&v), one("outside", Status::Pass, "success"));
+}
+
+#[test]
+fn an_unknown_attestation_is_an_error() {
+    let extra = validation(
+        "images.containers.all(i, verifyAttestationSignatures(i, 'nope', [attestors.cosign]) > 0)",
+    );
+    let set = load(&[verifying("unknown", false, &extra)]);
+    let v = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(v.results[0].status, Status::Error);
+    assert!(
+        only_message(&v).contains("attestation not found in policy: nope"),
+        "{}",
+        only_message(&v)
+    );
+}
+
+#[test]
+fn extract_payload_before_verification_is_kyvernos_error() {
+    let extra = validation(
+        "images.containers.all(i, extractPayload(i, attestations.slsa).predicateType != '')",
+    );
+    let set = load(&[verifying("early", false, &extra)]);
+    let v = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(v.results[0].status, Status::Error);
+    assert!(
+        only_message(&v).contains(
+            "failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation"
+        ),
+        "{}",
+        only_message(&v)
+    );
+}
+
+#[test]
+fn an_image_that_cannot_be_resolved_is_an_error() {
+    let extra =
+        validation("images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) > 0)");
+    let set = load(&[verifying("resolve", false, &extra)]);
+    let v = validate(&set, &create(&pod("p", &[SIGNED])));
+    assert_eq!(v.results[0].status, Status::Error);
+    assert!(
+        only_message(&v).contains("failed to get imagedata:"),
+        "{}",
+        only_message(&v)
+    );
+}
+
+/// A digest needs no resolution; the signature lookup then fails (offline),
+/// which is a counted failure, not an error, and `required` sees it.
+#[test]
+fn failed_verifications_are_counted_and_fail_required() {
+    let image = pinned();
+    let extra = validation(&format!(
+        "verifyImageSignatures('{image}', [attestors.cosign]) == 0"
+    ));
+    let set = load(&[verifying("counted", true, &extra)]);
+    let v = validate(&set, &create(&pod("p", &[&image])));
+    assert_eq!(
+        outcomes(&v),
+        one(
+            "counted",
+            Status::Fail,
+            &format!("image {image} failed signature or attestation verification")
+        )
+    );
+}
+
+/// `required` is shared by the request's policies: a policy that verifies
+/// nothing itself is failed by another policy's failed verification.
+#[test]
+fn required_sees_verifications_made_by_other_policies() {
+    let image = pinned();
+    let verifier = verifying(
+        "a-verifier",
+        false,
+        &validation("images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) == 0)"),
+    );
+    let catch_all = verifying("b-catch-all", true, &validation("true"));
+    let set = load(&[verifier, catch_all]);
+    let v = validate(&set, &create(&pod("p", &[&image])));
+    assert_eq!(
+        outcomes(&v),
+        vec![
+            (
+                "a-verifier".to_string(),
+                Status::Pass,
+                "success".to_string()
+            ),
+            (
+                "b-catch-all".to_string(),
+                Status::Fail,
+                format!("image {image} failed signature or attestation verification")
+            ),
+        ]
+    );
+}

@@ -1,0 +1,233 @@
+//! The engine side of `verifyImageSignatures`, `verifyAttestationSignatures`
+//! and `extractPayload` for one policy evaluation (reference §3.2).
+//!
+//! Each image is resolved to its manifest digest once per evaluation, and
+//! every attestor verifies against that digest, so a tag re-pushed in the
+//! middle of a request cannot mix two images. What verified is recorded for
+//! `required` (shared by every policy of the request) and, for
+//! attestations, kept so that `extractPayload` returns only verified
+//! statements.
+
+use super::cosign::{self, ResolvedCosign};
+use super::images::matches_image_references;
+use super::required::Verifications;
+use crate::cel::verify_lib::ImageVerifier;
+use crate::cel::Bindings;
+use crate::images::reference::{self, ImageRef};
+use crate::oci::{Client, Transport};
+use crate::policy::attestor::{AttestorKind, CompiledAttestor, StringSource};
+use crate::policy::spec::Attestation;
+use crate::policy::CompiledPolicy;
+use cel::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub type SharedVerifications = Arc<Mutex<Verifications>>;
+
+pub struct PolicyVerifier {
+    policy: Arc<VerifierPolicy>,
+    /// Bindings for attestor expressions and `ref` matching (without the
+    /// verification functions themselves).
+    bindings: Bindings,
+    transport: Arc<dyn Transport + Send + Sync>,
+    record: SharedVerifications,
+    now: i64,
+    state: Mutex<State>,
+}
+
+/// What the verifier needs of its policy.
+pub struct VerifierPolicy {
+    pub matchers: Arc<Vec<crate::policy::ImageMatcher>>,
+    pub attestors: Arc<Vec<CompiledAttestor>>,
+    pub attestations: Vec<Attestation>,
+}
+
+impl VerifierPolicy {
+    pub fn of(p: &CompiledPolicy) -> VerifierPolicy {
+        VerifierPolicy {
+            matchers: p.image_matchers.clone(),
+            attestors: p.attestors.clone(),
+            attestations: p.spec.attestations.clone(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    digests: HashMap<String, Result<(ImageRef, String), String>>,
+    attestors: HashMap<String, Result<Arc<ResolvedCosign>, String>>,
+    /// Verified in-toto statements by (image, attestation name).
+    payloads: HashMap<(String, String), serde_json::Value>,
+}
+
+impl PolicyVerifier {
+    pub fn new(
+        policy: VerifierPolicy,
+        bindings: Bindings,
+        transport: Arc<dyn Transport + Send + Sync>,
+        record: SharedVerifications,
+    ) -> PolicyVerifier {
+        PolicyVerifier {
+            policy: Arc::new(policy),
+            bindings,
+            transport,
+            record,
+            now: crate::verify::unix_now(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn matches(&self, image: &str) -> Result<bool, String> {
+        matches_image_references(&self.policy.matchers, image, &self.bindings)
+    }
+
+    /// The image and the manifest digest it resolves to, once per evaluation.
+    fn resolve(&self, image: &str) -> Result<(ImageRef, String), String> {
+        if let Some(hit) = self.state().digests.get(image) {
+            return hit.clone();
+        }
+        let resolved = reference::parse(image)
+            .map_err(|e| e.to_string())
+            .and_then(|r| {
+                let digest = Client::new(&*self.transport)
+                    .resolve(&r)
+                    .map_err(|e| e.to_string())?;
+                Ok((r, digest))
+            })
+            .map_err(|e| format!("failed to get imagedata: {e}"));
+        self.state()
+            .digests
+            .insert(image.to_string(), resolved.clone());
+        resolved
+    }
+
+    /// The attestor's trust options, its expressions evaluated on first use.
+    fn attestor(&self, name: &str) -> Result<Arc<ResolvedCosign>, String> {
+        if let Some(hit) = self.state().attestors.get(name) {
+            return hit.clone();
+        }
+        let resolved = match self.policy.attestors.iter().find(|a| a.name == name) {
+            None => Err(format!("attestor not found in policy: {name}")),
+            Some(a) => match &a.kind {
+                AttestorKind::Cosign(c) => {
+                    cosign::resolve(c, |s| self.string(s), self.now).map(Arc::new)
+                }
+                // Rejected at load until Notary verification exists.
+                AttestorKind::Notary(_) => {
+                    Err(format!("attestor {name}: Notary is not implemented"))
+                }
+            },
+        };
+        self.state()
+            .attestors
+            .insert(name.to_string(), resolved.clone());
+        resolved
+    }
+
+    fn string(&self, source: &StringSource) -> Result<String, String> {
+        match source {
+            StringSource::Value(v) => Ok(v.clone()),
+            StringSource::Expression(e) => match e.eval(&self.bindings)? {
+                Value::String(s) => Ok(s.to_string()),
+                other => Err(format!(
+                    "attestor expression `{}` must return a string, got {}",
+                    e.source,
+                    crate::cel::convert::type_name(&other)
+                )),
+            },
+        }
+    }
+
+    fn record(&self, image: &str, verified: bool) {
+        self.record
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(image, verified);
+    }
+
+    fn attestation(&self, name: &str) -> Result<&Attestation, String> {
+        self.policy
+            .attestations
+            .iter()
+            .find(|a| a.name == name)
+            .ok_or_else(|| format!("attestation not found in policy: {name}"))
+    }
+}
+
+impl ImageVerifier for PolicyVerifier {
+    fn verify_image_signatures(&self, image: &str, attestors: &[String]) -> Result<i64, String> {
+        if !self.matches(image)? {
+            return Ok(0);
+        }
+        let (image_ref, digest) = self.resolve(image)?;
+        let client = Client::new(&*self.transport);
+        let subject = cosign::Subject {
+            image: &image_ref,
+            digest: &digest,
+        };
+        let verified = attestors
+            .iter()
+            .filter(|name| {
+                self.attestor(name)
+                    .and_then(|a| cosign::verify_signatures(&client, &subject, &a))
+                    .is_ok()
+            })
+            .count();
+        if !attestors.is_empty() {
+            self.record(image, verified > 0);
+        }
+        Ok(verified as i64)
+    }
+
+    fn verify_attestation_signatures(
+        &self,
+        image: &str,
+        attestation: &str,
+        attestors: &[String],
+    ) -> Result<i64, String> {
+        if !self.matches(image)? {
+            return Ok(0);
+        }
+        let predicate_type = match &self.attestation(attestation)?.intoto {
+            Some(intoto) => intoto.kind.clone(),
+            None => return Err("cosign verifier only supports intoto attestations".into()),
+        };
+        let (image_ref, digest) = self.resolve(image)?;
+        let client = Client::new(&*self.transport);
+        let subject = cosign::Subject {
+            image: &image_ref,
+            digest: &digest,
+        };
+        let mut verified = 0;
+        for name in attestors {
+            let statement = self
+                .attestor(name)
+                .and_then(|a| cosign::verify_attestation(&client, &subject, &a, &predicate_type));
+            if let Ok(statement) = statement {
+                verified += 1;
+                self.state()
+                    .payloads
+                    .entry((image.to_string(), attestation.to_string()))
+                    .or_insert(statement);
+            }
+        }
+        if !attestors.is_empty() {
+            self.record(image, verified > 0);
+        }
+        Ok(verified)
+    }
+
+    fn extract_payload(&self, image: &str, attestation: &str) -> Result<serde_json::Value, String> {
+        let spec = self.attestation(attestation)?;
+        let key = (image.to_string(), attestation.to_string());
+        match self.state().payloads.get(&key) {
+            Some(statement) => Ok(statement.clone()),
+            None if spec.intoto.is_some() => Err("failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation".into()),
+            None => Err(format!("failed to get payload: no verified referrer of type {} for {image}", spec.referrer.as_ref().map(|r| r.kind.as_str()).unwrap_or_default())),
+        }
+    }
+}
