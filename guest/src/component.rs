@@ -10,7 +10,9 @@ wit_bindgen::generate!({
     path: "../wit",
 });
 
+use crate::verify::standalone;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
+use exports::ivpol::admission::sigstore::Signer;
 use ivpol::admission::types::{
     Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Scope, Status, Verdict,
 };
@@ -124,6 +126,31 @@ fn verdict(v: engine::Verdict) -> Verdict {
                 audit_annotations: r.audit_annotations,
             })
             .collect(),
+    }
+}
+
+impl exports::ivpol::admission::sigstore::Guest for Component {
+    fn verify_bundle(
+        bundle: Vec<u8>,
+        artifact_sha256: Vec<u8>,
+        signer: Signer,
+        trusted_root: Option<String>,
+    ) -> Result<(), String> {
+        let signer = match signer {
+            Signer::Identity(i) => standalone::Signer::Identity {
+                subject: i.subject,
+                issuer: i.issuer,
+            },
+            Signer::Key(pem) => standalone::Signer::Key(pem),
+        };
+        let now = crate::verify::unix_now();
+        standalone::verify_bundle(
+            &bundle,
+            &artifact_sha256,
+            signer,
+            trusted_root.as_deref(),
+            now,
+        )
     }
 }
 

@@ -7,8 +7,6 @@
 //! Fetching from registries is the engine's job, so every check can be
 //! tested natively against other projects' real data.
 
-pub mod sigstore_bundle;
-
 use thiserror::Error;
 
 /// Why a signature, certificate or log entry was not accepted. The text is
@@ -30,5 +28,16 @@ pub mod dsse;
 pub mod encoding;
 pub mod keys;
 pub mod rekor;
+pub mod sigstore_bundle;
+pub mod standalone;
 pub mod trust;
 pub mod x509;
+
+/// Seconds since the Unix epoch: the time certificates are checked at when
+/// no transparency log or timestamp vouches for the signing time.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

@@ -1,6 +1,8 @@
 //! Command-line interface: one file per subcommand.
 
+mod component;
 mod serve;
+mod sigstore;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,6 +19,13 @@ struct Cli {
 enum Command {
     /// Serve the mutate and validate admission webhooks over HTTP(S).
     Serve(serve::ServeArgs),
+    /// Sigstore tools run by the component (the sigstore-conformance client).
+    Sigstore {
+        #[command(flatten)]
+        component: component::ComponentArgs,
+        #[command(subcommand)]
+        command: sigstore::SigstoreCommand,
+    },
 }
 
 pub async fn run() -> ExitCode {
@@ -24,6 +33,13 @@ pub async fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(args).await,
+        Command::Sigstore { component, command } => {
+            let cache = component.cache_dir();
+            match component.bytes() {
+                Ok(bytes) => sigstore::run(command, &bytes, cache.as_deref()).await,
+                Err(e) => Err(e),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,7 +6,7 @@ use crate::net::Net;
 use crate::policies;
 use crate::runtime::{Pool, Runtime};
 use crate::server::{self, ServerConfig};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,9 +20,8 @@ pub struct ServeArgs {
     /// Directory (or file) of IVP/NIVP policies; repeatable.
     #[arg(long = "policies", default_value = "policies")]
     policies: Vec<PathBuf>,
-    /// Component to run instead of the embedded one.
-    #[arg(long)]
-    component: Option<PathBuf>,
+    #[command(flatten)]
+    component: super::component::ComponentArgs,
     /// Namespace manifests (file or directory) that `namespaceSelector` and
     /// `namespaceObject` read; other namespaces only carry the
     /// `kubernetes.io/metadata.name` label.
@@ -46,13 +45,6 @@ pub struct ServeArgs {
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     registry_ca: Option<PathBuf>,
-    /// Where precompiled components are kept between runs (default
-    /// `$XDG_CACHE_HOME/ivpol` or `~/.cache/ivpol`).
-    #[arg(long = "cache-dir", value_name = "DIR", env = "IVPOL_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Compile the component on every start instead of caching it.
-    #[arg(long = "no-precompile-cache", conflicts_with = "cache_dir")]
-    no_precompile_cache: bool,
     /// PEM certificate chain for HTTPS.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -62,12 +54,7 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
-    let component = match &args.component {
-        Some(path) => {
-            std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?
-        }
-        None => crate::runtime::EMBEDDED_COMPONENT.to_vec(),
-    };
+    let component = args.component.bytes()?;
     let keychain = match &args.registry_config {
         Some(p) => Keychain::from_docker_config(p)?,
         None => Keychain::default(),
@@ -82,13 +69,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         args.secrets_dir.as_deref(),
         args.registry_ca.as_deref(),
     )?);
-    let cache_dir = match args.no_precompile_cache {
-        true => None,
-        false => args
-            .cache_dir
-            .clone()
-            .or_else(crate::runtime::precompiled::default_dir),
-    };
+    let cache_dir = args.component.cache_dir();
     let runtime = Arc::new(Runtime::new(&component, net, cache_dir.as_deref())?);
     let documents = policies::read_all(&args.policies)?;
     let pool = Pool::load(runtime, documents).await?;

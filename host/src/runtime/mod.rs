@@ -110,6 +110,32 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// Verifies one Sigstore bundle in a fresh instance (`ivpol sigstore
+    /// verify-bundle`). The outer error is a trap, the inner one a failed
+    /// verification.
+    pub async fn verify_bundle(
+        &self,
+        bundle: Vec<u8>,
+        artifact_sha256: Vec<u8>,
+        signer: sigstore::Signer,
+        trusted_root: Option<String>,
+    ) -> Result<std::result::Result<(), String>> {
+        let (mut store, module) = self.instantiate().await?;
+        let call = module.ivpol_admission_sigstore().call_verify_bundle(
+            &mut store,
+            &bundle,
+            &artifact_sha256,
+            &signer,
+            trusted_root.as_deref(),
+        );
+        wt(call.await).context("the component trapped verifying the bundle")
+    }
+}
+
+/// The WIT types of bundle verification.
+pub use bindings::exports::ivpol::admission::sigstore;
+
 fn ticks(d: Duration) -> u64 {
     (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
