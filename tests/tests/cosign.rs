@@ -1,0 +1,501 @@
+//! Cosign verification end to end: images in the local registry signed by
+//! the fixture generator, Kyverno ImageValidatingPolicies with cosign
+//! attestors, and the real `ivpol serve` deciding.
+//!
+//! Each test starts one registry and one server with several policies, and
+//! asks about one policy at a time through its route (`/ivpol/validate/<name>`).
+
+use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
+use ivpol_tests::policy::pod_policy;
+use ivpol_tests::registry::Registry;
+use ivpol_tests::review::create_pod;
+use ivpol_tests::sign::{
+    now, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Rekor, SignOpts,
+    Signer, Tamper, TrustedRoot, Window,
+};
+use ivpol_tests::{Options, Server};
+use serde_json::{json, Value};
+
+const ISSUER: &str = "https://issuer.ivpol.test";
+const IDENTITY: &str = "dev@ivpol.test";
+const REKOR_URL: &str = "https://rekor.ivpol.test";
+
+/// `text` with every line but the first indented by `n` spaces.
+fn indent(text: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    text.trim_end()
+        .lines()
+        .collect::<Vec<_>>()
+        .join(&format!("\n{pad}"))
+}
+
+/// A pods policy with cosign attestors and one validation.
+fn policy(name: &str, attestors: &str, validation: &str, message: &str) -> String {
+    policy_with(name, attestors, "", validation, message)
+}
+
+/// The same with `attestations` (YAML list items at column 0).
+fn policy_with(
+    name: &str,
+    attestors: &str,
+    attestations: &str,
+    validation: &str,
+    message: &str,
+) -> String {
+    let attestations = match attestations {
+        "" => String::new(),
+        a => format!("  attestations:\n    {}\n", indent(a, 4)),
+    };
+    let tail = format!(
+        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n  attestors:\n    {}\n{attestations}  validations:\n    - expression: >-\n        {validation}\n      message: {message}\n",
+        indent(attestors, 4)
+    );
+    pod_policy(name, "\"CREATE\"", &tail)
+}
+
+/// The usual check: every container verified by `attestors`.
+fn verified_by(attestors: &[&str]) -> String {
+    let list: Vec<String> = attestors.iter().map(|a| format!("attestors.{a}")).collect();
+    format!(
+        "images.containers.map(i, verifyImageSignatures(i, [{}])).all(n, n > 0)",
+        list.join(", ")
+    )
+}
+
+/// A key attestor without a transparency log (the air-gapped path).
+fn key_attestor(name: &str, pem: &str) -> String {
+    format!(
+        "- name: {name}\n  cosign:\n    key:\n      data: |\n        {}\n    ctlog:\n      insecureIgnoreTlog: true",
+        indent(pem, 8)
+    )
+}
+
+/// A key attestor whose signatures must be in `rekor`.
+fn key_attestor_with_rekor(name: &str, pem: &str, rekor: &Rekor) -> String {
+    format!(
+        "- name: {name}\n  cosign:\n    key:\n      data: |\n        {}\n    ctlog:\n      url: {REKOR_URL}\n      rekorPubKey: |\n        {}",
+        indent(pem, 8),
+        indent(&rekor.public_pem(), 8)
+    )
+}
+
+fn keyless_attestor(name: &str, identity: &str, root: &TrustedRoot) -> String {
+    format!(
+        "- name: {name}\n  cosign:\n    keyless:\n      identities:\n        - issuer: {ISSUER}\n          subject: {identity}\n    ctlog:\n      url: {REKOR_URL}\n    trustedRoot:\n      value: |\n        {}",
+        indent(&root.to_string_pretty(), 8)
+    )
+}
+
+struct Setup {
+    reg: Registry,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        Setup {
+            reg: Registry::start(),
+        }
+    }
+
+    fn pusher(&self) -> Pusher<'_> {
+        Pusher {
+            addr: &self.reg.addr,
+            auth: None,
+        }
+    }
+
+    /// Pushes `repo:v1` and returns (image reference, manifest digest).
+    fn image(&self, repo: &str) -> (String, String) {
+        let digest = self.pusher().image(repo, "v1", OCI_MANIFEST, "amd64");
+        (format!("{}/{repo}:v1", self.reg.addr), digest)
+    }
+
+    fn serve(&self, policies: &[(String, String)]) -> Server {
+        let files: Vec<(String, String)> = policies
+            .iter()
+            .map(|(name, yaml)| (format!("{name}.yaml"), yaml.clone()))
+            .collect();
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(n, y)| (n.as_str(), y.as_str()))
+            .collect();
+        let s = Server::start_with(
+            &refs,
+            Options {
+                extra_args: vec!["--insecure-registry".into(), self.reg.addr.clone()],
+                ..Options::default()
+            },
+        );
+        let (_, ready) = s.get("/health/readiness");
+        assert_eq!(ready["rejected"], 0, "{}", s.log());
+        s
+    }
+}
+
+fn validate(s: &Server, policy: &str, image: &str) -> Value {
+    s.review(&format!("/ivpol/validate/{policy}"), &create_pod(&[image]))
+}
+
+fn assert_admitted(s: &Server, policy: &str, image: &str) {
+    let r = validate(s, policy, image);
+    assert_eq!(r["allowed"], true, "{policy} on {image}: {r}\n{}", s.log());
+}
+
+fn assert_denied(s: &Server, policy: &str, image: &str, message: &str) {
+    let r = validate(s, policy, image);
+    assert_eq!(r["allowed"], false, "{policy} on {image}: {r}");
+    assert_eq!(
+        r["status"]["message"],
+        format!("Policy {policy} failed: {message}"),
+        "{policy} on {image}"
+    );
+}
+
+#[test]
+fn key_signatures_of_every_key_type() {
+    let setup = Setup::new();
+    let mut policies = Vec::new();
+    let mut images = Vec::new();
+    for (i, kind) in KeyKind::ALL.iter().enumerate() {
+        let (image, digest) = setup.image(&format!("keys/{i}"));
+        let signer = Signer::keyed(*kind);
+        signer.sign_image(
+            &setup.pusher(),
+            &format!("keys/{i}"),
+            &digest,
+            &SignOpts::default(),
+        );
+        let name = format!("key-{i}");
+        let attestor = key_attestor("cosign", &signer.public_pem());
+        policies.push((
+            name.clone(),
+            policy(&name, &attestor, &verified_by(&["cosign"]), "not signed"),
+        ));
+        images.push((name, image));
+    }
+    let s = setup.serve(&policies);
+    for (name, image) in &images {
+        assert_admitted(&s, name, image);
+    }
+}
+
+#[test]
+fn key_signatures_admit_the_signed_and_deny_everything_else() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (signed, digest) = setup.image("app/signed");
+    signer.sign_image(&p, "app/signed", &digest, &SignOpts::default());
+    let (unsigned, _) = setup.image("app/unsigned");
+    let (tampered, digest) = setup.image("app/tampered");
+    signer.sign_image(
+        &p,
+        "app/tampered",
+        &digest,
+        &SignOpts::default().tamper(Tamper::PayloadAfterSigning),
+    );
+    let (other, digest) = setup.image("app/other-digest");
+    let (_, elsewhere) = setup.image("app/elsewhere");
+    signer.sign_image(
+        &p,
+        "app/other-digest",
+        &digest,
+        &SignOpts::default().tamper(Tamper::OtherDigest(elsewhere)),
+    );
+    let (wrong, digest) = setup.image("app/wrong-key");
+    let other_key = KeyPair::from_seed(KeyKind::P256, "someone else");
+    signer.sign_image(
+        &p,
+        "app/wrong-key",
+        &digest,
+        &SignOpts::default().tamper(Tamper::wrong_key(other_key.clone())),
+    );
+
+    let attestor = key_attestor("cosign", &signer.public_pem());
+    let message = "failed to verify image with the cosign key";
+    let s = setup.serve(&[
+        (
+            "verify-key".into(),
+            policy("verify-key", &attestor, &verified_by(&["cosign"]), message),
+        ),
+        (
+            "someone-elses-key".into(),
+            policy(
+                "someone-elses-key",
+                &key_attestor("cosign", &other_key.public_pem()),
+                &verified_by(&["cosign"]),
+                message,
+            ),
+        ),
+    ]);
+    assert_admitted(&s, "verify-key", &signed);
+    for image in [&unsigned, &tampered, &other, &wrong] {
+        assert_denied(&s, "verify-key", image, message);
+    }
+    assert_denied(&s, "someone-elses-key", &signed, message);
+}
+
+#[test]
+fn transparency_log_is_required_unless_ignored() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let rekor = Rekor::new();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (logged, digest) = setup.image("tlog/logged");
+    signer.sign_image(
+        &p,
+        "tlog/logged",
+        &digest,
+        &SignOpts::default().rekor(&rekor),
+    );
+    let (unlogged, digest) = setup.image("tlog/unlogged");
+    signer.sign_image(&p, "tlog/unlogged", &digest, &SignOpts::default());
+    let (bad_set, digest) = setup.image("tlog/bad-set");
+    signer.sign_image(
+        &p,
+        "tlog/bad-set",
+        &digest,
+        &SignOpts::default().rekor(&rekor).tamper(Tamper::Set),
+    );
+    let (bad_body, digest) = setup.image("tlog/bad-body");
+    signer.sign_image(
+        &p,
+        "tlog/bad-body",
+        &digest,
+        &SignOpts::default().rekor(&rekor).tamper(Tamper::LogBody),
+    );
+    let other_rekor = Rekor::with_seed("another log", 3);
+
+    let message = "not signed and logged";
+    let s = setup.serve(&[
+        (
+            "rekor".into(),
+            policy(
+                "rekor",
+                &key_attestor_with_rekor("cosign", &signer.public_pem(), &rekor),
+                &verified_by(&["cosign"]),
+                message,
+            ),
+        ),
+        (
+            "other-rekor".into(),
+            policy(
+                "other-rekor",
+                &key_attestor_with_rekor("cosign", &signer.public_pem(), &other_rekor),
+                &verified_by(&["cosign"]),
+                message,
+            ),
+        ),
+    ]);
+    assert_admitted(&s, "rekor", &logged);
+    for image in [&unlogged, &bad_set, &bad_body] {
+        assert_denied(&s, "rekor", image, message);
+    }
+    assert_denied(&s, "other-rekor", &logged, message);
+}
+
+#[test]
+fn keyless_signatures_are_checked_at_the_integrated_time() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
+    let root = TrustedRoot::of(&ca, &rekor, &ct);
+    // Signed two hours ago: the ten-minute certificate has expired since.
+    let t = now() - 7200;
+    let leaf = ca.leaf(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::fulcio_at(t),
+    );
+    let signer = Signer::keyless(&leaf);
+    let (signed, digest) = setup.image("keyless/signed");
+    signer.sign_image(
+        &p,
+        "keyless/signed",
+        &digest,
+        &SignOpts::default().rekor(&rekor).time(t),
+    );
+    // A certificate that was not yet valid when the entry was logged.
+    let late = ca.leaf(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::fulcio_at(t + 3600),
+    );
+    let (early, digest) = setup.image("keyless/outside-validity");
+    Signer::keyless(&late).sign_image(
+        &p,
+        "keyless/outside-validity",
+        &digest,
+        &SignOpts::default().rekor(&rekor).time(t),
+    );
+    let (unlogged, digest) = setup.image("keyless/unlogged");
+    signer.sign_image(&p, "keyless/unlogged", &digest, &SignOpts::default());
+
+    let message = "not signed by the expected identity";
+    let s = setup.serve(&[
+        (
+            "keyless".into(),
+            policy(
+                "keyless",
+                &keyless_attestor("fulcio", IDENTITY, &root),
+                &verified_by(&["fulcio"]),
+                message,
+            ),
+        ),
+        (
+            "keyless-other-identity".into(),
+            policy(
+                "keyless-other-identity",
+                &keyless_attestor("fulcio", "someone@ivpol.test", &root),
+                &verified_by(&["fulcio"]),
+                message,
+            ),
+        ),
+    ]);
+    assert_admitted(&s, "keyless", &signed);
+    assert_denied(&s, "keyless", &early, message);
+    assert_denied(&s, "keyless", &unlogged, message);
+    assert_denied(&s, "keyless-other-identity", &signed, message);
+}
+
+#[test]
+fn bundles_attached_as_referrers_are_verified() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
+    let root = TrustedRoot::of(&ca, &rekor, &ct);
+    let t = now() - 600;
+    let leaf = ca.leaf(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::fulcio_at(t),
+    );
+    let (keyless, digest) = setup.image("bundle/keyless");
+    Signer::keyless(&leaf).bundle_image(
+        &p,
+        "bundle/keyless",
+        &digest,
+        &BundleOpts::new(Content::cosign_sign())
+            .rekor(&rekor)
+            .time(t + 30),
+    );
+    let (broken, digest) = setup.image("bundle/broken-proof");
+    Signer::keyless(&leaf).bundle_image(
+        &p,
+        "bundle/broken-proof",
+        &digest,
+        &BundleOpts::new(Content::cosign_sign())
+            .rekor(&rekor)
+            .time(t + 30)
+            .tamper(Tamper::InclusionProof),
+    );
+    let message = "no valid bundle";
+    let s = setup.serve(&[(
+        "bundle".into(),
+        policy(
+            "bundle",
+            &keyless_attestor("fulcio", IDENTITY, &root),
+            &verified_by(&["fulcio"]),
+            message,
+        ),
+    )]);
+    assert_admitted(&s, "bundle", &keyless);
+    assert_denied(&s, "bundle", &broken, message);
+}
+
+#[test]
+fn attestations_are_filtered_by_predicate_type_and_extracted_after_verification() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let rekor = Rekor::new();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (image, digest) = setup.image("att/app");
+    signer.attest_image(
+        &p,
+        "att/app",
+        &digest,
+        &AttOpts::new(
+            "https://slsa.dev/provenance/v0.2",
+            json!({"builder": {"id": "https://builder.ivpol.test"}}),
+        ),
+        &SignOpts::default().rekor(&rekor),
+    );
+    let attestor = key_attestor_with_rekor("cosign", &signer.public_pem(), &rekor);
+    let attestations = "- name: slsa\n  intoto:\n    type: https://slsa.dev/provenance/v0.2\n- name: sbom\n  intoto:\n    type: https://spdx.dev/Document";
+    let verified_slsa = "images.containers.map(i, verifyAttestationSignatures(i, attestations.slsa, [attestors.cosign])).all(n, n > 0)";
+    let builder = "images.containers.all(i, verifyAttestationSignatures(i, attestations.slsa, [attestors.cosign]) > 0 && extractPayload(i, attestations.slsa).predicate.builder.id == 'https://builder.ivpol.test')";
+    let verified_sbom = "images.containers.map(i, verifyAttestationSignatures(i, attestations.sbom, [attestors.cosign])).all(n, n > 0)";
+    let early =
+        "images.containers.all(i, extractPayload(i, attestations.slsa).predicate.builder.id != '')";
+    let with = |name: &str, validation: &str, message: &str| {
+        let yaml = policy_with(name, &attestor, attestations, validation, message);
+        (name.to_string(), yaml)
+    };
+    let s = setup.serve(&[
+        with("slsa", verified_slsa, "no provenance"),
+        with("builder", builder, "wrong builder"),
+        with("sbom", verified_sbom, "no sbom"),
+        with("early", early, "unused"),
+    ]);
+    assert_admitted(&s, "slsa", &image);
+    assert_admitted(&s, "builder", &image);
+    assert_denied(&s, "sbom", &image, "no sbom");
+    let r = validate(&s, "early", &image);
+    assert_eq!(r["allowed"], false);
+    let message = r["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Policy early error: ")
+            && message.contains(
+                "intoto attestation payload cannot be fetch before verifying intoto attestation"
+            ),
+        "{message}"
+    );
+}
+
+#[test]
+fn several_attestors_are_counted_and_signatures_can_live_elsewhere() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (a, b, c) = (
+        Signer::with_key(KeyPair::from_seed(KeyKind::P256, "a")),
+        Signer::with_key(KeyPair::from_seed(KeyKind::P384, "b")),
+        Signer::with_key(KeyPair::from_seed(KeyKind::Ed25519, "c")),
+    );
+    let (image, digest) = setup.image("multi/app");
+    a.sign_image(&p, "multi/app", &digest, &SignOpts::default());
+    c.sign_image(&p, "multi/app", &digest, &SignOpts::default());
+    let (moved, digest) = setup.image("multi/moved");
+    a.sign_image(
+        &p,
+        "multi/moved",
+        &digest,
+        &SignOpts::default()
+            .repository("multi/signatures")
+            .tag_prefix("v2-"),
+    );
+    let attestors = [
+        key_attestor("a", &a.public_pem()),
+        key_attestor("b", &b.public_pem()),
+        key_attestor("c", &c.public_pem()),
+    ]
+    .join("\n");
+    let two = "images.containers.all(i, verifyImageSignatures(i, [attestors.a, attestors.b, attestors.c]) == 2)";
+    let repository = format!(
+        "- name: a\n  cosign:\n    key:\n      data: |\n        {}\n    source:\n      repository: {}/multi/signatures\n      tagPrefix: v2-\n    ctlog:\n      insecureIgnoreTlog: true",
+        indent(&a.public_pem(), 8),
+        setup.reg.addr
+    );
+    let s = setup.serve(&[
+        (
+            "two-of-three".into(),
+            policy("two-of-three", &attestors, two, "not exactly two"),
+        ),
+        (
+            "elsewhere".into(),
+            policy("elsewhere", &repository, &verified_by(&["a"]), "not signed"),
+        ),
+    ]);
+    assert_admitted(&s, "two-of-three", &image);
+    assert_admitted(&s, "elsewhere", &moved);
+    assert_denied(&s, "elsewhere", &image, "not signed");
+}
