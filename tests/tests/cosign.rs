@@ -499,3 +499,127 @@ fn several_attestors_are_counted_and_signatures_can_live_elsewhere() {
     assert_admitted(&s, "elsewhere", &moved);
     assert_denied(&s, "elsewhere", &image, "not signed");
 }
+
+#[test]
+fn certificates_annotations_and_bundles_signed_with_keys() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
+    // A certificate valid now: with the tlog ignored, now is the trusted time.
+    let leaf = ca.leaf(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::new(now() - 3600, now() + 3600),
+    );
+    let (certified, digest) = setup.image("cert/app");
+    Signer::keyless(&leaf).sign_image(
+        &p,
+        "cert/app",
+        &digest,
+        &SignOpts::default().annotation("env", "prod"),
+    );
+    let certificate = |name: &str, chain: &str| {
+        format!(
+            "- name: {name}\n  cosign:\n    certificate:\n      cert:\n        value: |\n          {}\n      certChain:\n        value: |\n          {}\n    ctlog:\n      insecureIgnoreTlog: true\n      ctLogPubKey: |\n        {}",
+            indent(&leaf.pem(), 10),
+            indent(chain, 10),
+            indent(&ct.public_pem(), 8)
+        )
+    };
+    let other_ca = Fulcio::with_seed("another CA", Window::new(now() - 86_400, now() + 86_400));
+    let annotated = |value: &str| {
+        format!(
+            "{}\n    annotations:\n      env: {value}",
+            key_attestor("cosign", &Signer::keyless(&leaf).public_pem())
+        )
+    };
+
+    let keyed = Signer::keyed(KeyKind::P256);
+    let (bundled, digest) = setup.image("bundle/keyed");
+    keyed.bundle_image(
+        &p,
+        "bundle/keyed",
+        &digest,
+        &BundleOpts::new(Content::cosign_sign()).rekor(&rekor),
+    );
+    let (attested, digest) = setup.image("bundle/attested");
+    keyed.bundle_image(
+        &p,
+        "bundle/attested",
+        &digest,
+        &BundleOpts::new(Content::attestation(
+            "https://slsa.dev/provenance/v1",
+            json!({"buildDefinition": {"buildType": "https://actions.github.io/buildtypes/workflow/v1"}}),
+        ))
+        .rekor(&rekor),
+    );
+    let key_with_rekor = key_attestor_with_rekor("cosign", &keyed.public_pem(), &rekor);
+    let provenance = "images.containers.all(i, verifyAttestationSignatures(i, attestations.slsa, [attestors.cosign]) > 0 && extractPayload(i, attestations.slsa).predicate.buildDefinition.buildType.startsWith('https://actions.github.io/'))";
+    let slsa = "- name: slsa\n  intoto:\n    type: https://slsa.dev/provenance/v1";
+
+    let s = setup.serve(&[
+        (
+            "certificate".into(),
+            policy(
+                "certificate",
+                &certificate("cosign", &ca.chain_pem()),
+                &verified_by(&["cosign"]),
+                "not certified",
+            ),
+        ),
+        (
+            "other-chain".into(),
+            policy(
+                "other-chain",
+                &certificate("cosign", &other_ca.chain_pem()),
+                &verified_by(&["cosign"]),
+                "not certified",
+            ),
+        ),
+        (
+            "prod".into(),
+            policy(
+                "prod",
+                &annotated("prod"),
+                &verified_by(&["cosign"]),
+                "not for prod",
+            ),
+        ),
+        (
+            "dev".into(),
+            policy(
+                "dev",
+                &annotated("dev"),
+                &verified_by(&["cosign"]),
+                "not for dev",
+            ),
+        ),
+        (
+            "key-bundle".into(),
+            policy(
+                "key-bundle",
+                &key_with_rekor,
+                &verified_by(&["cosign"]),
+                "not signed",
+            ),
+        ),
+        (
+            "provenance".into(),
+            policy_with(
+                "provenance",
+                &key_with_rekor,
+                slsa,
+                provenance,
+                "no provenance",
+            ),
+        ),
+    ]);
+    assert_admitted(&s, "certificate", &certified);
+    assert_denied(&s, "other-chain", &certified, "not certified");
+    assert_admitted(&s, "prod", &certified);
+    assert_denied(&s, "dev", &certified, "not for dev");
+    assert_admitted(&s, "key-bundle", &bundled);
+    assert_denied(&s, "key-bundle", &attested, "not signed");
+    assert_admitted(&s, "provenance", &attested);
+    assert_denied(&s, "provenance", &bundled, "no provenance");
+}

@@ -12,7 +12,7 @@ use crate::policy::attestor::{CompiledCosign, StringSource};
 use crate::verify::cosign::{self as layers, Layer, Options, Verifier};
 use crate::verify::keys::{HashAlgorithm, PublicKey};
 use crate::verify::sigstore_bundle::{self as bundles, Artifact, Policy};
-use crate::verify::trust::{LogKey, TrustMaterial, Validity};
+use crate::verify::trust::{CertificateAuthority, LogKey, TrustMaterial, Validity};
 use crate::verify::x509::fulcio::IdentityRule;
 use crate::verify::x509::Certificate;
 use serde_json::Value;
@@ -48,7 +48,7 @@ pub fn resolve(
     now: i64,
 ) -> Result<ResolvedCosign, String> {
     let err = |e: crate::verify::VerifyError| e.to_string();
-    let trust = match &c.trusted_root {
+    let mut trust = match &c.trusted_root {
         Some(s) => TrustMaterial::from_trusted_root_json(&string(s)?).map_err(err)?,
         None => TrustMaterial::public_good().map_err(err)?,
     };
@@ -65,14 +65,18 @@ pub fn resolve(
     if c.spec.ctlog.is_some() && !ctlog.insecure_ignore_tlog && ctlog.url.is_none() {
         return Err("rekor URL must be provided".into());
     }
-    let tlogs = match &ctlog.rekor_pub_key {
-        Some(pem) => vec![log_key(pem)?],
-        None => trust.tlogs.clone(),
-    };
-    let ctlogs = match &ctlog.ct_log_pub_key {
-        Some(pem) => vec![log_key(pem)?],
-        None => trust.ctlogs.clone(),
-    };
+    // Keys given in the policy replace the trust root's, for bundles too.
+    if let Some(pem) = &ctlog.rekor_pub_key {
+        trust.tlogs = vec![log_key(pem, ctlog.url.as_deref())?];
+    }
+    if let Some(pem) = &ctlog.ct_log_pub_key {
+        trust.ctlogs = vec![log_key(pem, None)?];
+    }
+    if let Verifier::Keyless { roots, .. } = &verifier {
+        if c.spec.keyless.as_ref().is_some_and(|k| k.roots.is_some()) {
+            trust.cas = anchors(roots);
+        }
+    }
     let source = c.spec.source.clone().unwrap_or_default();
     let repository = match &source.repository {
         Some(r) => Some(reference::parse(r).map_err(|e| format!("source.repository: {e}"))?),
@@ -82,8 +86,8 @@ pub fn resolve(
         options: Options {
             verifier,
             hash,
-            tlogs,
-            ctlogs,
+            tlogs: trust.tlogs.clone(),
+            ctlogs: trust.ctlogs.clone(),
             ignore_tlog: ctlog.insecure_ignore_tlog,
             ignore_sct: ctlog.insecure_ignore_sct,
             annotations: c.spec.annotations.clone(),
@@ -151,15 +155,39 @@ fn verifier(
 }
 
 /// A log key given as PEM in the policy: valid at all times, as Kyverno
-/// treats `rekorPubKey` and `ctLogPubKey`.
-fn log_key(pem: &str) -> Result<LogKey, String> {
+/// treats `rekorPubKey` and `ctLogPubKey`. `url` names the log, whose host
+/// its checkpoints are signed as.
+fn log_key(pem: &str, url: Option<&str>) -> Result<LogKey, String> {
     let key = PublicKey::from_pem(pem).map_err(|e| e.to_string())?;
     Ok(LogKey {
         id: key.key_id(),
         key,
         validity: Validity::default(),
-        base_url: String::new(),
+        base_url: url.unwrap_or_default().to_string(),
     })
+}
+
+/// `keyless.roots` as bundle trust: each certificate an anchor, the others
+/// candidate intermediates, valid at all times (as for legacy signatures).
+fn anchors(roots: &[Certificate]) -> Vec<CertificateAuthority> {
+    roots
+        .iter()
+        .enumerate()
+        .map(|(i, anchor)| {
+            let mut certs: Vec<Certificate> = roots
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, c)| c.clone())
+                .collect();
+            certs.push(anchor.clone());
+            CertificateAuthority {
+                certs,
+                validity: Validity::default(),
+                uri: String::new(),
+            }
+        })
+        .collect()
 }
 
 /// Verifies that some signature of `subject` passes the attestor.
