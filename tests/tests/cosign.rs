@@ -623,3 +623,76 @@ fn certificates_annotations_and_bundles_signed_with_keys() {
     assert_admitted(&s, "provenance", &attested);
     assert_denied(&s, "provenance", &bundled, "no provenance");
 }
+
+/// The README's verification example, command for command, with the
+/// registry on a free port: `sign-image` and `push-image` as the README runs
+/// them, the policies in `tests/examples/verify/`, and the README's output.
+#[test]
+fn readme_example_verifies_key_and_keyless_signatures() {
+    let setup = Setup::new();
+    let reg = &setup.reg;
+    let out = tempfile::tempdir().expect("temp dir");
+    let run = |bin: &str, args: &[&str]| {
+        let status = std::process::Command::new(bin)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("run the fixture bin");
+        assert!(status.success(), "{bin} {args:?}");
+    };
+    let image = |path: &str| format!("{}/{path}", reg.addr);
+    let dir = |name: &str| out.path().join(name).display().to_string();
+    let sign = env!("CARGO_BIN_EXE_sign-image");
+    run(
+        sign,
+        &[&image("key/app:v1"), "--push", "--out", &dir("key")],
+    );
+    run(
+        sign,
+        &[
+            &image("keyless/app:v1"),
+            "--push",
+            "--keyless",
+            "--out",
+            &dir("keyless"),
+        ],
+    );
+    run(
+        env!("CARGO_BIN_EXE_push-image"),
+        &[&image("key/unsigned:v1")],
+    );
+
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let policies: Vec<(String, String)> = ["verify-local-key", "verify-local-keyless"]
+        .iter()
+        .map(|name| {
+            let yaml = std::fs::read_to_string(examples.join(format!("verify/{name}.yaml")))
+                .expect("example policy");
+            (name.to_string(), yaml.replace("127.0.0.1:5000", &reg.addr))
+        })
+        .collect();
+    let review = std::fs::read_to_string(examples.join("pod-review.json")).expect("review");
+    let s = setup.serve(&policies);
+    let answers: Vec<Value> = ["key/app:v1", "keyless/app:v1", "key/unsigned:v1"]
+        .iter()
+        .map(|path| {
+            let body = review.replace("127.0.0.1:5000/app:v1", &image(path));
+            let r = s.review(
+                "/ivpol/validate",
+                &serde_json::from_str(&body).expect("json"),
+            );
+            json!([r["allowed"], r["status"]["message"]])
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            json!([true, null]),
+            json!([true, null]),
+            json!([
+                false,
+                "Policy verify-local-key failed: image is not signed with the example key"
+            ]),
+        ]
+    );
+}

@@ -33,6 +33,7 @@ pub fn load(engine: &Engine, bytes: &[u8], dir: Option<&Path>) -> Result<Compone
             }
         }
     }
+    tracing::info!(cache = %dir.display(), "compiling the policy component (once per build; later starts load it from the cache)");
     let component = compile(engine, bytes)?;
     if let Err(e) = store(&component, dir, &path) {
         tracing::warn!(dir = %dir.display(), "cannot cache the precompiled component: {e:#}");
