@@ -202,10 +202,10 @@ pub fn verify_signatures(
             let v = verify_bundle(subject, attestor, b)?;
             match v.statement {
                 None => Ok(()),
-                Some(s) if predicate_type(&s) == SIGN_PREDICATE => Ok(()),
+                Some(s) if predicate_of(&s) == SIGN_PREDICATE => Ok(()),
                 Some(s) => Err(format!(
                     "bundle holds a {} attestation, not a signature",
-                    predicate_type(&s)
+                    predicate_of(&s)
                 )),
             }
         }));
@@ -246,26 +246,21 @@ pub fn verify_attestation(
     };
     let mut seen = Vec::new();
     for statement in statements.into_iter().flatten() {
-        let kind = predicate_type_of(&statement);
-        if kind == predicate_type {
+        if predicate_of(&statement) == predicate_type {
             return Ok(statement);
         }
-        seen.push(kind);
+        seen.push(predicate_of(&statement).to_string());
     }
     Err(format!(
         "required predicate type {predicate_type} not found, found {seen:?}"
     ))
 }
 
-fn predicate_type(statement: &Value) -> &str {
+fn predicate_of(statement: &Value) -> &str {
     statement
         .get("predicateType")
         .and_then(Value::as_str)
         .unwrap_or_default()
-}
-
-fn predicate_type_of(statement: &Value) -> String {
-    predicate_type(statement).to_string()
 }
 
 fn first_success(results: impl Iterator<Item = Result<(), String>>) -> Result<(), String> {
@@ -330,18 +325,12 @@ fn verify_bundle(
 }
 
 fn sha256_bytes(digest: &str) -> Result<[u8; 32], String> {
-    let hex = digest
-        .strip_prefix("sha256:")
-        .ok_or_else(|| format!("{digest} is not a sha256 digest"))?;
-    let mut out = [0u8; 32];
-    if hex.len() != 64 {
-        return Err(format!("{digest} is not a sha256 digest"));
-    }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or("zz"), 16)
-            .map_err(|_| format!("{digest} is not a sha256 digest"))?;
-    }
-    Ok(out)
+    let not_sha256 = || format!("{digest} is not a sha256 digest");
+    let hex = digest.strip_prefix("sha256:").ok_or_else(not_sha256)?;
+    crate::verify::encoding::unhex("image digest", hex)
+        .ok()
+        .and_then(|bytes| bytes.try_into().ok())
+        .ok_or_else(not_sha256)
 }
 
 struct Descriptor {

@@ -338,18 +338,7 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
         }
         _ => return None,
     };
-    Some(days_from_civil(year, month, day) * 86400 + hour * 3600 + min * 60 + sec - offset)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
+    Some(super::x509::unix_time(year, month, day, hour, min, sec)? - offset)
 }
 
 #[cfg(test)]

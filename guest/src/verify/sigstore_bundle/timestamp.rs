@@ -432,31 +432,7 @@ pub fn parse_generalized_time(value: &[u8]) -> Result<i64> {
         num(10, 12)?,
         num(12, 14)?,
     );
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59
-    {
-        return Err(bad());
-    }
-    Ok(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec)
-}
-
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    crate::verify::x509::unix_time(y, mo, d, h, mi, sec).ok_or_else(bad)
 }
 
 #[cfg(test)]

@@ -282,6 +282,22 @@ fn unix(t: &x509_cert::time::Time) -> i64 {
     i64::try_from(t.to_unix_duration().as_secs()).unwrap_or(i64::MAX)
 }
 
+/// Unix seconds of a UTC calendar time, `None` when it is not a valid
+/// date and time from 1970 on (`der::DateTime` checks the ranges).
+pub fn unix_time(year: i64, month: i64, day: i64, hour: i64, min: i64, sec: i64) -> Option<i64> {
+    let field = |v: i64| u8::try_from(v).ok();
+    let dt = der::DateTime::new(
+        u16::try_from(year).ok()?,
+        field(month)?,
+        field(day)?,
+        field(hour)?,
+        field(min)?,
+        field(sec)?,
+    )
+    .ok()?;
+    i64::try_from(dt.unix_duration().as_secs()).ok()
+}
+
 /// RFC 3339 text of unix seconds (UTC), for messages.
 pub fn fmt_time(t: i64) -> String {
     match der::DateTime::from_unix_duration(std::time::Duration::from_secs(t.max(0) as u64)) {
