@@ -10,8 +10,8 @@ use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::sign::{
-    now, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Rekor, SignOpts,
-    Signer, Tamper, TrustedRoot, Window,
+    now, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Rekor, SigHash,
+    SignOpts, Signer, Tamper, TrustedRoot, Window,
 };
 use ivpol_tests::{Options, Server};
 use serde_json::{json, Value};
@@ -695,4 +695,90 @@ fn readme_example_verifies_key_and_keyless_signatures() {
             ]),
         ]
     );
+}
+
+/// `key.expression`, `certificate.cert.expression` and
+/// `trustedRoot.expression` supply what `data` / `value` would, and
+/// `hashAlgorithm` picks the signature hash.
+#[test]
+fn attestor_expressions_and_hash_algorithms() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
+    let cel_string = |text: &str| format!("'{}'", text.trim().replace('\n', "\\n"));
+
+    let sha384 =
+        Signer::with_key(KeyPair::from_seed(KeyKind::P256, "sha384").with_hash(SigHash::Sha384));
+    let (hashed, digest) = setup.image("expr/sha384");
+    sha384.sign_image(&p, "expr/sha384", &digest, &SignOpts::default());
+    let with_hash = |name: &str, hash: &str| {
+        format!(
+            "- name: {name}\n  cosign:\n    key:\n      expression: {}\n      hashAlgorithm: {hash}\n    ctlog:\n      insecureIgnoreTlog: true",
+            serde_json::to_string(&cel_string(&sha384.public_pem())).expect("json")
+        )
+    };
+    let not_a_string = "- name: bad\n  cosign:\n    key:\n      expression: '42'\n    ctlog:\n      insecureIgnoreTlog: true";
+
+    let t = now() - 600;
+    let leaf = ca.leaf(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::fulcio_at(t),
+    );
+    let (keyless, digest) = setup.image("expr/keyless");
+    Signer::keyless(&leaf).sign_image(
+        &p,
+        "expr/keyless",
+        &digest,
+        &SignOpts::default().rekor(&rekor).time(t),
+    );
+    let root_json: serde_json::Value =
+        serde_json::from_str(&TrustedRoot::of(&ca, &rekor, &ct).to_string_pretty()).expect("json");
+    let root_expression = format!(
+        "- name: fulcio\n  cosign:\n    keyless:\n      identities:\n        - issuer: {ISSUER}\n          subject: {IDENTITY}\n    ctlog:\n      url: {REKOR_URL}\n    trustedRoot:\n      expression: {}",
+        serde_json::to_string(&cel_string(&root_json.to_string())).expect("json")
+    );
+
+    let s = setup.serve(&[
+        (
+            "sha384".into(),
+            policy(
+                "sha384",
+                &with_hash("cosign", "sha384"),
+                &verified_by(&["cosign"]),
+                "not signed",
+            ),
+        ),
+        (
+            "sha256".into(),
+            policy(
+                "sha256",
+                &with_hash("cosign", "sha256"),
+                &verified_by(&["cosign"]),
+                "not signed",
+            ),
+        ),
+        (
+            "not-a-string".into(),
+            policy(
+                "not-a-string",
+                not_a_string,
+                &verified_by(&["bad"]),
+                "not signed",
+            ),
+        ),
+        (
+            "root-expression".into(),
+            policy(
+                "root-expression",
+                &root_expression,
+                &verified_by(&["fulcio"]),
+                "not signed",
+            ),
+        ),
+    ]);
+    assert_admitted(&s, "sha384", &hashed);
+    assert_denied(&s, "sha256", &hashed, "not signed");
+    assert_denied(&s, "not-a-string", &hashed, "not signed");
+    assert_admitted(&s, "root-expression", &keyless);
 }
