@@ -224,10 +224,17 @@ impl ImageVerifier for PolicyVerifier {
     fn extract_payload(&self, image: &str, attestation: &str) -> Result<serde_json::Value, String> {
         let spec = self.attestation(attestation)?;
         let key = (image.to_string(), attestation.to_string());
-        match self.state().payloads.get(&key) {
-            Some(statement) => Ok(statement.clone()),
-            None if spec.intoto.is_some() => Err("failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation".into()),
-            None => Err(format!("failed to get payload: no verified referrer of type {} for {image}", spec.referrer.as_ref().map(|r| r.kind.as_str()).unwrap_or_default())),
+        if let Some(statement) = self.state().payloads.get(&key) {
+            return Ok(statement.clone());
         }
+        // Kyverno's wording, typo included, for an in-toto attestation.
+        let why = match &spec.referrer {
+            None => {
+                "intoto attestation payload cannot be fetch before verifying intoto attestation"
+                    .to_string()
+            }
+            Some(r) => format!("no verified referrer of type {} for {image}", r.kind),
+        };
+        Err(format!("failed to get payload: {why}"))
     }
 }
