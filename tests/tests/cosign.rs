@@ -10,8 +10,8 @@ use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::sign::{
-    now, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Rekor, SigHash,
-    SignOpts, Signer, Tamper, TrustedRoot, Window,
+    now, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, LeafSpec, Rekor,
+    SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
 };
 use ivpol_tests::{Options, Server};
 use serde_json::{json, Value};
@@ -781,4 +781,54 @@ fn attestor_expressions_and_hash_algorithms() {
     assert_denied(&s, "sha256", &hashed, "not signed");
     assert_denied(&s, "not-a-string", &hashed, "not signed");
     assert_admitted(&s, "root-expression", &keyless);
+}
+
+/// A keyless certificate without an embedded SCT fails unless the policy
+/// sets `insecureIgnoreSCT`, as in Kyverno; the Rekor entry is still needed.
+#[test]
+fn keyless_certificates_need_an_sct_unless_ignored() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
+    let root = TrustedRoot::of(&ca, &rekor, &ct);
+    let t = now() - 600;
+    let spec = LeafSpec::new(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::fulcio_at(t),
+    );
+    let leaf = ca.issue(spec);
+    let (image, digest) = setup.image("sct/none");
+    Signer::keyless(&leaf).sign_image(
+        &p,
+        "sct/none",
+        &digest,
+        &SignOpts::default().rekor(&rekor).time(t),
+    );
+    let ignoring = keyless_attestor("fulcio", IDENTITY, &root).replace(
+        "      url: https://rekor.ivpol.test",
+        "      url: https://rekor.ivpol.test\n      insecureIgnoreSCT: true",
+    );
+    let s = setup.serve(&[
+        (
+            "sct".into(),
+            policy(
+                "sct",
+                &keyless_attestor("fulcio", IDENTITY, &root),
+                &verified_by(&["fulcio"]),
+                "no sct",
+            ),
+        ),
+        (
+            "ignore-sct".into(),
+            policy(
+                "ignore-sct",
+                &ignoring,
+                &verified_by(&["fulcio"]),
+                "not signed",
+            ),
+        ),
+    ]);
+    assert_denied(&s, "sct", &image, "no sct");
+    assert_admitted(&s, "ignore-sct", &image);
 }
