@@ -7,14 +7,16 @@
 //! `verify::cosign` and `verify::sigstore_bundle`.
 
 use crate::images::reference::{self, ImageRef};
-use crate::oci::{Client, OciError, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
-use crate::policy::attestor::{CompiledCosign, StringSource};
+use crate::oci::transport::HttpRequest;
+use crate::oci::{Client, OciError, Transport, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
+use crate::policy::attestor::{CompiledCosign, StringSource, Tuf};
 use crate::verify::cosign::{self as layers, Layer, Options, Verifier};
 use crate::verify::keys::{HashAlgorithm, PublicKey};
 use crate::verify::sigstore_bundle::{self as bundles, Artifact, Policy};
 use crate::verify::trust::{CertificateAuthority, LogKey, TrustMaterial, Validity};
 use crate::verify::x509::fulcio::IdentityRule;
 use crate::verify::x509::Certificate;
+use crate::verify::{tuf, VerifyError};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -41,16 +43,21 @@ pub struct ResolvedCosign {
     tag_prefix: String,
 }
 
-/// Builds the attestor's trust options; `string` evaluates its expressions.
+/// Builds the attestor's trust options; `string` evaluates its expressions
+/// and `transport` reaches the `tuf` mirror. The trust root is, as in
+/// Kyverno, `trustedRoot` when given, else the `tuf` repository's
+/// `trusted_root.json`, else the public-good root built in.
 pub fn resolve(
     c: &CompiledCosign,
     string: impl Fn(&StringSource) -> Result<String, String>,
     now: i64,
+    transport: &dyn Transport,
 ) -> Result<ResolvedCosign, String> {
     let err = |e: crate::verify::VerifyError| e.to_string();
-    let mut trust = match &c.trusted_root {
-        Some(s) => TrustMaterial::from_trusted_root_json(&string(s)?).map_err(err)?,
-        None => TrustMaterial::public_good().map_err(err)?,
+    let mut trust = match (&c.trusted_root, &c.spec.tuf) {
+        (Some(s), _) => TrustMaterial::from_trusted_root_json(&string(s)?).map_err(err)?,
+        (None, Some(t)) => tuf_trust(t, transport, now)?,
+        (None, None) => TrustMaterial::public_good().map_err(err)?,
     };
     let hash = c
         .spec
@@ -97,6 +104,40 @@ pub fn resolve(
         policy,
         repository,
         tag_prefix: source.tag_prefix.unwrap_or_default(),
+    })
+}
+
+/// The trust material in the `tuf` repository's `trusted_root.json`,
+/// verified from `tuf.root.data` and fetched from the mirror through
+/// `transport` (so the host's allow-list decides whether it is reachable).
+fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMaterial, String> {
+    let root = t.root_json()?;
+    let mirror = t.mirror_url()?;
+    let fetch = |path: &str, max: usize| -> crate::verify::Result<Option<Vec<u8>>> {
+        let url = format!("{mirror}/{path}");
+        let request = HttpRequest {
+            method: "GET",
+            url: url.clone(),
+            headers: Vec::new(),
+        };
+        let response = transport
+            .send(&request, max)
+            .map_err(|e| VerifyError::new(format!("fetching {url}: {e}")))?;
+        match response.status {
+            200 => Ok(Some(response.body)),
+            // go-tuf ends the root chain at a 403 as at a 404 (object
+            // stores answer 403 for files that do not exist).
+            403 | 404 => Ok(None),
+            status => Err(VerifyError::new(format!(
+                "fetching {url}: HTTP status {status}"
+            ))),
+        }
+    };
+    let json =
+        tuf::trusted_root(&root, &fetch, now).map_err(|e| format!("tuf mirror {mirror}: {e}"))?;
+    TrustMaterial::from_trusted_root_json(&json).map_err(|e| {
+        let name = tuf::TRUSTED_ROOT_TARGET;
+        format!("tuf mirror {mirror}: {name}: {e}")
     })
 }
 

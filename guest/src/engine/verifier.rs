@@ -114,7 +114,7 @@ impl PolicyVerifier {
             None => Err(format!("attestor not found in policy: {name}")),
             Some(a) => match &a.kind {
                 AttestorKind::Cosign(c) => {
-                    cosign::resolve(c, |s| self.string(s), self.now).map(Arc::new)
+                    cosign::resolve(c, |s| self.string(s), self.now, &*self.transport).map(Arc::new)
                 }
                 // Rejected at load until Notary verification exists.
                 AttestorKind::Notary(_) => {

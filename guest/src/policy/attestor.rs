@@ -113,6 +113,41 @@ pub struct TufRoot {
     pub data: Option<String>,
 }
 
+/// Kyverno's default `tuf.mirror`: the Sigstore public-good repository.
+pub const DEFAULT_TUF_MIRROR: &str = "https://tuf-repo-cdn.sigstore.dev";
+
+impl Tuf {
+    /// The mirror URL without a trailing slash, or why it is not one (the
+    /// error starts with the field path under `cosign`).
+    pub fn mirror_url(&self) -> Result<&str, String> {
+        let mirror = self.mirror.as_deref().unwrap_or(DEFAULT_TUF_MIRROR);
+        let trimmed = mirror.trim_end_matches('/');
+        let rest = trimmed
+            .strip_prefix("https://")
+            .or_else(|| trimmed.strip_prefix("http://"));
+        match rest {
+            Some(r) if !r.is_empty() && !r.starts_with('/') => Ok(trimmed),
+            _ => Err(format!(
+                "tuf.mirror: {mirror:?} is not an https:// or http:// URL"
+            )),
+        }
+    }
+
+    /// The TUF root.json given base64-encoded in `root.data`, or why not
+    /// (the error starts with the field path under `cosign`).
+    pub fn root_json(&self) -> Result<Vec<u8>, String> {
+        let Some(data) = self.root.as_ref().and_then(|r| r.data.as_deref()) else {
+            return Err("tuf.root.data: Required value: base64 of the TUF repository's root.json (the component has no filesystem for tuf.root.path)".into());
+        };
+        if data.trim_start().starts_with('{') {
+            return Err(
+                "tuf.root.data: must be base64 of the TUF root.json, not the JSON itself".into(),
+            );
+        }
+        crate::verify::encoding::b64decode("tuf.root.data", data).map_err(|e| e.to_string())
+    }
+}
+
 /// A string given inline or computed by CEL (`StringOrExpression`, or
 /// `key.data` / `key.expression`), compiled once per policy set.
 #[derive(Debug, Clone)]

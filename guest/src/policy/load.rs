@@ -316,6 +316,43 @@ spec:
     }
 
     #[test]
+    fn tuf_loads_with_an_inline_root() {
+        let attestor = |tuf: &str| {
+            GOOD.replace(
+                "attestors: []",
+                &format!("attestors:\n    - name: k\n      cosign:\n        keyless: {{identities: [{{issuer: i, subject: s}}]}}\n        tuf: {tuf}"),
+            )
+        };
+        let set = load_str(&attestor(
+            "{root: {data: 'e30K'}, mirror: 'https://tuf.example.com/'}",
+        ));
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+        let set = load_str(&attestor("{root: {data: 'e30K'}}"));
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+        assert_eq!(
+            only_message(&attestor("{root: {path: /etc/root.json}}")),
+            "spec.attestors[0].cosign.tuf.root.path: not supported (the component has no filesystem); give the TUF root.json base64-encoded in root.data"
+        );
+        assert!(
+            only_message(&attestor("{mirror: 'https://tuf.example.com'}"))
+                .starts_with("spec.attestors[0].cosign.tuf.root.data: Required value")
+        );
+        assert!(only_message(&attestor("{root: {data: '!!'}}"))
+            .starts_with("spec.attestors[0].cosign.tuf.root.data: invalid base64"));
+        assert!(only_message(&attestor("{root: {data: '{}'}}")).contains("not the JSON itself"));
+        assert_eq!(
+            only_message(&attestor("{root: {data: 'e30K'}, mirror: 'tuf.example.com'}")),
+            "spec.attestors[0].cosign.tuf.mirror: \"tuf.example.com\" is not an https:// or http:// URL"
+        );
+        // trustedRoot takes precedence: tuf is then not used, nor checked.
+        let doc = attestor("{root: {path: /x}}").replace(
+            "        tuf:",
+            "        trustedRoot: {value: x}\n        tuf:",
+        );
+        assert!(load_str(&doc).diagnostics.is_empty());
+    }
+
+    #[test]
     fn other_kinds_and_garbage_are_diagnostics() {
         assert!(
             only_message("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}")

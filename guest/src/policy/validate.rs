@@ -128,10 +128,9 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
                 ));
             }
         }
-        if c.tuf.is_some() {
-            problems.push(format!(
-                "{path}.cosign.tuf: TUF is not implemented (no network beyond registries); give the Sigstore trusted root in trustedRoot"
-            ));
+        // trustedRoot takes precedence over tuf, as in Kyverno.
+        if let (Some(t), None) = (&c.tuf, &c.trusted_root) {
+            check_tuf(&format!("{path}.cosign"), t, problems);
         }
         if c.ctlog.as_ref().is_some_and(|l| l.tsa_cert_chain.is_some()) {
             problems.push(format!(
@@ -146,6 +145,21 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
                 "{path}.cosign.source.PullSecrets: not implemented; name the registry secrets in spec.credentials.secrets"
             ));
         }
+    }
+}
+
+/// `tuf` as the component can use it: the root inline, the mirror a URL.
+/// `path` is the attestor's `cosign` field.
+fn check_tuf(path: &str, t: &super::attestor::Tuf, problems: &mut Vec<String>) {
+    if t.root.as_ref().is_some_and(|r| r.path.is_some()) {
+        problems.push(format!(
+            "{path}.tuf.root.path: not supported (the component has no filesystem); give the TUF root.json base64-encoded in root.data"
+        ));
+    } else if let Err(e) = t.root_json() {
+        problems.push(format!("{path}.{e}"));
+    }
+    if let Err(e) = t.mirror_url() {
+        problems.push(format!("{path}.{e}"));
     }
 }
 

@@ -1,7 +1,8 @@
 //! Signature verification, all inside the component: keys and X.509
-//! (`keys`, `x509`), Sigstore trust material (`trust`), the Rekor log
-//! (`rekor`), DSSE (`dsse`), cosign's legacy `.sig`/`.att` layers
-//! (`cosign`) and Sigstore bundles (`sigstore_bundle`).
+//! (`keys`, `x509`), Sigstore trust material (`trust`) and the TUF
+//! repositories it may come from (`tuf`), the Rekor log (`rekor`), DSSE
+//! (`dsse`), cosign's legacy `.sig`/`.att` layers (`cosign`) and Sigstore
+//! bundles (`sigstore_bundle`).
 //!
 //! Everything here is pure: bytes and trust material in, a verdict out.
 //! Fetching from registries is the engine's job, so every check can be
@@ -31,6 +32,7 @@ pub mod rekor;
 pub mod sigstore_bundle;
 pub mod standalone;
 pub mod trust;
+pub mod tuf;
 pub mod x509;
 
 /// Seconds since the Unix epoch: the time certificates are checked at when

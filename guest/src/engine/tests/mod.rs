@@ -2173,4 +2173,5 @@ impl OfflineJson for PolicySet {
     }
 }
 
+mod tuf;
 mod verification;
