@@ -5,13 +5,14 @@
 //! Each test starts one registry and one server with several policies, and
 //! asks about one policy at a time through its route (`/ivpol/validate/<name>`).
 
+use ivpol_tests::faulty::{Answer, Faulty};
 use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
 use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::sign::{
-    now, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, LeafSpec, Rekor,
-    SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
+    now, tuf, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, LeafSpec,
+    Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
 };
 use ivpol_tests::{Options, Server};
 use serde_json::{json, Value};
@@ -831,4 +832,103 @@ fn keyless_certificates_need_an_sct_unless_ignored() {
     ]);
     assert_denied(&s, "sct", &image, "no sct");
     assert_admitted(&s, "ignore-sct", &image);
+}
+
+/// `tuf`: the trusted root comes from a TUF mirror (here plain HTTP on
+/// loopback, allowed with `--insecure-registry`), verified from the root
+/// metadata the policy holds; a mirror serving another target is refused.
+#[test]
+fn tuf_mirrors_supply_the_trusted_root() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
+    let t = now() - 600;
+    let leaf = ca.leaf(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::fulcio_at(t),
+    );
+    let (image, digest) = setup.image("tuf/app");
+    Signer::keyless(&leaf).sign_image(
+        &p,
+        "tuf/app",
+        &digest,
+        &SignOpts::default().rekor(&rekor).time(t),
+    );
+    let root = TrustedRoot::of(&ca, &rekor, &ct).to_string_pretty();
+    let mirror = |repo: &tuf::TufRepo| {
+        let m = Faulty::start();
+        for (path, bytes) in &repo.files {
+            m.on(
+                path,
+                Answer::Bytes {
+                    content_type: "application/json".into(),
+                    body: bytes.clone(),
+                },
+            );
+        }
+        m
+    };
+    let good_repo = tuf::repository(&root);
+    let good = mirror(&good_repo);
+    // A mirror whose target is not the one its signed targets list names.
+    let bad = mirror(&good_repo);
+    let (target_path, _) = good_repo.files.last().expect("target");
+    bad.on(
+        target_path,
+        Answer::Bytes {
+            content_type: "application/json".into(),
+            body: b"{}".to_vec(),
+        },
+    );
+    let attestor = |m: &Faulty| {
+        format!(
+            "- name: fulcio\n  cosign:\n    keyless:\n      identities:\n        - issuer: {ISSUER}\n          subject: {IDENTITY}\n    ctlog:\n      url: {REKOR_URL}\n    tuf:\n      mirror: http://{}\n      root:\n        data: {}",
+            m.addr,
+            ivpol_tests::sign::b64(&good_repo.root)
+        )
+    };
+    let files: Vec<(String, String)> = vec![
+        (
+            "good-mirror.yaml".into(),
+            policy(
+                "good-mirror",
+                &attestor(&good),
+                &verified_by(&["fulcio"]),
+                "not signed",
+            ),
+        ),
+        (
+            "bad-mirror.yaml".into(),
+            policy(
+                "bad-mirror",
+                &attestor(&bad),
+                &verified_by(&["fulcio"]),
+                "not signed",
+            ),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, y)| (n.as_str(), y.as_str()))
+        .collect();
+    let s = Server::start_with(
+        &refs,
+        Options {
+            extra_args: [
+                "--insecure-registry",
+                &setup.reg.addr,
+                "--insecure-registry",
+                &good.addr,
+                "--insecure-registry",
+                &bad.addr,
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect(),
+            ..Options::default()
+        },
+    );
+    assert_admitted(&s, "good-mirror", &image);
+    assert_denied(&s, "bad-mirror", &image, "not signed");
 }

@@ -10,6 +10,7 @@
 //! - [`cosign`]: legacy `.sig` / `.att` images in a registry.
 //! - [`bundle`]: Sigstore bundle v0.3, pushed as an OCI 1.1 referrer.
 //! - [`trusted_root`]: `trusted_root.json` for all of the above.
+//! - [`tuf`]: a TUF repository serving that `trusted_root.json`.
 //!
 //! Everything is deterministic for given seeds and times, except the
 //! default times ([`now`]).
@@ -22,6 +23,7 @@ pub mod keys;
 pub mod oci;
 pub mod rekor;
 pub mod trusted_root;
+pub mod tuf;
 
 pub use bundle::{BundleOpts, BundleRef, Content};
 pub use ca::{CtLog, Fulcio, Identity, Leaf, LeafSpec, Window};
