@@ -30,6 +30,7 @@ pub mod keys;
 pub mod rekor;
 pub mod sigstore_bundle;
 pub mod standalone;
+pub mod timestamp;
 pub mod trust;
 pub mod x509;
 
