@@ -27,6 +27,7 @@ pub mod cosign;
 pub mod dsse;
 pub mod encoding;
 pub mod keys;
+pub mod notary;
 pub mod rekor;
 pub mod sigstore_bundle;
 pub mod standalone;
