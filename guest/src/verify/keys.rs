@@ -304,9 +304,32 @@ pub enum Scheme {
     RsaPkcs1(HashAlgorithm),
     RsaPss(HashAlgorithm),
     Ed25519,
+    /// ECDSA with only the fixed-size raw `r‖s` encoding (JWS/COSE).
+    EcdsaRaw(HashAlgorithm),
+    /// RSASSA-PSS, MGF1 with the same hash, salt length = hash length.
+    RsaPssSaltHashLen(HashAlgorithm),
+}
+
+/// A key's type and size (bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySpec {
+    Ec(usize),
+    Rsa(usize),
+    Ed25519,
 }
 
 impl PublicKey {
+    /// Type and size of the key.
+    pub fn key_spec(&self) -> KeySpec {
+        match &self.kind {
+            Kind::P256(_) => KeySpec::Ec(256),
+            Kind::P384(_) => KeySpec::Ec(384),
+            Kind::P521(_) => KeySpec::Ec(521),
+            Kind::Rsa(k) => KeySpec::Rsa(k.n().bit_width() as usize),
+            Kind::Ed25519(_) => KeySpec::Ed25519,
+        }
+    }
+
     /// Verifies `signature` over `message` with exactly `scheme`; a key of
     /// another type never verifies.
     pub fn verify_scheme(&self, scheme: Scheme, message: &[u8], signature: &[u8]) -> bool {
@@ -316,6 +339,18 @@ impl PublicKey {
             (Scheme::Ecdsa(h), Kind::P521(k)) => ecdsa_p521(k, &h.digest(message), signature),
             (Scheme::RsaPkcs1(h), Kind::Rsa(k)) => rsa_pkcs1(k, &h.digest(message), h, signature),
             (Scheme::RsaPss(h), Kind::Rsa(k)) => rsa_pss(k, &h.digest(message), h, signature),
+            (Scheme::EcdsaRaw(h), Kind::P256(k)) => {
+                signature.len() == 64 && ecdsa_p256(k, &h.digest(message), signature)
+            }
+            (Scheme::EcdsaRaw(h), Kind::P384(k)) => {
+                signature.len() == 96 && ecdsa_p384(k, &h.digest(message), signature)
+            }
+            (Scheme::EcdsaRaw(h), Kind::P521(k)) => {
+                signature.len() == 132 && ecdsa_p521(k, &h.digest(message), signature)
+            }
+            (Scheme::RsaPssSaltHashLen(h), Kind::Rsa(k)) => {
+                rsa_pss_salt(k, &h.digest(message), h, signature, Some(h.output_len()))
+            }
             (Scheme::Ed25519, Kind::Ed25519(k)) => {
                 use ed25519_dalek::Verifier;
                 ed25519_dalek::Signature::from_slice(signature)
@@ -368,20 +403,30 @@ fn rsa_pkcs1(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8
 }
 
 fn rsa_pss(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
+    // Any salt length, as Go's rsa.PSSSaltLengthAuto when verifying.
+    rsa_pss_salt(key, digest, hash, sig, None)
+}
+
+fn rsa_pss_salt(
+    key: &rsa::PublicKey,
+    digest: &[u8],
+    hash: HashAlgorithm,
+    sig: &[u8],
+    salt_len: Option<usize>,
+) -> bool {
     use rsa::Pss;
-    fn pss<D: Digest + sha2::digest::FixedOutputReset>() -> Pss<D> {
-        // Any salt length, as Go's rsa.PSSSaltLengthAuto when verifying.
+    fn pss<D: Digest + sha2::digest::FixedOutputReset>(salt_len: Option<usize>) -> Pss<D> {
         Pss {
             blinded: false,
             digest: D::new(),
-            salt_len: None,
+            salt_len,
         }
     }
     match hash {
-        HashAlgorithm::Sha224 => key.verify(pss::<Sha224>(), digest, sig).is_ok(),
-        HashAlgorithm::Sha256 => key.verify(pss::<Sha256>(), digest, sig).is_ok(),
-        HashAlgorithm::Sha384 => key.verify(pss::<Sha384>(), digest, sig).is_ok(),
-        HashAlgorithm::Sha512 => key.verify(pss::<Sha512>(), digest, sig).is_ok(),
+        HashAlgorithm::Sha224 => key.verify(pss::<Sha224>(salt_len), digest, sig).is_ok(),
+        HashAlgorithm::Sha256 => key.verify(pss::<Sha256>(salt_len), digest, sig).is_ok(),
+        HashAlgorithm::Sha384 => key.verify(pss::<Sha384>(salt_len), digest, sig).is_ok(),
+        HashAlgorithm::Sha512 => key.verify(pss::<Sha512>(salt_len), digest, sig).is_ok(),
     }
 }
 

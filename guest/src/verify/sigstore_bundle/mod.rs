@@ -15,7 +15,8 @@
 pub mod bundle;
 pub mod checkpoint;
 pub mod merkle;
-pub mod timestamp;
+/// RFC 3161 timestamps live in `verify::timestamp` (Notary uses them too).
+pub use crate::verify::timestamp;
 mod verify;
 
 #[cfg(test)]

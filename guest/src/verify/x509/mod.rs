@@ -168,7 +168,7 @@ impl Certificate {
         matches!(self.basic_constraints(), Ok(Some(bc)) if bc.ca)
     }
 
-    fn basic_constraints(&self) -> Result<Option<BasicConstraints>> {
+    pub(crate) fn basic_constraints(&self) -> Result<Option<BasicConstraints>> {
         self.cert
             .tbs_certificate()
             .get_extension::<BasicConstraints>()
@@ -176,7 +176,7 @@ impl Certificate {
             .map_err(|e| self.bad_ext("basicConstraints", e))
     }
 
-    fn key_usage(&self) -> Result<Option<KeyUsage>> {
+    pub(crate) fn key_usage(&self) -> Result<Option<KeyUsage>> {
         self.cert
             .tbs_certificate()
             .get_extension::<KeyUsage>()
@@ -184,7 +184,7 @@ impl Certificate {
             .map_err(|e| self.bad_ext("keyUsage", e))
     }
 
-    fn ext_key_usage(&self) -> Result<Option<Vec<String>>> {
+    pub(crate) fn ext_key_usage(&self) -> Result<Option<Vec<String>>> {
         self.cert
             .tbs_certificate()
             .get_extension::<ExtendedKeyUsage>()
@@ -209,6 +209,17 @@ impl Certificate {
             .map(|e| e.extn_value.as_bytes())
     }
 
+    /// Whether extension `oid` is present and marked critical (`None`
+    /// when absent).
+    pub fn extension_critical(&self, oid: &str) -> Option<bool> {
+        self.cert
+            .tbs_certificate()
+            .extensions()?
+            .iter()
+            .find(|e| e.extn_id.to_string() == oid)
+            .map(|e| e.critical)
+    }
+
     fn check_critical_extensions(&self) -> Result<()> {
         for ext in self
             .cert
@@ -228,7 +239,7 @@ impl Certificate {
         Ok(())
     }
 
-    fn issuer_der(&self) -> Vec<u8> {
+    pub(crate) fn issuer_der(&self) -> Vec<u8> {
         self.cert
             .tbs_certificate()
             .issuer()
@@ -236,7 +247,7 @@ impl Certificate {
             .unwrap_or_default()
     }
 
-    fn subject_der(&self) -> Vec<u8> {
+    pub(crate) fn subject_der(&self) -> Vec<u8> {
         self.cert
             .tbs_certificate()
             .subject()

@@ -268,12 +268,7 @@ pub fn verify(
         ));
     }
     let t = tst.gen_time;
-    let sig_hash = match token.signer.signature_algorithm.oid {
-        ID_ECDSA_SHA256 | ID_RSA_SHA256 => HashAlgorithm::Sha256,
-        ID_ECDSA_SHA384 | ID_RSA_SHA384 => HashAlgorithm::Sha384,
-        ID_ECDSA_SHA512 | ID_RSA_SHA512 => HashAlgorithm::Sha512,
-        _ => token.digest_hash,
-    };
+    let sig_hash = signer_signature_hash(token);
     let embedded: Vec<Certificate> = token
         .certificates
         .iter()
@@ -339,6 +334,67 @@ pub fn verify(
             errors.join("; ")
         }
     )))
+}
+
+/// Verifies `token` as a timestamp over `message` by a TSA whose chain,
+/// taken from the certificates embedded in the token, ends at one of
+/// `roots` (the Notary Project's `tsa` trust store): the message imprint,
+/// the signer's signature over the signed attributes, a path valid at
+/// `genTime` and the signer's timeStamping extended key usage. Returns
+/// `genTime` and the TSA path (signer..root).
+pub fn verify_with_roots(
+    token: &TimeStampToken,
+    message: &[u8],
+    roots: &[Certificate],
+) -> Result<(i64, Vec<Certificate>)> {
+    let tst = &token.tst_info;
+    if tst.imprint != tst.imprint_hash.digest(message) {
+        return Err(VerifyError::new(
+            "invalid TSTInfo: mismatched message (the timestamp's message imprint is not the digest of the signature)",
+        ));
+    }
+    if roots.is_empty() {
+        return Err(VerifyError::new(
+            "no trusted TSA certificate found in trust store",
+        ));
+    }
+    let embedded: Vec<Certificate> = token
+        .certificates
+        .iter()
+        .filter_map(|d| Certificate::from_der(d).ok())
+        .collect();
+    let signer = embedded
+        .iter()
+        .find(|c| token.signer_is(c.der()))
+        .ok_or_else(|| VerifyError::new("signing certificate not found in the timestamp token"))?;
+    let t = tst.gen_time;
+    let path = verify_chain(signer, &embedded, roots, t, Purpose::Any)
+        .map_err(|e| VerifyError::new(format!("timestamp signing certificate: {e}")))?;
+    if !allows_time_stamping(signer.der()) {
+        return Err(VerifyError::new(format!(
+            "timestamp signing certificate {} does not have the timeStamping extended key usage",
+            signer.subject()
+        )));
+    }
+    let sig_hash = signer_signature_hash(token);
+    signer
+        .public_key()?
+        .verify(
+            &token.signed_attrs_der,
+            token.signer.signature.as_bytes(),
+            Some(sig_hash),
+        )
+        .map_err(|e| VerifyError::new(format!("timestamp signature: {e}")))?;
+    Ok((t, path))
+}
+
+fn signer_signature_hash(token: &TimeStampToken) -> HashAlgorithm {
+    match token.signer.signature_algorithm.oid {
+        ID_ECDSA_SHA256 | ID_RSA_SHA256 => HashAlgorithm::Sha256,
+        ID_ECDSA_SHA384 | ID_RSA_SHA384 => HashAlgorithm::Sha384,
+        ID_ECDSA_SHA512 | ID_RSA_SHA512 => HashAlgorithm::Sha512,
+        _ => token.digest_hash,
+    }
 }
 
 #[derive(der::Sequence)]
