@@ -161,22 +161,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         }
     }
     let scheme = scheme.ok_or_else(|| VerifyError::new("invalid signingScheme"))?;
-    check_scheme_headers(
+    let signing_time = check_scheme_headers(
         &scheme,
-        signing_time.is_some(),
-        authentic_time.is_some(),
-        expiry.is_some(),
+        signing_time,
+        authentic_time,
+        expiry,
         &crit,
         &present,
     )?;
-    let signing_time = signing_time.or(authentic_time).unwrap_or_default();
-    if let Some(e) = expiry {
-        if e <= signing_time {
-            return Err(VerifyError::new(
-                "expiry cannot be equal or before the signing time",
-            ));
-        }
-    }
     if sign1.protected.original_data.is_none() {
         return Err(VerifyError::new("COSE protected header is missing"));
     }

@@ -189,22 +189,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
     let authentic_time = time_field(&protected, H_AUTHENTIC_SIGNING_TIME)?;
     let expiry = time_field(&protected, H_EXPIRY)?;
     let present: Vec<String> = protected.keys().cloned().collect();
-    check_scheme_headers(
+    let signing_time = check_scheme_headers(
         &scheme,
-        signing_time.is_some(),
-        authentic_time.is_some(),
-        expiry.is_some(),
+        signing_time,
+        authentic_time,
+        expiry,
         &crit,
         &present,
     )?;
-    let signing_time = signing_time.or(authentic_time).unwrap_or_default();
-    if let Some(e) = expiry {
-        if e <= signing_time {
-            return Err(VerifyError::new(
-                "expiry cannot be equal or before the signing time",
-            ));
-        }
-    }
     let extended = protected
         .iter()
         .filter(|(k, _)| !KNOWN.contains(&k.as_str()))

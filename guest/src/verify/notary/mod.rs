@@ -181,16 +181,19 @@ pub(crate) struct Envelope {
 }
 
 /// The checks both formats share on the parsed protected headers (the
-/// scheme's time header, `crit` coverage): `present` lists the header
-/// names present, `crit` the critical ones.
+/// scheme's time header, `crit` coverage, expiry after signing):
+/// `present` lists the header names present, `crit` the critical ones.
+/// Returns the signing time the scheme's header gives.
 pub(crate) fn check_scheme_headers(
     scheme: &str,
-    has_signing_time: bool,
-    has_authentic_time: bool,
-    has_expiry: bool,
+    signing_time: Option<i64>,
+    authentic_time: Option<i64>,
+    expiry: Option<i64>,
     crit: &[String],
     present: &[String],
-) -> Result<()> {
+) -> Result<i64> {
+    let (has_signing_time, has_authentic_time) = (signing_time.is_some(), authentic_time.is_some());
+    let has_expiry = expiry.is_some();
     let invalid = |m: String| Err(VerifyError::new(m));
     match scheme {
         SCHEME_X509 => {
@@ -242,7 +245,11 @@ pub(crate) fn check_scheme_headers(
             return invalid(format!("{c:?} header is marked critical but not present"));
         }
     }
-    Ok(())
+    let signing_time = signing_time.or(authentic_time).unwrap_or_default();
+    if expiry.is_some_and(|e| e <= signing_time) {
+        return invalid("expiry cannot be equal or before the signing time".into());
+    }
+    Ok(signing_time)
 }
 
 /// Verifies one Notary Project signature envelope (`media_type`
