@@ -11,8 +11,8 @@ use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::sign::{
-    now, tuf, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, LeafSpec,
-    Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
+    now, tuf, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Leaf,
+    LeafSpec, Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
 };
 use ivpol_tests::{Options, Server};
 use serde_json::{json, Value};
@@ -85,6 +85,11 @@ fn keyless_attestor(name: &str, identity: &str, root: &TrustedRoot) -> String {
         "- name: {name}\n  cosign:\n    keyless:\n      identities:\n        - issuer: {ISSUER}\n          subject: {identity}\n    ctlog:\n      url: {REKOR_URL}\n    trustedRoot:\n      value: |\n        {}",
         indent(&root.to_string_pretty(), 8)
     )
+}
+
+/// A Fulcio-style leaf for `IDENTITY`, issued for a signature at `t`.
+fn leaf_at(ca: &Fulcio, t: i64) -> Leaf {
+    ca.leaf(Identity::Email(IDENTITY.into()), ISSUER, Window::fulcio_at(t))
 }
 
 struct Setup {
@@ -303,11 +308,7 @@ fn keyless_signatures_are_checked_at_the_integrated_time() {
     let root = TrustedRoot::of(&ca, &rekor, &ct);
     // Signed two hours ago: the ten-minute certificate has expired since.
     let t = now() - 7200;
-    let leaf = ca.leaf(
-        Identity::Email(IDENTITY.into()),
-        ISSUER,
-        Window::fulcio_at(t),
-    );
+    let leaf = leaf_at(&ca, t);
     let signer = Signer::keyless(&leaf);
     let (signed, digest) = setup.image("keyless/signed");
     signer.sign_image(
@@ -317,11 +318,7 @@ fn keyless_signatures_are_checked_at_the_integrated_time() {
         &SignOpts::default().rekor(&rekor).time(t),
     );
     // A certificate that was not yet valid when the entry was logged.
-    let late = ca.leaf(
-        Identity::Email(IDENTITY.into()),
-        ISSUER,
-        Window::fulcio_at(t + 3600),
-    );
+    let late = leaf_at(&ca, t + 3600);
     let (early, digest) = setup.image("keyless/outside-validity");
     Signer::keyless(&late).sign_image(
         &p,
@@ -366,11 +363,7 @@ fn bundles_attached_as_referrers_are_verified() {
     let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
     let root = TrustedRoot::of(&ca, &rekor, &ct);
     let t = now() - 600;
-    let leaf = ca.leaf(
-        Identity::Email(IDENTITY.into()),
-        ISSUER,
-        Window::fulcio_at(t),
-    );
+    let leaf = leaf_at(&ca, t);
     let (keyless, digest) = setup.image("bundle/keyless");
     Signer::keyless(&leaf).bundle_image(
         &p,
@@ -721,11 +714,7 @@ fn attestor_expressions_and_hash_algorithms() {
     let not_a_string = "- name: bad\n  cosign:\n    key:\n      expression: '42'\n    ctlog:\n      insecureIgnoreTlog: true";
 
     let t = now() - 600;
-    let leaf = ca.leaf(
-        Identity::Email(IDENTITY.into()),
-        ISSUER,
-        Window::fulcio_at(t),
-    );
+    let leaf = leaf_at(&ca, t);
     let (keyless, digest) = setup.image("expr/keyless");
     Signer::keyless(&leaf).sign_image(
         &p,
@@ -843,11 +832,7 @@ fn tuf_mirrors_supply_the_trusted_root() {
     let p = setup.pusher();
     let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
     let t = now() - 600;
-    let leaf = ca.leaf(
-        Identity::Email(IDENTITY.into()),
-        ISSUER,
-        Window::fulcio_at(t),
-    );
+    let leaf = leaf_at(&ca, t);
     let (image, digest) = setup.image("tuf/app");
     Signer::keyless(&leaf).sign_image(
         &p,
