@@ -89,7 +89,11 @@ fn keyless_attestor(name: &str, identity: &str, root: &TrustedRoot) -> String {
 
 /// A Fulcio-style leaf for `IDENTITY`, issued for a signature at `t`.
 fn leaf_at(ca: &Fulcio, t: i64) -> Leaf {
-    ca.leaf(Identity::Email(IDENTITY.into()), ISSUER, Window::fulcio_at(t))
+    ca.leaf(
+        Identity::Email(IDENTITY.into()),
+        ISSUER,
+        Window::fulcio_at(t),
+    )
 }
 
 struct Setup {
