@@ -6,6 +6,7 @@
 //! The trust options come from the attestor; the checks themselves are in
 //! `verify::cosign` and `verify::sigstore_bundle`.
 
+use super::referrers::{descriptor, first_success, single_layer};
 use crate::images::reference::{self, ImageRef};
 use crate::oci::transport::HttpRequest;
 use crate::oci::{Client, OciError, Transport, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
@@ -18,7 +19,6 @@ use crate::verify::x509::fulcio::IdentityRule;
 use crate::verify::x509::Certificate;
 use crate::verify::{tuf, VerifyError};
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// Media type prefix of Sigstore bundles (v0.1 to v0.3, old and new spellings).
 const BUNDLE_MEDIA_TYPE_PREFIX: &str = "application/vnd.dev.sigstore.bundle";
@@ -304,20 +304,6 @@ fn predicate_of(statement: &Value) -> &str {
         .unwrap_or_default()
 }
 
-fn first_success(results: impl Iterator<Item = Result<(), String>>) -> Result<(), String> {
-    let mut errors = Vec::new();
-    for r in results {
-        match r {
-            Ok(()) => return Ok(()),
-            Err(e) => errors.push(e),
-        }
-    }
-    Err(match errors.is_empty() {
-        true => "signatures not found".into(),
-        false => errors.join("; "),
-    })
-}
-
 /// The bundle blobs attached to `subject` as referrers. Signatures kept in
 /// another repository are only looked up in the legacy layout.
 fn bundle_referrers(
@@ -372,46 +358,6 @@ fn sha256_bytes(digest: &str) -> Result<[u8; 32], String> {
         .ok()
         .and_then(|bytes| bytes.try_into().ok())
         .ok_or_else(not_sha256)
-}
-
-struct Descriptor {
-    media_type: String,
-    digest: String,
-    annotations: BTreeMap<String, String>,
-}
-
-fn descriptor(v: &Value) -> Descriptor {
-    let text = |k: &str| {
-        v.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let annotations = v
-        .get("annotations")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Descriptor {
-        media_type: text("mediaType"),
-        digest: text("digest"),
-        annotations,
-    }
-}
-
-fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
-    match manifest
-        .get("layers")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-    {
-        Some([layer]) => Ok(descriptor(layer)),
-        _ => Err("a signature referrer must have exactly one layer".into()),
-    }
 }
 
 /// The layers of the legacy `<prefix>sha256-<hex>.<suffix>` image, with

@@ -9,6 +9,8 @@ mod evaluate;
 mod image_data;
 mod images;
 mod mutate;
+mod notary;
+mod referrers;
 pub mod required;
 pub mod results;
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 use super::cosign::{self, ResolvedCosign};
 use super::images::matches_image_references;
+use super::notary::{self, ResolvedNotary};
 use super::required::Verifications;
 use crate::cel::verify_lib::ImageVerifier;
 use crate::cel::Bindings;
@@ -18,6 +19,7 @@ use crate::oci::{Client, Transport};
 use crate::policy::attestor::{AttestorKind, CompiledAttestor, StringSource};
 use crate::policy::spec::Attestation;
 use crate::policy::CompiledPolicy;
+use crate::verify::notary::Target;
 use cel::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -52,11 +54,20 @@ impl VerifierPolicy {
     }
 }
 
+/// An attestor with its expressions evaluated and its trust parsed.
+enum Resolved {
+    Cosign(Box<ResolvedCosign>),
+    Notary(ResolvedNotary),
+}
+
 #[derive(Default)]
 struct State {
     digests: HashMap<String, Result<(ImageRef, String), String>>,
-    attestors: HashMap<String, Result<Arc<ResolvedCosign>, String>>,
-    /// Verified in-toto statements by (image, attestation name).
+    /// The manifest descriptor of each resolved image (Notary signs it).
+    targets: HashMap<String, Result<Target, String>>,
+    attestors: HashMap<String, Result<Arc<Resolved>, String>>,
+    /// Verified in-toto statements and referrer payloads, by (image,
+    /// attestation name).
     payloads: HashMap<(String, String), serde_json::Value>,
 }
 
@@ -92,11 +103,18 @@ impl PolicyVerifier {
         }
         let resolved = reference::parse(image)
             .map_err(|e| e.to_string())
-            .and_then(|r| {
-                let digest = Client::new(&*self.transport)
-                    .resolve(&r)
-                    .map_err(|e| e.to_string())?;
-                Ok((r, digest))
+            .and_then(|r| match r.digest() {
+                Some(d) => Ok((r.clone(), d.to_string())),
+                None => {
+                    let m = Client::new(&*self.transport)
+                        .manifest(&r, r.identifier())
+                        .map_err(|e| e.to_string())?;
+                    // The tag's manifest is at hand: keep its descriptor.
+                    self.state()
+                        .targets
+                        .insert(image.to_string(), Ok(notary::target_of(&m)));
+                    Ok((r, m.digest))
+                }
             })
             .map_err(|e| format!("failed to get imagedata: {e}"));
         self.state()
@@ -105,27 +123,116 @@ impl PolicyVerifier {
         resolved
     }
 
+    /// The resolved image's manifest descriptor (media type and size too),
+    /// fetched by digest when the image named one.
+    fn target(&self, image: &str, image_ref: &ImageRef, digest: &str) -> Result<Target, String> {
+        if let Some(hit) = self.state().targets.get(image) {
+            return hit.clone();
+        }
+        let target = Client::new(&*self.transport)
+            .manifest(image_ref, digest)
+            .map(|m| notary::target_of(&m))
+            .map_err(|e| e.to_string());
+        self.state()
+            .targets
+            .insert(image.to_string(), target.clone());
+        target
+    }
+
     /// The attestor's trust options, its expressions evaluated on first use.
-    fn attestor(&self, name: &str) -> Result<Arc<ResolvedCosign>, String> {
+    fn attestor(&self, name: &str) -> Result<Arc<Resolved>, String> {
         if let Some(hit) = self.state().attestors.get(name) {
             return hit.clone();
         }
-        let resolved = match self.policy.attestors.iter().find(|a| a.name == name) {
+        let resolved = match self.compiled(name) {
             None => Err(format!("attestor not found in policy: {name}")),
             Some(a) => match &a.kind {
                 AttestorKind::Cosign(c) => {
-                    cosign::resolve(c, |s| self.string(s), self.now, &*self.transport).map(Arc::new)
+                    cosign::resolve(c, |s| self.string(s), self.now, &*self.transport)
+                        .map(|c| Resolved::Cosign(Box::new(c)))
                 }
-                // Rejected at load until Notary verification exists.
-                AttestorKind::Notary(_) => {
-                    Err(format!("attestor {name}: Notary is not implemented"))
+                AttestorKind::Notary(n) => {
+                    notary::resolve(n, |s| self.string(s), self.now).map(Resolved::Notary)
                 }
-            },
+            }
+            .map(Arc::new),
         };
         self.state()
             .attestors
             .insert(name.to_string(), resolved.clone());
         resolved
+    }
+
+    fn compiled(&self, name: &str) -> Option<&CompiledAttestor> {
+        self.policy.attestors.iter().find(|a| a.name == name)
+    }
+
+    /// Kyverno's errors for an attestation an attestor cannot verify:
+    /// cosign verifies in-toto statements, Notary verifies referrers.
+    fn check_kinds(&self, spec: &Attestation, attestors: &[String]) -> Result<(), String> {
+        for kind in attestors
+            .iter()
+            .filter_map(|n| self.compiled(n))
+            .map(|a| &a.kind)
+        {
+            match kind {
+                AttestorKind::Cosign(_) if spec.intoto.is_none() => {
+                    return Err("cosign verifier only supports intoto attestations".into())
+                }
+                AttestorKind::Notary(_) if spec.referrer.is_none() => {
+                    return Err(
+                        "notary verifier only supports oci 1.1 referrers as attestations".into(),
+                    )
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// One attestor's verdict on the image's signatures.
+    fn verify_signature(&self, image: &str, resolved: &(ImageRef, String), name: &str) -> bool {
+        let (image_ref, digest) = resolved;
+        let client = Client::new(&*self.transport);
+        let result = self.attestor(name).and_then(|a| match &*a {
+            Resolved::Cosign(c) => {
+                let subject = cosign::Subject {
+                    image: image_ref,
+                    digest,
+                };
+                cosign::verify_signatures(&client, &subject, c)
+            }
+            Resolved::Notary(n) => {
+                let target = self.target(image, image_ref, digest)?;
+                notary::verify_signatures(&client, image_ref, &target, n)
+            }
+        });
+        result.is_ok()
+    }
+
+    /// One attestor's verified payload for the attestation, if any.
+    fn verify_attestation(
+        &self,
+        resolved: &(ImageRef, String),
+        spec: &Attestation,
+        name: &str,
+    ) -> Result<serde_json::Value, String> {
+        let (image_ref, digest) = resolved;
+        let client = Client::new(&*self.transport);
+        match (&*self.attestor(name)?, &spec.intoto, &spec.referrer) {
+            (Resolved::Cosign(c), Some(intoto), _) => {
+                let subject = cosign::Subject {
+                    image: image_ref,
+                    digest,
+                };
+                cosign::verify_attestation(&client, &subject, c, &intoto.kind)
+            }
+            (Resolved::Notary(n), _, Some(referrer)) => {
+                notary::verify_referrer(&client, image_ref, digest, &referrer.kind, n)
+            }
+            // `check_kinds` turned these into errors already.
+            _ => Err("the attestor cannot verify this attestation".into()),
+        }
     }
 
     fn string(&self, source: &StringSource) -> Result<String, String> {
@@ -163,19 +270,10 @@ impl ImageVerifier for PolicyVerifier {
         if !self.matches(image)? {
             return Ok(0);
         }
-        let (image_ref, digest) = self.resolve(image)?;
-        let client = Client::new(&*self.transport);
-        let subject = cosign::Subject {
-            image: &image_ref,
-            digest: &digest,
-        };
+        let resolved = self.resolve(image)?;
         let verified = attestors
             .iter()
-            .filter(|name| {
-                self.attestor(name)
-                    .and_then(|a| cosign::verify_signatures(&client, &subject, &a))
-                    .is_ok()
-            })
+            .filter(|name| self.verify_signature(image, &resolved, name))
             .count();
         if !attestors.is_empty() {
             self.record(image, verified > 0);
@@ -192,27 +290,17 @@ impl ImageVerifier for PolicyVerifier {
         if !self.matches(image)? {
             return Ok(0);
         }
-        let predicate_type = match &self.attestation(attestation)?.intoto {
-            Some(intoto) => intoto.kind.clone(),
-            None => return Err("cosign verifier only supports intoto attestations".into()),
-        };
-        let (image_ref, digest) = self.resolve(image)?;
-        let client = Client::new(&*self.transport);
-        let subject = cosign::Subject {
-            image: &image_ref,
-            digest: &digest,
-        };
+        let spec = self.attestation(attestation)?;
+        self.check_kinds(spec, attestors)?;
+        let resolved = self.resolve(image)?;
         let mut verified = 0;
         for name in attestors {
-            let statement = self
-                .attestor(name)
-                .and_then(|a| cosign::verify_attestation(&client, &subject, &a, &predicate_type));
-            if let Ok(statement) = statement {
+            if let Ok(payload) = self.verify_attestation(&resolved, spec, name) {
                 verified += 1;
                 self.state()
                     .payloads
                     .entry((image.to_string(), attestation.to_string()))
-                    .or_insert(statement);
+                    .or_insert(payload);
             }
         }
         if !attestors.is_empty() {

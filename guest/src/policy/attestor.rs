@@ -166,7 +166,55 @@ pub struct CompiledAttestor {
 #[derive(Debug, Clone)]
 pub enum AttestorKind {
     Cosign(Box<CompiledCosign>),
-    Notary(Notary),
+    Notary(CompiledNotary),
+}
+
+/// A Notary attestor: the trust store (`certs`) and the timestamp
+/// authorities (`tsaCerts`), each PEM given inline or by CEL.
+#[derive(Debug, Clone)]
+pub struct CompiledNotary {
+    pub certs: Option<StringSource>,
+    pub tsa_certs: Option<StringSource>,
+}
+
+impl CompiledNotary {
+    /// Compiles the attestor's expressions, reporting errors under `path`.
+    pub fn compile(
+        spec: &Notary,
+        path: &str,
+        mut compile: impl FnMut(String, &str) -> Option<crate::cel::Expression>,
+    ) -> CompiledNotary {
+        let mut source = |field: &str, s: &Option<StringOrExpression>| {
+            s.as_ref().and_then(|s| {
+                string_source(
+                    &format!("{path}.{field}"),
+                    s.value.as_ref(),
+                    s.expression.as_ref(),
+                    &mut compile,
+                )
+            })
+        };
+        CompiledNotary {
+            certs: source("certs", &spec.certs),
+            tsa_certs: source("tsaCerts", &spec.tsa_certs),
+        }
+    }
+}
+
+/// A `value` / `expression` pair as a [`StringSource`]; the expression
+/// wins (validation reports giving both) and is compiled under
+/// `<path>.expression`.
+fn string_source(
+    path: &str,
+    value: Option<&String>,
+    expression: Option<&String>,
+    compile: &mut impl FnMut(String, &str) -> Option<crate::cel::Expression>,
+) -> Option<StringSource> {
+    match (value, expression) {
+        (_, Some(e)) => compile(format!("{path}.expression"), e).map(StringSource::Expression),
+        (Some(v), None) => Some(StringSource::Value(v.clone())),
+        (None, None) => None,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -186,14 +234,9 @@ impl CompiledCosign {
         path: &str,
         mut compile: impl FnMut(String, &str) -> Option<crate::cel::Expression>,
     ) -> CompiledCosign {
-        let mut source =
-            |field: &str, value: Option<&String>, expr: Option<&String>| match (value, expr) {
-                (_, Some(e)) => {
-                    compile(format!("{path}.{field}.expression"), e).map(StringSource::Expression)
-                }
-                (Some(v), None) => Some(StringSource::Value(v.clone())),
-                (None, None) => None,
-            };
+        let mut source = |field: &str, value: Option<&String>, expr: Option<&String>| {
+            string_source(&format!("{path}.{field}"), value, expr, &mut compile)
+        };
         let key = spec
             .key
             .as_ref()

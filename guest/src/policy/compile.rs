@@ -1,6 +1,6 @@
 //! A policy compiled for evaluation: CEL programs built once per policy set.
 
-use super::attestor::{AttestorKind, CompiledAttestor, CompiledCosign};
+use super::attestor::{AttestorKind, CompiledAttestor, CompiledCosign, CompiledNotary};
 use super::spec::{NamedExpression, Spec};
 use crate::cel::{self, Expression};
 use crate::images::glob::Glob;
@@ -107,7 +107,11 @@ pub fn compile_policy(
                     &format!("spec.attestors[{i}].cosign"),
                     |path, src| c.expr(path, src),
                 ))),
-                (None, notary) => AttestorKind::Notary(notary.clone().unwrap_or_default()),
+                (None, notary) => AttestorKind::Notary(CompiledNotary::compile(
+                    &notary.clone().unwrap_or_default(),
+                    &format!("spec.attestors[{i}].notary"),
+                    |path, src| c.expr(path, src),
+                )),
             },
         })
         .collect();

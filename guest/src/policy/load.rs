@@ -287,12 +287,33 @@ spec:
     }
 
     #[test]
+    fn notary_attestors_need_their_trust_store() {
+        let with = |notary: &str| {
+            GOOD.replace(
+                "attestors: []",
+                &format!("attestors:\n    - name: n\n      notary: {notary}"),
+            )
+        };
+        assert!(only_message(&with("{}")).contains(
+            "spec.attestors[0].notary.certs: Required value: the PEM certificates of the trust store"
+        ));
+        assert!(only_message(&with("{certs: {}}"))
+            .contains("spec.attestors[0].notary.certs: exactly one of value or expression"));
+        assert!(only_message(&with(
+            "{certs: {value: x}, tsaCerts: {value: y, expression: z}}"
+        ))
+        .contains("spec.attestors[0].notary.tsaCerts: exactly one of value or expression"));
+        assert!(only_message(&with("{certs: {expression: 'nope('}}"))
+            .contains("spec.attestors[0].notary.certs.expression"));
+        let set = load_str(&with(
+            "{certs: {value: x}, tsaCerts: {expression: \"'y'\"}}",
+        ));
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+        assert!(!set.policies.is_empty());
+    }
+
+    #[test]
     fn unimplemented_features_are_diagnostics() {
-        let doc = GOOD.replace(
-            "attestors: []",
-            "attestors:\n    - name: n\n      notary:\n        certs: {value: x}",
-        );
-        assert!(only_message(&doc).contains("Notary attestors are not implemented yet"));
         let doc = GOOD.replace(
             "attestors: []",
             "attestors:\n    - name: k\n      cosign:\n        key: {kms: 'awskms:///x'}",

@@ -101,10 +101,8 @@ fn check_one_of(spec: &Spec, problems: &mut Vec<String>) {
 fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
     for (i, a) in spec.attestors.iter().flatten().enumerate() {
         let path = format!("spec.attestors[{i}]");
-        if a.notary.is_some() {
-            problems.push(format!(
-                "{path}.notary: Notary attestors are not implemented yet"
-            ));
+        if let Some(n) = &a.notary {
+            check_notary(&format!("{path}.notary"), n, problems);
         }
         let Some(c) = &a.cosign else { continue };
         let kinds = [
@@ -145,6 +143,32 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
                 "{path}.cosign.source.PullSecrets: not implemented; name the registry secrets in spec.credentials.secrets"
             ));
         }
+    }
+}
+
+/// A Notary attestor needs its trust store: without `certs` nothing could
+/// ever verify, which is a policy mistake, not a verdict.
+fn check_notary(path: &str, n: &super::attestor::Notary, problems: &mut Vec<String>) {
+    match &n.certs {
+        None => problems.push(format!(
+            "{path}.certs: Required value: the PEM certificates of the trust store"
+        )),
+        Some(c) => check_value_or_expression(&format!("{path}.certs"), c, problems),
+    }
+    if let Some(t) = &n.tsa_certs {
+        check_value_or_expression(&format!("{path}.tsaCerts"), t, problems);
+    }
+}
+
+fn check_value_or_expression(
+    path: &str,
+    s: &super::attestor::StringOrExpression,
+    problems: &mut Vec<String>,
+) {
+    if s.value.is_some() == s.expression.is_some() {
+        problems.push(format!(
+            "{path}: exactly one of value or expression is required"
+        ));
     }
 }
 

@@ -144,3 +144,94 @@ fn required_sees_verifications_made_by_other_policies() {
         ]
     );
 }
+
+/// A policy with a cosign and a Notary attestor, an in-toto and a
+/// referrer attestation; the Notary trust store is not PEM, which only
+/// matters once something is verified with it.
+fn mixed(name: &str, expression: &str) -> String {
+    let attestors = r#"
+attestors:
+  - name: cosign
+    cosign:
+      key:
+        data: not a key
+  - name: notary
+    notary:
+      certs:
+        value: not a certificate
+attestations:
+  - name: slsa
+    intoto:
+      type: https://slsa.dev/provenance/v1
+  - name: sbom
+    referrer:
+      type: application/vnd.cyclonedx+json
+"#;
+    let config = "validationConfigurations:\n  mutateDigest: false\n  verifyDigest: false\n  required: false\n";
+    ivp(
+        name,
+        &spec(&[PODS, config, attestors, &validation(expression)]),
+    )
+}
+
+fn error_of(expression: &str) -> String {
+    let set = load(&[mixed("kinds", expression)]);
+    let v = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(v.results[0].status, Status::Error, "{v:?}");
+    only_message(&v).to_string()
+}
+
+#[test]
+fn notary_attestors_only_verify_referrer_attestations() {
+    let message = error_of(
+        "images.containers.all(i, verifyAttestationSignatures(i, attestations.slsa, [attestors.notary]) > 0)",
+    );
+    assert!(
+        message.contains("notary verifier only supports oci 1.1 referrers as attestations"),
+        "{message}"
+    );
+}
+
+#[test]
+fn cosign_attestors_only_verify_intoto_attestations() {
+    let message = error_of(
+        "images.containers.all(i, verifyAttestationSignatures(i, attestations.sbom, [attestors.notary, attestors.cosign]) > 0)",
+    );
+    assert!(
+        message.contains("cosign verifier only supports intoto attestations"),
+        "{message}"
+    );
+}
+
+/// Kyverno falls back to the first referrer, unverified (#17130); ivpol
+/// never hands out a payload that did not verify in this evaluation.
+#[test]
+fn a_referrer_payload_is_never_extracted_unverified() {
+    let message =
+        error_of("images.containers.all(i, extractPayload(i, attestations.sbom).bomFormat != '')");
+    assert!(
+        message.contains(
+            "failed to get payload: no verified referrer of type application/vnd.cyclonedx+json"
+        ),
+        "{message}"
+    );
+    let after_failure = error_of(
+        "images.containers.all(i, verifyAttestationSignatures(i, attestations.sbom, [attestors.notary]) == 0 && extractPayload(i, attestations.sbom).bomFormat != '')",
+    );
+    assert!(
+        after_failure.contains("failed to get payload: no verified referrer"),
+        "{after_failure}"
+    );
+}
+
+/// A Notary trust store that does not parse, like an unreachable registry,
+/// is a counted failure: the attestor simply verifies nothing.
+#[test]
+fn notary_failures_are_counted() {
+    let set = load(&[mixed(
+        "counted",
+        "images.containers.all(i, verifyImageSignatures(i, [attestors.notary]) == 0 && verifyAttestationSignatures(i, attestations.sbom, [attestors.notary]) == 0)",
+    )]);
+    let v = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(outcomes(&v), one("counted", Status::Pass, "success"));
+}

@@ -1,0 +1,166 @@
+//! Notary attestors against one image (reference §4.3).
+//!
+//! As in Kyverno, signatures are the image's OCI referrers of artifactType
+//! `application/vnd.cncf.notary.signature` (referrers API, else the
+//! `sha256-<hex>` tag schema), at most [`MAX_SIGNATURE_ATTEMPTS`] of them
+//! tried, each checked by `verify::notary` under Kyverno's strict trust
+//! policy. A `referrer` attestation is a referrer of the attestation's type
+//! whose own Notary signature verifies; its payload is the JSON of its one
+//! layer, read from the very manifest whose digest that signature covers.
+
+use super::referrers::{first_success, single_layer};
+use crate::images::reference::ImageRef;
+use crate::oci::{Client, Manifest, MAX_REFERRER_LAYER_BYTES};
+use crate::policy::attestor::{CompiledNotary, StringSource};
+use crate::verify::notary::{self, Target, Trust};
+use crate::verify::x509::Certificate;
+use serde_json::Value;
+
+/// The artifactType of Notary signatures (notation-go's `ArtifactTypeNotation`).
+pub const SIGNATURE_ARTIFACT_TYPE: &str = "application/vnd.cncf.notary.signature";
+/// Kyverno calls `notation.Verify` with `MaxSignatureAttempts: 10`.
+pub const MAX_SIGNATURE_ATTEMPTS: usize = 10;
+
+/// A Notary attestor ready to verify: its trust store and the time.
+pub struct ResolvedNotary {
+    trust: Trust,
+    now: i64,
+}
+
+/// Parses the attestor's `certs` (the `ca` trust store) and `tsaCerts`;
+/// `string` evaluates their expressions.
+pub fn resolve(
+    n: &CompiledNotary,
+    string: impl Fn(&StringSource) -> Result<String, String>,
+    now: i64,
+) -> Result<ResolvedNotary, String> {
+    let certs = |source: &Option<StringSource>, field: &str| match source {
+        None => Ok(Vec::new()),
+        Some(s) => {
+            let certs =
+                Certificate::parse_pem(&string(s)?).map_err(|e| format!("notary.{field}: {e}"))?;
+            match certs.is_empty() {
+                true => Err(format!("notary.{field} holds no PEM certificate")),
+                false => Ok(certs),
+            }
+        }
+    };
+    let roots = certs(&n.certs, "certs")?;
+    if roots.is_empty() {
+        return Err("notary.certs holds no PEM certificate".into());
+    }
+    Ok(ResolvedNotary {
+        trust: Trust {
+            roots,
+            tsa_roots: certs(&n.tsa_certs, "tsaCerts")?,
+            signing_authority_roots: Vec::new(),
+        },
+        now,
+    })
+}
+
+/// The descriptor a signature must name: a manifest as fetched, with the
+/// digest computed from its bytes.
+pub fn target_of(manifest: &Manifest) -> Target {
+    Target {
+        digest: manifest.digest.clone(),
+        media_type: manifest.media_type.clone(),
+        size: manifest.bytes.len() as u64,
+    }
+}
+
+/// Verifies that one of the first signatures of `target` (an artifact in
+/// `image`'s repository) passes the attestor.
+pub fn verify_signatures(
+    client: &Client,
+    image: &ImageRef,
+    target: &Target,
+    attestor: &ResolvedNotary,
+) -> Result<(), String> {
+    let found = client
+        .referrers(image, &target.digest, Some(SIGNATURE_ARTIFACT_TYPE))
+        .map_err(|e| e.to_string())?;
+    if found.is_empty() {
+        // notation's wording.
+        return Err(format!(
+            "no signature is associated with \"{}@{}\", make sure the artifact was signed successfully",
+            image.repository(),
+            target.digest
+        ));
+    }
+    first_success(
+        found
+            .iter()
+            .take(MAX_SIGNATURE_ATTEMPTS)
+            .map(|d| verify_signature(client, image, target, d, attestor)),
+    )
+}
+
+fn verify_signature(
+    client: &Client,
+    image: &ImageRef,
+    target: &Target,
+    descriptor: &Value,
+    attestor: &ResolvedNotary,
+) -> Result<(), String> {
+    let manifest = client
+        .referrer_manifest(image, &target.digest, descriptor)
+        .map_err(|e| e.to_string())?;
+    let layer = single_layer(&manifest.json)?;
+    let envelope = client
+        .blob(image, &layer.digest, notary::MAX_ENVELOPE_BYTES)
+        .map_err(|e| e.to_string())?;
+    notary::verify(
+        &envelope,
+        &layer.media_type,
+        target,
+        &attestor.trust,
+        attestor.now,
+    )
+    .map(|_| ())
+    .map_err(|e| format!("signature {}: {e}", manifest.digest))
+}
+
+/// The payload of the first referrer of `artifact_type` attached to
+/// `subject` whose own Notary signature passes the attestor: the JSON of
+/// its single layer. An unsigned or badly signed referrer is never read.
+pub fn verify_referrer(
+    client: &Client,
+    image: &ImageRef,
+    subject: &str,
+    artifact_type: &str,
+    attestor: &ResolvedNotary,
+) -> Result<Value, String> {
+    let found = client
+        .referrers(image, subject, Some(artifact_type))
+        .map_err(|e| e.to_string())?;
+    if found.is_empty() {
+        // Kyverno's wording.
+        return Err(format!(
+            "attestation verification failed, no attestations found for type: {artifact_type}"
+        ));
+    }
+    first_success(found.iter().map(|d| {
+        let manifest = client
+            .referrer_manifest(image, subject, d)
+            .map_err(|e| e.to_string())?;
+        verify_signatures(client, image, &target_of(&manifest), attestor)?;
+        referrer_payload(client, image, &manifest)
+    }))
+}
+
+/// The JSON of a (verified) referrer's one layer, checked against the
+/// layer digest its manifest names.
+fn referrer_payload(
+    client: &Client,
+    image: &ImageRef,
+    manifest: &Manifest,
+) -> Result<Value, String> {
+    let layer = single_layer(&manifest.json)
+        .map_err(|_| format!("referrer {} must have exactly one layer", manifest.digest))?;
+    let bytes = client
+        .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
+        .map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("referrer {}: its layer is not JSON: {e}", manifest.digest))
+}
