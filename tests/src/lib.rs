@@ -8,6 +8,7 @@ pub mod policy;
 pub mod registry;
 pub mod review;
 pub mod sign;
+pub mod verifying;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

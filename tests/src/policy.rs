@@ -19,3 +19,34 @@ spec:
 {spec_tail}"#
     )
 }
+
+/// `text` with every line but the first indented by `n` spaces (to splice
+/// PEM or YAML under a key).
+pub fn indent(text: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    text.trim_end()
+        .lines()
+        .collect::<Vec<_>>()
+        .join(&format!("\n{pad}"))
+}
+
+/// A pods policy that verifies: `attestors` and `attestations` (YAML list
+/// items at column 0; `attestations` may be empty), one validation with
+/// its message, digests neither pinned nor required.
+pub fn verifying_policy(
+    name: &str,
+    attestors: &str,
+    attestations: &str,
+    validation: &str,
+    message: &str,
+) -> String {
+    let attestations = match attestations {
+        "" => String::new(),
+        a => format!("  attestations:\n    {}\n", indent(a, 4)),
+    };
+    let tail = format!(
+        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n  attestors:\n    {}\n{attestations}  validations:\n    - expression: >-\n        {validation}\n      message: {message}\n",
+        indent(attestors, 4)
+    );
+    pod_policy(name, "\"CREATE\"", &tail)
+}

@@ -6,14 +6,12 @@
 //! asks about one policy at a time through its route (`/ivpol/validate/<name>`).
 
 use ivpol_tests::faulty::{Answer, Faulty};
-use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
-use ivpol_tests::policy::pod_policy;
-use ivpol_tests::registry::Registry;
-use ivpol_tests::review::create_pod;
+use ivpol_tests::policy::{indent, verifying_policy as policy_with};
 use ivpol_tests::sign::{
     now, tuf, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Leaf,
     LeafSpec, Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
 };
+use ivpol_tests::verifying::{assert_admitted, assert_denied, validate, Setup};
 use ivpol_tests::{Options, Server};
 use serde_json::{json, Value};
 
@@ -21,37 +19,9 @@ const ISSUER: &str = "https://issuer.ivpol.test";
 const IDENTITY: &str = "dev@ivpol.test";
 const REKOR_URL: &str = "https://rekor.ivpol.test";
 
-/// `text` with every line but the first indented by `n` spaces.
-fn indent(text: &str, n: usize) -> String {
-    let pad = " ".repeat(n);
-    text.trim_end()
-        .lines()
-        .collect::<Vec<_>>()
-        .join(&format!("\n{pad}"))
-}
-
 /// A pods policy with cosign attestors and one validation.
 fn policy(name: &str, attestors: &str, validation: &str, message: &str) -> String {
     policy_with(name, attestors, "", validation, message)
-}
-
-/// The same with `attestations` (YAML list items at column 0).
-fn policy_with(
-    name: &str,
-    attestors: &str,
-    attestations: &str,
-    validation: &str,
-    message: &str,
-) -> String {
-    let attestations = match attestations {
-        "" => String::new(),
-        a => format!("  attestations:\n    {}\n", indent(a, 4)),
-    };
-    let tail = format!(
-        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n  attestors:\n    {}\n{attestations}  validations:\n    - expression: >-\n        {validation}\n      message: {message}\n",
-        indent(attestors, 4)
-    );
-    pod_policy(name, "\"CREATE\"", &tail)
 }
 
 /// The usual check: every container verified by `attestors`.
@@ -94,71 +64,6 @@ fn leaf_at(ca: &Fulcio, t: i64) -> Leaf {
         ISSUER,
         Window::fulcio_at(t),
     )
-}
-
-struct Setup {
-    reg: Registry,
-}
-
-impl Setup {
-    fn new() -> Setup {
-        Setup {
-            reg: Registry::start(),
-        }
-    }
-
-    fn pusher(&self) -> Pusher<'_> {
-        Pusher {
-            addr: &self.reg.addr,
-            auth: None,
-        }
-    }
-
-    /// Pushes `repo:v1` and returns (image reference, manifest digest).
-    fn image(&self, repo: &str) -> (String, String) {
-        let digest = self.pusher().image(repo, "v1", OCI_MANIFEST, "amd64");
-        (format!("{}/{repo}:v1", self.reg.addr), digest)
-    }
-
-    fn serve(&self, policies: &[(String, String)]) -> Server {
-        let files: Vec<(String, String)> = policies
-            .iter()
-            .map(|(name, yaml)| (format!("{name}.yaml"), yaml.clone()))
-            .collect();
-        let refs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(n, y)| (n.as_str(), y.as_str()))
-            .collect();
-        let s = Server::start_with(
-            &refs,
-            Options {
-                extra_args: vec!["--insecure-registry".into(), self.reg.addr.clone()],
-                ..Options::default()
-            },
-        );
-        let (_, ready) = s.get("/health/readiness");
-        assert_eq!(ready["rejected"], 0, "{}", s.log());
-        s
-    }
-}
-
-fn validate(s: &Server, policy: &str, image: &str) -> Value {
-    s.review(&format!("/ivpol/validate/{policy}"), &create_pod(&[image]))
-}
-
-fn assert_admitted(s: &Server, policy: &str, image: &str) {
-    let r = validate(s, policy, image);
-    assert_eq!(r["allowed"], true, "{policy} on {image}: {r}\n{}", s.log());
-}
-
-fn assert_denied(s: &Server, policy: &str, image: &str, message: &str) {
-    let r = validate(s, policy, image);
-    assert_eq!(r["allowed"], false, "{policy} on {image}: {r}");
-    assert_eq!(
-        r["status"]["message"],
-        format!("Policy {policy} failed: {message}"),
-        "{policy} on {image}"
-    );
 }
 
 #[test]

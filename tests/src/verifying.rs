@@ -1,0 +1,84 @@
+//! Scaffolding shared by the signature end-to-end tests: one registry with
+//! images to sign, one `ivpol serve` allowed to reach it, and assertions on
+//! one policy's verdict at a time (through `/ivpol/validate/<name>`).
+
+use crate::fixtures::{Pusher, OCI_MANIFEST};
+use crate::registry::Registry;
+use crate::review::create_pod;
+use crate::{Options, Server};
+use serde_json::Value;
+
+/// A registry for the images under test.
+pub struct Setup {
+    pub reg: Registry,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup::new()
+    }
+}
+
+impl Setup {
+    pub fn new() -> Setup {
+        Setup {
+            reg: Registry::start(),
+        }
+    }
+
+    pub fn pusher(&self) -> Pusher<'_> {
+        Pusher {
+            addr: &self.reg.addr,
+            auth: None,
+        }
+    }
+
+    /// Pushes `repo:v1` and returns (image reference, manifest digest).
+    pub fn image(&self, repo: &str) -> (String, String) {
+        let digest = self.pusher().image(repo, "v1", OCI_MANIFEST, "amd64");
+        (format!("{}/{repo}:v1", self.reg.addr), digest)
+    }
+
+    /// `ivpol serve` with `(name, yaml)` policies, allowed to reach the
+    /// registry over plain HTTP; every policy must load.
+    pub fn serve(&self, policies: &[(String, String)]) -> Server {
+        let files: Vec<(String, String)> = policies
+            .iter()
+            .map(|(name, yaml)| (format!("{name}.yaml"), yaml.clone()))
+            .collect();
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(n, y)| (n.as_str(), y.as_str()))
+            .collect();
+        let s = Server::start_with(
+            &refs,
+            Options {
+                extra_args: vec!["--insecure-registry".into(), self.reg.addr.clone()],
+                ..Options::default()
+            },
+        );
+        let (_, ready) = s.get("/health/readiness");
+        assert_eq!(ready["rejected"], 0, "{}", s.log());
+        s
+    }
+}
+
+/// The AdmissionResponse of `policy` for a pod running `image`.
+pub fn validate(s: &Server, policy: &str, image: &str) -> Value {
+    s.review(&format!("/ivpol/validate/{policy}"), &create_pod(&[image]))
+}
+
+pub fn assert_admitted(s: &Server, policy: &str, image: &str) {
+    let r = validate(s, policy, image);
+    assert_eq!(r["allowed"], true, "{policy} on {image}: {r}\n{}", s.log());
+}
+
+pub fn assert_denied(s: &Server, policy: &str, image: &str, message: &str) {
+    let r = validate(s, policy, image);
+    assert_eq!(r["allowed"], false, "{policy} on {image}: {r}");
+    assert_eq!(
+        r["status"]["message"],
+        format!("Policy {policy} failed: {message}"),
+        "{policy} on {image}"
+    );
+}
