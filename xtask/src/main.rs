@@ -34,6 +34,15 @@ const LIBRARY_PACKAGES: &[&str] = &[
 /// The sigstore-python release the cross-checks verify bundles with.
 const SIGSTORE_PYTHON: &str = "4.5.1";
 
+/// The Notary envelope oracles, installed into the same venv: jwcrypto for
+/// JWS, pycose for COSE. pycose 1.1.0 fails on cbor2 6 (arrays decode as
+/// tuples), so cbor2 stays on 5.
+const NOTARY_PYTHON: &[(&str, &str)] = &[
+    ("jwcrypto", "1.6.1"),
+    ("pycose", "1.1.0"),
+    ("cbor2", "5.9.0"),
+];
+
 /// sigstore-js for public-key bundles; 2.1 is the last line that runs on
 /// node 18 (`^18.17.0 || >=20.5.0`).
 const SIGSTORE_JS: &[&str] = &[
@@ -152,13 +161,26 @@ fn test(extra: &[String]) -> Result<()> {
         .envs(oracles))
 }
 
-/// A venv under the target dir with sigstore-python; returns its python.
-/// Quick when it is already there at the right version.
+/// Every package of the venv as pip pins it: `name==version`.
+fn venv_pins() -> Vec<String> {
+    std::iter::once(("sigstore", SIGSTORE_PYTHON))
+        .chain(NOTARY_PYTHON.iter().copied())
+        .map(|(name, version)| format!("{name}=={version}"))
+        .collect()
+}
+
+/// A venv under the target dir with sigstore-python and the Notary oracles;
+/// returns its python. Quick when they are already there at the right
+/// versions (an older venv without the Notary oracles gets them added).
 fn install_sigstore_python() -> Result<PathBuf> {
     let venv = target_dir().join("xtask").join("sigstore-venv");
     let python = venv.join("bin").join("python");
-    let check =
-        format!("import sys, sigstore; sys.exit(sigstore.__version__ != {SIGSTORE_PYTHON:?})");
+    let check = format!(
+        "import sys, importlib.metadata as m; sys.exit(any(m.version(n) != v for n, v in {:?}))",
+        std::iter::once(("sigstore", SIGSTORE_PYTHON))
+            .chain(NOTARY_PYTHON.iter().copied())
+            .collect::<Vec<_>>()
+    );
     let ready = |python: &Path| {
         Command::new(python)
             .args(["-c", &check])
@@ -169,26 +191,33 @@ fn install_sigstore_python() -> Result<PathBuf> {
     if ready(&python) {
         return Ok(python);
     }
+    let pins = venv_pins();
     eprintln!(
-        "xtask: installing sigstore {SIGSTORE_PYTHON} into {}",
+        "xtask: installing {} into {}",
+        pins.join(" "),
         venv.display()
     );
-    // Debian's python3 (where python3-venv belongs), not whatever is first on PATH.
-    let system_python = ["/usr/bin/python3"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
-        .or_else(|| find_on_path("python3"))
-        .context("no python3: apt-get install python3-venv")?;
-    run(Command::new(system_python)
-        .args(["-m", "venv", "--clear"])
-        .arg(&venv))?;
+    // An existing venv only needs the missing packages; an absent one is
+    // made anew.
+    if !python.is_file() {
+        // Debian's python3 (where python3-venv belongs), not whatever is first on PATH.
+        let system_python = ["/usr/bin/python3"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .or_else(|| find_on_path("python3"))
+            .context("no python3: apt-get install python3-venv")?;
+        run(Command::new(system_python)
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv))?;
+    }
     run(Command::new(venv.join("bin").join("pip"))
         .args(["install", "-q", "--disable-pip-version-check"])
-        .arg(format!("sigstore=={SIGSTORE_PYTHON}")))?;
+        .args(&pins))?;
     if !ready(&python) {
         bail!(
-            "sigstore {SIGSTORE_PYTHON} is still not importable from {}",
+            "{} are still not importable from {}",
+            pins.join(" "),
             python.display()
         );
     }

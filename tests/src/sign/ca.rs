@@ -256,7 +256,48 @@ fn name(org: &str, cn: &str) -> Vec<u8> {
     ])
 }
 
-fn ext(dotted: &str, critical: bool, value: &[u8]) -> Vec<u8> {
+/// An X.509 name `C=…, ST=…, O=…, CN=…` (the attributes a Notary trust
+/// policy's `trustedIdentities` match on).
+pub(crate) fn full_name(c: &str, st: &str, o: &str, cn: &str) -> Vec<u8> {
+    seq(&[
+        set(&[seq(&[oid("2.5.4.6"), der::printable(c)])]),
+        set(&[seq(&[oid("2.5.4.8"), utf8(st)])]),
+        set(&[seq(&[oid("2.5.4.10"), utf8(o)])]),
+        set(&[seq(&[oid("2.5.4.3"), utf8(cn)])]),
+    ])
+}
+
+/// An end-entity certificate for `key` named `subject`, issued by `issuer`:
+/// `exts` first, then the subject and authority key identifiers.
+pub(crate) fn end_entity(
+    issuer: &CaCert,
+    subject: &[u8],
+    key: &KeyPair,
+    window: Window,
+    mut exts: Vec<Vec<u8>>,
+) -> Vec<u8> {
+    let spki = key.spki_der();
+    exts.push(ext("2.5.29.14", false, &octets(&key_identifier(&spki))));
+    exts.push(ext(
+        "2.5.29.35",
+        false,
+        &seq(&[implicit(0, &key_identifier(&issuer.key.spki_der()))]),
+    ));
+    let serial = serial_of(&[
+        subject,
+        &spki,
+        &window.not_before.to_be_bytes(),
+        &window.not_after.to_be_bytes(),
+        &issuer.der,
+    ]);
+    let (alg, _) = sig_alg(&issuer.key);
+    sign_cert(
+        tbs(&serial, &alg, &issuer.name, window, subject, &spki, &exts),
+        &issuer.key,
+    )
+}
+
+pub(crate) fn ext(dotted: &str, critical: bool, value: &[u8]) -> Vec<u8> {
     let mut parts = vec![oid(dotted)];
     if critical {
         parts.push(der::boolean(true));
@@ -265,7 +306,7 @@ fn ext(dotted: &str, critical: bool, value: &[u8]) -> Vec<u8> {
     seq(&parts)
 }
 
-fn sig_alg(key: &KeyPair) -> (Vec<u8>, SigHash) {
+pub(crate) fn sig_alg(key: &KeyPair) -> (Vec<u8>, SigHash) {
     match key.kind {
         KeyKind::P256 => (seq(&[oid("1.2.840.10045.4.3.2")]), SigHash::Sha256),
         KeyKind::P384 => (seq(&[oid("1.2.840.10045.4.3.3")]), SigHash::Sha384),
@@ -278,12 +319,12 @@ fn sig_alg(key: &KeyPair) -> (Vec<u8>, SigHash) {
     }
 }
 
-fn key_identifier(spki: &[u8]) -> Vec<u8> {
+pub(crate) fn key_identifier(spki: &[u8]) -> Vec<u8> {
     Sha256::digest(spki)[..20].to_vec()
 }
 
 #[allow(clippy::too_many_arguments)]
-fn tbs(
+pub(crate) fn tbs(
     serial: &[u8],
     alg: &[u8],
     issuer: &[u8],
@@ -304,13 +345,13 @@ fn tbs(
     ])
 }
 
-fn sign_cert(tbs: Vec<u8>, issuer_key: &KeyPair) -> Vec<u8> {
+pub(crate) fn sign_cert(tbs: Vec<u8>, issuer_key: &KeyPair) -> Vec<u8> {
     let (alg, hash) = sig_alg(issuer_key);
     let sig = issuer_key.sign_with(&tbs, hash);
     seq(&[tbs, alg, der::bits(&sig)])
 }
 
-fn serial_of(parts: &[&[u8]]) -> Vec<u8> {
+pub(crate) fn serial_of(parts: &[&[u8]]) -> Vec<u8> {
     let mut h = Sha256::new();
     for p in parts {
         h.update((p.len() as u64).to_be_bytes());
@@ -322,7 +363,7 @@ fn serial_of(parts: &[&[u8]]) -> Vec<u8> {
     s
 }
 
-fn ca_cert(
+pub(crate) fn ca_cert(
     key: &KeyPair,
     subject: Vec<u8>,
     issuer: Option<&CaCert>,

@@ -11,26 +11,37 @@
 //! - [`bundle`]: Sigstore bundle v0.3, pushed as an OCI 1.1 referrer.
 //! - [`trusted_root`]: `trusted_root.json` for all of the above.
 //! - [`tuf`]: a TUF repository serving that `trusted_root.json`.
+//! - [`notary`]: Notary Project (notation) JWS / COSE signatures from an own
+//!   CA, as OCI 1.1 referrers, optionally countersigned by [`tsa`], an own
+//!   RFC 3161 timestamp authority.
 //!
 //! Everything is deterministic for given seeds and times, except the
 //! default times ([`now`]).
 
 pub mod bundle;
 pub mod ca;
+pub mod cbor;
 pub mod cosign;
 pub mod der;
 pub mod keys;
+pub mod notary;
 pub mod oci;
 pub mod rekor;
 pub mod trusted_root;
+pub mod tsa;
 pub mod tuf;
 
 pub use bundle::{BundleOpts, BundleRef, Content};
 pub use ca::{CtLog, Fulcio, Identity, Leaf, LeafSpec, Window};
 pub use cosign::{AttOpts, SignOpts, Signed, Signer, Tamper};
 pub use keys::{KeyKind, KeyPair, SigHash};
+pub use notary::{
+    attach_referrer, Format, NotaryAlg, NotaryCa, NotaryLeaf, NotaryOpts, NotarySigner,
+    NotaryTamper,
+};
 pub use rekor::{LogEntry, Rekor};
 pub use trusted_root::TrustedRoot;
+pub use tsa::Tsa;
 
 use base64::Engine;
 
