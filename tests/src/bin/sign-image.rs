@@ -12,20 +12,28 @@
 //!   --attest TYPE          also push a `.att` attestation with this predicate type and `{}`
 //!   --bundle               also push a Sigstore bundle v0.3 referrer (cosign v3 style)
 //!   --no-tlog              no Rekor entry (key-based only)
+//!   --notary               sign with the generator's Notary CA instead (a JWS envelope,
+//!                          P-256 leaf); writes notary-root.pem
+//!   --cose                 with --notary: a COSE envelope
+//!   --sbom                 with --notary: also attach a CycloneDX SBOM referrer
+//!                          (artifactType sbom/cyclone-dx), signed the same way
 //!   --out DIR              where to write keys and roots (default ./ivpol-signing)
 
 use ivpol_tests::fixtures::{sha256, Pusher, OCI_MANIFEST};
+use ivpol_tests::sign::notary::{
+    attach_referrer, Format, NotaryCa, NotaryLeaf, NotaryOpts, NotarySigner,
+};
 use ivpol_tests::sign::{
     oci, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, Rekor, SignOpts, Signer,
     TrustedRoot, Window,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
     eprintln!(
         "usage: sign-image HOST:PORT/REPO:TAG [--push] [--keyless] [--key KIND] [--identity ID] \
-         [--issuer URL] [--attest TYPE] [--bundle] [--no-tlog] [--out DIR]"
+         [--issuer URL] [--attest TYPE] [--bundle] [--no-tlog] [--notary [--cose] [--sbom]] [--out DIR]"
     );
     ExitCode::FAILURE
 }
@@ -36,6 +44,7 @@ fn main() -> ExitCode {
         return usage();
     };
     let (mut push, mut keyless, mut bundle, mut tlog) = (false, false, false, true);
+    let (mut notary, mut cose, mut sbom) = (false, false, false);
     let mut kind = KeyKind::P256;
     let mut identity = "dev@ivpol.test".to_string();
     let mut issuer = "https://issuer.ivpol.test".to_string();
@@ -49,6 +58,9 @@ fn main() -> ExitCode {
             "--keyless" => keyless = true,
             "--bundle" => bundle = true,
             "--no-tlog" => tlog = false,
+            "--notary" => notary = true,
+            "--cose" => cose = true,
+            "--sbom" => sbom = true,
             "--key" => {
                 let Some(k) =
                     value().and_then(|v| KeyKind::ALL.into_iter().find(|k| k.name() == v))
@@ -97,6 +109,9 @@ fn main() -> ExitCode {
             }
         }
     };
+    if notary {
+        return sign_notary(&pusher, repo, &digest, cose, sbom, &out);
+    }
 
     let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
     let signer = if keyless {
@@ -144,10 +159,6 @@ fn main() -> ExitCode {
         );
     }
 
-    if let Err(e) = std::fs::create_dir_all(&out) {
-        eprintln!("sign-image: creating {}: {e}", out.display());
-        return ExitCode::FAILURE;
-    }
     let mut files: Vec<(&str, String)> = vec![
         ("rekor.pub", rekor.public_pem()),
         (
@@ -169,16 +180,72 @@ fn main() -> ExitCode {
             ("cosign.key", signer.key.private_pem()),
         ]);
     }
-    for (name, content) in &files {
-        let path = out.join(name);
-        if let Err(e) = std::fs::write(&path, content) {
-            eprintln!("sign-image: writing {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
-        println!("wrote   {}", path.display());
+    if let Err(code) = write_files(&out, &files) {
+        return code;
     }
     if keyless {
         println!("identity {identity} issuer {issuer}");
     }
     ExitCode::SUCCESS
+}
+
+/// Signs with the Notary CA (seed `ivpol-notary`, the root the examples
+/// trust), optionally attaching a signed CycloneDX SBOM.
+fn sign_notary(
+    pusher: &Pusher,
+    repo: &str,
+    digest: &str,
+    cose: bool,
+    sbom: bool,
+    out: &Path,
+) -> ExitCode {
+    let ca = NotaryCa::new("ivpol-notary");
+    let t = ivpol_tests::sign::now();
+    let leaf = ca.leaf(NotaryLeaf::new(
+        KeyKind::P256,
+        Window::new(t - 3600, t + 30 * 86400),
+    ));
+    let signer = NotarySigner::new(leaf);
+    let opts = NotaryOpts::new(if cose { Format::Cose } else { Format::Jws });
+    let addr = pusher.addr;
+    let (sig, _) = signer.sign(pusher, repo, digest, &opts);
+    println!("signed  {addr}/{repo}@{digest}");
+    println!("notary  {addr}/{repo}@{sig}");
+    if sbom {
+        let doc = serde_json::json!({
+            "bomFormat": "CycloneDX",
+            "specVersion": "1.5",
+            "components": [{"type": "application", "name": repo}],
+        });
+        let (sbom, _) = attach_referrer(
+            pusher,
+            repo,
+            digest,
+            "sbom/cyclone-dx",
+            "application/vnd.cyclonedx+json",
+            &doc,
+        );
+        let (sbom_sig, _) = signer.sign(pusher, repo, &sbom, &opts);
+        println!("sbom    {addr}/{repo}@{sbom} (signed: {sbom_sig})");
+    }
+    match write_files(out, &[("notary-root.pem", ca.root_pem())]) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+fn write_files(out: &Path, files: &[(&str, String)]) -> Result<(), ExitCode> {
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("sign-image: creating {}: {e}", out.display());
+        return Err(ExitCode::FAILURE);
+    }
+    for (name, content) in files {
+        let path = out.join(name);
+        if let Err(e) = std::fs::write(&path, content) {
+            eprintln!("sign-image: writing {}: {e}", path.display());
+            return Err(ExitCode::FAILURE);
+        }
+        println!("wrote   {}", path.display());
+    }
+    Ok(())
 }
