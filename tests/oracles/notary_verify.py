@@ -1,7 +1,7 @@
 """Notary Project signature envelope verification with generic libraries (an
 oracle for the fixture cross-checks): jwcrypto for JWS, pycose for COSE.
 
-usage: notary_verify.py (jws | cose) ENVELOPE
+usage: notary_verify.py (jws | cose) ENVELOPE [--no-notary-headers]
 
 Verifies the envelope's signature with the public key of the first
 certificate of its chain (x5c / x5chain). Only the signature is checked
@@ -9,10 +9,16 @@ here; the chain, the payload and the timestamp are for the caller, so on
 success this prints one line `OK {json}` with the decoded payload, the
 signature bytes (base64; what a timestamp countersigns), the chain
 (base64 DER, leaf first) and the timestamp token (base64 DER or null), and
-exits 0. On any failure it prints `FAIL <reason>` and exits 1.
+exits 0, and the protected header (COSE: labels as strings, algorithms as
+their numbers, tag-1 times as epoch seconds). On any failure it prints
+`FAIL <reason>` and exits 1.
+
+`--no-notary-headers` leaves the Notary header names unregistered with
+jwcrypto, which must then refuse the envelope for its `crit`.
 """
 
 import base64
+import datetime
 import json
 import sys
 from pathlib import Path
@@ -39,7 +45,7 @@ def leaf_public_pem(der: bytes) -> bytes:
     )
 
 
-def verify_jws(raw: bytes) -> dict:
+def verify_jws(raw: bytes, register: bool = True) -> dict:
     from jwcrypto.common import JWSEHeaderParameter
     from jwcrypto.jwk import JWK
     from jwcrypto.jws import JWS
@@ -50,13 +56,16 @@ def verify_jws(raw: bytes) -> dict:
     registry = {
         name: JWSEHeaderParameter("Notary Project header", False, True, None)
         for name in NOTARY_CRITICAL
+        if register
     }
     jws = JWS(header_registry=registry)
     jws.deserialize(raw.decode())
     jws.verify(JWK.from_pem(leaf_public_pem(certs[0])))
     ts = header.get(TIMESTAMP)
     sig = base64.urlsafe_b64decode(envelope["signature"] + "==")
+    protected = json.loads(base64.urlsafe_b64decode(envelope["protected"] + "=="))
     return {
+        "protected": protected,
         "payload": json.loads(jws.payload),
         "signature": base64.b64encode(sig).decode(),
         "certs": [base64.b64encode(c).decode() for c in certs],
@@ -68,6 +77,19 @@ def label(key):
     """A pycose header key as its CBOR label (pycose maps known labels to
     attribute classes, and leaves unknown ones as they are)."""
     return getattr(key, "identifier", key)
+
+
+def plain(v):
+    """A pycose header value as JSON."""
+    if hasattr(v, "identifier"):
+        return v.identifier
+    if isinstance(v, datetime.datetime):
+        return int(v.timestamp())
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, bytes):
+        return base64.b64encode(v).decode()
+    return v
 
 
 def verify_cose(raw: bytes) -> dict:
@@ -87,6 +109,7 @@ def verify_cose(raw: bytes) -> dict:
         raise ValueError("COSE signature does not verify with the leaf key")
     ts = unprotected.get(TIMESTAMP)
     return {
+        "protected": {str(label(k)): plain(v) for k, v in msg.phdr.items()},
         "payload": json.loads(msg.payload),
         "signature": base64.b64encode(msg.signature).decode(),
         "certs": [base64.b64encode(c).decode() for c in certs],
@@ -96,9 +119,10 @@ def verify_cose(raw: bytes) -> dict:
 
 def main() -> int:
     fmt, path = sys.argv[1:3]
+    register = "--no-notary-headers" not in sys.argv[3:]
     raw = Path(path).read_bytes()
     try:
-        out = verify_jws(raw) if fmt == "jws" else verify_cose(raw)
+        out = verify_jws(raw, register) if fmt == "jws" else verify_cose(raw)
         print("OK " + json.dumps(out))
         return 0
     except Exception as e:  # every failure is a verdict here

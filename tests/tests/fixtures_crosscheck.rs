@@ -12,9 +12,10 @@ use ivpol_tests::fixtures::{sha256, Pusher, OCI_INDEX, OCI_MANIFEST};
 use ivpol_tests::registry::Registry;
 use ivpol_tests::sign::cosign::pae;
 use ivpol_tests::sign::{
-    attach_referrer, b64, notary, now, oci, unb64, AttOpts, BundleOpts, Content, CtLog, Format,
-    Fulcio, Identity, KeyKind, KeyPair, LeafSpec, NotaryCa, NotaryLeaf, NotaryOpts, NotarySigner,
-    NotaryTamper, Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot, Tsa, Window,
+    attach_referrer, b64, notary, now, oci, rfc3339, unb64, AttOpts, BundleOpts, Content, CtLog,
+    Format, Fulcio, Identity, KeyKind, KeyPair, LeafSpec, NotaryAlg, NotaryCa, NotaryLeaf,
+    NotaryOpts, NotarySigner, NotaryTamper, Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot,
+    Tsa, Window,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -1050,6 +1051,15 @@ fn descriptor_of(p: &Pusher, repo: &str, digest: &str) -> Value {
 /// Verifies an envelope's signature with jwcrypto or pycose; Ok(what the
 /// oracle decoded) or Err(its verdict).
 fn notary_oracle(dir: &Path, media_type: &str, envelope: &[u8]) -> Result<Value, String> {
+    notary_oracle_with(dir, media_type, envelope, &[])
+}
+
+fn notary_oracle_with(
+    dir: &Path,
+    media_type: &str,
+    envelope: &[u8],
+    extra: &[&str],
+) -> Result<Value, String> {
     let fmt = match media_type {
         "application/jose+json" => "jws",
         "application/cose" => "cose",
@@ -1059,11 +1069,42 @@ fn notary_oracle(dir: &Path, media_type: &str, envelope: &[u8]) -> Result<Value,
     let (ok, out) = run(Command::new(sigstore_python())
         .arg(oracle("notary_verify.py"))
         .arg(fmt)
-        .arg(&file));
+        .arg(&file)
+        .args(extra));
     match out.trim().strip_prefix("OK ") {
         Some(json) if ok => Ok(serde_json::from_str(json).expect("oracle JSON")),
         _ => Err(out),
     }
+}
+
+/// The protected header the oracle decoded is notation's: algorithm,
+/// content type, `notary.x509` scheme, signing time, optional expiry, and
+/// `crit` listing the scheme (and expiry).
+fn assert_protected(decoded: &Value, format: Format, alg: NotaryAlg, at: i64, expiry: Option<i64>) {
+    let mut crit = vec!["io.cncf.notary.signingScheme"];
+    let mut want = match format {
+        Format::Jws => json!({
+            "alg": alg.jws(),
+            "cty": notary::PAYLOAD_TYPE,
+            "io.cncf.notary.signingTime": rfc3339(at),
+        }),
+        Format::Cose => json!({
+            "1": alg.cose(),
+            "3": notary::PAYLOAD_TYPE,
+            "io.cncf.notary.signingTime": at,
+        }),
+    };
+    want["io.cncf.notary.signingScheme"] = json!("notary.x509");
+    if let Some(e) = expiry {
+        want["io.cncf.notary.expiry"] = match format {
+            Format::Jws => json!(rfc3339(e)),
+            Format::Cose => json!(e),
+        };
+        crit.push("io.cncf.notary.expiry");
+    }
+    let crit_key = if format == Format::Jws { "crit" } else { "2" };
+    want[crit_key] = json!(crit);
+    assert_eq!(decoded["protected"], want, "protected header");
 }
 
 fn target_matches(decoded: &Value, subject: &Value) -> bool {
@@ -1207,36 +1248,23 @@ fn notary_jws_es256_and_ps256_verify_with_jwcrypto_and_openssl() {
         let (ok, out) = openssl_chain(dir.path(), &certs, &ca.root_pem(), None);
         assert!(ok, "{kind:?} chain: {out}");
         assert_notary_leaf_extensions(dir.path(), &certs[0]);
-        // The protected header as notation writes it.
-        let env: Value =
-            serde_json::from_slice(&notary_read_one(&p, "notary/jws", &digest)).expect("JWS JSON");
-        let protected: Value =
-            serde_json::from_slice(&unb64url(env["protected"].as_str().unwrap()))
-                .expect("protected JSON");
-        let alg = if kind == KeyKind::P256 {
-            "ES256"
-        } else {
-            "PS256"
-        };
-        assert_eq!(protected["alg"], alg);
-        assert_eq!(
-            protected["crit"],
-            json!(["io.cncf.notary.signingScheme", "io.cncf.notary.expiry"])
+        assert_protected(
+            decoded,
+            Format::Jws,
+            signer.alg(),
+            opts.signing_time,
+            opts.expiry,
+        );
+        // Without the Notary names registered, jwcrypto must refuse the
+        // envelope for its `crit`.
+        let envelope = read_notary(&p, "notary/jws", &digest).remove(0).envelope;
+        let r = notary_oracle_with(dir.path(), media_type, &envelope, &["--no-notary-headers"]);
+        assert!(
+            r.as_ref()
+                .is_err_and(|e| e.contains("Unknown critical header")),
+            "{r:?}"
         );
     }
-}
-
-fn notary_read_one(p: &Pusher, repo: &str, digest: &str) -> Vec<u8> {
-    let mut all = read_notary(p, repo, digest);
-    assert_eq!(all.len(), 1, "one Notary signature");
-    all.remove(0).envelope
-}
-
-fn unb64url(s: &str) -> Vec<u8> {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .expect("base64url")
 }
 
 #[test]
@@ -1248,7 +1276,8 @@ fn notary_cose_es384_and_a_signed_sbom_verify_with_pycose_and_openssl() {
     let window = Window::starting(now() - 3600, 30 * 86_400);
     let digest = p.image("notary/cose", "v1", OCI_MANIFEST, "amd64");
     let signer = NotarySigner::new(ca.leaf(NotaryLeaf::new(KeyKind::P384, window)));
-    signer.sign(&p, "notary/cose", &digest, &NotaryOpts::new(Format::Cose));
+    let opts = NotaryOpts::new(Format::Cose).expiry(now() + 86_400);
+    signer.sign(&p, "notary/cose", &digest, &opts);
     // An SBOM referrer of the image, itself signed (COSE ES384 too).
     let sbom = json!({"spdxVersion": "SPDX-2.3", "name": "notary/cose"});
     let (sbom_digest, _) = attach_referrer(
@@ -1259,12 +1288,7 @@ fn notary_cose_es384_and_a_signed_sbom_verify_with_pycose_and_openssl() {
         "application/spdx+json",
         &sbom,
     );
-    signer.sign(
-        &p,
-        "notary/cose",
-        &sbom_digest,
-        &NotaryOpts::new(Format::Cose),
-    );
+    signer.sign(&p, "notary/cose", &sbom_digest, &opts);
     for subject in [&digest, &sbom_digest] {
         let read = verified_notary(dir.path(), &p, "notary/cose", subject);
         assert_eq!(read.len(), 1, "one signature of {subject}");
@@ -1274,6 +1298,13 @@ fn notary_cose_es384_and_a_signed_sbom_verify_with_pycose_and_openssl() {
         let (ok, out) = openssl_chain(dir.path(), &certs, &ca.root_pem(), None);
         assert!(ok, "chain: {out}");
         assert_notary_leaf_extensions(dir.path(), &certs[0]);
+        assert_protected(
+            decoded,
+            Format::Cose,
+            NotaryAlg::Es384,
+            opts.signing_time,
+            opts.expiry,
+        );
         // ES384: raw r‖s of 2 × 48 bytes.
         assert_eq!(unb64(decoded["signature"].as_str().unwrap()).len(), 96);
     }
@@ -1312,6 +1343,7 @@ fn notary_timestamp_in_the_past_verifies_with_openssl_ts() {
         signer.sign(&p, "notary/ts", &digest, &opts);
         let read = verified_notary(dir.path(), &p, "notary/ts", &digest);
         let decoded = &read[0].1;
+        assert_protected(decoded, format, signer.alg(), signed_at, None);
         let certs = decoded_certs(decoded);
         let (ok, out) = openssl_chain(dir.path(), &certs, &ca.root_pem(), Some(signed_at));
         assert!(ok, "{kind:?} chain at the signing time: {out}");

@@ -14,9 +14,9 @@ const OID_CONTENT_TYPE: &str = "1.2.840.113549.1.9.3";
 const OID_MESSAGE_DIGEST: &str = "1.2.840.113549.1.9.4";
 const OID_SIGNING_CERTIFICATE_V2: &str = "1.2.840.113549.1.9.16.2.47";
 const OID_ECDSA_SHA256: &str = "1.2.840.10045.4.3.2";
-/// The TSA policy the tokens name (an arc under the test suite's own
-/// example OID; no verifier here pins a policy).
-pub const TSA_POLICY: &str = "1.3.6.1.4.1.57264.99.1";
+/// The TSA policy the tokens name: under IANA's enterprise number for
+/// documentation (RFC 5612), as no verifier here pins a policy.
+pub const TSA_POLICY: &str = "1.3.6.1.4.1.32473.1.1";
 
 /// A timestamp authority. Same seed = same certificates and tokens.
 #[derive(Clone, Debug)]
