@@ -35,7 +35,7 @@ impl GuestPolicySet for PolicySet {
                 content: d.content,
             })
             .collect();
-        PolicySet(engine::PolicySet::load(&sources))
+        PolicySet(engine::PolicySet::load(&sources).with_cache(std::sync::Arc::new(HostCache)))
     }
 
     fn diagnostics(&self) -> Vec<Diagnostic> {
@@ -100,6 +100,24 @@ impl GuestPolicySet for PolicySet {
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
         let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
         self.0.evaluate_json(&payload, transport).map(verdict)
+    }
+}
+
+/// The host's verification cache (WIT `verification-cache`).
+struct HostCache;
+
+impl engine::cache::VerificationCache for HostCache {
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        ivpol::admission::verification_cache::get(key)
+    }
+    fn put(&self, key: &str, value: &[u8]) {
+        ivpol::admission::verification_cache::put(key, value)
+    }
+    fn get_digest(&self, image: &str) -> Option<String> {
+        ivpol::admission::verification_cache::get_digest(image)
+    }
+    fn put_digest(&self, image: &str, digest: &str) {
+        ivpol::admission::verification_cache::put_digest(image, digest)
     }
 }
 

@@ -3,7 +3,9 @@
 //! The host serves HTTP, reads files, and instantiates the component; every
 //! policy decision is made inside the component (see `wit/admission.wit`).
 
+mod cache;
 mod cli;
+mod metrics;
 mod net;
 mod policies;
 mod runtime;

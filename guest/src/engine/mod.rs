@@ -4,6 +4,7 @@
 //! trusts nothing the request carries; `mutate` only pins digests (Kyverno
 //! 1.19, after #16336).
 
+pub mod cache;
 mod cosign;
 mod evaluate;
 mod image_data;
@@ -43,6 +44,7 @@ pub enum Scope {
 pub struct PolicySet {
     policies: Vec<CompiledPolicy>,
     diagnostics: Vec<Diagnostic>,
+    cache: cache::SharedCache,
 }
 
 impl PolicySet {
@@ -51,7 +53,15 @@ impl PolicySet {
         PolicySet {
             policies: loaded.policies,
             diagnostics: loaded.diagnostics,
+            cache: cache::none(),
         }
+    }
+
+    /// Verifications in the validate phase go through `cache` (the host's,
+    /// in the component); without one every verification runs.
+    pub fn with_cache(mut self, cache: cache::SharedCache) -> PolicySet {
+        self.cache = cache;
+        self
     }
 
     pub fn diagnostics(&self) -> &[Diagnostic] {
@@ -92,7 +102,7 @@ impl PolicySet {
             })
             .collect();
         Ok(match phase {
-            Phase::Validate => validate(&candidates, &req, &namespace, transport),
+            Phase::Validate => validate(&candidates, &req, &namespace, transport, &self.cache),
             Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
         })
     }
@@ -113,7 +123,14 @@ impl PolicySet {
             .filter(|p| p.spec.json_mode() && p.autogen.is_none())
         {
             let input = Input {
-                bindings: bindings_for(p, &bindings, &transport, &collected.verifications),
+                // Kyverno evaluates JSON payloads without its cache too.
+                bindings: bindings_for(
+                    p,
+                    &bindings,
+                    &transport,
+                    &cache::none(),
+                    &collected.verifications,
+                ),
                 resource: None,
                 object: &object,
             };
@@ -198,6 +215,7 @@ fn bindings_for(
     p: &CompiledPolicy,
     builder: &BindingsBuilder,
     transport: &SharedTransport,
+    cache: &cache::SharedCache,
     verifications: &verifier::SharedVerifications,
 ) -> Bindings {
     let transport = policy_transport(p, transport);
@@ -211,6 +229,7 @@ fn bindings_for(
         verifier::VerifierPolicy::of(p),
         base.clone(),
         transport,
+        cache.clone(),
         verifications.clone(),
     );
     base.with_verifier(Arc::new(verifier))
@@ -256,6 +275,7 @@ fn validate(
     req: &Request,
     ns: &NamespaceInfo,
     transport: Arc<dyn Transport + Send + Sync>,
+    cache: &cache::SharedCache,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
     let mut collected = Collected::default();
@@ -278,7 +298,7 @@ fn validate(
             }
         }
         let input = Input {
-            bindings: bindings_for(p, &builder, &transport, &collected.verifications),
+            bindings: bindings_for(p, &builder, &transport, cache, &collected.verifications),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };

@@ -46,7 +46,13 @@ pub fn mutate(
             continue;
         }
         let input = Input {
-            bindings: bindings_for(p, &builder, &transport, &verifications),
+            bindings: bindings_for(
+                p,
+                &builder,
+                &transport,
+                &super::cache::none(),
+                &verifications,
+            ),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };

@@ -8,6 +8,7 @@
 //! attestations, kept so that `extractPayload` returns only verified
 //! statements.
 
+use super::cache::{self, Function, SharedCache};
 use super::cosign::{self, ResolvedCosign};
 use super::images::matches_image_references;
 use super::notary::{self, ResolvedNotary};
@@ -32,6 +33,7 @@ pub struct PolicyVerifier {
     /// verification functions themselves).
     bindings: Bindings,
     transport: Arc<dyn Transport + Send + Sync>,
+    cache: SharedCache,
     record: SharedVerifications,
     now: i64,
     state: Mutex<State>,
@@ -42,6 +44,8 @@ pub struct VerifierPolicy {
     pub matchers: Arc<Vec<crate::policy::ImageMatcher>>,
     pub attestors: Arc<Vec<CompiledAttestor>>,
     pub attestations: Vec<Attestation>,
+    /// The policy's content hash, which cache keys bind.
+    pub content_hash: String,
 }
 
 impl VerifierPolicy {
@@ -50,6 +54,7 @@ impl VerifierPolicy {
             matchers: p.image_matchers.clone(),
             attestors: p.attestors.clone(),
             attestations: p.spec.attestations.clone(),
+            content_hash: p.content_hash.clone(),
         }
     }
 }
@@ -76,12 +81,14 @@ impl PolicyVerifier {
         policy: VerifierPolicy,
         bindings: Bindings,
         transport: Arc<dyn Transport + Send + Sync>,
+        cache: SharedCache,
         record: SharedVerifications,
     ) -> PolicyVerifier {
         PolicyVerifier {
             policy: Arc::new(policy),
             bindings,
             transport,
+            cache,
             record,
             now: crate::verify::unix_now(),
             state: Mutex::new(State::default()),
@@ -105,22 +112,47 @@ impl PolicyVerifier {
             .map_err(|e| e.to_string())
             .and_then(|r| match r.digest() {
                 Some(d) => Ok((r.clone(), d.to_string())),
-                None => {
-                    let m = Client::new(&*self.transport)
-                        .manifest(&r, r.identifier())
-                        .map_err(|e| e.to_string())?;
-                    // The tag's manifest is at hand: keep its descriptor.
-                    self.state()
-                        .targets
-                        .insert(image.to_string(), Ok(notary::target_of(&m)));
-                    Ok((r, m.digest))
-                }
+                None => self.resolve_tag(image, &r).map(|d| (r, d)),
             })
             .map_err(|e| format!("failed to get imagedata: {e}"));
         self.state()
             .digests
             .insert(image.to_string(), resolved.clone());
         resolved
+    }
+
+    /// A tag's digest: from the host's short-lived digest cache, else from
+    /// the registry (and then recorded there).
+    fn resolve_tag(&self, image: &str, r: &ImageRef) -> Result<String, String> {
+        let name = format!("{}/{}:{}", r.registry(), r.repository(), r.identifier());
+        if let Some(digest) = self.cache.get_digest(&name) {
+            return Ok(digest);
+        }
+        let m = Client::new(&*self.transport)
+            .manifest(r, r.identifier())
+            .map_err(|e| e.to_string())?;
+        self.cache.put_digest(&name, &m.digest);
+        // The tag's manifest is at hand: keep its descriptor.
+        self.state()
+            .targets
+            .insert(image.to_string(), Ok(notary::target_of(&m)));
+        Ok(m.digest)
+    }
+
+    fn cache_key(
+        &self,
+        function: Function,
+        attestation: &str,
+        attestors: &[String],
+        digest: &str,
+    ) -> String {
+        cache::key(
+            &self.policy.content_hash,
+            function,
+            attestation,
+            attestors,
+            digest,
+        )
     }
 
     /// The resolved image's manifest descriptor (media type and size too),
@@ -271,13 +303,23 @@ impl ImageVerifier for PolicyVerifier {
             return Ok(0);
         }
         let resolved = self.resolve(image)?;
+        if attestors.is_empty() {
+            return Ok(0);
+        }
+        let key = self.cache_key(Function::ImageSignatures, "", attestors, &resolved.1);
+        // A hit is a full success recorded earlier: every attestor verified.
+        if self.cache.get(&key).is_some() {
+            self.record(image, true);
+            return Ok(attestors.len() as i64);
+        }
         let verified = attestors
             .iter()
             .filter(|name| self.verify_signature(image, &resolved, name))
             .count();
-        if !attestors.is_empty() {
-            self.record(image, verified > 0);
+        if verified == attestors.len() {
+            self.cache.put(&key, &[]);
         }
+        self.record(image, verified > 0);
         Ok(verified as i64)
     }
 
@@ -293,20 +335,38 @@ impl ImageVerifier for PolicyVerifier {
         let spec = self.attestation(attestation)?;
         self.check_kinds(spec, attestors)?;
         let resolved = self.resolve(image)?;
+        if attestors.is_empty() {
+            return Ok(0);
+        }
+        let slot = (image.to_string(), attestation.to_string());
+        let key = self.cache_key(
+            Function::AttestationSignatures,
+            attestation,
+            attestors,
+            &resolved.1,
+        );
+        // A hit carries the payload that verified, for `extractPayload`.
+        let cached = self.cache.get(&key);
+        if let Some(payload) = cached.and_then(|v| serde_json::from_slice(&v).ok()) {
+            self.state().payloads.entry(slot).or_insert(payload);
+            self.record(image, true);
+            return Ok(attestors.len() as i64);
+        }
         let mut verified = 0;
         for name in attestors {
             if let Ok(payload) = self.verify_attestation(&resolved, spec, name) {
                 verified += 1;
-                self.state()
-                    .payloads
-                    .entry((image.to_string(), attestation.to_string()))
-                    .or_insert(payload);
+                self.state().payloads.entry(slot.clone()).or_insert(payload);
             }
         }
-        if !attestors.is_empty() {
-            self.record(image, verified > 0);
+        if verified == attestors.len() {
+            let payload = self.state().payloads.get(&slot).map(serde_json::to_vec);
+            if let Some(Ok(bytes)) = payload {
+                self.cache.put(&key, &bytes);
+            }
         }
-        Ok(verified)
+        self.record(image, verified > 0);
+        Ok(verified as i64)
     }
 
     fn extract_payload(&self, image: &str, attestation: &str) -> Result<serde_json::Value, String> {

@@ -58,6 +58,9 @@ pub struct CompiledPolicy {
     pub audit_annotations: Vec<(String, Expression)>,
     /// `spec.validationActions`, defaulted to `[Deny]`.
     pub actions: Vec<String>,
+    /// SHA-256 of the whole document as loaded, shared by its autogen
+    /// variants: verification cache keys bind it, so any edit misses.
+    pub content_hash: String,
 }
 
 impl CompiledPolicy {
@@ -161,6 +164,7 @@ pub fn compile_policy(
         attestors: Arc::new(attestors),
         images,
         validations,
+        content_hash: String::new(),
         audit_annotations,
         actions,
         spec,

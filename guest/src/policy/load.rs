@@ -142,10 +142,13 @@ fn load_document(value: &serde_json::Value) -> Result<Vec<CompiledPolicy>, LoadE
             .into_iter()
             .map(|(n, s)| (s, Some(n))),
     );
+    let content_hash = crate::oci::digest::sha256(&serde_json::to_vec(value).unwrap_or_default());
     let mut compiled = Vec::new();
     for (variant, autogen_name) in variants {
-        let policy = compile_policy(&policy_name, namespace.clone(), kind, variant, autogen_name)
-            .map_err(&fail)?;
+        let mut policy =
+            compile_policy(&policy_name, namespace.clone(), kind, variant, autogen_name)
+                .map_err(&fail)?;
+        policy.content_hash = content_hash.clone();
         compiled.push(policy);
     }
     Ok(compiled)

@@ -1,16 +1,19 @@
 //! `ivpol serve`: the admission webhook server.
 
+use crate::cache::{CacheConfig, VerificationCache};
+use crate::metrics::metrics;
 use crate::net::auth::Keychain;
 use crate::net::policy::{HostPort, NetPolicy};
 use crate::net::Net;
 use crate::policies;
 use crate::runtime::{Pool, Runtime};
 use crate::server::{self, ServerConfig};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -45,6 +48,20 @@ pub struct ServeArgs {
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     registry_ca: Option<PathBuf>,
+    /// Most verification results kept in the cache.
+    #[arg(long = "cache-size", default_value_t = 1000, value_name = "ENTRIES")]
+    cache_size: u64,
+    /// How long a verification result is reused (e.g. 60m, 90s, 1h).
+    #[arg(long = "cache-ttl", default_value = "60m", value_parser = parse_duration)]
+    cache_ttl: Duration,
+    /// How long a tag's digest is reused before it is resolved again; 0
+    /// resolves every time. A tag re-pushed within this window still
+    /// verifies the digest it had (never a mix of the two).
+    #[arg(long = "digest-ttl", default_value = "30s", value_parser = parse_duration)]
+    digest_ttl: Duration,
+    /// Verify every request from scratch: no verification or digest cache.
+    #[arg(long = "no-cache")]
+    no_cache: bool,
     /// PEM certificate chain for HTTPS.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -70,13 +87,23 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         args.registry_ca.as_deref(),
     )?);
     let cache_dir = args.component.cache_dir();
-    let runtime = Arc::new(Runtime::new(&component, net, cache_dir.as_deref())?);
+    let cache = VerificationCache::new(&CacheConfig {
+        enabled: !args.no_cache,
+        size: args.cache_size,
+        ttl: args.cache_ttl,
+        digest_ttl: args.digest_ttl,
+    });
+    let runtime = Arc::new(Runtime::new(&component, net, cache, cache_dir.as_deref())?);
     let documents = policies::read_all(&args.policies)?;
     let pool = Pool::load(runtime, documents).await?;
     let summary = pool.summary();
     for d in &summary.diagnostics {
         tracing::warn!(source = %d.source, document = d.document, policy = ?d.policy, "policy not loaded: {}", d.message);
     }
+    metrics().policies_loaded.set(summary.policies.len() as i64);
+    metrics()
+        .policy_load_errors
+        .set(summary.diagnostics.len() as i64);
     tracing::info!(
         loaded = summary.policies.len(),
         rejected = summary.diagnostics.len(),
@@ -99,4 +126,42 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         namespaces,
     };
     server::serve(config, Arc::new(pool)).await
+}
+
+/// `90s`, `60m`, `1h`, `500ms`, or plain seconds.
+fn parse_duration(s: &str) -> Result<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let Ok(n) = n.parse::<u64>() else {
+        bail!("{s:?} is not a duration (like 30s, 60m or 1h)");
+    };
+    Ok(match unit {
+        "" | "s" => Duration::from_secs(n),
+        "ms" => Duration::from_millis(n),
+        "m" => Duration::from_secs(n * 60),
+        "h" => Duration::from_secs(n * 3600),
+        _ => bail!("{s:?}: unknown unit {unit:?} (use ms, s, m or h)"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_the_usual_units() {
+        assert_eq!(parse_duration("30s").ok(), Some(Duration::from_secs(30)));
+        assert_eq!(parse_duration("60m").ok(), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1h").ok(), Some(Duration::from_secs(3600)));
+        assert_eq!(
+            parse_duration("250ms").ok(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(parse_duration("0").ok(), Some(Duration::ZERO));
+        for bad in ["", "s", "1d", "-1s", "1.5s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -73,7 +73,9 @@ pub async fn run(command: SigstoreCommand, component: &[u8], cache: Option<&Path
         None,
         None,
     )?);
-    let runtime = Runtime::new(component, net, cache)?;
+    // One bundle, one instance: nothing to cache.
+    let none = crate::cache::VerificationCache::new(&crate::cache::CacheConfig::disabled());
+    let runtime = Runtime::new(component, net, none, cache)?;
     match runtime
         .verify_bundle(bundle, artifact, signer, trusted_root)
         .await?

@@ -166,7 +166,14 @@ impl Net {
             .body(Empty::new())
             .map_err(|_| HttpError::HttpRequestUriInvalid)?;
         self.sent.fetch_add(1, Ordering::Relaxed);
-        match tokio::time::timeout_at(deadline.into(), self.client.request(req)).await {
+        let answer = tokio::time::timeout_at(deadline.into(), self.client.request(req)).await;
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+        let status = match &answer {
+            Ok(Ok(r)) => Some(r.status().as_u16()),
+            _ => None,
+        };
+        crate::metrics::metrics().registry_request(authority, status);
+        match answer {
             Err(_) => Err(HttpError::ConnectionTimeout),
             Ok(Err(e)) => {
                 tracing::debug!("registry request to {uri} failed: {e:?}");

@@ -3,5 +3,6 @@
 wasmtime::component::bindgen!({
     world: "policy-module",
     path: "../wit",
+    imports: { default: async },
     exports: { default: async },
 });

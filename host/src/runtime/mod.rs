@@ -8,6 +8,8 @@
 mod bindings;
 pub mod precompiled;
 
+use crate::cache::{Claims, VerificationCache};
+use crate::metrics::metrics;
 use crate::net::{Hooks, Net};
 use crate::policies::Document;
 use anyhow::{anyhow, Context, Result};
@@ -17,7 +19,10 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Linker, ResourceAny};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits,
+    StoreLimitsBuilder,
+};
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -33,6 +38,9 @@ const INSTANCE_MEMORY_BYTES: usize = 256 << 20;
 const EPOCH_GRACE: Duration = Duration::from_millis(500);
 /// Idle instances kept per policy set.
 const MAX_IDLE: usize = 8;
+/// Instances alive at once, per engine: the pooling allocator reserves
+/// their slots up front (address space only, until used).
+const MAX_INSTANCES: u32 = 128;
 
 /// Store data: an empty WASI context (no files, no environment, no
 /// sockets), wasi:http through the registry hook, and the memory limiter.
@@ -42,6 +50,32 @@ pub struct HostState {
     hooks: Hooks,
     table: ResourceTable,
     limits: StoreLimits,
+    /// Verification cache keys this instance claimed in its current call.
+    claims: Claims,
+}
+
+/// The shared WIT types need no host functions.
+impl bindings::ivpol::admission::types::Host for HostState {}
+
+impl bindings::ivpol::admission::verification_cache::Host for HostState {
+    async fn get(&mut self, key: String) -> Option<Vec<u8>> {
+        let cache = self.claims.cache();
+        let deadline = self.hooks.deadline;
+        cache.get(&key, &mut self.claims, deadline).await
+    }
+
+    async fn put(&mut self, key: String, value: Vec<u8>) {
+        let cache = self.claims.cache();
+        cache.put(&key, &value, &mut self.claims);
+    }
+
+    async fn get_digest(&mut self, image: String) -> Option<String> {
+        self.claims.cache().get_digest(&image)
+    }
+
+    async fn put_digest(&mut self, image: String, digest: String) {
+        self.claims.cache().put_digest(&image, &digest);
+    }
 }
 
 impl WasiHttpView for HostState {
@@ -68,13 +102,20 @@ pub struct Runtime {
     engine: Engine,
     pre: bindings::PolicyModulePre<HostState>,
     net: Arc<Net>,
+    cache: Arc<VerificationCache>,
 }
 
 impl Runtime {
     /// Compiles the component (or loads it precompiled from `cache_dir`).
-    pub fn new(component_bytes: &[u8], net: Arc<Net>, cache_dir: Option<&Path>) -> Result<Runtime> {
+    pub fn new(
+        component_bytes: &[u8],
+        net: Arc<Net>,
+        cache: Arc<VerificationCache>,
+        cache_dir: Option<&Path>,
+    ) -> Result<Runtime> {
         let mut config = Config::new();
         config.epoch_interruption(true);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling()));
         let engine = wt(Engine::new(&config))?;
         let component = precompiled::load(&engine, component_bytes, cache_dir)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
@@ -82,11 +123,20 @@ impl Runtime {
         wt(wasmtime_wasi_http::p2::add_only_http_to_linker_async(
             &mut linker,
         ))?;
+        wt(bindings::PolicyModule::add_to_linker::<
+            HostState,
+            wasmtime::component::HasSelf<HostState>,
+        >(&mut linker, |s| s))?;
         let pre = wt(bindings::PolicyModulePre::new(wt(
             linker.instantiate_pre(&component)
         )?))?;
         start_epoch_ticker(engine.clone());
-        Ok(Runtime { engine, pre, net })
+        Ok(Runtime {
+            engine,
+            pre,
+            net,
+            cache,
+        })
     }
 
     async fn instantiate(&self) -> Result<(Store<HostState>, bindings::PolicyModule)> {
@@ -101,6 +151,7 @@ impl Runtime {
             limits: StoreLimitsBuilder::new()
                 .memory_size(INSTANCE_MEMORY_BYTES)
                 .build(),
+            claims: Claims::new(self.cache.clone()),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -135,6 +186,18 @@ impl Runtime {
 
 /// The WIT types of bundle verification.
 pub use bindings::exports::ivpol::admission::sigstore;
+
+/// Pooled instance slots with copy-on-write memory images: instantiation
+/// maps the component's initial memory instead of copying it.
+fn pooling() -> PoolingAllocationConfig {
+    let mut p = PoolingAllocationConfig::default();
+    p.total_component_instances(MAX_INSTANCES)
+        .total_core_instances(MAX_INSTANCES * 4)
+        .total_memories(MAX_INSTANCES * 2)
+        .total_tables(MAX_INSTANCES * 4)
+        .max_memory_size(INSTANCE_MEMORY_BYTES);
+    p
+}
 
 fn ticks(d: Duration) -> u64 {
     (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
@@ -204,22 +267,35 @@ impl Pool {
     }
 
     async fn acquire(&self) -> Result<Instance> {
-        let idle = self
-            .idle
-            .lock()
-            .map_err(|_| anyhow!("instance pool lock poisoned"))?
-            .pop();
-        match idle {
-            Some(i) => Ok(i),
-            None => new_instance(&self.runtime, &self.documents).await,
-        }
+        let start = Instant::now();
+        let idle = {
+            let mut idle = self
+                .idle
+                .lock()
+                .map_err(|_| anyhow!("instance pool lock poisoned"))?;
+            let got = idle.pop();
+            metrics().instances_idle.set(idle.len() as i64);
+            got
+        };
+        let instance = match idle {
+            Some(i) => i,
+            None => new_instance(&self.runtime, &self.documents).await?,
+        };
+        metrics()
+            .instance_acquire
+            .observe(start.elapsed().as_secs_f64());
+        Ok(instance)
     }
 
-    fn release(&self, instance: Instance) {
+    /// Back to the pool after a call that did not trap, its cache claims
+    /// released (a claim never outlives the call that made it).
+    fn release(&self, mut instance: Instance) {
+        instance.store.data_mut().claims.release_all();
         if let Ok(mut idle) = self.idle.lock() {
             if idle.len() < MAX_IDLE {
                 idle.push(instance);
             }
+            metrics().instances_idle.set(idle.len() as i64);
         }
     }
 
@@ -308,6 +384,7 @@ fn arm_deadline(inst: &mut Instance, deadline: Duration) {
 
 async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<Instance> {
     let (mut store, module) = runtime.instantiate().await?;
+    metrics().instances_created.inc();
     let constructed = module
         .ivpol_admission_engine()
         .policy_set()
@@ -351,11 +428,16 @@ spec:
       message: image is not the signed one
 "#;
 
+    fn cache() -> Arc<VerificationCache> {
+        VerificationCache::new(&crate::cache::CacheConfig::disabled())
+    }
+
     async fn pool() -> Pool {
         let net =
             Arc::new(Net::new(Default::default(), Default::default(), None, None).expect("net"));
-        let runtime =
-            Arc::new(Runtime::new(EMBEDDED_COMPONENT, net, None).expect("component compiles"));
+        let runtime = Arc::new(
+            Runtime::new(EMBEDDED_COMPONENT, net, cache(), None).expect("component compiles"),
+        );
         let docs = vec![Document {
             source: "json.yaml".into(),
             content: JSON_POLICY.into(),

@@ -2,6 +2,7 @@
 
 use super::review;
 use super::AppState;
+use crate::metrics::{metrics, PhaseLabels, RequestLabels};
 use crate::runtime::wit;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -54,6 +55,7 @@ pub async fn handle(state: Arc<AppState>, req: Request<Incoming>) -> Result<Repl
     let reply = match (req.method(), path.as_str()) {
         (&Method::GET, "/health/liveness") => json_reply(StatusCode::OK, json!({"status": "ok"})),
         (&Method::GET, "/health/readiness") => readiness(&state),
+        (&Method::GET, "/metrics") => metrics_reply(),
         (method, p) => match parse_route(p) {
             Some(route) if method == Method::POST => admission(&state, route, req).await,
             Some(_) => error(
@@ -78,20 +80,62 @@ fn readiness(state: &AppState) -> Reply {
     )
 }
 
+fn metrics_reply() -> Reply {
+    let mut resp = Response::new(Full::new(Bytes::from(metrics().encode())));
+    resp.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        ),
+    );
+    resp
+}
+
+/// One admission request, counted and timed by route, phase and verdict.
 async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Reply {
+    let start = std::time::Instant::now();
+    let labels = (
+        if route.namespaced { "nivpol" } else { "ivpol" },
+        match route.phase {
+            wit::Phase::Validate => "validate",
+            wit::Phase::Mutate => "mutate",
+        },
+    );
+    let (reply, verdict) = decide(state, route, req).await;
+    let m = metrics();
+    m.requests
+        .get_or_create(&RequestLabels {
+            route: labels.0.into(),
+            phase: labels.1.into(),
+            verdict: verdict.into(),
+        })
+        .inc();
+    m.latency
+        .get_or_create(&PhaseLabels {
+            phase: labels.1.into(),
+        })
+        .observe(start.elapsed().as_secs_f64());
+    reply
+}
+
+/// The reply, and the verdict label: `allowed`, `denied` or `error`.
+async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Reply, &'static str) {
     let body = match read_body(req).await {
         Ok(b) => b,
-        Err(reply) => return reply,
+        Err(reply) => return (reply, "error"),
     };
     let review = match review::parse(&body) {
         Ok(r) => r,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+        Err(e) => return (error(StatusCode::BAD_REQUEST, e), "error"),
     };
     // Kyverno's mutate routes only act on CREATE, UPDATE and CONNECT.
     if route.phase == wit::Phase::Mutate
         && !matches!(review.operation.as_str(), "CREATE" | "UPDATE" | "CONNECT")
     {
-        return json_reply(StatusCode::OK, review::allowed(&review.uid));
+        return (
+            json_reply(StatusCode::OK, review::allowed(&review.uid)),
+            "allowed",
+        );
     }
     let scope = if route.namespaced {
         wit::Scope::Namespaced(review.namespace.clone())
@@ -112,14 +156,16 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
         )
         .await;
     match outcome {
-        Ok(Ok(verdict)) => json_reply(StatusCode::OK, review::response(&review.uid, &verdict)),
-        Ok(Err(bad_request)) => error(StatusCode::BAD_REQUEST, bad_request),
+        Ok(Ok(verdict)) => {
+            let label = if verdict.allowed { "allowed" } else { "denied" };
+            let body = review::response(&review.uid, &verdict);
+            (json_reply(StatusCode::OK, body), label)
+        }
+        Ok(Err(bad_request)) => (error(StatusCode::BAD_REQUEST, bad_request), "error"),
         Err(e) => {
             tracing::error!("evaluation failed: {e:#}");
-            error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("evaluation failed: {e:#}"),
-            )
+            let message = format!("evaluation failed: {e:#}");
+            (error(StatusCode::INTERNAL_SERVER_ERROR, message), "error")
         }
     }
 }

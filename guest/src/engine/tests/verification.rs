@@ -235,3 +235,104 @@ fn notary_failures_are_counted() {
     let v = validate(&set, &create(&pod("p", &[&pinned()])));
     assert_eq!(outcomes(&v), one("counted", Status::Pass, "success"));
 }
+
+// ------------------------------------------------------ verification cache
+
+use crate::engine::cache::{self, Function, MemoryCache};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// `set` with an in-memory cache holding a full success for the key
+/// attestor on `pinned()` (and, for the attestation, `statement`).
+fn cached(set: PolicySet, statement: &Value) -> (PolicySet, Arc<MemoryCache>) {
+    let hash = set
+        .policies()
+        .next()
+        .expect("a policy")
+        .content_hash
+        .clone();
+    let memory = Arc::new(MemoryCache::default());
+    let attestors = vec!["cosign".to_string()];
+    let digest = DIGEST.to_string();
+    let sig = cache::key(&hash, Function::ImageSignatures, "", &attestors, &digest);
+    let att = cache::key(
+        &hash,
+        Function::AttestationSignatures,
+        "slsa",
+        &attestors,
+        &digest,
+    );
+    let mut entries = memory.entries.lock().expect("lock");
+    entries.insert(sig, Vec::new());
+    entries.insert(att, serde_json::to_vec(statement).expect("json"));
+    drop(entries);
+    (set.with_cache(memory.clone()), memory)
+}
+
+/// A hit counts every attestor, needs no registry (the transport is
+/// offline), restores the payload for `extractPayload`, and feeds
+/// `required`.
+#[test]
+fn a_cache_hit_counts_every_attestor_and_restores_the_payload() {
+    let statement = json!({"predicateType": "https://slsa.dev/provenance/v1", "predicate": {"builder": {"id": "ci"}}});
+    let extra = validation(
+        "images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) == 1 && verifyAttestationSignatures(i, attestations.slsa, [attestors.cosign]) == 1 && extractPayload(i, attestations.slsa).predicate.builder.id == 'ci')",
+    );
+    let (set, memory) = cached(load(&[verifying("hit", true, &extra)]), &statement);
+    let v = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(outcomes(&v), one("hit", Status::Pass, "success"));
+    assert_eq!(memory.gets.load(Ordering::SeqCst), 2);
+}
+
+/// Another policy (another content hash) and another digest miss; the miss
+/// verifies (here: fails offline) and nothing is stored for a failure.
+#[test]
+fn a_cache_entry_is_bound_to_the_policy_and_the_digest() {
+    let extra =
+        validation("images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) == 1)");
+    let (set, memory) = cached(load(&[verifying("bound", false, &extra)]), &json!({}));
+    let other = "ghcr.io/kyverno/test-verify-image@sha256:1111111111111111111111111111111111111111111111111111111111111111";
+    let v = validate(&set, &create(&pod("p", &[other])));
+    assert_eq!(v.results[0].status, Status::Fail, "{v:?}");
+    let edited = verifying("bound", false, &extra.replace("not verified", "edited"));
+    let (edited_set, _) = cached(load(&[edited]), &json!({}));
+    let edited_hash = edited_set
+        .policies()
+        .next()
+        .expect("policy")
+        .content_hash
+        .clone();
+    let original_hash = set.policies().next().expect("policy").content_hash.clone();
+    assert_ne!(
+        edited_hash, original_hash,
+        "an edit changes the content hash"
+    );
+    assert_eq!(
+        memory.entries.lock().expect("lock").len(),
+        2,
+        "a failure is not stored"
+    );
+}
+
+/// A tag resolved within the digest TTL needs no registry: the digest
+/// cache gives the digest, the verification cache the verdict for it.
+#[test]
+fn a_recently_resolved_tag_is_verified_from_the_caches() {
+    let extra =
+        validation("images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) == 1)");
+    let (set, memory) = cached(load(&[verifying("tagged", true, &extra)]), &json!({}));
+    let tag = "ghcr.io/kyverno/test-verify-image:signed";
+    let v = validate(&set, &create(&pod("p", &[tag])));
+    assert_eq!(
+        v.results[0].status,
+        Status::Error,
+        "unresolvable offline: {v:?}"
+    );
+    memory
+        .digests
+        .lock()
+        .expect("lock")
+        .insert(tag.to_string(), DIGEST.to_string());
+    let v = validate(&set, &create(&pod("p", &[tag])));
+    assert_eq!(outcomes(&v), one("tagged", Status::Pass, "success"));
+}

@@ -1,0 +1,283 @@
+//! The verification cache the component reaches through the WIT
+//! `verification-cache` import, shared by every instance.
+//!
+//! The component decides what goes in and under which key (see
+//! `guest/src/engine/cache.rs`): only full successes, keyed by policy
+//! content, function, names and the resolved digest. The host bounds it
+//! (size, TTL), keeps a separate short-lived tag → digest map, and makes
+//! identical verifications that run at the same time run once: a miss
+//! claims the key, and other instances asking for it wait until the
+//! claimant stores it or its call ends (single flight).
+
+use crate::metrics::metrics;
+use moka::notification::RemovalCause;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The cache's limits, from `serve`'s flags.
+#[derive(Clone, Debug)]
+pub struct CacheConfig {
+    pub enabled: bool,
+    /// Most verification entries kept.
+    pub size: u64,
+    pub ttl: Duration,
+    /// How long a tag's digest is reused; zero turns that off.
+    pub digest_ttl: Duration,
+}
+
+impl CacheConfig {
+    /// No caching at all (`--no-cache`, and one-shot commands).
+    pub fn disabled() -> CacheConfig {
+        CacheConfig {
+            enabled: false,
+            size: 0,
+            ttl: Duration::ZERO,
+            digest_ttl: Duration::ZERO,
+        }
+    }
+}
+
+/// Most tag → digest entries kept.
+const MAX_DIGESTS: u64 = 10_000;
+
+pub struct VerificationCache {
+    entries: Option<moka::sync::Cache<String, Arc<[u8]>>>,
+    digests: Option<moka::sync::Cache<String, String>>,
+    /// Keys being verified, each with a channel whose sender is dropped
+    /// when its claim ends (waking every waiter).
+    inflight: Mutex<HashMap<String, watch::Sender<()>>>,
+}
+
+impl VerificationCache {
+    pub fn new(config: &CacheConfig) -> Arc<VerificationCache> {
+        let entries = (config.enabled && config.size > 0).then(|| {
+            moka::sync::Cache::builder()
+                .max_capacity(config.size)
+                .time_to_live(config.ttl)
+                .eviction_listener(|_, _, cause| {
+                    if matches!(cause, RemovalCause::Size | RemovalCause::Expired) {
+                        metrics().cache_evictions.inc();
+                    }
+                })
+                .build()
+        });
+        let digests = (config.enabled && !config.digest_ttl.is_zero()).then(|| {
+            moka::sync::Cache::builder()
+                .max_capacity(MAX_DIGESTS)
+                .time_to_live(config.digest_ttl)
+                .build()
+        });
+        Arc::new(VerificationCache {
+            entries,
+            digests,
+            inflight: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The entry for `key`; on a miss `claims` holds the key until it is
+    /// stored or released. Waits for another claimant until `deadline`,
+    /// after which the caller verifies on its own (without a claim).
+    pub async fn get(&self, key: &str, claims: &mut Claims, deadline: Instant) -> Option<Vec<u8>> {
+        let entries = self.entries.as_ref()?;
+        loop {
+            if let Some(v) = entries.get(key) {
+                metrics().cache_hits.inc();
+                return Some(v.to_vec());
+            }
+            // Our own claim (the same key asked twice in one request).
+            if claims.keys.iter().any(|k| k == key) {
+                return None;
+            }
+            let mut waiter = {
+                let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+                match inflight.get(key) {
+                    Some(tx) => tx.subscribe(),
+                    None => {
+                        inflight.insert(key.to_string(), watch::channel(()).0);
+                        claims.keys.push(key.to_string());
+                        metrics().cache_misses.inc();
+                        return None;
+                    }
+                }
+            };
+            metrics().cache_waits.inc();
+            let woken = tokio::time::timeout_at(deadline.into(), waiter.changed()).await;
+            if woken.is_err() {
+                metrics().cache_misses.inc();
+                return None;
+            }
+        }
+    }
+
+    /// Stores a full success and ends the caller's claim on `key`.
+    pub fn put(&self, key: &str, value: &[u8], claims: &mut Claims) {
+        if let Some(entries) = &self.entries {
+            entries.insert(key.to_string(), Arc::from(value));
+        }
+        claims.keys.retain(|k| k != key);
+        self.release(key);
+    }
+
+    pub fn get_digest(&self, image: &str) -> Option<String> {
+        let hit = self.digests.as_ref()?.get(image);
+        match hit {
+            Some(_) => metrics().digest_hits.inc(),
+            None => metrics().digest_misses.inc(),
+        };
+        hit
+    }
+
+    pub fn put_digest(&self, image: &str, digest: &str) {
+        if let Some(d) = &self.digests {
+            d.insert(image.to_string(), digest.to_string());
+        }
+    }
+
+    fn release(&self, key: &str) {
+        // Dropping the sender wakes the waiters, which look again.
+        let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        inflight.remove(key);
+    }
+
+    /// Entries held now (for tests and the bench).
+    #[cfg(test)]
+    pub fn len(&self) -> u64 {
+        self.entries.as_ref().map_or(0, |e| {
+            e.run_pending_tasks();
+            e.entry_count()
+        })
+    }
+}
+
+/// The keys one instance has claimed during its current call. Released
+/// when the call ends, whether it stored them or not, and when the
+/// instance is dropped after a trap.
+pub struct Claims {
+    cache: Arc<VerificationCache>,
+    keys: Vec<String>,
+}
+
+impl Claims {
+    pub fn new(cache: Arc<VerificationCache>) -> Claims {
+        Claims {
+            cache,
+            keys: Vec::new(),
+        }
+    }
+
+    pub fn cache(&self) -> Arc<VerificationCache> {
+        self.cache.clone()
+    }
+
+    pub fn release_all(&mut self) {
+        for key in self.keys.drain(..) {
+            self.cache.release(&key);
+        }
+    }
+}
+
+impl Drop for Claims {
+    fn drop(&mut self) {
+        self.release_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> CacheConfig {
+        CacheConfig {
+            enabled: true,
+            size: 2,
+            ttl: Duration::from_secs(60),
+            digest_ttl: Duration::from_secs(60),
+        }
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[tokio::test]
+    async fn a_miss_claims_and_a_put_is_a_hit() {
+        let cache = VerificationCache::new(&config());
+        let mut claims = Claims::new(cache.clone());
+        assert_eq!(cache.get("k", &mut claims, soon()).await, None);
+        // Asking again in the same call does not wait on itself.
+        assert_eq!(cache.get("k", &mut claims, soon()).await, None);
+        cache.put("k", b"payload", &mut claims);
+        assert_eq!(
+            cache.get("k", &mut claims, soon()).await.as_deref(),
+            Some(&b"payload"[..])
+        );
+    }
+
+    #[tokio::test]
+    async fn waiters_get_the_claimants_result() {
+        let cache = VerificationCache::new(&config());
+        let mut leader = Claims::new(cache.clone());
+        assert_eq!(cache.get("k", &mut leader, soon()).await, None);
+        let waiter = {
+            let cache = cache.clone();
+            tokio::spawn(async move {
+                let mut claims = Claims::new(cache.clone());
+                cache.get("k", &mut claims, soon()).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "the waiter waits for the claimant");
+        cache.put("k", b"v", &mut leader);
+        assert_eq!(waiter.await.expect("join").as_deref(), Some(&b"v"[..]));
+    }
+
+    #[tokio::test]
+    async fn a_failed_claimant_hands_the_claim_on() {
+        let cache = VerificationCache::new(&config());
+        let mut leader = Claims::new(cache.clone());
+        assert_eq!(cache.get("k", &mut leader, soon()).await, None);
+        let waiter = {
+            let cache = cache.clone();
+            tokio::spawn(async move {
+                let mut claims = Claims::new(cache.clone());
+                let got = cache.get("k", &mut claims, soon()).await;
+                (got, claims.keys.clone())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(leader); // the call ended without a success
+        let (got, keys) = waiter.await.expect("join");
+        assert_eq!(got, None);
+        assert_eq!(keys, vec!["k".to_string()], "the waiter now verifies");
+    }
+
+    #[tokio::test]
+    async fn a_waiter_stops_waiting_at_its_deadline() {
+        let cache = VerificationCache::new(&config());
+        let mut leader = Claims::new(cache.clone());
+        assert_eq!(cache.get("k", &mut leader, soon()).await, None);
+        let mut claims = Claims::new(cache.clone());
+        let deadline = Instant::now() + Duration::from_millis(20);
+        assert_eq!(cache.get("k", &mut claims, deadline).await, None);
+        assert!(claims.keys.is_empty(), "no claim past the deadline");
+    }
+
+    #[tokio::test]
+    async fn the_cache_is_bounded_and_can_be_off() {
+        let cache = VerificationCache::new(&config());
+        let mut claims = Claims::new(cache.clone());
+        for k in ["a", "b", "c", "d"] {
+            cache.get(k, &mut claims, soon()).await;
+            cache.put(k, b"", &mut claims);
+        }
+        assert!(cache.len() <= 2, "{} entries", cache.len());
+        let off = VerificationCache::new(&CacheConfig::disabled());
+        let mut claims = Claims::new(off.clone());
+        off.put("k", b"", &mut claims);
+        assert_eq!(off.get("k", &mut claims, soon()).await, None);
+        off.put_digest("i", "sha256:1");
+        assert_eq!(off.get_digest("i"), None);
+    }
+}

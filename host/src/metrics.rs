@@ -1,0 +1,183 @@
+//! Prometheus metrics, served as text at `GET /metrics`: admission
+//! requests and their latency, the verification cache, registry calls, the
+//! instance pool and policy loading. One registry per process.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::LazyLock;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// `ivpol` or `nivpol`.
+    pub route: String,
+    /// `validate` or `mutate`.
+    pub phase: String,
+    /// `allowed`, `denied` or `error` (a request that got no verdict).
+    pub verdict: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PhaseLabels {
+    pub phase: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RegistryLabels {
+    pub host: String,
+    /// The HTTP status, or `error` when no response came.
+    pub status: String,
+}
+
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn latency_buckets() -> Histogram {
+    // 100 µs to ~13 s.
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        0.0001, 2.0, 18,
+    ))
+}
+
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<RequestLabels, Counter>,
+    pub latency: Histograms<PhaseLabels>,
+    pub cache_hits: Counter,
+    pub cache_misses: Counter,
+    pub cache_waits: Counter,
+    pub cache_evictions: Counter,
+    pub digest_hits: Counter,
+    pub digest_misses: Counter,
+    pub registry_requests: Family<RegistryLabels, Counter>,
+    pub instances_idle: Gauge,
+    pub instances_created: Counter,
+    pub instance_acquire: Histogram,
+    pub policies_loaded: Gauge,
+    pub policy_load_errors: Gauge,
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut m = Metrics {
+            registry: Registry::with_prefix("ivpol"),
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_buckets),
+            cache_hits: Counter::default(),
+            cache_misses: Counter::default(),
+            cache_waits: Counter::default(),
+            cache_evictions: Counter::default(),
+            digest_hits: Counter::default(),
+            digest_misses: Counter::default(),
+            registry_requests: Family::default(),
+            instances_idle: Gauge::default(),
+            instances_created: Counter::default(),
+            instance_acquire: latency_buckets(),
+            policies_loaded: Gauge::default(),
+            policy_load_errors: Gauge::default(),
+        };
+        m.register();
+        m
+    }
+
+    fn register(&mut self) {
+        let r = &mut self.registry;
+        r.register(
+            "admission_requests",
+            "Admission requests by route, phase and verdict",
+            self.requests.clone(),
+        );
+        r.register(
+            "admission_request_duration_seconds",
+            "Time from request body to response, by phase",
+            self.latency.clone(),
+        );
+        r.register(
+            "verification_cache_hits",
+            "Verifications answered from the cache",
+            self.cache_hits.clone(),
+        );
+        r.register(
+            "verification_cache_misses",
+            "Verifications that had to run",
+            self.cache_misses.clone(),
+        );
+        r.register(
+            "verification_cache_waits",
+            "Lookups that waited for an identical verification in flight",
+            self.cache_waits.clone(),
+        );
+        r.register(
+            "verification_cache_evictions",
+            "Entries removed for size or age",
+            self.cache_evictions.clone(),
+        );
+        r.register(
+            "digest_cache_hits",
+            "Tag resolutions answered within the digest TTL",
+            self.digest_hits.clone(),
+        );
+        r.register(
+            "digest_cache_misses",
+            "Tag resolutions that went to the registry",
+            self.digest_misses.clone(),
+        );
+        r.register(
+            "registry_requests",
+            "HTTP requests the component made to registries, by host and status",
+            self.registry_requests.clone(),
+        );
+        r.register(
+            "instances_idle",
+            "Component instances waiting in the pool",
+            self.instances_idle.clone(),
+        );
+        r.register(
+            "instances_created",
+            "Component instances created (a trap drops one)",
+            self.instances_created.clone(),
+        );
+        r.register(
+            "instance_acquire_seconds",
+            "Time to get an instance from the pool (or create one)",
+            self.instance_acquire.clone(),
+        );
+        r.register(
+            "policies_loaded",
+            "Policies that loaded",
+            self.policies_loaded.clone(),
+        );
+        r.register(
+            "policy_load_errors",
+            "Policy documents that did not load",
+            self.policy_load_errors.clone(),
+        );
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+
+    pub fn registry_request(&self, host: &str, status: Option<u16>) {
+        let status = status.map_or_else(|| "error".to_string(), |s| s.to_string());
+        self.registry_requests
+            .get_or_create(&RegistryLabels {
+                host: host.to_string(),
+                status,
+            })
+            .inc();
+    }
+}
+
+static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+
+pub fn metrics() -> &'static Metrics {
+    &METRICS
+}
