@@ -485,16 +485,26 @@ pub fn verify(
 /// Verifies `token` as a timestamp over `message` by a TSA whose chain,
 /// taken from the certificates embedded in the token, ends at one of
 /// `roots` (the Notary Project's `tsa` trust store): the message imprint,
-/// the signing-certificate-v2 binding ([`check_signing_certificate_v2`]),
-/// the signer's signature over the signed attributes, a path valid at
-/// `genTime` and the signer's timeStamping extended key usage. Returns
-/// `genTime` and the TSA path (signer..root).
+/// which must be an `imprint_hash` digest (the hash of the envelope's
+/// signature algorithm), the signing-certificate-v2 binding
+/// ([`check_signing_certificate_v2`]), the signer's signature over the
+/// signed attributes, a path valid at `genTime` and the signer's
+/// timeStamping extended key usage. Returns `genTime` and the TSA path
+/// (signer..root).
 pub fn verify_with_roots(
     token: &TimeStampToken,
     message: &[u8],
+    imprint_hash: HashAlgorithm,
     roots: &[Certificate],
 ) -> Result<(i64, Vec<Certificate>)> {
     let tst = &token.tst_info;
+    if tst.imprint_hash != imprint_hash {
+        return Err(VerifyError::new(format!(
+            "invalid TSTInfo: the message imprint is a {} digest, but the signature algorithm hashes with {} (the timestamp must hash the signature with the same algorithm)",
+            tst.imprint_hash.name(),
+            imprint_hash.name()
+        )));
+    }
     if tst.imprint != tst.imprint_hash.digest(message) {
         return Err(VerifyError::new(
             "invalid TSTInfo: mismatched message (the timestamp's message imprint is not the digest of the signature)",
@@ -931,9 +941,9 @@ mod made_tests {
 
     const MESSAGE: &[u8] = b"the envelope's signature bytes";
 
-    fn notary(token_der: &[u8], _hash: HashAlgorithm, roots: &[Certificate]) -> Result<i64> {
+    fn notary(token_der: &[u8], hash: HashAlgorithm, roots: &[Certificate]) -> Result<i64> {
         let token = TimeStampToken::parse_token(token_der)?;
-        verify_with_roots(&token, MESSAGE, roots).map(|(t, _)| t)
+        verify_with_roots(&token, MESSAGE, hash, roots).map(|(t, _)| t)
     }
 
     fn notary_err(token_der: &[u8], want: &str) {
@@ -1050,5 +1060,38 @@ mod made_tests {
         };
         let token = TimeStampToken::parse_token(&t).unwrap();
         assert_eq!(verify(&token, MESSAGE, &[tsa]).unwrap(), GEN_TIME);
+    }
+
+    #[test]
+    fn the_imprint_must_use_the_signature_hash() {
+        let (k, cert) = (key(), tsa_cert(&key(), "made TSA", 1));
+        let roots = std::slice::from_ref(&cert);
+        let v2 = [v2_for(&cert)];
+        for h in [
+            HashAlgorithm::Sha256,
+            HashAlgorithm::Sha384,
+            HashAlgorithm::Sha512,
+        ] {
+            let t = token(&k, &cert, MESSAGE, h, &v2);
+            assert_eq!(notary(&t, h, roots).unwrap(), GEN_TIME, "{h:?}");
+        }
+        // A SHA-384 imprint over the right bytes, for an ES256/PS256 signature.
+        let t = token(&k, &cert, MESSAGE, HashAlgorithm::Sha384, &v2);
+        let e = notary(&t, HashAlgorithm::Sha256, roots).unwrap_err();
+        assert_eq!(
+            e.0,
+            "invalid TSTInfo: the message imprint is a sha384 digest, but the signature algorithm hashes with sha256 (the timestamp must hash the signature with the same algorithm)"
+        );
+        // A SHA-256 imprint for an ES512/PS512 signature.
+        let t = token(&k, &cert, MESSAGE, HashAlgorithm::Sha256, &v2);
+        let e = notary(&t, HashAlgorithm::Sha512, roots).unwrap_err();
+        assert!(
+            e.0.contains("the message imprint is a sha256 digest, but the signature algorithm hashes with sha512"),
+            "{e}"
+        );
+        // The right algorithm over other bytes is still a mismatch.
+        let t = token(&k, &cert, b"other bytes", HashAlgorithm::Sha256, &v2);
+        let e = notary(&t, HashAlgorithm::Sha256, roots).unwrap_err();
+        assert!(e.0.contains("invalid TSTInfo: mismatched message"), "{e}");
     }
 }

@@ -141,6 +141,17 @@ impl Alg {
         }
     }
 
+    /// The hash of the signature algorithm, which the timestamp's message
+    /// imprint must use too.
+    fn hash(self) -> crate::verify::keys::HashAlgorithm {
+        use crate::verify::keys::HashAlgorithm as H;
+        match self {
+            Alg::PS256 | Alg::ES256 => H::Sha256,
+            Alg::PS384 | Alg::ES384 => H::Sha384,
+            Alg::PS512 | Alg::ES512 => H::Sha512,
+        }
+    }
+
     fn scheme(self) -> crate::verify::keys::Scheme {
         use crate::verify::keys::{HashAlgorithm as H, Scheme};
         match self {
@@ -467,11 +478,13 @@ fn authentic_timestamp(
         ))
     })?;
     let (gen_time, _) =
-        timestamp::verify_with_roots(&token, &env.signature, tsa_roots).map_err(|e| {
-            VerifyError::new(format!(
-                "failed to verify the timestamp countersignature with error: {e}"
-            ))
-        })?;
+        timestamp::verify_with_roots(&token, &env.signature, env.alg.hash(), tsa_roots).map_err(
+            |e| {
+                VerifyError::new(format!(
+                    "failed to verify the timestamp countersignature with error: {e}"
+                ))
+            },
+        )?;
     for cert in chain {
         if gen_time < cert.not_before() {
             return Err(VerifyError::new(format!(

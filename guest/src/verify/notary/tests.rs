@@ -20,6 +20,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::verify::keys::HashAlgorithm;
 
 /// 2026-12-02T00:00:00Z.
 const NOW: i64 = 1_796_169_600;
@@ -496,13 +497,18 @@ fn without_timestamp() {
         )))
         .unwrap()
     };
-    let e =
-        timestamp::verify_with_roots(&token("TimeStampToken.p7s"), b"mismatch", &trust.tsa_roots)
-            .unwrap_err();
+    let e = timestamp::verify_with_roots(
+        &token("TimeStampToken.p7s"),
+        b"mismatch",
+        HashAlgorithm::Sha256,
+        &trust.tsa_roots,
+    )
+    .unwrap_err();
     assert!(e.0.contains("invalid TSTInfo: mismatched message"), "{e}");
     let e = timestamp::verify_with_roots(
         &token("TimeStampTokenWithoutCertificate.p7s"),
         b"notation",
+        HashAlgorithm::Sha256,
         &trust.tsa_roots,
     )
     .unwrap_err();
