@@ -1130,3 +1130,62 @@ fn tampered_cose_fails() {
     );
     fails(&env, MEDIA_TYPE_COSE, &t, &trust, "signature is invalid");
 }
+
+/// `made::jws` with a made RFC 3161 token over its signature (SHA-`imprint`
+/// imprint, with or without signing-certificate-v2) in its unprotected
+/// header, and the trust that makes the TSA trusted.
+fn made_timestamped(imprint: HashAlgorithm, v2: bool) -> (Vec<u8>, Trust) {
+    use crate::verify::timestamp::made as tsa;
+    let env = made::jws(&made::protected(), &made::payload());
+    let mut v: serde_json::Value = serde_json::from_slice(&env).unwrap();
+    let signature = base64::Engine::decode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        v["signature"].as_str().unwrap(),
+    )
+    .unwrap();
+    let (key, cert) = (tsa::key(), tsa::tsa_cert(&tsa::key(), "made TSA", 1));
+    let attrs = if v2 { vec![tsa::v2_for(&cert)] } else { vec![] };
+    let token = tsa::token(&key, &cert, &signature, imprint, &attrs);
+    v["header"]["io.cncf.notary.timestampSignature"] =
+        serde_json::Value::String(crate::verify::encoding::b64encode(&token));
+    let trust = Trust {
+        tsa_roots: vec![cert],
+        ..made::trust()
+    };
+    (serde_json::to_vec(&v).unwrap(), trust)
+}
+
+#[test]
+fn made_timestamp_verifies_with_signing_certificate_v2_and_the_leaf_hash() {
+    let (env, trust) = made_timestamped(HashAlgorithm::Sha256, true);
+    let v = ok(&env, MEDIA_TYPE_JWS, &e2e_target(), &trust);
+    assert_eq!(
+        v.signing_time,
+        Some(crate::verify::timestamp::made::GEN_TIME)
+    );
+}
+
+#[test]
+fn made_timestamp_without_signing_certificate_v2_fails() {
+    let (env, trust) = made_timestamped(HashAlgorithm::Sha256, false);
+    fails(
+        &env,
+        MEDIA_TYPE_JWS,
+        &e2e_target(),
+        &trust,
+        "failed to verify the timestamp countersignature with error: failed to get SigningCertificateV2 from signed attributes: attribute not found",
+    );
+}
+
+#[test]
+fn made_timestamp_with_another_imprint_hash_fails() {
+    // ES256 signs with SHA-256; a SHA-384 imprint over the same bytes is refused.
+    let (env, trust) = made_timestamped(HashAlgorithm::Sha384, true);
+    fails(
+        &env,
+        MEDIA_TYPE_JWS,
+        &e2e_target(),
+        &trust,
+        "failed to verify the timestamp countersignature with error: invalid TSTInfo: the message imprint is a sha384 digest, but the signature algorithm hashes with sha256",
+    );
+}
