@@ -1189,3 +1189,115 @@ fn made_timestamp_with_another_imprint_hash_fails() {
         "failed to verify the timestamp countersignature with error: invalid TSTInfo: the message imprint is a sha384 digest, but the signature algorithm hashes with sha256",
     );
 }
+
+/// Where a made COSE envelope puts its x5chain (label 33).
+enum X5 {
+    /// Unprotected, as this value.
+    Unprotected(coset::cbor::value::Value),
+    /// Protected only, as an array.
+    Protected,
+}
+
+/// A COSE_Sign1 counterpart of `made::jws` (ES256, `notary.x509`).
+fn made_cose(x5: X5) -> Vec<u8> {
+    use coset::cbor::value::Value;
+    use coset::TaggedCborSerializable;
+    use coset::{iana, CoseSign1Builder, HeaderBuilder, RegisteredLabelWithPrivate};
+    use p256::ecdsa::signature::Signer;
+    let key = made::key();
+    let leaf = Value::Bytes(made::cert(&key).der().to_vec());
+    let mut protected = HeaderBuilder::new()
+        .algorithm(iana::Algorithm::ES256)
+        .content_type(MEDIA_TYPE_PAYLOAD.to_string())
+        .add_critical_label(RegisteredLabelWithPrivate::Text(
+            "io.cncf.notary.signingScheme".to_string(),
+        ))
+        .text_value(
+            "io.cncf.notary.signingScheme".to_string(),
+            Value::Text("notary.x509".to_string()),
+        )
+        .text_value(
+            "io.cncf.notary.signingTime".to_string(),
+            Value::Tag(1, Box::new(Value::Integer(1_767_225_600.into()))),
+        );
+    let mut unprotected = HeaderBuilder::new();
+    match x5 {
+        X5::Unprotected(v) => unprotected = unprotected.value(33, v),
+        X5::Protected => protected = protected.value(33, Value::Array(vec![leaf])),
+    }
+    CoseSign1Builder::new()
+        .protected(protected.build())
+        .unprotected(unprotected.build())
+        .payload(serde_json::to_vec(&made::payload()).unwrap())
+        .create_signature(b"", |tbs| {
+            let sig: p256::ecdsa::Signature = key.sign(tbs);
+            sig.to_bytes().to_vec()
+        })
+        .build()
+        .to_tagged_vec()
+        .unwrap()
+}
+
+#[test]
+fn cose_x5chain_forms() {
+    use coset::cbor::value::Value;
+    let leaf = || Value::Bytes(made::cert(&made::key()).der().to_vec());
+    let (t, trust) = (e2e_target(), made::trust());
+    // RFC 9360: an array of bstr, or one certificate as a single bstr.
+    let v = ok(
+        &made_cose(X5::Unprotected(Value::Array(vec![leaf()]))),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+    );
+    assert_eq!(v.chain.len(), 1);
+    let v = ok(
+        &made_cose(X5::Unprotected(leaf())),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+    );
+    assert_eq!(v.chain, vec![made::cert(&made::key())]);
+    // notation-core-go reads the chain from the unprotected header only.
+    fails(
+        &made_cose(X5::Protected),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+        "certificate chain is not present",
+    );
+    // Neither an array nor a bstr, an array holding a non-bstr, an empty
+    // array.
+    for bad in [
+        Value::Text("MIIB".to_string()),
+        Value::Array(vec![leaf(), Value::Integer(1.into())]),
+        Value::Array(vec![]),
+    ] {
+        fails(
+            &made_cose(X5::Unprotected(bad)),
+            MEDIA_TYPE_COSE,
+            &t,
+            &trust,
+            "certificate chain is not present",
+        );
+    }
+    // The MAX_CHAIN_CERTS bound holds for the array form.
+    fails(
+        &made_cose(X5::Unprotected(Value::Array(vec![
+            leaf();
+            MAX_CHAIN_CERTS + 1
+        ]))),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+        "certificate chain has 11 certificates, more than the 10 allowed",
+    );
+    // A single bstr that is not a certificate.
+    fails(
+        &made_cose(X5::Unprotected(Value::Bytes(vec![0x30, 0x00]))),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+        "invalid X.509 certificate",
+    );
+}
