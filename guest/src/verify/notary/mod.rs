@@ -18,7 +18,9 @@
 //!    `notary.x509.signingAuthority`);
 //! 5. expiry: `io.cncf.notary.expiry`, when present, is after `now`;
 //! 6. authentic timestamp: for `notary.x509` with TSA roots configured an
-//!    RFC 3161 countersignature is required, verified against them, and
+//!    RFC 3161 countersignature is required, verified against them (its
+//!    message imprint hashes the signature with the signature algorithm's
+//!    hash, and signing-certificate-v2 binds the TSA signer), and
 //!    every certificate must be valid at its `genTime`; without TSA roots
 //!    every certificate must be valid at `now`. For
 //!    `notary.x509.signingAuthority` every certificate must be valid at the
