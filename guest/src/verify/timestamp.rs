@@ -28,6 +28,12 @@ pub const ID_CT_TST_INFO: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.1.4");
 const ID_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
 const ID_MESSAGE_DIGEST: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
+/// `id-aa-signingCertificateV2` (RFC 5035).
+pub const ID_AA_SIGNING_CERTIFICATE_V2: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.47");
+/// `id-aa-signingCertificate` (RFC 2634, SHA-1 `ESSCertID`s).
+pub const ID_AA_SIGNING_CERTIFICATE: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.12");
 const ID_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
 const ID_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.2");
 const ID_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
@@ -229,6 +235,146 @@ impl TimeStampToken {
     }
 }
 
+/// `IssuerSerial ::= SEQUENCE { issuer GeneralNames, serialNumber CertificateSerialNumber }`
+#[derive(der::Sequence)]
+struct IssuerSerial {
+    issuer: x509_cert::ext::pkix::name::GeneralNames,
+    serial_number: x509_cert::serial_number::SerialNumber,
+}
+
+/// The first `ESSCertIDv2` of a `SigningCertificateV2` (RFC 5035 §3).
+struct EssCertIdV2 {
+    /// `hashAlgorithm`; `None` is the DEFAULT, SHA-256.
+    hash_oid: Option<ObjectIdentifier>,
+    cert_hash: Vec<u8>,
+    issuer_serial: Option<IssuerSerial>,
+}
+
+/// Parses `SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF
+/// ESSCertIDv2, policies SEQUENCE OF PolicyInformation OPTIONAL }`,
+/// returning the first `ESSCertIDv2` (`None` when `certs` is empty).
+fn parse_signing_certificate_v2(der: &[u8]) -> der::Result<Option<EssCertIdV2>> {
+    let mut r = SliceReader::new(der)?;
+    let first = r.sequence(|r: &mut SliceReader<'_>| {
+        let first = r.sequence(|r: &mut SliceReader<'_>| {
+            let mut first = None;
+            while !r.is_finished() {
+                let id = r.sequence(|r: &mut SliceReader<'_>| {
+                    // ESSCertIDv2 ::= SEQUENCE { hashAlgorithm DEFAULT sha256,
+                    //   certHash OCTET STRING, issuerSerial OPTIONAL }
+                    let hash_oid = if Tag::peek(r)? == Tag::Sequence {
+                        Some(x509_cert::spki::AlgorithmIdentifierOwned::decode(r)?.oid)
+                    } else {
+                        None
+                    };
+                    let cert_hash = OctetString::decode(r)?.as_bytes().to_vec();
+                    let issuer_serial = if r.is_finished() {
+                        None
+                    } else {
+                        Some(IssuerSerial::decode(r)?)
+                    };
+                    Ok::<_, der::Error>(EssCertIdV2 {
+                        hash_oid,
+                        cert_hash,
+                        issuer_serial,
+                    })
+                })?;
+                first.get_or_insert(id);
+            }
+            Ok::<_, der::Error>(first)
+        })?;
+        if !r.is_finished() {
+            Any::decode(r)?; // policies
+        }
+        Ok::<_, der::Error>(first)
+    })?;
+    r.finish()?;
+    Ok(first)
+}
+
+/// The signing-certificate binding notation (tspclient-go) requires of a
+/// timestamp (RFC 3161 §2.4.1 as updated by RFC 5816): the signer's signed
+/// attributes carry exactly one signing-certificate-v2 attribute, whose
+/// first `ESSCertIDv2` `certHash` (SHA-256 unless it names SHA-384 or
+/// SHA-512) is the digest of `signer`, the certificate that verifies the
+/// signature; an `issuerSerial`, when present, must name that certificate.
+/// The SHA-1 signing-certificate (v1) attribute is not accepted, as
+/// tspclient-go does not.
+///
+/// Sigstore bundle timestamps ([`verify`]) are not held to this.
+pub fn check_signing_certificate_v2(token: &TimeStampToken, signer: &Certificate) -> Result<()> {
+    let attrs: Vec<_> = token
+        .signer
+        .signed_attrs
+        .iter()
+        .flat_map(|a| a.iter())
+        .collect();
+    let v2: Vec<_> = attrs
+        .iter()
+        .filter(|a| a.oid == ID_AA_SIGNING_CERTIFICATE_V2)
+        .collect();
+    let attr = match v2.as_slice() {
+        [a] => a,
+        [] => {
+            let v1 = attrs.iter().any(|a| a.oid == ID_AA_SIGNING_CERTIFICATE);
+            return Err(VerifyError::new(format!(
+                "failed to get SigningCertificateV2 from signed attributes: attribute not found{}",
+                if v1 {
+                    " (the token has only the SHA-1 signing-certificate v1 attribute, which is not accepted)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        more => {
+            return Err(VerifyError::new(format!(
+            "the timestamp signer has {} SigningCertificateV2 attributes; exactly one is allowed",
+            more.len()
+        )))
+        }
+    };
+    let [value] = attr.values.as_slice() else {
+        return Err(VerifyError::new(
+            "the SigningCertificateV2 attribute must have exactly one value",
+        ));
+    };
+    let value = value.to_der().map_err(der_err("SigningCertificateV2"))?;
+    let id = parse_signing_certificate_v2(&value)
+        .map_err(|e| {
+            VerifyError::new(format!(
+                "failed to get SigningCertificateV2 from signed attributes: {e}"
+            ))
+        })?
+        .ok_or_else(|| VerifyError::new("signingCertificateV2 does not contain any certificate"))?;
+    let hash = match &id.hash_oid {
+        None => HashAlgorithm::Sha256,
+        Some(oid) => hash_from_oid(oid).map_err(|_| {
+            VerifyError::new(format!(
+                "unsupported certificate hash algorithm in SigningCertificateV2 attribute ({oid})"
+            ))
+        })?,
+    };
+    if let Some(is) = &id.issuer_serial {
+        let tbs = signer.inner().tbs_certificate();
+        let Some(x509_cert::ext::pkix::name::GeneralName::DirectoryName(issuer)) =
+            is.issuer.first()
+        else {
+            return Err(VerifyError::new("issuer name is missing in IssuerSerial"));
+        };
+        if issuer != tbs.issuer() || is.serial_number != *tbs.serial_number() {
+            return Err(VerifyError::new(
+                "the SigningCertificateV2 IssuerSerial does not name the timestamp's signing certificate",
+            ));
+        }
+    }
+    if id.cert_hash != hash.digest(signer.der()) {
+        return Err(VerifyError::new(
+            "signing certificate hash does not match CertHash in signed attribute",
+        ));
+    }
+    Ok(())
+}
+
 const ID_ECDSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
 const ID_ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
 const ID_ECDSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.4");
@@ -339,15 +485,26 @@ pub fn verify(
 /// Verifies `token` as a timestamp over `message` by a TSA whose chain,
 /// taken from the certificates embedded in the token, ends at one of
 /// `roots` (the Notary Project's `tsa` trust store): the message imprint,
-/// the signer's signature over the signed attributes, a path valid at
-/// `genTime` and the signer's timeStamping extended key usage. Returns
-/// `genTime` and the TSA path (signer..root).
+/// which must be an `imprint_hash` digest (the hash of the envelope's
+/// signature algorithm), the signing-certificate-v2 binding
+/// ([`check_signing_certificate_v2`]), the signer's signature over the
+/// signed attributes, a path valid at `genTime` and the signer's
+/// timeStamping extended key usage. Returns `genTime` and the TSA path
+/// (signer..root).
 pub fn verify_with_roots(
     token: &TimeStampToken,
     message: &[u8],
+    imprint_hash: HashAlgorithm,
     roots: &[Certificate],
 ) -> Result<(i64, Vec<Certificate>)> {
     let tst = &token.tst_info;
+    if tst.imprint_hash != imprint_hash {
+        return Err(VerifyError::new(format!(
+            "invalid TSTInfo: the message imprint is a {} digest, but the signature algorithm hashes with {} (the timestamp must hash the signature with the same algorithm)",
+            tst.imprint_hash.name(),
+            imprint_hash.name()
+        )));
+    }
     if tst.imprint != tst.imprint_hash.digest(message) {
         return Err(VerifyError::new(
             "invalid TSTInfo: mismatched message (the timestamp's message imprint is not the digest of the signature)",
@@ -367,6 +524,7 @@ pub fn verify_with_roots(
         .iter()
         .find(|c| token.signer_is(c.der()))
         .ok_or_else(|| VerifyError::new("signing certificate not found in the timestamp token"))?;
+    check_signing_certificate_v2(token, signer)?;
     let t = tst.gen_time;
     let path = verify_chain(signer, &embedded, roots, t, Purpose::Any)
         .map_err(|e| VerifyError::new(format!("timestamp signing certificate: {e}")))?;
@@ -593,5 +751,347 @@ mod tests {
         // granted, but no token
         let empty = [0x30, 0x05, 0x30, 0x03, 0x02, 0x01, 0x00];
         assert!(TimeStampToken::parse(&empty).is_err());
+    }
+}
+
+/// RFC 3161 tokens made here (P-256 TSA, self-signed), for the negative
+/// cases the vendored tokens do not cover.
+#[cfg(test)]
+pub(crate) mod made {
+    use super::*;
+    use crate::verify::x509::der_wrap;
+    use p256::ecdsa::signature::Signer;
+    use p256::pkcs8::EncodePublicKey;
+
+    /// 2026-01-01T00:00:00Z, the `genTime` of every made token.
+    pub const GEN_TIME: i64 = 1_767_225_600;
+    pub const ID_SHA1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.14.3.2.26");
+
+    pub fn seq(parts: &[&[u8]]) -> Vec<u8> {
+        der_wrap(0x30, &parts.concat())
+    }
+
+    pub fn oid(o: ObjectIdentifier) -> Vec<u8> {
+        o.to_der().unwrap()
+    }
+
+    /// DER `SET OF`: the elements sorted by their encodings.
+    pub fn set_of(mut parts: Vec<Vec<u8>>) -> Vec<u8> {
+        parts.sort();
+        der_wrap(0x31, &parts.concat())
+    }
+
+    pub fn key() -> p256::ecdsa::SigningKey {
+        p256::ecdsa::SigningKey::from_slice(&[7u8; 32]).unwrap()
+    }
+
+    /// A self-signed P-256 certificate `CN=<cn>` with serial `serial`,
+    /// valid 2025..2100, with a critical timeStamping EKU.
+    pub fn tsa_cert(key: &p256::ecdsa::SigningKey, cn: &str, serial: u8) -> Certificate {
+        let alg = seq(&[&oid(ID_ECDSA_SHA256)]);
+        let atv = seq(&[
+            &[0x06, 0x03, 0x55, 0x04, 0x03],
+            &der_wrap(0x0c, cn.as_bytes()),
+        ]);
+        let name = seq(&[&der_wrap(0x31, &atv)]);
+        let validity = seq(&[
+            &der_wrap(0x17, b"250101000000Z"),
+            &der_wrap(0x18, b"21000101000000Z"),
+        ]);
+        let spki = key.verifying_key().to_public_key_der().unwrap();
+        let eku = seq(&[
+            &oid(ObjectIdentifier::new_unwrap("2.5.29.37")),
+            &[0x01, 0x01, 0xff],
+            &der_wrap(0x04, &seq(&[&oid(ID_KP_TIME_STAMPING)])),
+        ]);
+        let tbs = seq(&[
+            &[0xa0, 0x03, 0x02, 0x01, 0x02],
+            &[0x02, 0x01, serial],
+            &alg,
+            &name,
+            &validity,
+            &name,
+            spki.as_bytes(),
+            &der_wrap(0xa3, &seq(&[&eku])),
+        ]);
+        let sig: p256::ecdsa::Signature = key.sign(&tbs);
+        let mut bits = vec![0u8];
+        bits.extend_from_slice(sig.to_der().as_bytes());
+        Certificate::from_der(&seq(&[&tbs, &alg, &der_wrap(0x03, &bits)])).unwrap()
+    }
+
+    pub fn hash_oid(h: HashAlgorithm) -> ObjectIdentifier {
+        match h {
+            HashAlgorithm::Sha256 => ID_SHA256,
+            HashAlgorithm::Sha384 => ID_SHA384,
+            HashAlgorithm::Sha512 => ID_SHA512,
+            HashAlgorithm::Sha224 => ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.4"),
+        }
+    }
+
+    /// `IssuerSerial` naming `cert`.
+    pub fn issuer_serial(cert: &Certificate) -> Vec<u8> {
+        let serial = cert
+            .inner()
+            .tbs_certificate()
+            .serial_number()
+            .to_der()
+            .unwrap();
+        seq(&[&seq(&[&der_wrap(0xa4, &cert.issuer_der())]), &serial])
+    }
+
+    /// An `ESSCertIDv2`: `hash_algorithm` `None` leaves the SHA-256 default
+    /// implicit.
+    pub fn ess_cert_id_v2(
+        hash_algorithm: Option<ObjectIdentifier>,
+        cert_hash: &[u8],
+        issuer_serial: Option<Vec<u8>>,
+    ) -> Vec<u8> {
+        let alg = hash_algorithm.map(|o| seq(&[&oid(o)])).unwrap_or_default();
+        seq(&[
+            &alg,
+            &der_wrap(0x04, cert_hash),
+            &issuer_serial.unwrap_or_default(),
+        ])
+    }
+
+    /// The signing-certificate-v2 attribute over `ids`.
+    pub fn v2_attr(ids: &[Vec<u8>]) -> Vec<u8> {
+        let value = seq(&[&seq(&[&ids.concat()])]);
+        seq(&[&oid(ID_AA_SIGNING_CERTIFICATE_V2), &der_wrap(0x31, &value)])
+    }
+
+    /// The common form: the first ESSCertIDv2 hashes `cert` with SHA-256.
+    pub fn v2_for(cert: &Certificate) -> Vec<u8> {
+        v2_attr(&[ess_cert_id_v2(
+            None,
+            &HashAlgorithm::Sha256.digest(cert.der()),
+            None,
+        )])
+    }
+
+    /// A signing-certificate (v1) attribute: `ESSCertID { certHash (SHA-1) }`.
+    pub fn v1_attr() -> Vec<u8> {
+        let value = seq(&[&seq(&[&seq(&[&der_wrap(0x04, &[0u8; 20])])])]);
+        seq(&[&oid(ID_AA_SIGNING_CERTIFICATE), &der_wrap(0x31, &value)])
+    }
+
+    /// A `TimeStampToken` (ContentInfo) over `message` with an
+    /// `imprint_hash` imprint, signed by `key` as `cert` (embedded), with
+    /// `extra_attrs` among the signed attributes.
+    pub fn token(
+        key: &p256::ecdsa::SigningKey,
+        cert: &Certificate,
+        message: &[u8],
+        imprint_hash: HashAlgorithm,
+        extra_attrs: &[Vec<u8>],
+    ) -> Vec<u8> {
+        let sha256 = seq(&[&oid(ID_SHA256)]);
+        let tst = seq(&[
+            &[0x02, 0x01, 0x01],
+            &oid(ObjectIdentifier::new_unwrap("1.3.6.1.4.1.32473.1")),
+            &seq(&[
+                &seq(&[&oid(hash_oid(imprint_hash))]),
+                &der_wrap(0x04, &imprint_hash.digest(message)),
+            ]),
+            &[0x02, 0x01, 0x05],
+            &der_wrap(0x18, b"20260101000000Z"),
+        ]);
+        let mut attrs = vec![
+            seq(&[&oid(ID_CONTENT_TYPE), &der_wrap(0x31, &oid(ID_CT_TST_INFO))]),
+            seq(&[
+                &oid(ID_MESSAGE_DIGEST),
+                &der_wrap(0x31, &der_wrap(0x04, &HashAlgorithm::Sha256.digest(&tst))),
+            ]),
+        ];
+        attrs.extend(extra_attrs.iter().cloned());
+        let signed_attrs = set_of(attrs);
+        let sig: p256::ecdsa::Signature = key.sign(&signed_attrs);
+        let mut implicit = signed_attrs.clone();
+        implicit[0] = 0xa0;
+        let serial = cert
+            .inner()
+            .tbs_certificate()
+            .serial_number()
+            .to_der()
+            .unwrap();
+        let signer_info = seq(&[
+            &[0x02, 0x01, 0x01],
+            &seq(&[&cert.issuer_der(), &serial]),
+            &sha256,
+            &implicit,
+            &seq(&[&oid(ID_ECDSA_SHA256)]),
+            &der_wrap(0x04, sig.to_der().as_bytes()),
+        ]);
+        let signed_data = seq(&[
+            &[0x02, 0x01, 0x03],
+            &der_wrap(0x31, &sha256),
+            &seq(&[&oid(ID_CT_TST_INFO), &der_wrap(0xa0, &der_wrap(0x04, &tst))]),
+            &der_wrap(0xa0, cert.der()),
+            &der_wrap(0x31, &signer_info),
+        ]);
+        seq(&[&oid(ID_SIGNED_DATA), &der_wrap(0xa0, &signed_data)])
+    }
+}
+
+#[cfg(test)]
+mod made_tests {
+    use super::made::*;
+    use super::*;
+
+    const MESSAGE: &[u8] = b"the envelope's signature bytes";
+
+    fn notary(token_der: &[u8], hash: HashAlgorithm, roots: &[Certificate]) -> Result<i64> {
+        let token = TimeStampToken::parse_token(token_der)?;
+        verify_with_roots(&token, MESSAGE, hash, roots).map(|(t, _)| t)
+    }
+
+    fn notary_err(token_der: &[u8], want: &str) {
+        let cert = tsa_cert(&key(), "made TSA", 1);
+        let e = notary(token_der, HashAlgorithm::Sha256, &[cert]).unwrap_err();
+        assert!(e.0.contains(want), "want {want:?}, got {e}");
+    }
+
+    #[test]
+    fn signing_certificate_v2_binds_the_signer() {
+        let (k, cert) = (key(), tsa_cert(&key(), "made TSA", 1));
+        let roots = std::slice::from_ref(&cert);
+        let sha256 = HashAlgorithm::Sha256;
+        // The default form (SHA-256 implied, no issuerSerial).
+        let t = token(&k, &cert, MESSAGE, sha256, &[v2_for(&cert)]);
+        assert_eq!(notary(&t, sha256, roots).unwrap(), GEN_TIME);
+        // An explicit SHA-512 certHash and an issuerSerial naming the signer.
+        let id = ess_cert_id_v2(
+            Some(ID_SHA512),
+            &HashAlgorithm::Sha512.digest(cert.der()),
+            Some(issuer_serial(&cert)),
+        );
+        let t = token(&k, &cert, MESSAGE, sha256, &[v2_attr(&[id])]);
+        assert_eq!(notary(&t, sha256, roots).unwrap(), GEN_TIME);
+
+        // No signing-certificate attribute at all.
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[]),
+            "failed to get SigningCertificateV2 from signed attributes: attribute not found",
+        );
+        // Only the SHA-1 v1 attribute: tspclient-go does not accept it.
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v1_attr()]),
+            "attribute not found (the token has only the SHA-1 signing-certificate v1 attribute",
+        );
+        // The hash of another certificate.
+        let other = tsa_cert(&key(), "another TSA", 2);
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_for(&other)]),
+            "signing certificate hash does not match CertHash in signed attribute",
+        );
+        // A SHA-256 hash labelled SHA-384.
+        let id = ess_cert_id_v2(Some(ID_SHA384), &sha256.digest(cert.der()), None);
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_attr(&[id])]),
+            "signing certificate hash does not match CertHash in signed attribute",
+        );
+        // Only the first ESSCertIDv2 counts.
+        let ids = [
+            ess_cert_id_v2(None, &sha256.digest(other.der()), None),
+            ess_cert_id_v2(None, &sha256.digest(cert.der()), None),
+        ];
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_attr(&ids)]),
+            "signing certificate hash does not match CertHash in signed attribute",
+        );
+        // SHA-1 certHash in a v2 attribute.
+        let id = ess_cert_id_v2(Some(ID_SHA1), &[0u8; 20], None);
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_attr(&[id])]),
+            "unsupported certificate hash algorithm in SigningCertificateV2 attribute (1.3.14.3.2.26)",
+        );
+        // No ESSCertIDv2.
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_attr(&[])]),
+            "signingCertificateV2 does not contain any certificate",
+        );
+        // The right hash, but an issuerSerial naming another certificate.
+        let id = ess_cert_id_v2(
+            None,
+            &sha256.digest(cert.der()),
+            Some(issuer_serial(&other)),
+        );
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_attr(&[id])]),
+            "the SigningCertificateV2 IssuerSerial does not name the timestamp's signing certificate",
+        );
+        // An issuerSerial whose first GeneralName is not a directoryName.
+        let serial = seq(&[&[0x02, 0x01, 0x01]]);
+        let dns = seq(&[&crate::verify::x509::der_wrap(0x82, b"tsa.example")]);
+        let odd = seq(&[&dns, &serial[2..]]);
+        let id = ess_cert_id_v2(None, &sha256.digest(cert.der()), Some(odd));
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_attr(&[id])]),
+            "issuer name is missing in IssuerSerial",
+        );
+        // Two v2 attributes.
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[v2_for(&cert), v2_for(&other)]),
+            "the timestamp signer has 2 SigningCertificateV2 attributes; exactly one is allowed",
+        );
+        // A malformed value.
+        let bad = seq(&[
+            &oid(ID_AA_SIGNING_CERTIFICATE_V2),
+            &crate::verify::x509::der_wrap(0x31, &seq(&[&[0x04, 0x00]])),
+        ]);
+        notary_err(
+            &token(&k, &cert, MESSAGE, sha256, &[bad]),
+            "failed to get SigningCertificateV2 from signed attributes:",
+        );
+    }
+
+    #[test]
+    fn sigstore_timestamps_do_not_need_signing_certificate_v2() {
+        let (k, cert) = (key(), tsa_cert(&key(), "made TSA", 1));
+        let t = token(&k, &cert, MESSAGE, HashAlgorithm::Sha256, &[]);
+        let tsa = CertificateAuthority {
+            certs: vec![cert.clone(), cert.clone()],
+            validity: crate::verify::trust::Validity {
+                start: None,
+                end: None,
+            },
+            uri: String::new(),
+        };
+        let token = TimeStampToken::parse_token(&t).unwrap();
+        assert_eq!(verify(&token, MESSAGE, &[tsa]).unwrap(), GEN_TIME);
+    }
+
+    #[test]
+    fn the_imprint_must_use_the_signature_hash() {
+        let (k, cert) = (key(), tsa_cert(&key(), "made TSA", 1));
+        let roots = std::slice::from_ref(&cert);
+        let v2 = [v2_for(&cert)];
+        for h in [
+            HashAlgorithm::Sha256,
+            HashAlgorithm::Sha384,
+            HashAlgorithm::Sha512,
+        ] {
+            let t = token(&k, &cert, MESSAGE, h, &v2);
+            assert_eq!(notary(&t, h, roots).unwrap(), GEN_TIME, "{h:?}");
+        }
+        // A SHA-384 imprint over the right bytes, for an ES256/PS256 signature.
+        let t = token(&k, &cert, MESSAGE, HashAlgorithm::Sha384, &v2);
+        let e = notary(&t, HashAlgorithm::Sha256, roots).unwrap_err();
+        assert_eq!(
+            e.0,
+            "invalid TSTInfo: the message imprint is a sha384 digest, but the signature algorithm hashes with sha256 (the timestamp must hash the signature with the same algorithm)"
+        );
+        // A SHA-256 imprint for an ES512/PS512 signature.
+        let t = token(&k, &cert, MESSAGE, HashAlgorithm::Sha256, &v2);
+        let e = notary(&t, HashAlgorithm::Sha512, roots).unwrap_err();
+        assert!(
+            e.0.contains("the message imprint is a sha256 digest, but the signature algorithm hashes with sha512"),
+            "{e}"
+        );
+        // The right algorithm over other bytes is still a mismatch.
+        let t = token(&k, &cert, b"other bytes", HashAlgorithm::Sha256, &v2);
+        let e = notary(&t, HashAlgorithm::Sha256, roots).unwrap_err();
+        assert!(e.0.contains("invalid TSTInfo: mismatched message"), "{e}");
     }
 }

@@ -50,7 +50,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
     })?;
     let p = &sign1.protected.header;
 
-    // Unprotected: x5chain, signing agent, timestamp.
+    // Unprotected: x5chain, signing agent, timestamp. The chain is read
+    // from the unprotected header only, as notation-core-go does (an
+    // x5chain in the protected header is not used); RFC 9360 allows it as
+    // an array of bstr or, for one certificate, a single bstr.
     let mut certs = Vec::new();
     let mut timestamp = None;
     for (label, value) in &sign1.unprotected.rest {
@@ -58,6 +61,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
             Label::Int(LABEL_X5CHAIN) => {
                 let items: Vec<&Value> = match value {
                     Value::Array(items) => items.iter().collect(),
+                    Value::Bytes(_) => vec![value],
                     _ => return Err(VerifyError::new("certificate chain is not present")),
                 };
                 if items.len() > super::MAX_CHAIN_CERTS {

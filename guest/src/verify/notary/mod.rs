@@ -18,7 +18,9 @@
 //!    `notary.x509.signingAuthority`);
 //! 5. expiry: `io.cncf.notary.expiry`, when present, is after `now`;
 //! 6. authentic timestamp: for `notary.x509` with TSA roots configured an
-//!    RFC 3161 countersignature is required, verified against them, and
+//!    RFC 3161 countersignature is required, verified against them (its
+//!    message imprint hashes the signature with the signature algorithm's
+//!    hash, and signing-certificate-v2 binds the TSA signer), and
 //!    every certificate must be valid at its `genTime`; without TSA roots
 //!    every certificate must be valid at `now`. For
 //!    `notary.x509.signingAuthority` every certificate must be valid at the
@@ -138,6 +140,17 @@ impl Alg {
             Alg::ES256 => "ES256",
             Alg::ES384 => "ES384",
             Alg::ES512 => "ES512",
+        }
+    }
+
+    /// The hash of the signature algorithm, which the timestamp's message
+    /// imprint must use too.
+    fn hash(self) -> crate::verify::keys::HashAlgorithm {
+        use crate::verify::keys::HashAlgorithm as H;
+        match self {
+            Alg::PS256 | Alg::ES256 => H::Sha256,
+            Alg::PS384 | Alg::ES384 => H::Sha384,
+            Alg::PS512 | Alg::ES512 => H::Sha512,
         }
     }
 
@@ -467,11 +480,13 @@ fn authentic_timestamp(
         ))
     })?;
     let (gen_time, _) =
-        timestamp::verify_with_roots(&token, &env.signature, tsa_roots).map_err(|e| {
-            VerifyError::new(format!(
-                "failed to verify the timestamp countersignature with error: {e}"
-            ))
-        })?;
+        timestamp::verify_with_roots(&token, &env.signature, env.alg.hash(), tsa_roots).map_err(
+            |e| {
+                VerifyError::new(format!(
+                    "failed to verify the timestamp countersignature with error: {e}"
+                ))
+            },
+        )?;
     for cert in chain {
         if gen_time < cert.not_before() {
             return Err(VerifyError::new(format!(

@@ -20,6 +20,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::verify::keys::HashAlgorithm;
 
 /// 2026-12-02T00:00:00Z.
 const NOW: i64 = 1_796_169_600;
@@ -496,13 +497,18 @@ fn without_timestamp() {
         )))
         .unwrap()
     };
-    let e =
-        timestamp::verify_with_roots(&token("TimeStampToken.p7s"), b"mismatch", &trust.tsa_roots)
-            .unwrap_err();
+    let e = timestamp::verify_with_roots(
+        &token("TimeStampToken.p7s"),
+        b"mismatch",
+        HashAlgorithm::Sha256,
+        &trust.tsa_roots,
+    )
+    .unwrap_err();
     assert!(e.0.contains("invalid TSTInfo: mismatched message"), "{e}");
     let e = timestamp::verify_with_roots(
         &token("TimeStampTokenWithoutCertificate.p7s"),
         b"notation",
+        HashAlgorithm::Sha256,
         &trust.tsa_roots,
     )
     .unwrap_err();
@@ -1123,4 +1129,175 @@ fn tampered_cose_fails() {
         481,
     );
     fails(&env, MEDIA_TYPE_COSE, &t, &trust, "signature is invalid");
+}
+
+/// `made::jws` with a made RFC 3161 token over its signature (SHA-`imprint`
+/// imprint, with or without signing-certificate-v2) in its unprotected
+/// header, and the trust that makes the TSA trusted.
+fn made_timestamped(imprint: HashAlgorithm, v2: bool) -> (Vec<u8>, Trust) {
+    use crate::verify::timestamp::made as tsa;
+    let env = made::jws(&made::protected(), &made::payload());
+    let mut v: serde_json::Value = serde_json::from_slice(&env).unwrap();
+    let signature = base64::Engine::decode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        v["signature"].as_str().unwrap(),
+    )
+    .unwrap();
+    let (key, cert) = (tsa::key(), tsa::tsa_cert(&tsa::key(), "made TSA", 1));
+    let attrs = if v2 { vec![tsa::v2_for(&cert)] } else { vec![] };
+    let token = tsa::token(&key, &cert, &signature, imprint, &attrs);
+    v["header"]["io.cncf.notary.timestampSignature"] =
+        serde_json::Value::String(crate::verify::encoding::b64encode(&token));
+    let trust = Trust {
+        tsa_roots: vec![cert],
+        ..made::trust()
+    };
+    (serde_json::to_vec(&v).unwrap(), trust)
+}
+
+#[test]
+fn made_timestamp_verifies_with_signing_certificate_v2_and_the_leaf_hash() {
+    let (env, trust) = made_timestamped(HashAlgorithm::Sha256, true);
+    let v = ok(&env, MEDIA_TYPE_JWS, &e2e_target(), &trust);
+    assert_eq!(
+        v.signing_time,
+        Some(crate::verify::timestamp::made::GEN_TIME)
+    );
+}
+
+#[test]
+fn made_timestamp_without_signing_certificate_v2_fails() {
+    let (env, trust) = made_timestamped(HashAlgorithm::Sha256, false);
+    fails(
+        &env,
+        MEDIA_TYPE_JWS,
+        &e2e_target(),
+        &trust,
+        "failed to verify the timestamp countersignature with error: failed to get SigningCertificateV2 from signed attributes: attribute not found",
+    );
+}
+
+#[test]
+fn made_timestamp_with_another_imprint_hash_fails() {
+    // ES256 signs with SHA-256; a SHA-384 imprint over the same bytes is refused.
+    let (env, trust) = made_timestamped(HashAlgorithm::Sha384, true);
+    fails(
+        &env,
+        MEDIA_TYPE_JWS,
+        &e2e_target(),
+        &trust,
+        "failed to verify the timestamp countersignature with error: invalid TSTInfo: the message imprint is a sha384 digest, but the signature algorithm hashes with sha256",
+    );
+}
+
+/// Where a made COSE envelope puts its x5chain (label 33).
+enum X5 {
+    /// Unprotected, as this value.
+    Unprotected(coset::cbor::value::Value),
+    /// Protected only, as an array.
+    Protected,
+}
+
+/// A COSE_Sign1 counterpart of `made::jws` (ES256, `notary.x509`).
+fn made_cose(x5: X5) -> Vec<u8> {
+    use coset::cbor::value::Value;
+    use coset::TaggedCborSerializable;
+    use coset::{iana, CoseSign1Builder, HeaderBuilder, RegisteredLabelWithPrivate};
+    use p256::ecdsa::signature::Signer;
+    let key = made::key();
+    let leaf = Value::Bytes(made::cert(&key).der().to_vec());
+    let mut protected = HeaderBuilder::new()
+        .algorithm(iana::Algorithm::ES256)
+        .content_type(MEDIA_TYPE_PAYLOAD.to_string())
+        .add_critical_label(RegisteredLabelWithPrivate::Text(
+            "io.cncf.notary.signingScheme".to_string(),
+        ))
+        .text_value(
+            "io.cncf.notary.signingScheme".to_string(),
+            Value::Text("notary.x509".to_string()),
+        )
+        .text_value(
+            "io.cncf.notary.signingTime".to_string(),
+            Value::Tag(1, Box::new(Value::Integer(1_767_225_600.into()))),
+        );
+    let mut unprotected = HeaderBuilder::new();
+    match x5 {
+        X5::Unprotected(v) => unprotected = unprotected.value(33, v),
+        X5::Protected => protected = protected.value(33, Value::Array(vec![leaf])),
+    }
+    CoseSign1Builder::new()
+        .protected(protected.build())
+        .unprotected(unprotected.build())
+        .payload(serde_json::to_vec(&made::payload()).unwrap())
+        .create_signature(b"", |tbs| {
+            let sig: p256::ecdsa::Signature = key.sign(tbs);
+            sig.to_bytes().to_vec()
+        })
+        .build()
+        .to_tagged_vec()
+        .unwrap()
+}
+
+#[test]
+fn cose_x5chain_forms() {
+    use coset::cbor::value::Value;
+    let leaf = || Value::Bytes(made::cert(&made::key()).der().to_vec());
+    let (t, trust) = (e2e_target(), made::trust());
+    // RFC 9360: an array of bstr, or one certificate as a single bstr.
+    let v = ok(
+        &made_cose(X5::Unprotected(Value::Array(vec![leaf()]))),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+    );
+    assert_eq!(v.chain.len(), 1);
+    let v = ok(
+        &made_cose(X5::Unprotected(leaf())),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+    );
+    assert_eq!(v.chain, vec![made::cert(&made::key())]);
+    // notation-core-go reads the chain from the unprotected header only.
+    fails(
+        &made_cose(X5::Protected),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+        "certificate chain is not present",
+    );
+    // Neither an array nor a bstr, an array holding a non-bstr, an empty
+    // array.
+    for bad in [
+        Value::Text("MIIB".to_string()),
+        Value::Array(vec![leaf(), Value::Integer(1.into())]),
+        Value::Array(vec![]),
+    ] {
+        fails(
+            &made_cose(X5::Unprotected(bad)),
+            MEDIA_TYPE_COSE,
+            &t,
+            &trust,
+            "certificate chain is not present",
+        );
+    }
+    // The MAX_CHAIN_CERTS bound holds for the array form.
+    fails(
+        &made_cose(X5::Unprotected(Value::Array(vec![
+            leaf();
+            MAX_CHAIN_CERTS + 1
+        ]))),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+        "certificate chain has 11 certificates, more than the 10 allowed",
+    );
+    // A single bstr that is not a certificate.
+    fails(
+        &made_cose(X5::Unprotected(Value::Bytes(vec![0x30, 0x00]))),
+        MEDIA_TYPE_COSE,
+        &t,
+        &trust,
+        "invalid X.509 certificate",
+    );
 }
