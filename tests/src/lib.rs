@@ -135,6 +135,17 @@ impl Server {
         (status, resp.into_json().unwrap_or(serde_json::Value::Null))
     }
 
+    /// The sum of every sample of the Prometheus metric `name` at
+    /// `/metrics` (all label sets), 0 when it has none yet.
+    pub fn metric(&self, name: &str) -> f64 {
+        let text = ureq::get(&format!("{}/metrics", self.base))
+            .call()
+            .unwrap_or_else(|e| panic!("GET /metrics: {e}"))
+            .into_string()
+            .expect("metrics text");
+        metric_sum(&text, name)
+    }
+
     /// POSTs an AdmissionReview and returns its `response`, asserting HTTP 200.
     pub fn review(&self, path: &str, review: &serde_json::Value) -> serde_json::Value {
         let (status, body) = self.post(path, &review.to_string());
@@ -194,4 +205,16 @@ fn wait_for_listen(rx: &mpsc::Receiver<String>) -> Result<(String, String), Stri
             Err(_) => return Err(seen.join("\n")),
         }
     }
+}
+
+/// The sum of the samples of `name` in a Prometheus text exposition.
+pub fn metric_sum(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let metric = series.split('{').next()?;
+            (metric == name).then(|| value.parse::<f64>().ok())?
+        })
+        .sum()
 }

@@ -50,3 +50,11 @@ pub fn verifying_policy(
     );
     pod_policy(name, "\"CREATE\"", &tail)
 }
+
+/// A cosign key attestor without a transparency log (the air-gapped path).
+pub fn key_attestor(name: &str, pem: &str) -> String {
+    format!(
+        "- name: {name}\n  cosign:\n    key:\n      data: |\n        {}\n    ctlog:\n      insecureIgnoreTlog: true",
+        indent(pem, 8)
+    )
+}

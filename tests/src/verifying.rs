@@ -42,6 +42,11 @@ impl Setup {
     /// `ivpol serve` with `(name, yaml)` policies, allowed to reach the
     /// registry over plain HTTP; every policy must load.
     pub fn serve(&self, policies: &[(String, String)]) -> Server {
+        self.serve_with(policies, &[])
+    }
+
+    /// The same with more `serve` flags.
+    pub fn serve_with(&self, policies: &[(String, String)], flags: &[&str]) -> Server {
         let files: Vec<(String, String)> = policies
             .iter()
             .map(|(name, yaml)| (format!("{name}.yaml"), yaml.clone()))
@@ -53,7 +58,11 @@ impl Setup {
         let s = Server::start_with(
             &refs,
             Options {
-                extra_args: vec!["--insecure-registry".into(), self.reg.addr.clone()],
+                extra_args: ["--insecure-registry", &self.reg.addr]
+                    .iter()
+                    .chain(flags)
+                    .map(|s| s.to_string())
+                    .collect(),
                 ..Options::default()
             },
         );

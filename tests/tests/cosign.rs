@@ -6,7 +6,7 @@
 //! asks about one policy at a time through its route (`/ivpol/validate/<name>`).
 
 use ivpol_tests::faulty::{Answer, Faulty};
-use ivpol_tests::policy::{indent, verifying_policy as policy_with};
+use ivpol_tests::policy::{indent, key_attestor, verifying_policy as policy_with};
 use ivpol_tests::sign::{
     now, tuf, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Leaf,
     LeafSpec, Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
@@ -30,14 +30,6 @@ fn verified_by(attestors: &[&str]) -> String {
     format!(
         "images.containers.map(i, verifyImageSignatures(i, [{}])).all(n, n > 0)",
         list.join(", ")
-    )
-}
-
-/// A key attestor without a transparency log (the air-gapped path).
-fn key_attestor(name: &str, pem: &str) -> String {
-    format!(
-        "- name: {name}\n  cosign:\n    key:\n      data: |\n        {}\n    ctlog:\n      insecureIgnoreTlog: true",
-        indent(pem, 8)
     )
 }
 
