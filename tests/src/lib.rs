@@ -138,12 +138,16 @@ impl Server {
     /// The sum of every sample of the Prometheus metric `name` at
     /// `/metrics` (all label sets), 0 when it has none yet.
     pub fn metric(&self, name: &str) -> f64 {
-        let text = ureq::get(&format!("{}/metrics", self.base))
+        metric_sum(&self.metrics_text(), name)
+    }
+
+    /// The Prometheus text at `/metrics`.
+    pub fn metrics_text(&self) -> String {
+        ureq::get(&format!("{}/metrics", self.base))
             .call()
             .unwrap_or_else(|e| panic!("GET /metrics: {e}"))
             .into_string()
-            .expect("metrics text");
-        metric_sum(&text, name)
+            .expect("metrics text")
     }
 
     /// POSTs an AdmissionReview and returns its `response`, asserting HTTP 200.
@@ -157,6 +161,11 @@ impl Server {
     pub fn log(&self) -> String {
         let later: Vec<String> = self.log.try_iter().collect();
         format!("{}\n{}", self.startup, later.join("\n"))
+    }
+
+    /// The server's process id (for its memory use).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Whether the process is still running.

@@ -57,8 +57,11 @@ fn main() -> Result<()> {
         Some("test") => test(&args[1..]),
         Some("lint") => lint(),
         Some("oracles") => oracles(),
+        Some("bench") => bench(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test [cargo test args...] | lint | oracles>");
+            eprintln!(
+                "usage: cargo xtask <test [cargo test args...] | bench [--duration SECS] | lint | oracles>"
+            );
             bail!("unknown or missing xtask command")
         }
     }
@@ -222,6 +225,28 @@ fn install_sigstore_python() -> Result<PathBuf> {
         );
     }
     Ok(python)
+}
+
+/// The performance run (DESIGN.md §6): release builds of `ivpol` and the
+/// bench, a loopback registry, one table. Writes `target/bench/report.md`.
+fn bench(extra: &[String]) -> Result<()> {
+    install_system_packages()?;
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "ivpol-host",
+        "-p",
+        "ivpol-bench",
+    ]))?;
+    let release = target_dir().join("release");
+    let out = target_dir().join("bench");
+    std::fs::create_dir_all(&out)?;
+    run(Command::new(release.join("ivpol-bench"))
+        .args(extra)
+        .arg("--out")
+        .arg(out.join("report.md"))
+        .env("IVPOL_BIN", release.join("ivpol")))
 }
 
 fn lint() -> Result<()> {

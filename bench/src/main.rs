@@ -1,0 +1,352 @@
+//! `cargo xtask bench`: one run on this machine that starts a no-op hyper
+//! webhook (the baseline), the real `ivpol serve` and a loopback registry,
+//! drives each with the same AdmissionReview, and prints one table with
+//! every ivpol figure also as a ratio to the baseline (DESIGN.md §6).
+//!
+//! Usage: `ivpol-bench [--duration SECS] [--out FILE]` with `IVPOL_BIN` set
+//! to a release `ivpol`; `ivpol-bench noop` is the baseline server itself.
+
+mod load;
+mod noop;
+mod report;
+
+use anyhow::{bail, Context, Result};
+use ivpol_tests::policy::{key_attestor, pod_policy, verifying_policy};
+use ivpol_tests::registry::Registry;
+use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
+use ivpol_tests::{metric_sum, Options, Server};
+use load::Measured;
+use report::{Report, Row};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CONNECTIONS: [usize; 2] = [1, 64];
+const ALLOWED: &str = "\"allowed\":true";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("noop") {
+        return run_noop();
+    }
+    let mut duration = Duration::from_secs(5);
+    let mut out: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--duration" => {
+                let secs: u64 = it.next().context("--duration SECS")?.parse()?;
+                duration = Duration::from_secs(secs);
+            }
+            "--out" => out = Some(PathBuf::from(it.next().context("--out FILE")?)),
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    let report = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(bench(duration))?;
+    let text = report.render();
+    println!("{text}");
+    if let Some(path) = out {
+        std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The baseline server, in its own process like ivpol.
+fn run_noop() -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        println!("listening {}", listener.local_addr()?);
+        noop::serve(listener).await
+    })
+}
+
+/// What the scenarios share: the registry, the signed image, the review.
+struct Fixture {
+    reg: Registry,
+    policies: Vec<(String, String)>,
+    review: String,
+    /// A GET the cold path makes (the signature manifest), for the RTT.
+    registry_path: String,
+}
+
+fn fixture() -> Fixture {
+    let reg = Registry::start();
+    let p = ivpol_tests::fixtures::Pusher {
+        addr: &reg.addr,
+        auth: None,
+    };
+    let digest = p.image(
+        "bench/app",
+        "v1",
+        ivpol_tests::fixtures::OCI_MANIFEST,
+        "amd64",
+    );
+    let signer = Signer::keyed(KeyKind::P256);
+    let sig = signer.sign_image(&p, "bench/app", &digest, &SignOpts::default());
+    let pinned = format!("{}/bench/app@{digest}", reg.addr);
+    let check =
+        "images.containers.map(i, verifyImageSignatures(i, [attestors.cosign])).all(n, n > 0)";
+    let verify = verifying_policy(
+        "bench-verify",
+        &key_attestor("cosign", &signer.public_pem()),
+        "",
+        check,
+        "not signed",
+    );
+    let mutate = pod_policy(
+        "bench-mutate",
+        "\"CREATE\"",
+        &format!(
+            "  matchImageReferences:\n    - glob: '{}/*'\n  validationConfigurations:\n    mutateDigest: true\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: 'true'\n",
+            reg.addr
+        ),
+    );
+    let review = ivpol_tests::review::create_pod(&[&pinned]).to_string();
+    let registry_path = format!("/v2/{}/manifests/{}", sig.repo, sig.tag);
+    drop(p);
+    Fixture {
+        policies: vec![
+            ("bench-verify.yaml".into(), verify),
+            ("bench-mutate.yaml".into(), mutate),
+        ],
+        reg,
+        review,
+        registry_path,
+    }
+}
+
+fn serve(f: &Fixture, extra: &[&str]) -> Server {
+    let refs: Vec<(&str, &str)> = f
+        .policies
+        .iter()
+        .map(|(n, y)| (n.as_str(), y.as_str()))
+        .collect();
+    let mut extra_args = vec!["--insecure-registry".to_string(), f.reg.addr.clone()];
+    extra_args.extend(extra.iter().map(|s| s.to_string()));
+    Server::start_with(
+        &refs,
+        Options {
+            extra_args,
+            ..Options::default()
+        },
+    )
+}
+
+fn addr_of(s: &Server) -> String {
+    s.base.trim_start_matches("http://").to_string()
+}
+
+async fn bench(duration: Duration) -> Result<Report> {
+    let f = fixture();
+    let noop = Noop::start()?;
+    let ivpol = serve(&f, &[]);
+    let cold = serve(&f, &["--no-cache"]);
+    let (ia, ca) = (addr_of(&ivpol), addr_of(&cold));
+    // Warm up: compile paths, fill the cache and the instance pools.
+    for (addr, path) in [
+        (&ia, "/ivpol/validate/bench-verify"),
+        (&ia, "/ivpol/mutate/bench-mutate"),
+        (&ca, "/ivpol/validate/bench-verify"),
+    ] {
+        load::run(
+            addr,
+            path,
+            &f.review,
+            ALLOWED,
+            64,
+            Duration::from_millis(500),
+        )
+        .await?;
+    }
+    let mut report = Report::default();
+    for conns in CONNECTIONS {
+        let run = |addr: String, path: &'static str| {
+            let body = f.review.clone();
+            async move { load::run(&addr, path, &body, ALLOWED, conns, duration).await }
+        };
+        let baseline = run(noop.addr.clone(), "/").await?;
+        let hit = run(ia.clone(), "/ivpol/validate/bench-verify").await?;
+        let mutate = run(ia.clone(), "/ivpol/mutate/bench-mutate").await?;
+        let calls_before = cold.metric("ivpol_registry_requests_total");
+        let cold_run = run(ca.clone(), "/ivpol/validate/bench-verify").await?;
+        let calls = cold.metric("ivpol_registry_requests_total") - calls_before;
+        report.rows.push(Row::of(
+            "no-op hyper webhook (baseline)",
+            conns,
+            &baseline,
+            None,
+        ));
+        report
+            .rows
+            .push(Row::of("validate, cache hit", conns, &hit, Some(&baseline)));
+        report.rows.push(Row::of(
+            "mutate, nothing to pin",
+            conns,
+            &mutate,
+            Some(&baseline),
+        ));
+        report.rows.push(Row::of(
+            "validate cold (cosign key)",
+            conns,
+            &cold_run,
+            Some(&baseline),
+        ));
+        if conns == 1 {
+            report.cold_calls_per_request = calls / cold_run.requests.max(1) as f64;
+            report.cold_p50_ms = cold_run.quantile_ms(0.5);
+        }
+    }
+    let rtt = load::run(
+        &f.reg.addr,
+        &f.registry_path,
+        "",
+        "",
+        1,
+        Duration::from_secs(2),
+    )
+    .await?;
+    report.registry_rtt_ms = rtt.quantile_ms(0.5);
+    report.rss_mb = memory_mb(ivpol.pid(), "VmRSS:");
+    report.peak_rss_mb = memory_mb(ivpol.pid(), "VmHWM:");
+    report.instance_acquire_ms = acquire_ms(&ivpol);
+    report.component_bytes = component_size();
+    report.startup_cold_ms = startup_ms(&f, None)?;
+    let cache = ivpol_tests::target_dir().join("bench-precompiled");
+    startup_ms(&f, Some(&cache))?; // compiles into the cache
+    report.startup_precompiled_ms = startup_ms(&f, Some(&cache))?;
+    check_errors(&report)?;
+    Ok(report)
+}
+
+fn check_errors(report: &Report) -> Result<()> {
+    for row in &report.rows {
+        if row.errors > 0 {
+            bail!(
+                "{} at {} connections: {} bad answers",
+                row.name,
+                row.conns,
+                row.errors
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The baseline server process, killed on drop.
+struct Noop {
+    child: Child,
+    addr: String,
+}
+
+impl Noop {
+    fn start() -> Result<Noop> {
+        let mut child = Command::new(std::env::current_exe()?)
+            .arg("noop")
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let stdout = child.stdout.take().context("noop stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line)?;
+        let addr = line
+            .trim()
+            .strip_prefix("listening ")
+            .context("the noop server did not start")?
+            .to_string();
+        Ok(Noop { child, addr })
+    }
+}
+
+impl Drop for Noop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `/proc/<pid>/status` field, in MB.
+fn memory_mb(pid: u32, field: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Mean time to take an instance from the pool, from one `/metrics` scrape.
+fn acquire_ms(s: &Server) -> f64 {
+    let text = s.metrics_text();
+    let sum = metric_sum(&text, "ivpol_instance_acquire_seconds_sum");
+    let count = metric_sum(&text, "ivpol_instance_acquire_seconds_count");
+    sum / count.max(1.0) * 1000.0
+}
+
+/// The embedded component's size: the guest build `ivpol` embeds.
+fn component_size() -> u64 {
+    let dir = ivpol_tests::target_dir()
+        .join("guest")
+        .join("wasm32-wasip2");
+    ["release", "debug"]
+        .iter()
+        .filter_map(|p| std::fs::metadata(dir.join(p).join("ivpol_guest.wasm")).ok())
+        .max_by_key(|m| m.modified().ok())
+        .map_or(0, |m| m.len())
+}
+
+/// Time from spawning `ivpol serve` to it listening with its policies
+/// loaded: compiling the component (no `cache`, or an empty one) or loading
+/// it precompiled.
+fn startup_ms(f: &Fixture, cache: Option<&Path>) -> Result<f64> {
+    let dir = tempfile::tempdir()?;
+    let pdir = dir.path().join("policies");
+    std::fs::create_dir(&pdir)?;
+    for (name, yaml) in &f.policies {
+        std::fs::write(pdir.join(name), yaml)?;
+    }
+    let mut cmd = Command::new(ivpol_tests::ivpol_bin());
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--policies"])
+        .arg(&pdir);
+    match cache {
+        Some(c) => cmd.arg("--cache-dir").arg(c),
+        None => cmd.arg("--no-precompile-cache"),
+    };
+    cmd.env("IVPOL_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let stderr = child.stderr.take().context("stderr")?;
+    let listening = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains("listening"));
+    let elapsed = start.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    if !listening {
+        bail!("ivpol serve did not start");
+    }
+    Ok(elapsed.as_secs_f64() * 1000.0)
+}
+
+impl Row {
+    fn of(name: &str, conns: usize, m: &Measured, baseline: Option<&Measured>) -> Row {
+        Row {
+            name: name.to_string(),
+            conns,
+            rps: m.rps(),
+            p50: m.quantile_ms(0.5),
+            p99: m.quantile_ms(0.99),
+            errors: m.errors,
+            ratio: baseline.map(|b| m.rps() / b.rps()),
+        }
+    }
+}
