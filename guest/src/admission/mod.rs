@@ -1,7 +1,9 @@
 //! The AdmissionRequest as the engine reads it (`admission.k8s.io/v1`).
 //!
 //! Only the fields matching and CEL need are typed; the whole request is also
-//! kept as JSON because it is the CEL variable `request`.
+//! kept as its JSON text because it is the CEL variable `request`.
+
+use std::sync::Arc;
 
 pub mod patch;
 
@@ -66,11 +68,12 @@ pub struct Request {
     pub namespace: String,
     pub operation: String,
     /// `object`; `Null` when absent (DELETE).
-    pub object: serde_json::Value,
+    pub object: Arc<serde_json::Value>,
     /// `oldObject`; `Null` when absent (CREATE).
-    pub old_object: serde_json::Value,
-    /// The request as received, for the CEL variable `request`.
-    pub raw: serde_json::Value,
+    pub old_object: Arc<serde_json::Value>,
+    /// The request as received (valid JSON), for the CEL variable
+    /// `request`, which is only parsed again if an expression reads it.
+    pub raw: Arc<str>,
 }
 
 const OPERATIONS: [&str; 4] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
@@ -78,10 +81,13 @@ const OPERATIONS: [&str; 4] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
 impl Request {
     /// Parses the `request` field of an AdmissionReview.
     pub fn parse(json: &str) -> Result<Request, String> {
-        let raw: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| format!("request is not valid JSON: {e}"))?;
-        let parsed: RawRequest = serde_json::from_value(raw.clone())
-            .map_err(|e| format!("request is not an AdmissionRequest: {e}"))?;
+        let parsed: RawRequest = serde_json::from_str(json).map_err(|e| {
+            if e.is_data() {
+                format!("request is not an AdmissionRequest: {e}")
+            } else {
+                format!("request is not valid JSON: {e}")
+            }
+        })?;
         let resource = parsed.resource.ok_or("request.resource is required")?;
         let operation = parsed.operation.ok_or("request.operation is required")?;
         if !OPERATIONS.contains(&operation.as_str()) {
@@ -107,9 +113,9 @@ impl Request {
             name: parsed.name,
             namespace: parsed.namespace,
             operation,
-            object: parsed.object,
-            old_object: parsed.old_object,
-            raw,
+            object: Arc::new(parsed.object),
+            old_object: Arc::new(parsed.old_object),
+            raw: Arc::from(json),
         })
     }
 

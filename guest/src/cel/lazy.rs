@@ -13,7 +13,7 @@ use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::{Context, ExecutionError, Value};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 type Slots = BTreeMap<String, Slot>;
 
@@ -23,7 +23,45 @@ enum Slot {
     Done(Result<Value, ExecutionError>),
 }
 
-type Base = Arc<BTreeMap<String, Arc<dyn Val>>>;
+type Base = Arc<BTreeMap<String, Arc<Binding>>>;
+
+/// One bound value: ready, or JSON turned into CEL the first time an
+/// expression reads it. Most policies never read `request` or `oldObject`,
+/// and converting a whole object is the largest cost of a simple request.
+pub struct Binding {
+    source: Option<JsonSource>,
+    value: OnceLock<Option<Box<dyn Val>>>,
+}
+
+/// JSON to convert on first use.
+pub enum JsonSource {
+    Value(Arc<serde_json::Value>),
+    /// Text known to be valid JSON (checked when the request was parsed).
+    Text(Arc<str>),
+}
+
+impl Binding {
+    fn ready(value: Box<dyn Val>) -> Binding {
+        let cell = OnceLock::new();
+        let _ = cell.set(Some(value));
+        Binding {
+            source: None,
+            value: cell,
+        }
+    }
+
+    fn get(&self) -> Option<&dyn Val> {
+        self.value
+            .get_or_init(|| {
+                let json = match self.source.as_ref()? {
+                    JsonSource::Value(v) => super::convert::to_cel(v),
+                    JsonSource::Text(t) => super::convert::to_cel(&serde_json::from_str(t).ok()?),
+                };
+                Box::<dyn Val>::try_from(json).ok()
+            })
+            .as_deref()
+    }
+}
 
 struct LazyInner {
     definitions: Arc<Vec<(String, Expression)>>,
@@ -167,7 +205,8 @@ impl VariableResolver for Bindings {
         }
         self.base
             .get(variable)
-            .map(|v| CowVal::Borrowed(v.as_ref()))
+            .and_then(|b| b.get())
+            .map(CowVal::Borrowed)
     }
 }
 
@@ -189,9 +228,9 @@ impl Bindings {
     ///
     /// `variables` start afresh, so that they see the new binding.
     pub fn with(&self, name: &str, value: Value) -> Bindings {
-        let mut base: BTreeMap<String, Arc<dyn Val>> = (*self.base).clone();
+        let mut base: BTreeMap<String, Arc<Binding>> = (*self.base).clone();
         if let Ok(v) = Box::<dyn Val>::try_from(value) {
-            base.insert(name.to_string(), Arc::from(v));
+            base.insert(name.to_string(), Arc::new(Binding::ready(v)));
         }
         build(Arc::new(base), self.definitions(), self.services.clone())
     }
@@ -217,13 +256,14 @@ impl Bindings {
     pub fn value(&self, name: &str) -> Option<Value> {
         self.base
             .get(name)
-            .and_then(|v| Value::try_from(v.as_ref()).ok())
+            .and_then(|b| b.get())
+            .and_then(|v| Value::try_from(v).ok())
     }
 }
 
 #[derive(Default, Clone)]
 pub struct BindingsBuilder {
-    base: BTreeMap<String, Arc<dyn Val>>,
+    base: BTreeMap<String, Arc<Binding>>,
     definitions: Vec<(String, Expression)>,
     services: Services,
 }
@@ -248,8 +288,19 @@ impl BindingsBuilder {
     /// Binds `name` to `value`. Values that have no CEL form are skipped.
     pub fn value(mut self, name: &str, value: Value) -> Self {
         if let Ok(v) = Box::<dyn Val>::try_from(value) {
-            self.base.insert(name.to_string(), Arc::from(v));
+            self.base
+                .insert(name.to_string(), Arc::new(Binding::ready(v)));
         }
+        self
+    }
+
+    /// Binds `name` to JSON, converted to CEL only if an expression reads it.
+    pub fn json(mut self, name: &str, source: JsonSource) -> Self {
+        let binding = Binding {
+            source: Some(source),
+            value: OnceLock::new(),
+        };
+        self.base.insert(name.to_string(), Arc::new(binding));
         self
     }
 

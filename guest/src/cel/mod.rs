@@ -14,7 +14,7 @@ mod lazy;
 mod regex_lib;
 pub mod verify_lib;
 
-pub use lazy::{Bindings, BindingsBuilder, LazyVariables};
+pub use lazy::{Bindings, BindingsBuilder, JsonSource, LazyVariables};
 
 use cel::{Context, Env, Program, Value};
 use std::sync::{Arc, OnceLock};

@@ -19,7 +19,7 @@ mod tests;
 mod verifier;
 
 use crate::admission::{labels_of, Request};
-use crate::cel::{convert, Bindings, BindingsBuilder};
+use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
 use crate::matching::MatchInput;
 use crate::oci::Transport;
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
@@ -201,9 +201,9 @@ fn constraints_match(
 /// The Kubernetes-mode variables: `object`, `oldObject`, `request`, `namespaceObject`.
 fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
     Bindings::builder()
-        .value("object", convert::to_cel(&req.object))
-        .value("oldObject", convert::to_cel(&req.old_object))
-        .value("request", convert::to_cel(&req.raw))
+        .json("object", JsonSource::Value(req.object.clone()))
+        .json("oldObject", JsonSource::Value(req.old_object.clone()))
+        .json("request", JsonSource::Text(req.raw.clone()))
         .value("namespaceObject", convert::to_cel(&ns.object))
         .value("image", crate::cel::image_data::context_value())
 }

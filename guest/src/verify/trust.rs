@@ -187,9 +187,14 @@ impl TrustMaterial {
         })
     }
 
-    /// The Sigstore public-good instance's trusted root, embedded.
+    /// The Sigstore public-good instance's trusted root, embedded; parsed
+    /// once per instance (every attestor without its own root starts from
+    /// it, and parsing its certificates is a large part of a verification).
     pub fn public_good() -> Result<TrustMaterial> {
-        TrustMaterial::from_trusted_root_json(PUBLIC_GOOD)
+        static PARSED: std::sync::OnceLock<Result<TrustMaterial>> = std::sync::OnceLock::new();
+        PARSED
+            .get_or_init(|| TrustMaterial::from_trusted_root_json(PUBLIC_GOOD))
+            .clone()
     }
 
     /// All CA certificates (intermediates and roots) of every CA.

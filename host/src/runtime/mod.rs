@@ -38,6 +38,10 @@ const INSTANCE_MEMORY_BYTES: usize = 256 << 20;
 const EPOCH_GRACE: Duration = Duration::from_millis(500);
 /// Idle instances kept per policy set.
 const MAX_IDLE: usize = 8;
+/// Evaluations running at once per policy set; more wait for a turn. On a
+/// small machine more instances add memory (each has its own heap), not
+/// throughput, and eight still overlap registry waits.
+const MAX_ACTIVE: usize = 8;
 /// Instances alive at once, per engine: the pooling allocator reserves
 /// their slots up front (address space only, until used).
 const MAX_INSTANCES: u32 = 128;
@@ -116,6 +120,11 @@ impl Runtime {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling()));
+        // `IVPOL_PROFILE=perfmap` names the component's functions for `perf`
+        // (docs/performance.md says how the profile was taken).
+        if std::env::var_os("IVPOL_PROFILE").is_some_and(|v| v == "perfmap") {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = wt(Engine::new(&config))?;
         let component = precompiled::load(&engine, component_bytes, cache_dir)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
@@ -233,6 +242,7 @@ pub struct Pool {
     runtime: Arc<Runtime>,
     documents: Vec<wit::Document>,
     idle: Mutex<Vec<Instance>>,
+    active: tokio::sync::Semaphore,
     summary: Summary,
 }
 
@@ -254,6 +264,7 @@ impl Pool {
             runtime,
             documents,
             idle: Mutex::new(vec![first]),
+            active: tokio::sync::Semaphore::new(MAX_ACTIVE),
             summary: Summary {
                 policies,
                 diagnostics,
@@ -266,8 +277,14 @@ impl Pool {
         &self.summary
     }
 
-    async fn acquire(&self) -> Result<Instance> {
+    /// An instance and the turn to use it (at most [`MAX_ACTIVE`] at once).
+    async fn acquire(&self) -> Result<(Instance, tokio::sync::SemaphorePermit<'_>)> {
         let start = Instant::now();
+        let permit = self
+            .active
+            .acquire()
+            .await
+            .map_err(|_| anyhow!("instance pool closed"))?;
         let idle = {
             let mut idle = self
                 .idle
@@ -284,7 +301,7 @@ impl Pool {
         metrics()
             .instance_acquire
             .observe(start.elapsed().as_secs_f64());
-        Ok(instance)
+        Ok((instance, permit))
     }
 
     /// Back to the pool after a call that did not trap, its cache claims
@@ -309,7 +326,7 @@ impl Pool {
         namespace: Option<String>,
         deadline: Duration,
     ) -> Result<Result<wit::Verdict, String>> {
-        let mut inst = self.acquire().await?;
+        let (mut inst, _turn) = self.acquire().await?;
         arm_deadline(&mut inst, deadline);
         let engine = inst.module.ivpol_admission_engine().policy_set();
         let call = engine.call_admit(
@@ -343,7 +360,7 @@ impl Pool {
         payload: String,
         deadline: Duration,
     ) -> Result<Result<wit::Verdict, String>> {
-        let mut inst = self.acquire().await?;
+        let (mut inst, _turn) = self.acquire().await?;
         arm_deadline(&mut inst, deadline);
         let engine = inst.module.ivpol_admission_engine().policy_set();
         match engine
