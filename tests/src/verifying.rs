@@ -91,3 +91,45 @@ pub fn assert_denied(s: &Server, policy: &str, image: &str, message: &str) {
         "{policy} on {image}"
     );
 }
+
+/// Runs one of the fixture binaries (`sign-image`, `push-image`), as the
+/// README does; it must succeed.
+pub fn run_fixture_bin(bin: &str, args: &[&str]) {
+    let status = std::process::Command::new(bin)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run the fixture bin");
+    assert!(status.success(), "{bin} {args:?}");
+}
+
+fn examples() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+/// `tests/examples/verify/<name>.yaml` with the README's registry address
+/// (`127.0.0.1:5000`) replaced by `addr`, as (name, YAML).
+pub fn example_policy(name: &str, addr: &str) -> (String, String) {
+    let path = examples().join(format!("verify/{name}.yaml"));
+    let yaml = std::fs::read_to_string(&path).expect("example policy");
+    (name.to_string(), yaml.replace("127.0.0.1:5000", addr))
+}
+
+/// What the README's loop prints for each image path: `[allowed,
+/// message]` of `tests/examples/pod-review.json` with the image replaced by
+/// `addr/<path>`, sent to `/ivpol/validate`.
+pub fn readme_answers(s: &Server, addr: &str, paths: &[&str]) -> Vec<Value> {
+    let review =
+        std::fs::read_to_string(examples().join("pod-review.json")).expect("example review");
+    paths
+        .iter()
+        .map(|path| {
+            let body = review.replace("127.0.0.1:5000/app:v1", &format!("{addr}/{path}"));
+            let r = s.review(
+                "/ivpol/validate",
+                &serde_json::from_str(&body).expect("json"),
+            );
+            serde_json::json!([r["allowed"], r["status"]["message"]])
+        })
+        .collect()
+}

@@ -11,9 +11,11 @@ use ivpol_tests::sign::{
     now, tuf, AttOpts, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Leaf,
     LeafSpec, Rekor, SigHash, SignOpts, Signer, Tamper, TrustedRoot, Window,
 };
-use ivpol_tests::verifying::{assert_admitted, assert_denied, validate, Setup};
-use ivpol_tests::{Options, Server};
-use serde_json::{json, Value};
+use ivpol_tests::verifying::{
+    assert_admitted, assert_denied, example_policy, readme_answers, run_fixture_bin, validate,
+    Setup,
+};
+use serde_json::json;
 
 const ISSUER: &str = "https://issuer.ivpol.test";
 const IDENTITY: &str = "dev@ivpol.test";
@@ -527,22 +529,14 @@ fn readme_example_verifies_key_and_keyless_signatures() {
     let setup = Setup::new();
     let reg = &setup.reg;
     let out = tempfile::tempdir().expect("temp dir");
-    let run = |bin: &str, args: &[&str]| {
-        let status = std::process::Command::new(bin)
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("run the fixture bin");
-        assert!(status.success(), "{bin} {args:?}");
-    };
     let image = |path: &str| format!("{}/{path}", reg.addr);
     let dir = |name: &str| out.path().join(name).display().to_string();
     let sign = env!("CARGO_BIN_EXE_sign-image");
-    run(
+    run_fixture_bin(
         sign,
         &[&image("key/app:v1"), "--push", "--out", &dir("key")],
     );
-    run(
+    run_fixture_bin(
         sign,
         &[
             &image("keyless/app:v1"),
@@ -552,33 +546,19 @@ fn readme_example_verifies_key_and_keyless_signatures() {
             &dir("keyless"),
         ],
     );
-    run(
+    run_fixture_bin(
         env!("CARGO_BIN_EXE_push-image"),
         &[&image("key/unsigned:v1")],
     );
-
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let policies: Vec<(String, String)> = ["verify-local-key", "verify-local-keyless"]
-        .iter()
-        .map(|name| {
-            let yaml = std::fs::read_to_string(examples.join(format!("verify/{name}.yaml")))
-                .expect("example policy");
-            (name.to_string(), yaml.replace("127.0.0.1:5000", &reg.addr))
-        })
-        .collect();
-    let review = std::fs::read_to_string(examples.join("pod-review.json")).expect("review");
-    let s = setup.serve(&policies);
-    let answers: Vec<Value> = ["key/app:v1", "keyless/app:v1", "key/unsigned:v1"]
-        .iter()
-        .map(|path| {
-            let body = review.replace("127.0.0.1:5000/app:v1", &image(path));
-            let r = s.review(
-                "/ivpol/validate",
-                &serde_json::from_str(&body).expect("json"),
-            );
-            json!([r["allowed"], r["status"]["message"]])
-        })
-        .collect();
+    let s = setup.serve(&[
+        example_policy("verify-local-key", &reg.addr),
+        example_policy("verify-local-keyless", &reg.addr),
+    ]);
+    let answers = readme_answers(
+        &s,
+        &reg.addr,
+        &["key/app:v1", "keyless/app:v1", "key/unsigned:v1"],
+    );
     assert_eq!(
         answers,
         vec![
@@ -794,26 +774,14 @@ fn tuf_mirrors_supply_the_trusted_root() {
             ),
         ),
     ];
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(n, y)| (n.as_str(), y.as_str()))
-        .collect();
-    let s = Server::start_with(
-        &refs,
-        Options {
-            extra_args: [
-                "--insecure-registry",
-                &setup.reg.addr,
-                "--insecure-registry",
-                &good.addr,
-                "--insecure-registry",
-                &bad.addr,
-            ]
-            .iter()
-            .map(|a| a.to_string())
-            .collect(),
-            ..Options::default()
-        },
+    let s = setup.serve_with(
+        &files,
+        &[
+            "--insecure-registry",
+            &good.addr,
+            "--insecure-registry",
+            &bad.addr,
+        ],
     );
     assert_admitted(&s, "good-mirror", &image);
     assert_denied(&s, "bad-mirror", &image, "not signed");

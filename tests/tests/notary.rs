@@ -8,7 +8,10 @@ use ivpol_tests::sign::notary::{attach_referrer, Format, NotaryCa, NotaryLeaf, N
 use ivpol_tests::sign::notary::{NotarySigner, NotaryTamper};
 use ivpol_tests::sign::tsa::Tsa;
 use ivpol_tests::sign::{now, KeyKind, KeyPair, Window};
-use ivpol_tests::verifying::{assert_admitted, assert_denied, validate, Setup};
+use ivpol_tests::verifying::{
+    assert_admitted, assert_denied, example_policy, readme_answers, run_fixture_bin, validate,
+    Setup,
+};
 use serde_json::{json, Value};
 
 /// The message of Kyverno's own Notary test policy.
@@ -376,50 +379,28 @@ fn readme_example_verifies_a_notary_signature_and_an_sbom() {
     let reg = &setup.reg;
     let out = tempfile::tempdir().expect("temp dir");
     let dir = out.path().display().to_string();
-    let run = |bin: &str, args: &[&str]| {
-        let status = std::process::Command::new(bin)
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("run the fixture bin");
-        assert!(status.success(), "{bin} {args:?}");
-    };
     let image = |path: &str| format!("{}/{path}", reg.addr);
     let sign = env!("CARGO_BIN_EXE_sign-image");
     let app = image("notary/app:v1");
-    run(sign, &[&app, "--push", "--notary", "--sbom", "--out", &dir]);
+    run_fixture_bin(sign, &[&app, "--push", "--notary", "--sbom", "--out", &dir]);
     let nosbom = image("notary/nosbom:v1");
-    run(sign, &[&nosbom, "--push", "--notary", "--out", &dir]);
-    run(
+    run_fixture_bin(sign, &[&nosbom, "--push", "--notary", "--out", &dir]);
+    run_fixture_bin(
         env!("CARGO_BIN_EXE_push-image"),
         &[&image("notary/unsigned:v1")],
     );
-
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let yaml = std::fs::read_to_string(examples.join("verify/verify-local-notary.yaml"))
-        .expect("example policy");
+    let policy = example_policy("verify-local-notary", &reg.addr);
     let root = std::fs::read_to_string(out.path().join("notary-root.pem")).expect("root");
     assert!(
-        yaml.contains(&indent(&root, 12)),
+        policy.1.contains(&indent(&root, 12)),
         "verify-local-notary.yaml must trust the root sign-image writes"
     );
-    let policy = (
-        "verify-local-notary".to_string(),
-        yaml.replace("127.0.0.1:5000", &reg.addr),
-    );
-    let review = std::fs::read_to_string(examples.join("pod-review.json")).expect("review");
     let s = setup.serve(&[policy]);
-    let answers: Vec<Value> = ["notary/app:v1", "notary/nosbom:v1", "notary/unsigned:v1"]
-        .iter()
-        .map(|path| {
-            let body = review.replace("127.0.0.1:5000/app:v1", &image(path));
-            let r = s.review(
-                "/ivpol/validate",
-                &serde_json::from_str(&body).expect("json"),
-            );
-            json!([r["allowed"], r["status"]["message"]])
-        })
-        .collect();
+    let answers = readme_answers(
+        &s,
+        &reg.addr,
+        &["notary/app:v1", "notary/nosbom:v1", "notary/unsigned:v1"],
+    );
     assert_eq!(
         answers,
         vec![
