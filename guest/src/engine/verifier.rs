@@ -7,6 +7,11 @@
 //! `required` (shared by every policy of the request) and, for
 //! attestations, kept so that `extractPayload` returns only verified
 //! statements.
+//!
+//! Full successes go to the host's verification cache (`cache.rs`) under
+//! the policy's content hash, the names and that digest; a hit counts every
+//! attestor and restores the payload. A tag's digest may come from the
+//! host's short-lived digest cache instead of the registry.
 
 use super::cache::{self, Function, SharedCache};
 use super::cosign::{self, ResolvedCosign};
