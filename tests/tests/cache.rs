@@ -8,7 +8,7 @@ use ivpol_tests::policy::{key_attestor, verifying_policy};
 use ivpol_tests::review::create_pod;
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::verifying::{assert_admitted, assert_denied, validate, Setup};
-use ivpol_tests::{post_with, Server};
+use ivpol_tests::{metric_sum, post_with, Server};
 
 const MESSAGE: &str = "image is not signed";
 const CALLS: &str = "ivpol_registry_requests_total";
@@ -64,6 +64,26 @@ fn a_repeated_request_makes_no_registry_call_and_an_edited_policy_misses() {
         let n = calls(&s, || assert_denied(&s, "original", &unsigned, MESSAGE));
         assert!(n > 0.0, "a failed verification is not cached");
     }
+    assert_metrics(&s);
+}
+
+/// `/metrics` has every family the issue names, with this server's counts.
+fn assert_metrics(s: &Server) {
+    let text = s.metrics_text();
+    for series in [
+        "ivpol_admission_requests_total{route=\"ivpol\",phase=\"validate\",verdict=\"allowed\"}",
+        "ivpol_admission_requests_total{route=\"ivpol\",phase=\"validate\",verdict=\"denied\"}",
+        "ivpol_admission_request_duration_seconds_bucket{",
+        "ivpol_verification_cache_evictions_total",
+        "ivpol_digest_cache_hits_total",
+        "ivpol_registry_requests_total{host=",
+        "ivpol_instances_idle",
+        "ivpol_instance_acquire_seconds_count",
+    ] {
+        assert!(text.contains(series), "no {series} in:\n{text}");
+    }
+    assert_eq!(metric_sum(&text, "ivpol_policies_loaded"), 2.0);
+    assert_eq!(metric_sum(&text, "ivpol_policy_load_errors"), 0.0);
 }
 
 /// A tag is resolved again once the digest TTL has passed, so a re-pushed
