@@ -116,8 +116,12 @@ impl VerificationCache {
         if let Some(entries) = &self.entries {
             entries.insert(key.to_string(), Arc::from(value));
         }
-        claims.keys.retain(|k| k != key);
-        self.release(key);
+        // Only a claimant releases: a caller that stopped waiting (and so
+        // holds no claim) must not end another instance's claim.
+        if let Some(i) = claims.keys.iter().position(|k| k == key) {
+            claims.keys.swap_remove(i);
+            self.release(key);
+        }
     }
 
     pub fn get_digest(&self, image: &str) -> Option<String> {
@@ -262,6 +266,11 @@ mod tests {
         let deadline = Instant::now() + Duration::from_millis(20);
         assert_eq!(cache.get("k", &mut claims, deadline).await, None);
         assert!(claims.keys.is_empty(), "no claim past the deadline");
+        // Its success is stored, but the leader's claim stays the leader's.
+        cache.put("k", b"v", &mut claims);
+        assert!(cache.inflight.lock().expect("lock").contains_key("k"));
+        cache.put("k", b"v", &mut leader);
+        assert!(!cache.inflight.lock().expect("lock").contains_key("k"));
     }
 
     #[tokio::test]
