@@ -146,8 +146,10 @@ fn ann<'a>(layer: &'a Value, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("annotation {key} missing in {layer}"))
 }
 
-/// The bundles recorded for `digest` in the referrers tag-schema index.
-fn read_bundles(p: &Pusher, repo: &str, digest: &str) -> Vec<Vec<u8>> {
+/// The referrer manifests of `artifact_type` recorded for `digest` in the
+/// referrers tag-schema index, each checked for the OCI 1.1 referrer shape
+/// (its subject, artifactType and empty config).
+fn referrer_manifests(p: &Pusher, repo: &str, digest: &str, artifact_type: &str) -> Vec<Value> {
     let tag = oci::digest_tag(digest, "", "");
     let (ct, body) = oci::get_manifest(p, repo, &tag).expect("referrers index");
     assert_eq!(ct, OCI_INDEX);
@@ -156,16 +158,24 @@ fn read_bundles(p: &Pusher, repo: &str, digest: &str) -> Vec<Vec<u8>> {
         .as_array()
         .expect("manifests")
         .iter()
-        .filter(|d| d["artifactType"] == oci::BUNDLE_V03)
+        .filter(|d| d["artifactType"] == artifact_type)
         .map(|d| {
             let (_, body) = oci::get_manifest(p, repo, d["digest"].as_str().expect("digest"))
                 .expect("referrer");
             let m: Value = serde_json::from_slice(&body).expect("referrer JSON");
             assert_eq!(m["subject"]["digest"], digest, "referrer subject");
-            assert_eq!(m["artifactType"], oci::BUNDLE_V03);
+            assert_eq!(m["artifactType"], artifact_type);
             assert_eq!(m["config"]["mediaType"], oci::OCI_EMPTY);
-            oci::get_blob(p, repo, m["layers"][0]["digest"].as_str().expect("layer"))
+            m
         })
+        .collect()
+}
+
+/// The bundles recorded for `digest` in the referrers tag-schema index.
+fn read_bundles(p: &Pusher, repo: &str, digest: &str) -> Vec<Vec<u8>> {
+    referrer_manifests(p, repo, digest, oci::BUNDLE_V03)
+        .iter()
+        .map(|m| oci::get_blob(p, repo, m["layers"][0]["digest"].as_str().expect("layer")))
         .collect()
 }
 
@@ -1015,22 +1025,9 @@ struct NotaryRead {
 /// The Notary signatures recorded for `digest` in the referrers tag-schema
 /// index, each manifest checked for notation's referrer shape.
 fn read_notary(p: &Pusher, repo: &str, digest: &str) -> Vec<NotaryRead> {
-    let tag = oci::digest_tag(digest, "", "");
-    let (ct, body) = oci::get_manifest(p, repo, &tag).expect("referrers index");
-    assert_eq!(ct, OCI_INDEX);
-    let index: Value = serde_json::from_slice(&body).expect("index JSON");
-    index["manifests"]
-        .as_array()
-        .expect("manifests")
+    referrer_manifests(p, repo, digest, notary::ARTIFACT_TYPE)
         .iter()
-        .filter(|d| d["artifactType"] == notary::ARTIFACT_TYPE)
-        .map(|d| {
-            let (_, body) = oci::get_manifest(p, repo, d["digest"].as_str().expect("digest"))
-                .expect("referrer");
-            let m: Value = serde_json::from_slice(&body).expect("referrer JSON");
-            assert_eq!(m["subject"]["digest"], digest, "referrer subject");
-            assert_eq!(m["artifactType"], notary::ARTIFACT_TYPE);
-            assert_eq!(m["config"]["mediaType"], oci::OCI_EMPTY);
+        .map(|m| {
             let layers = m["layers"].as_array().expect("layers");
             assert_eq!(layers.len(), 1, "a Notary signature has exactly one layer");
             NotaryRead {
