@@ -831,13 +831,19 @@ pub(crate) mod made {
 
     /// `IssuerSerial` naming `cert`.
     pub fn issuer_serial(cert: &Certificate) -> Vec<u8> {
-        let serial = cert
-            .inner()
+        seq(&[
+            &seq(&[&der_wrap(0xa4, &cert.issuer_der())]),
+            &serial_der(cert),
+        ])
+    }
+
+    /// The DER of `cert`'s serial number.
+    fn serial_der(cert: &Certificate) -> Vec<u8> {
+        cert.inner()
             .tbs_certificate()
             .serial_number()
             .to_der()
-            .unwrap();
-        seq(&[&seq(&[&der_wrap(0xa4, &cert.issuer_der())]), &serial])
+            .unwrap()
     }
 
     /// An `ESSCertIDv2`: `hash_algorithm` `None` leaves the SHA-256 default
@@ -909,12 +915,7 @@ pub(crate) mod made {
         let sig: p256::ecdsa::Signature = key.sign(&signed_attrs);
         let mut implicit = signed_attrs.clone();
         implicit[0] = 0xa0;
-        let serial = cert
-            .inner()
-            .tbs_certificate()
-            .serial_number()
-            .to_der()
-            .unwrap();
+        let serial = serial_der(cert);
         let signer_info = seq(&[
             &[0x02, 0x01, 0x01],
             &seq(&[&cert.issuer_der(), &serial]),
