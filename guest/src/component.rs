@@ -101,6 +101,30 @@ impl GuestPolicySet for PolicySet {
         let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
         self.0.evaluate_json(&payload, transport).map(verdict)
     }
+
+    fn evaluate(
+        &self,
+        resource: String,
+        operation: String,
+        namespace_object: Option<String>,
+        background: bool,
+    ) -> Result<Verdict, String> {
+        let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
+        let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
+        let mode = match background {
+            true => engine::Mode::Background,
+            false => engine::Mode::Cli,
+        };
+        self.0
+            .evaluate(
+                &resource,
+                &operation,
+                namespace_object.as_deref(),
+                mode,
+                transport,
+            )
+            .map(verdict)
+    }
 }
 
 /// The host's verification cache (WIT `verification-cache`).
@@ -142,6 +166,7 @@ fn verdict(v: engine::Verdict) -> Verdict {
                 message: r.message,
                 actions: r.actions,
                 audit_annotations: r.audit_annotations,
+                exceptions: r.exceptions,
             })
             .collect(),
     }

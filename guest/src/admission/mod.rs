@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 pub mod patch;
+pub mod synthetic;
 
 use crate::matching::RequestAttrs;
 use serde::Deserialize;

@@ -33,6 +33,15 @@ pub enum Phase {
     Validate,
 }
 
+/// Who evaluates a resource outside admission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `ivpol apply` / `ivpol test`: every Kubernetes-mode policy.
+    Cli,
+    /// `ivpol scan`: only policies with `evaluation.background.enabled`.
+    Background,
+}
+
 /// Which policies a route sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
@@ -105,6 +114,45 @@ impl PolicySet {
             Phase::Validate => validate(&candidates, &req, &namespace, transport, &self.cache),
             Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
         })
+    }
+
+    /// The validate phase on one resource outside admission (`ivpol apply`,
+    /// `test`, `scan`): cluster policies and those of the resource's
+    /// namespace, admission-disabled ones included; a background scan only
+    /// runs policies with background evaluation enabled.
+    pub fn evaluate(
+        &self,
+        resource: &str,
+        operation: &str,
+        namespace_object: Option<&str>,
+        mode: Mode,
+        transport: Arc<dyn Transport + Send + Sync>,
+    ) -> Result<Verdict, String> {
+        let request = crate::admission::synthetic::request(resource, operation)?;
+        let req = Request::parse(&request)?;
+        let namespace = parse_namespace(namespace_object, &req.namespace)?;
+        let candidates: Vec<&CompiledPolicy> = self
+            .policies
+            .iter()
+            .filter(|p| {
+                let scoped = match p.kind {
+                    PolicyKind::Cluster => true,
+                    PolicyKind::Namespaced => p.namespace.as_deref() == Some(&req.namespace),
+                };
+                let enabled = match mode {
+                    Mode::Cli => true,
+                    Mode::Background => p.spec.background_enabled(),
+                };
+                scoped && enabled && !p.spec.json_mode()
+            })
+            .collect();
+        Ok(validate(
+            &candidates,
+            &req,
+            &namespace,
+            transport,
+            &self.cache,
+        ))
     }
 
     /// Evaluates `evaluation.mode: JSON` policies against a payload.
@@ -266,6 +314,7 @@ fn result(
         message,
         actions: p.actions.clone(),
         audit_annotations: annotations,
+        exceptions: vec![],
     }
 }
 

@@ -31,6 +31,8 @@ pub struct PolicyResult {
     pub message: String,
     pub actions: Vec<String>,
     pub audit_annotations: Vec<(String, String)>,
+    /// The PolicyExceptions that made this a skip (`ns/name` or `name`).
+    pub exceptions: Vec<String>,
 }
 
 impl PolicyResult {
@@ -98,6 +100,7 @@ mod tests {
             message: "boom".into(),
             actions: actions.iter().map(|a| a.to_string()).collect(),
             audit_annotations: vec![],
+            exceptions: vec![],
         }
     }
 

@@ -375,6 +375,41 @@ impl Pool {
         }
     }
 
+    /// Runs `evaluate` (one resource outside admission, for `ivpol apply`,
+    /// `test` and `scan`) in a pooled instance within `deadline`.
+    // Called by the offline subcommands.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub async fn evaluate(
+        &self,
+        resource: String,
+        operation: String,
+        namespace: Option<String>,
+        background: bool,
+        deadline: Duration,
+    ) -> Result<Result<wit::Verdict, String>> {
+        let (mut inst, _turn) = self.acquire().await?;
+        arm_deadline(&mut inst, deadline);
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        let call = engine.call_evaluate(
+            &mut inst.store,
+            inst.set,
+            &resource,
+            &operation,
+            namespace.as_deref(),
+            background,
+        );
+        let out = tokio::time::timeout(deadline + 2 * EPOCH_GRACE, call)
+            .await
+            .map_err(|_| anyhow!("evaluation exceeded its {}s deadline", deadline.as_secs()))?;
+        match out {
+            Ok(v) => {
+                self.release(inst);
+                Ok(v)
+            }
+            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
+        }
+    }
+
     /// The request deadline: the longest `webhookConfiguration.timeoutSeconds`
     /// among the policies a route names (all policies when it names none),
     /// as the API server would wait for that webhook. Default 10 s.

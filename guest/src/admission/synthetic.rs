@@ -1,0 +1,203 @@
+//! The AdmissionRequest Kyverno's CLI and background scan build for a
+//! resource read from a file or the cluster, so that evaluation outside
+//! admission runs the very same path as the webhook.
+
+use serde_json::{json, Value};
+
+/// Kinds of the built-in API that are not namespaced. Any other kind is, and
+/// a namespaced resource without `metadata.namespace` is in `default`, as
+/// `kyverno apply` places it.
+const CLUSTER_SCOPED: &[&str] = &[
+    "APIService",
+    "CertificateSigningRequest",
+    "ClusterImageValidatingPolicy",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ComponentStatus",
+    "CSIDriver",
+    "CSINode",
+    "CustomResourceDefinition",
+    "ImageValidatingPolicy",
+    "IngressClass",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PriorityClass",
+    "RuntimeClass",
+    "StorageClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+];
+
+/// The AdmissionRequest JSON for `resource` (an object's JSON) under
+/// `operation`: CREATE sets `object`, UPDATE sets both `object` and
+/// `oldObject` to it, DELETE sets only `oldObject`.
+pub fn request(resource: &str, operation: &str) -> Result<String, String> {
+    let object: Value =
+        serde_json::from_str(resource).map_err(|e| format!("resource is not valid JSON: {e}"))?;
+    let api_version = field(&object, "/apiVersion")?;
+    let kind = field(&object, "/kind")?;
+    let name = object
+        .pointer("/metadata/name")
+        .or_else(|| object.pointer("/metadata/generateName"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{kind} resource has no metadata.name"))?;
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let namespace = namespace_of(&object, kind);
+    let (new, old) = match operation {
+        "CREATE" => (object.clone(), Value::Null),
+        "UPDATE" => (object.clone(), object.clone()),
+        "DELETE" => (Value::Null, object.clone()),
+        other => {
+            return Err(format!(
+                "operation {other:?} is not one of CREATE, UPDATE, DELETE"
+            ))
+        }
+    };
+    let request = json!({
+        "uid": "ivpol-offline",
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": resource_name(kind)},
+        "name": name,
+        "namespace": namespace,
+        "operation": operation,
+        "userInfo": {},
+        "object": new,
+        "oldObject": old,
+        "dryRun": false,
+    });
+    Ok(request.to_string())
+}
+
+fn field<'a>(object: &'a Value, pointer: &str) -> Result<&'a str, String> {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| format!("resource has no {}", &pointer[1..]))
+}
+
+fn namespace_of(object: &Value, kind: &str) -> String {
+    if CLUSTER_SCOPED.contains(&kind) {
+        return String::new();
+    }
+    object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or("default")
+        .to_string()
+}
+
+/// The resource (plural) of a kind, by the rule Kubernetes uses when it has
+/// no discovery data: lower case, `s` → `ses`, `y` → `ies`, else `+s`.
+pub fn resource_name(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if lower == "endpoints" {
+        return lower;
+    }
+    if lower.ends_with('s') {
+        return format!("{lower}es");
+    }
+    if let Some(stem) = lower.strip_suffix('y') {
+        return format!("{stem}ies");
+    }
+    format!("{lower}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::Request;
+
+    fn pod(extra: Value) -> String {
+        let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        if let (Some(p), Some(e)) = (pod.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        pod.to_string()
+    }
+
+    #[test]
+    fn a_pod_without_a_namespace_is_created_in_default() {
+        let req =
+            Request::parse(&request(&pod(json!({})), "CREATE").expect("builds")).expect("parses");
+        assert_eq!(req.namespace, "default");
+        assert_eq!(req.resource.resource, "pods");
+        assert_eq!(req.kind.kind, "Pod");
+        assert_eq!(req.name, "p");
+        assert!(req.old_object.is_null());
+        assert_eq!(req.object["kind"], "Pod");
+    }
+
+    #[test]
+    fn groups_versions_and_namespaces_come_from_the_object() {
+        let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "team"}});
+        let req = Request::parse(&request(&deploy.to_string(), "UPDATE").expect("builds"))
+            .expect("parses");
+        assert_eq!(
+            (req.resource.group.as_str(), req.resource.version.as_str()),
+            ("apps", "v1")
+        );
+        assert_eq!(req.resource.resource, "deployments");
+        assert_eq!(req.namespace, "team");
+        assert_eq!(req.object, req.old_object);
+    }
+
+    #[test]
+    fn delete_carries_only_the_old_object_and_cluster_kinds_no_namespace() {
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}});
+        let req =
+            Request::parse(&request(&ns.to_string(), "DELETE").expect("builds")).expect("parses");
+        assert!(req.object.is_null());
+        assert_eq!(req.old_object["metadata"]["name"], "n");
+        assert_eq!(req.namespace, "");
+        assert!(req.is_namespace_object());
+    }
+
+    #[test]
+    fn plurals_follow_the_kubernetes_guess() {
+        for (kind, plural) in [
+            ("Pod", "pods"),
+            ("Ingress", "ingresses"),
+            ("NetworkPolicy", "networkpolicies"),
+            ("Endpoints", "endpoints"),
+            ("CronJob", "cronjobs"),
+        ] {
+            assert_eq!(resource_name(kind), plural);
+        }
+    }
+
+    #[test]
+    fn unusable_resources_are_errors() {
+        for (resource, op, want) in [
+            ("not json", "CREATE", "not valid JSON"),
+            (
+                r#"{"kind":"Pod","metadata":{"name":"p"}}"#,
+                "CREATE",
+                "apiVersion",
+            ),
+            (
+                r#"{"apiVersion":"v1","metadata":{"name":"p"}}"#,
+                "CREATE",
+                "kind",
+            ),
+            (
+                r#"{"apiVersion":"v1","kind":"Pod"}"#,
+                "CREATE",
+                "metadata.name",
+            ),
+            (&pod(json!({})), "PATCH", "PATCH"),
+        ] {
+            let err = request(resource, op).expect_err(resource);
+            assert!(err.contains(want), "{err}");
+        }
+    }
+}
