@@ -5,6 +5,7 @@
 use super::images::{self, PolicyImages};
 use crate::cel::{convert, Bindings, Expression};
 use crate::images::reference;
+use crate::policy::exception::ReportAs;
 use crate::policy::CompiledPolicy;
 use cel::Value;
 
@@ -21,6 +22,12 @@ pub enum Outcome {
         annotations: Vec<(String, String)>,
     },
     Error(String),
+    /// A PolicyException exempts the request: Kyverno's `skip` (or `pass`
+    /// under `reportResult: pass`), naming the exceptions.
+    Excepted {
+        keys: Vec<String>,
+        report_as: ReportAs,
+    },
 }
 
 /// What a policy is evaluated against.
@@ -36,6 +43,11 @@ pub fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
     match match_conditions(policy, &input.bindings) {
         Ok(true) => {}
         Ok(false) => return Outcome::NotMatched,
+        Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
+    }
+    match exceptions(policy, &input.bindings) {
+        Ok(None) => {}
+        Ok(Some(excepted)) => return excepted,
         Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
     }
     let imgs = match images::collect(policy, input.resource, input.object, &input.bindings) {
@@ -77,8 +89,49 @@ pub(super) fn match_conditions(
     policy: &CompiledPolicy,
     bindings: &Bindings,
 ) -> Result<bool, String> {
+    conditions_hold(
+        &policy.match_conditions,
+        policy.spec.fail_closed(),
+        bindings,
+    )
+}
+
+/// The exceptions in force whose matchConditions all hold, as an
+/// [`Outcome::Excepted`]; `None` when no exception applies. Their
+/// conditions are evaluated as the policy's own are (Kyverno's
+/// `compiledPolicy.Evaluate`), under the policy's failurePolicy.
+pub(super) fn exceptions(
+    policy: &CompiledPolicy,
+    bindings: &Bindings,
+) -> Result<Option<Outcome>, String> {
+    let now = crate::verify::unix_now();
+    let mut matched = Vec::new();
+    for e in policy.exceptions.iter().filter(|e| e.in_force(now)) {
+        let holds = conditions_hold(&e.match_conditions, policy.spec.fail_closed(), bindings)
+            .map_err(|err| format!("policy exception {}: {err}", e.key))?;
+        if holds {
+            matched.push(e);
+        }
+    }
+    if matched.is_empty() {
+        return Ok(None);
+    }
+    // Any exception reporting a skip makes the result a skip.
+    let report_as = match matched.iter().all(|e| e.report_as == ReportAs::Pass) {
+        true => ReportAs::Pass,
+        false => ReportAs::Skip,
+    };
+    let keys = matched.iter().map(|e| e.key.clone()).collect();
+    Ok(Some(Outcome::Excepted { keys, report_as }))
+}
+
+fn conditions_hold(
+    conditions: &[(String, Expression)],
+    fail_closed: bool,
+    bindings: &Bindings,
+) -> Result<bool, String> {
     let mut errors = Vec::new();
-    for (name, cond) in &policy.match_conditions {
+    for (name, cond) in conditions {
         match cond.eval(bindings) {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => return Ok(false),
@@ -92,7 +145,7 @@ pub(super) fn match_conditions(
     }
     if errors.is_empty() {
         Ok(true)
-    } else if !policy.spec.fail_closed() {
+    } else if !fail_closed {
         Ok(false)
     } else {
         Err(errors.join("; "))

@@ -58,7 +58,8 @@ pub struct PolicySet {
 
 impl PolicySet {
     pub fn load(sources: &[SourceDocument]) -> PolicySet {
-        let loaded = policy::load(sources);
+        let mut loaded = policy::load(sources);
+        attach_exceptions(&mut loaded);
         PolicySet {
             policies: loaded.policies,
             diagnostics: loaded.diagnostics,
@@ -190,6 +191,19 @@ impl PolicySet {
         // Kyverno's JSON evaluator (`evaluator.Evaluate`) enforces `required`
         // too, after every policy has run.
         Ok(results::verdict(collected.finish(), None))
+    }
+}
+
+/// Gives each policy (autogen variants included) the exceptions naming it.
+fn attach_exceptions(loaded: &mut policy::LoadedSet) {
+    let exceptions: Vec<Arc<policy::exception::CompiledException>> =
+        loaded.exceptions.drain(..).map(Arc::new).collect();
+    for p in &mut loaded.policies {
+        p.exceptions = exceptions
+            .iter()
+            .filter(|e| e.refers_to(&p.name, p.kind, p.namespace.as_deref()))
+            .cloned()
+            .collect();
     }
 }
 
@@ -386,6 +400,19 @@ impl Collected {
                 annotations,
             } => result(p, Status::Fail, message, annotations),
             Outcome::Error(e) => result(p, Status::Error, error(e), vec![]),
+            Outcome::Excepted { keys, report_as } => {
+                let status = match report_as {
+                    policy::exception::ReportAs::Skip => Status::Skip,
+                    policy::exception::ReportAs::Pass => Status::Pass,
+                };
+                let message = format!(
+                    "rule is skipped due to policy exception: {}",
+                    keys.join(", ")
+                );
+                let mut r = result(p, status, message, vec![]);
+                r.exceptions = keys;
+                r
+            }
         };
         self.results.push(r);
     }

@@ -72,6 +72,16 @@ pub fn mutate(
                 continue;
             }
         }
+        // An exempted request gets no patch (Kyverno's `MutateDigest`).
+        match evaluate::exceptions(p, &input.bindings) {
+            Ok(None) => {}
+            Ok(Some(_)) => continue,
+            Err(e) => {
+                let message = format!("failed to update digest: {e}");
+                results.push(result(p, Status::Error, message, vec![]));
+                continue;
+            }
+        }
         let mut failures = Vec::new();
         let own = policy_transport(p, &transport);
         let secrets = p

@@ -61,6 +61,8 @@ pub struct CompiledPolicy {
     /// SHA-256 of the whole document as loaded, shared by its autogen
     /// variants: verification cache keys bind it, so any edit misses.
     pub content_hash: String,
+    /// The PolicyExceptions that name this policy (attached by the engine).
+    pub exceptions: Vec<Arc<super::exception::CompiledException>>,
 }
 
 impl CompiledPolicy {
@@ -165,6 +167,7 @@ pub fn compile_policy(
         images,
         validations,
         content_hash: String::new(),
+        exceptions: Vec::new(),
         audit_annotations,
         actions,
         spec,

@@ -2,6 +2,7 @@
 //! diagnostics. A bad document never stops the others from loading.
 
 use super::compile::{compile_policy, CompiledPolicy, PolicyKind};
+use super::exception::{self, CompiledException};
 use super::spec::{Metadata, Spec};
 use super::{autogen, validate};
 use serde::Deserialize;
@@ -27,7 +28,15 @@ pub struct Diagnostic {
 pub struct LoadedSet {
     /// Loaded policies, autogen variants included (they share the policy's name).
     pub policies: Vec<CompiledPolicy>,
+    /// Loaded PolicyExceptions; the engine attaches them to the policies they name.
+    pub exceptions: Vec<CompiledException>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What one document loads into.
+enum Loaded {
+    Policies(Vec<CompiledPolicy>),
+    Exception(CompiledException),
 }
 
 /// Upper bounds that keep a hostile policy directory from exhausting the guest.
@@ -77,7 +86,8 @@ fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
             }
         };
         match load_document(&value) {
-            Ok(policies) => set.policies.extend(policies),
+            Ok(Loaded::Policies(policies)) => set.policies.extend(policies),
+            Ok(Loaded::Exception(e)) => set.exceptions.push(e),
             Err((policy, messages)) => set
                 .diagnostics
                 .extend(messages.into_iter().map(|m| diag(index, policy.clone(), m))),
@@ -87,8 +97,8 @@ fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
 
 type LoadError = (Option<String>, Vec<String>);
 
-/// Loads one document into its policy and autogen variants.
-fn load_document(value: &serde_json::Value) -> Result<Vec<CompiledPolicy>, LoadError> {
+/// Loads one document into its policy and autogen variants, or an exception.
+fn load_document(value: &serde_json::Value) -> Result<Loaded, LoadError> {
     let api_version = value
         .get("apiVersion")
         .and_then(|v| v.as_str())
@@ -107,10 +117,27 @@ fn load_document(value: &serde_json::Value) -> Result<Vec<CompiledPolicy>, LoadE
         .unwrap_or_default();
     let name = metadata.name.clone();
     let fail = |messages: Vec<String>| (name.clone(), messages);
-    let kind = policy_kind(api_version, kind).map_err(|m| fail(vec![m]))?;
+    let is_exception = kind == "PolicyException";
+    let kind = match is_exception {
+        true => exception_version(api_version).map(|()| PolicyKind::Cluster),
+        false => policy_kind(api_version, kind),
+    }
+    .map_err(|m| fail(vec![m]))?;
     let Some(policy_name) = name.clone().filter(|n| !n.is_empty()) else {
         return Err(fail(vec!["metadata.name: Required value".into()]));
     };
+    if is_exception {
+        let spec = value
+            .get("spec")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        if spec.is_null() {
+            return Err(fail(vec!["spec: Required value".into()]));
+        }
+        return exception::compile(&metadata, spec)
+            .map(Loaded::Exception)
+            .map_err(fail);
+    }
     let namespace = match kind {
         PolicyKind::Cluster => None,
         // As `kubectl apply` does for a namespaced object without a namespace.
@@ -151,7 +178,19 @@ fn load_document(value: &serde_json::Value) -> Result<Vec<CompiledPolicy>, LoadE
         policy.content_hash = content_hash.clone();
         compiled.push(policy);
     }
-    Ok(compiled)
+    Ok(Loaded::Policies(compiled))
+}
+
+/// The served versions of Kyverno's CEL PolicyException.
+fn exception_version(api_version: &str) -> Result<(), String> {
+    match api_version {
+        "policies.kyverno.io/v1alpha1" | "policies.kyverno.io/v1beta1" | "policies.kyverno.io/v1" => {
+            Ok(())
+        }
+        _ => Err(format!(
+            "apiVersion {api_version:?} is not served for kind PolicyException (policies.kyverno.io v1alpha1, v1beta1 or v1; kyverno.io exceptions apply to ClusterPolicy rules, not to image validating policies)"
+        )),
+    }
 }
 
 fn policy_kind(api_version: &str, kind: &str) -> Result<PolicyKind, String> {
@@ -164,9 +203,6 @@ fn policy_kind(api_version: &str, kind: &str) -> Result<PolicyKind, String> {
             "policies.kyverno.io/v1beta1" | "policies.kyverno.io/v1",
             "NamespacedImageValidatingPolicy",
         ) => Ok(PolicyKind::Namespaced),
-        (_, "PolicyException") => Err(format!(
-            "{api_version} PolicyException is not implemented yet: the document is not loaded"
-        )),
         (_, "ImageValidatingPolicy" | "NamespacedImageValidatingPolicy") => Err(format!(
             "apiVersion {api_version:?} is not served for kind {kind} (policies.kyverno.io v1alpha1, v1beta1 or v1)"
         )),

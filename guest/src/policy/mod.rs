@@ -4,6 +4,7 @@
 pub mod attestor;
 mod autogen;
 mod compile;
+pub mod exception;
 mod load;
 pub mod spec;
 mod validate;

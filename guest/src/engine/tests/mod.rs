@@ -2267,5 +2267,6 @@ impl OfflineJson for PolicySet {
     }
 }
 
+mod exceptions;
 mod tuf;
 mod verification;

@@ -1,0 +1,275 @@
+//! PolicyExceptions: which policies they name, when their matchConditions
+//! exempt a request, and the result Kyverno reports for it, in the validate
+//! and mutate phases and outside admission.
+
+use super::*;
+
+/// A `policies.kyverno.io` PolicyException for `policy` (an IVP) with one
+/// matchCondition, plus extra spec lines.
+fn exception(name: &str, policy: &str, condition: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: policies.kyverno.io/v1alpha1\nkind: PolicyException\nmetadata:\n  name: {name}\nspec:\n  policyRefs:\n    - name: {policy}\n      kind: ImageValidatingPolicy\n  matchConditions:\n    - name: check-name\n      expression: \"{condition}\"\n{extra}"
+    )
+}
+
+const SKIPPED_POD: &str = "object.metadata.name == 'skipped-pod'";
+
+/// Kyverno's `ivpol-sample` shape: every pod image must end in `:signed`.
+fn sample() -> String {
+    simple(
+        "ivpol-sample",
+        "validations:\n  - expression: \"images.containers.all(i, i.endsWith(':signed'))\"\n    message: failed to verify image with notary cert\n",
+    )
+}
+
+#[test]
+fn a_matching_exception_skips_with_kyvernos_message() {
+    let set = load(&[
+        sample(),
+        exception("check-name", "ivpol-sample", SKIPPED_POD, ""),
+    ]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert_allowed_silently(&v);
+    assert_eq!(
+        outcomes(&v),
+        one(
+            "ivpol-sample",
+            Status::Skip,
+            "rule is skipped due to policy exception: check-name"
+        )
+    );
+    assert_eq!(v.results[0].exceptions, vec!["check-name".to_string()]);
+    // Any other pod is still checked.
+    assert_denied(
+        &validate(&set, &create(&pod("test-pod-bad", &[UNSIGNED]))),
+        "Policy ivpol-sample failed: failed to verify image with notary cert",
+    );
+}
+
+#[test]
+fn an_exception_for_another_policy_changes_nothing() {
+    let set = load(&[
+        sample(),
+        exception("check-name", "not-ivpol-sample", SKIPPED_POD, ""),
+    ]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert!(!v.allowed, "{v:?}");
+    // The kind must match too: a ValidatingPolicy of the same name is not this policy.
+    let vpol = exception("check-name", "ivpol-sample", SKIPPED_POD, "")
+        .replace("kind: ImageValidatingPolicy", "kind: ValidatingPolicy");
+    let set = load(&[sample(), vpol]);
+    assert!(!validate(&set, &create(&pod("skipped-pod", &[UNSIGNED]))).allowed);
+}
+
+#[test]
+fn exceptions_apply_to_autogen_variants_on_the_controller_object() {
+    let set = load(&[
+        sample(),
+        exception(
+            "check-name",
+            "ivpol-sample",
+            "object.metadata.name in ['skipped-deployment']",
+            "",
+        ),
+    ]);
+    let skipped = deployment("skipped-deployment", json!({}), json!({}), &[UNSIGNED]);
+    let v = validate(&set, &create(&skipped));
+    assert_eq!(v.results.len(), 1, "{v:?}");
+    assert_eq!(v.results[0].status, Status::Skip);
+    let bad = deployment("bad-deployment", json!({}), json!({}), &[UNSIGNED]);
+    assert!(!validate(&set, &create(&bad)).allowed);
+}
+
+#[test]
+fn several_matching_exceptions_are_all_named_and_report_result_pass_is_honoured() {
+    let namespaced = exception("b", "ivpol-sample", SKIPPED_POD, "")
+        .replace("  name: b\n", "  name: b\n  namespace: kyverno\n");
+    let set = load(&[
+        sample(),
+        exception("a", "ivpol-sample", SKIPPED_POD, ""),
+        namespaced,
+    ]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert_eq!(
+        v.results[0].message,
+        "rule is skipped due to policy exception: a, kyverno/b"
+    );
+    let pass = exception("p", "ivpol-sample", SKIPPED_POD, "  reportResult: pass\n");
+    let set = load(&[sample(), pass]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert_eq!(v.results[0].status, Status::Pass);
+    assert_eq!(v.results[0].exceptions, vec!["p".to_string()]);
+}
+
+#[test]
+fn an_expired_exception_no_longer_applies() {
+    let expired = exception(
+        "old",
+        "ivpol-sample",
+        SKIPPED_POD,
+        "  expiresAt: \"2020-01-01T00:00:00Z\"\n",
+    );
+    let current = exception(
+        "new",
+        "ivpol-sample",
+        SKIPPED_POD,
+        "  expiresAt: \"2999-01-01T00:00:00Z\"\n",
+    );
+    let set = load(&[sample(), expired.clone()]);
+    assert!(!validate(&set, &create(&pod("skipped-pod", &[UNSIGNED]))).allowed);
+    let set = load(&[sample(), expired, current]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert_eq!(v.results[0].exceptions, vec!["new".to_string()]);
+}
+
+#[test]
+fn a_namespaced_policy_is_exempted_only_from_its_own_namespace() {
+    let check = spec(&[
+        PODS,
+        RELAXED,
+        NO_ATTESTORS,
+        "validations:\n  - expression: \"false\"\n",
+    ]);
+    let nivp_exception = |ns: &str| {
+        exception("e", "team-policy", "true", "")
+            .replace(
+                "kind: ImageValidatingPolicy",
+                "kind: NamespacedImageValidatingPolicy",
+            )
+            .replace("  name: e\n", &format!("  name: e\n  namespace: {ns}\n"))
+    };
+    let mut p = pod("p", &[SIGNED]);
+    p["metadata"]["namespace"] = json!("team");
+    let mut request = create(&p);
+    request["namespace"] = json!("team");
+    let scope = Scope::Namespaced("team".into());
+    for (ns, want) in [("team", Status::Skip), ("other", Status::Fail)] {
+        let set = load(&[nivp("team-policy", "team", &check), nivp_exception(ns)]);
+        let v = admit_with(&set, Phase::Validate, &scope, &[], &request, None);
+        assert_eq!(v.results[0].status, want, "exception in {ns}: {v:?}");
+    }
+}
+
+#[test]
+fn a_false_policy_match_condition_wins_over_an_exception() {
+    let policy = simple(
+        "ivpol-sample",
+        "matchConditions:\n  - name: prod\n    expression: \"object.metadata.name == 'prod'\"\nvalidations:\n  - expression: \"false\"\n",
+    );
+    let set = load(&[policy, exception("e", "ivpol-sample", "true", "")]);
+    assert_no_results(&validate(&set, &create(&pod("skipped-pod", &[SIGNED]))));
+}
+
+#[test]
+fn an_erroring_exception_condition_follows_the_failure_policy() {
+    let bad = exception("e", "ivpol-sample", "object.metadata.nope == 'x'", "");
+    let set = load(&[sample(), bad.clone()]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[SIGNED])));
+    assert_eq!(v.results[0].status, Status::Error, "{v:?}");
+    assert!(
+        v.results[0].message.starts_with(
+            "failed to evaluate policy: policy exception e: matchCondition check-name"
+        ),
+        "{}",
+        v.results[0].message
+    );
+    let ignore = sample().replace("spec:\n", "spec:\n  failurePolicy: Ignore\n");
+    let set = load(&[ignore, bad]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[SIGNED])));
+    assert_eq!(v.results[0].status, Status::Pass, "{v:?}");
+}
+
+#[test]
+fn an_exempted_request_gets_no_digest_patch() {
+    let policy = mutate_policy("ivpol-mutate-digest", PIN, "[Deny]");
+    let set = load(&[
+        policy.clone(),
+        exception("e", "ivpol-mutate-digest", SKIPPED_POD, ""),
+    ]);
+    assert_no_results(&mutate(&set, &create(&pod("skipped-pod", &[SIGNED]))));
+    assert!(!mutate(&set, &create(&pod("other", &[SIGNED]))).allowed);
+}
+
+#[test]
+fn exceptions_apply_outside_admission() {
+    let set = load(&[
+        sample(),
+        exception("check-name", "ivpol-sample", SKIPPED_POD, ""),
+    ]);
+    let v = set
+        .evaluate(
+            &pod("skipped-pod", &[UNSIGNED]).to_string(),
+            "CREATE",
+            None,
+            crate::engine::Mode::Background,
+            std::sync::Arc::new(Offline),
+        )
+        .expect("evaluates");
+    assert_eq!(v.results[0].status, Status::Skip);
+}
+
+#[test]
+fn kyvernos_cli_exception_loads_and_skips() {
+    let exception = include_str!(
+        "../../../../conformance/kyverno/test/cli/test-image-validating-policy/with-cel-exceptions/exception.yaml"
+    );
+    let set = load(&[sample(), exception.to_string()]);
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert_eq!(v.results[0].status, Status::Skip);
+}
+
+fn exception_diagnostics(doc: &str) -> String {
+    let set = PolicySet::load(&[SourceDocument {
+        source: "e.yaml".into(),
+        content: doc.into(),
+    }]);
+    set.diagnostics()
+        .iter()
+        .map(|d| d.message.clone())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+#[test]
+fn bad_exceptions_are_load_diagnostics() {
+    let good = exception("e", "p", "true", "");
+    assert_eq!(exception_diagnostics(&good), "");
+    for (doc, want) in [
+        (
+            good.replace("policies.kyverno.io/v1alpha1", "kyverno.io/v2"),
+            "not served for kind PolicyException",
+        ),
+        (
+            good.replace(
+                "    - name: p\n      kind: ImageValidatingPolicy\n",
+                "    []\n",
+            )
+            .replace("  policyRefs:\n    []", "  policyRefs: []"),
+            "spec.policyRefs: Required value",
+        ),
+        (
+            format!("{good}  images: [nginx]\n"),
+            "spec.images: not supported",
+        ),
+        (
+            format!("{good}  reportResult: maybe\n"),
+            "spec.reportResult: Unsupported value",
+        ),
+        (
+            format!("{good}  expiresAt: tomorrow\n"),
+            "spec.expiresAt: \"tomorrow\" is not an RFC 3339 time",
+        ),
+        (
+            good.replace("expression: \"true\"", "expression: \"1 +\""),
+            "spec.matchConditions[0].expression",
+        ),
+        (format!("{good}  frobnicate: 1\n"), "frobnicate"),
+        (
+            good.replace("  name: e\n", ""),
+            "metadata.name: Required value",
+        ),
+    ] {
+        let got = exception_diagnostics(&doc);
+        assert!(got.contains(want), "{want:?} not in {got:?} for\n{doc}");
+    }
+}

@@ -1,0 +1,159 @@
+//! Kyverno's CEL PolicyException (`policies.kyverno.io`): it names the
+//! policies it exempts (`policyRefs`) and the requests it exempts them for
+//! (`matchConditions`). A matching exception turns the policy's result into
+//! Kyverno's `skip` (or `pass` with `reportResult: pass`), in admission, in
+//! the CLI and in the background scan alike.
+
+use super::spec::{Metadata, NamedExpression};
+use super::PolicyKind;
+use crate::cel::Expression;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ExceptionSpec {
+    #[serde(default)]
+    policy_refs: Vec<PolicyRef>,
+    #[serde(default)]
+    match_conditions: Vec<NamedExpression>,
+    #[serde(default)]
+    images: Vec<String>,
+    #[serde(default)]
+    allowed_values: Vec<String>,
+    report_result: Option<String>,
+    expires_at: Option<String>,
+    #[serde(default)]
+    validations: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PolicyRef {
+    name: String,
+    kind: String,
+}
+
+/// What a matching exception makes of the policy's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportAs {
+    Skip,
+    Pass,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompiledException {
+    /// `<namespace>/<name>`, or `<name>` without a namespace: the key
+    /// Kyverno prints in `rule is skipped due to policy exception: <keys>`.
+    pub key: String,
+    pub namespace: Option<String>,
+    refs: Vec<PolicyRef>,
+    pub match_conditions: Vec<(String, Expression)>,
+    pub report_as: ReportAs,
+    /// Unix seconds after which the exception no longer applies.
+    pub expires_at: Option<i64>,
+}
+
+impl CompiledException {
+    /// Whether this exception names the policy. An exception for a
+    /// namespaced policy must live in that policy's namespace, so that one
+    /// team cannot exempt itself from another team's policy.
+    pub fn refers_to(&self, name: &str, kind: PolicyKind, namespace: Option<&str>) -> bool {
+        let named = self
+            .refs
+            .iter()
+            .any(|r| r.name == name && r.kind == kind.as_str());
+        let placed = match kind {
+            PolicyKind::Cluster => true,
+            PolicyKind::Namespaced => self.namespace.as_deref() == namespace,
+        };
+        named && placed
+    }
+
+    /// Whether the exception is still in force at `now` (unix seconds).
+    pub fn in_force(&self, now: i64) -> bool {
+        self.expires_at.is_none_or(|t| now < t)
+    }
+}
+
+/// Compiles one PolicyException document; errors carry field paths.
+pub fn compile(
+    metadata: &Metadata,
+    spec: serde_json::Value,
+) -> Result<CompiledException, Vec<String>> {
+    let spec: ExceptionSpec = serde_path_to_error::deserialize(spec).map_err(|e| {
+        let path = e.path().to_string();
+        vec![format!("spec.{path}: {}", e.into_inner())]
+    })?;
+    let mut errors = unsupported(&spec);
+    if spec.policy_refs.is_empty() {
+        errors.push("spec.policyRefs: Required value: at least one policy reference".into());
+    }
+    for (i, r) in spec.policy_refs.iter().enumerate() {
+        if r.name.is_empty() {
+            errors.push(format!("spec.policyRefs[{i}].name: Required value"));
+        }
+    }
+    let report_as = match spec.report_result.as_deref() {
+        None | Some("skip") => ReportAs::Skip,
+        Some("pass") => ReportAs::Pass,
+        Some(other) => {
+            errors.push(format!(
+                "spec.reportResult: Unsupported value: {other:?}: supported values: \"skip\", \"pass\""
+            ));
+            ReportAs::Skip
+        }
+    };
+    let expires_at = match spec.expires_at.as_deref() {
+        None => None,
+        Some(t) => {
+            let parsed = crate::verify::trust::parse_rfc3339(t);
+            if parsed.is_none() {
+                errors.push(format!("spec.expiresAt: {t:?} is not an RFC 3339 time"));
+            }
+            parsed
+        }
+    };
+    let mut match_conditions = Vec::new();
+    for (i, c) in spec.match_conditions.iter().enumerate() {
+        match crate::cel::compile(&c.expression) {
+            Ok(e) => match_conditions.push((c.name.clone(), e)),
+            Err(e) => errors.push(format!("spec.matchConditions[{i}].expression: {e}")),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let name = metadata.name.clone().unwrap_or_default();
+    let namespace = metadata.namespace.clone().filter(|n| !n.is_empty());
+    let key = match &namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name,
+    };
+    Ok(CompiledException {
+        key,
+        namespace,
+        refs: spec.policy_refs,
+        match_conditions,
+        report_as,
+        expires_at,
+    })
+}
+
+/// Fields Kyverno defines for ValidatingPolicy exceptions only: an image
+/// validating policy has no `exceptions.*` variables to read them, so
+/// accepting them would silently exempt nothing.
+fn unsupported(spec: &ExceptionSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    for (field, set) in [
+        ("images", !spec.images.is_empty()),
+        ("allowedValues", !spec.allowed_values.is_empty()),
+        ("validations", !spec.validations.is_empty()),
+    ] {
+        if set {
+            out.push(format!(
+                "spec.{field}: not supported for ImageValidatingPolicy exceptions (Kyverno reads it only in ValidatingPolicy CEL)"
+            ));
+        }
+    }
+    out
+}
