@@ -146,8 +146,11 @@ pub fn compile_policy(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let Some(match_constraints) = spec.match_constraints.clone() else {
-        return Err(vec!["spec.matchConstraints: Required value".into()]);
+    let match_constraints = match spec.match_constraints.clone() {
+        Some(mc) => mc,
+        // Never consulted: JSON-mode policies are not matched against requests.
+        None if spec.json_mode() => MatchResources::default(),
+        None => return Err(vec!["spec.matchConstraints: Required value".into()]),
     };
     let actions = if spec.validation_actions.is_empty() {
         vec!["Deny".to_string()]

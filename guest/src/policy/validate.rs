@@ -9,6 +9,9 @@ const ACTIONS: [&str; 3] = ["Deny", "Audit", "Warn"];
 pub fn validate(spec: &Spec) -> Vec<String> {
     let mut problems = Vec::new();
     match &spec.match_constraints {
+        // A JSON payload is no admission request: there is nothing to match
+        // (Kyverno's own JSON-mode CLI test has no matchConstraints).
+        None if spec.json_mode() => {}
         None => problems.push(
             "spec.matchConstraints: a matchConstraints with at least one resource rule is required"
                 .to_string(),

@@ -2042,6 +2042,42 @@ fn json_and_kubernetes_policies_never_mix() {
 }
 
 #[test]
+fn json_mode_needs_no_match_constraints() {
+    // As Kyverno's own check-json CLI case writes it.
+    let policy = ivp(
+        "check-json",
+        &spec(&[
+            "evaluation:\n  mode: JSON\n",
+            RELAXED,
+            NO_ATTESTORS,
+            "images:\n  - name: bar\n    expression: \"[object.foo.bar]\"\n",
+            "validations:\n  - expression: \"images.bar.all(i, !i.contains(':unsigned'))\"\n",
+        ]),
+    );
+    assert!(!policy.contains("matchConstraints"), "{policy}");
+    let set = load(&[policy]);
+    let v = set
+        .evaluate_json_offline(r#"{"foo":{"bar":"ghcr.io/kyverno/test-verify-image:unsigned"}}"#)
+        .expect("evaluates");
+    assert_eq!(v.results.len(), 1, "{v:?}");
+    assert_eq!(v.results[0].status, Status::Fail);
+    // A Kubernetes-mode policy still needs them.
+    let k8s = ivp(
+        "k",
+        &spec(&[
+            RELAXED,
+            NO_ATTESTORS,
+            "validations:\n  - expression: \"true\"\n",
+        ]),
+    );
+    let set = PolicySet::load(&[SourceDocument {
+        source: "k.yaml".into(),
+        content: k8s,
+    }]);
+    assert!(set.diagnostics()[0].message.contains("matchConstraints"));
+}
+
+#[test]
 fn json_mode_rejects_a_payload_that_is_not_json() {
     let set = load(&[json_policy("check-json", RELAXED)]);
     assert!(set.evaluate_json_offline("{not json").is_err());
@@ -2268,5 +2304,6 @@ impl OfflineJson for PolicySet {
 }
 
 mod exceptions;
+mod kyverno_conformance;
 mod tuf;
 mod verification;
