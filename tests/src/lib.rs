@@ -4,6 +4,7 @@
 
 pub mod faulty;
 pub mod fixtures;
+pub mod kyverno;
 pub mod policy;
 pub mod registry;
 pub mod review;

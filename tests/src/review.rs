@@ -55,14 +55,19 @@ fn containers(images: &[&str]) -> Value {
     )
 }
 
-/// The API resource (group, version, plural) for an object's kind.
-fn resource_of(object: &Value) -> (&'static str, &'static str, &'static str) {
-    match object["kind"].as_str().unwrap_or_default() {
-        "Deployment" => ("apps", "v1", "deployments"),
-        "CronJob" => ("batch", "v1", "cronjobs"),
-        "Namespace" => ("", "v1", "namespaces"),
-        _ => ("", "v1", "pods"),
-    }
+/// The API resource (group, version, plural) for an object: group and
+/// version from its `apiVersion` (a Pod when it has none), the plural as the
+/// API server names the built-in kinds.
+fn resource_of(object: &Value) -> (String, String, String) {
+    let api_version = object["apiVersion"].as_str().unwrap_or("v1");
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let kind = object["kind"].as_str().unwrap_or("Pod").to_ascii_lowercase();
+    let plural = match kind.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None if kind.ends_with('s') => format!("{kind}es"),
+        None => format!("{kind}s"),
+    };
+    (group.to_string(), version.to_string(), plural)
 }
 
 /// An AdmissionReview for `operation` on `object` in `namespace`.
@@ -99,4 +104,31 @@ pub fn review(operation: &str, namespace: &str, object: &Value) -> Value {
 /// A CREATE review of a Pod in `default`.
 pub fn create_pod(images: &[&str]) -> Value {
     review("CREATE", "default", &pod("test-pod", images))
+}
+
+/// The decoded JSON Patch of a mutate response.
+pub fn patch(resp: &Value) -> Value {
+    use base64::Engine;
+    assert_eq!(resp["patchType"], "JSONPatch", "{resp}");
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(resp["patch"].as_str().unwrap_or_default())
+        .expect("base64 patch");
+    serde_json::from_slice(&raw).expect("JSON patch")
+}
+
+/// `object` with a mutate response's patch applied, as the API server
+/// does before it calls the validating webhooks. ivpol only ever patches
+/// with `replace` (digest pinning).
+pub fn patched(object: &Value, resp: &Value) -> Value {
+    let mut out = object.clone();
+    if resp.get("patch").is_none() {
+        return out;
+    }
+    for op in patch(resp).as_array().into_iter().flatten() {
+        assert_eq!(op["op"], "replace", "{op}");
+        let path = op["path"].as_str().unwrap_or_default();
+        let target = out.pointer_mut(path).unwrap_or_else(|| panic!("no {path}"));
+        *target = op["value"].clone();
+    }
+    out
 }

@@ -2,12 +2,11 @@
 //! misbehaving one: digest pinning, and every registry failure as a clear
 //! error result while the server keeps serving.
 
-use base64::Engine as _;
 use ivpol_tests::faulty::{Answer, Faulty};
 use ivpol_tests::fixtures::{Pusher, DOCKER_MANIFEST, OCI_MANIFEST};
 use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::{free_port, Registry};
-use ivpol_tests::review::{create_pod, deployment, review};
+use ivpol_tests::review::{create_pod, deployment, patch, review};
 use ivpol_tests::{Options, Server};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -31,15 +30,6 @@ fn server(policies: &[(&str, &str)], insecure: &[&str]) -> Server {
             ..Options::default()
         },
     )
-}
-
-/// The decoded JSON Patch of a mutate response.
-fn patch(resp: &Value) -> Value {
-    assert_eq!(resp["patchType"], "JSONPatch", "{resp}");
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(resp["patch"].as_str().unwrap_or_default())
-        .expect("base64 patch");
-    serde_json::from_slice(&raw).expect("JSON patch")
 }
 
 fn message(resp: &Value) -> String {
