@@ -61,7 +61,10 @@ fn containers(images: &[&str]) -> Value {
 fn resource_of(object: &Value) -> (String, String, String) {
     let api_version = object["apiVersion"].as_str().unwrap_or("v1");
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let kind = object["kind"].as_str().unwrap_or("Pod").to_ascii_lowercase();
+    let kind = object["kind"]
+        .as_str()
+        .unwrap_or("Pod")
+        .to_ascii_lowercase();
     let plural = match kind.strip_suffix('y') {
         Some(stem) => format!("{stem}ies"),
         None if kind.ends_with('s') => format!("{kind}es"),
