@@ -8,6 +8,7 @@ mod cli;
 mod metrics;
 mod net;
 mod policies;
+mod report;
 mod runtime;
 mod server;
 

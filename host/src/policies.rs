@@ -17,7 +17,7 @@ const MAX_FILE_BYTES: u64 = 4 << 20;
 pub fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
     let mut files = Vec::new();
     for p in paths {
-        collect(p, &mut files).with_context(|| format!("reading policies from {}", p.display()))?;
+        collect(p, &mut files).with_context(|| format!("reading {}", p.display()))?;
     }
     files.sort();
     files.dedup();
@@ -77,4 +77,23 @@ pub fn read_namespaces(path: &Path) -> Result<BTreeMap<String, serde_json::Value
         }
     }
     Ok(out)
+}
+
+/// The Namespace object for `name`: from `--namespaces`, else the minimal
+/// object the API server guarantees (the `kubernetes.io/metadata.name` label).
+pub fn namespace_object(
+    namespaces: &BTreeMap<String, serde_json::Value>,
+    name: &str,
+) -> Option<String> {
+    if name.is_empty() {
+        return None;
+    }
+    let object = namespaces.get(name).cloned().unwrap_or_else(|| {
+        serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+        })
+    });
+    Some(object.to_string())
 }

@@ -2,6 +2,7 @@
 //! loopback port with a throw-away policy directory, and speaks
 //! AdmissionReview to it over HTTP(S).
 
+pub mod cli;
 pub mod faulty;
 pub mod fixtures;
 pub mod kyverno;

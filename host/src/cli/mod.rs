@@ -1,8 +1,12 @@
 //! Command-line interface: one file per subcommand.
 
+mod apply;
 mod component;
+mod engine;
+mod scan;
 mod serve;
 mod sigstore;
+mod test;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,6 +23,13 @@ struct Cli {
 enum Command {
     /// Serve the mutate and validate admission webhooks over HTTP(S).
     Serve(serve::ServeArgs),
+    /// Apply IVP/NIVP policies to resources from files, as `kyverno apply`.
+    Apply(apply::ApplyArgs),
+    /// Run `kyverno-test.yaml` tests (cli.kyverno.io/v1alpha1 Test), as `kyverno test`.
+    Test(test::TestArgs),
+    /// Re-verify resources from files with the background-enabled policies and
+    /// print openreports.io reports, as Kyverno's background scan.
+    Scan(scan::ScanArgs),
     /// Sigstore tools run by the component (the sigstore-conformance client).
     Sigstore {
         #[command(flatten)]
@@ -28,10 +39,25 @@ enum Command {
     },
 }
 
+/// A subcommand's exit status.
+pub type Exit = u8;
+/// Bad usage, unreadable input, or policies that did not load.
+pub const EXIT_USAGE: Exit = 2;
+
 pub async fn run() -> ExitCode {
     init_tracing();
     let cli = Cli::parse();
+    let offline = |r: anyhow::Result<Exit>| match r {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("ivpol: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    };
     let result = match cli.command {
+        Command::Apply(args) => return offline(apply::run(args).await),
+        Command::Test(args) => return offline(test::run(args).await),
+        Command::Scan(args) => return offline(scan::run(args).await),
         Command::Serve(args) => serve::run(args).await,
         Command::Sigstore { component, command } => {
             let cache = component.cache_dir();

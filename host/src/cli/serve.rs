@@ -1,12 +1,8 @@
 //! `ivpol serve`: the admission webhook server.
 
-use crate::cache::{CacheConfig, VerificationCache};
+use crate::cache::CacheConfig;
 use crate::metrics::metrics;
-use crate::net::auth::Keychain;
-use crate::net::policy::{HostPort, NetPolicy};
-use crate::net::Net;
 use crate::policies;
-use crate::runtime::{Pool, Runtime};
 use crate::server::{self, ServerConfig};
 use anyhow::{bail, Result};
 use clap::Args;
@@ -30,24 +26,8 @@ pub struct ServeArgs {
     /// `kubernetes.io/metadata.name` label.
     #[arg(long)]
     namespaces: Option<PathBuf>,
-    /// Registry the component may reach (HOST[:PORT]); repeatable. Without
-    /// any, every public host is allowed and non-public addresses are refused.
-    #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
-    allow_registry: Vec<HostPort>,
-    /// Registry reached over plain HTTP (and allowed); repeatable.
-    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
-    insecure_registry: Vec<HostPort>,
-    /// Docker config.json with registry credentials (`auths`).
-    #[arg(long = "registry-config", value_name = "FILE")]
-    registry_config: Option<PathBuf>,
-    /// Directory of the registry secrets that policies name in
-    /// `credentials.secrets`: `<name>/.dockerconfigjson` (a mounted Secret),
-    /// or a `<name>` file holding a docker config or a Secret manifest.
-    #[arg(long = "secrets-dir", value_name = "DIR")]
-    secrets_dir: Option<PathBuf>,
-    /// Extra PEM CA certificates trusted for registry TLS.
-    #[arg(long = "registry-ca", value_name = "FILE")]
-    registry_ca: Option<PathBuf>,
+    #[command(flatten)]
+    registry: super::engine::RegistryArgs,
     /// Most verification results kept in the cache.
     #[arg(long = "cache-size", default_value_t = 1000, value_name = "ENTRIES")]
     cache_size: u64,
@@ -71,31 +51,14 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
-    let component = args.component.bytes()?;
-    let keychain = match &args.registry_config {
-        Some(p) => Keychain::from_docker_config(p)?,
-        None => Keychain::default(),
-    };
-    let policy = NetPolicy {
-        allow: args.allow_registry.clone(),
-        insecure: args.insecure_registry.clone(),
-    };
-    let net = Arc::new(Net::new(
-        policy,
-        keychain,
-        args.secrets_dir.as_deref(),
-        args.registry_ca.as_deref(),
-    )?);
-    let cache_dir = args.component.cache_dir();
-    let cache = VerificationCache::new(&CacheConfig {
+    let cache = CacheConfig {
         enabled: !args.no_cache,
         size: args.cache_size,
         ttl: args.cache_ttl,
         digest_ttl: args.digest_ttl,
-    });
-    let runtime = Arc::new(Runtime::new(&component, net, cache, cache_dir.as_deref())?);
+    };
     let documents = policies::read_all(&args.policies)?;
-    let pool = Pool::load(runtime, documents).await?;
+    let pool = super::engine::load_pool(&args.component, &args.registry, &cache, documents).await?;
     let summary = pool.summary();
     for d in &summary.diagnostics {
         tracing::warn!(source = %d.source, document = d.document, policy = ?d.policy, "policy not loaded: {}", d.message);
@@ -129,7 +92,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
 }
 
 /// `90s`, `60m`, `1h`, `500ms`, or plain seconds.
-fn parse_duration(s: &str) -> Result<Duration> {
+pub fn parse_duration(s: &str) -> Result<Duration> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (n, unit) = s.split_at(split);

@@ -353,8 +353,6 @@ impl Pool {
     }
 
     /// Runs `evaluate-json` (JSON-mode policies) in a pooled instance.
-    // Used by `ivpol apply --json`; tested below through the component.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub async fn evaluate_json(
         &self,
         payload: String,
@@ -377,8 +375,6 @@ impl Pool {
 
     /// Runs `evaluate` (one resource outside admission, for `ivpol apply`,
     /// `test` and `scan`) in a pooled instance within `deadline`.
-    // Called by the offline subcommands.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub async fn evaluate(
         &self,
         resource: String,

@@ -142,7 +142,7 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
     } else {
         wit::Scope::Cluster
     };
-    let namespace = namespace_object(state, &review.namespace);
+    let namespace = crate::policies::namespace_object(&state.namespaces, &review.namespace);
     let deadline = state.pool.deadline(&route.names);
     let outcome = state
         .pool
@@ -168,22 +168,6 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
             (error(StatusCode::INTERNAL_SERVER_ERROR, message), "error")
         }
     }
-}
-
-/// The Namespace object for `name`: from `--namespaces`, else the minimal
-/// object the API server guarantees (the `kubernetes.io/metadata.name` label).
-fn namespace_object(state: &AppState, name: &str) -> Option<String> {
-    if name.is_empty() {
-        return None;
-    }
-    let object = state.namespaces.get(name).cloned().unwrap_or_else(|| {
-        json!({
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-        })
-    });
-    Some(object.to_string())
 }
 
 async fn read_body(req: Request<Incoming>) -> Result<Bytes, Reply> {

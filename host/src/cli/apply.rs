@@ -1,0 +1,167 @@
+//! `ivpol apply`: Kyverno's `kyverno apply` for IVP/NIVP: the validate phase
+//! on resources read from files (and JSON-mode policies on `--json`
+//! payloads), without a cluster and without a verification cache.
+
+use super::engine::{self, RegistryArgs, Run};
+use super::{Exit, EXIT_USAGE};
+use crate::cache::CacheConfig;
+use crate::policies;
+use crate::report::{openreports, resources, text, Counts, Outcome, Status};
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// How results are printed.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// `kyverno apply`'s text (with `-p`: the reports as YAML).
+    Table,
+    Json,
+    Yaml,
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Exit status: 0 when no result failed or errored; 1 when any did; \
+2 for bad usage, unreadable input, or policies that did not load."
+)]
+pub struct ApplyArgs {
+    /// Policy files or directories, as in `kyverno apply policy.yaml`.
+    #[arg(value_name = "POLICY")]
+    positional: Vec<PathBuf>,
+    /// Policy file or directory (IVP/NIVP YAML or JSON); repeatable.
+    #[arg(long = "policy", value_name = "FILE|DIR")]
+    policy: Vec<PathBuf>,
+    /// Resource file (multi-document YAML or JSON) or directory; repeatable.
+    #[arg(
+        short = 'r',
+        long = "resource",
+        alias = "resources",
+        value_name = "FILE|DIR"
+    )]
+    resource: Vec<PathBuf>,
+    /// JSON payload for `evaluation.mode: JSON` policies; repeatable.
+    #[arg(long = "json", value_name = "FILE")]
+    json: Vec<PathBuf>,
+    /// PolicyException file or directory; repeatable.
+    #[arg(
+        short = 'e',
+        long = "exception",
+        alias = "exceptions",
+        value_name = "FILE|DIR"
+    )]
+    exception: Vec<PathBuf>,
+    /// The admission operation the resources are evaluated under.
+    #[arg(long, default_value = "CREATE", value_parser = ["CREATE", "UPDATE", "DELETE"])]
+    operation: String,
+    /// Output format.
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "output-format",
+        value_enum,
+        default_value = "table"
+    )]
+    output: Output,
+    /// Print openreports.io reports (a ClusterReport `merged`, a Report per NIVP).
+    #[arg(short = 'p', long = "policy-report")]
+    policy_report: bool,
+    /// Namespace manifests that `namespaceSelector` and `namespaceObject` read.
+    #[arg(long, value_name = "FILE|DIR")]
+    namespaces: Option<PathBuf>,
+    #[command(flatten)]
+    component: super::component::ComponentArgs,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+pub async fn run(args: ApplyArgs) -> Result<Exit> {
+    let policy_paths: Vec<PathBuf> = args
+        .positional
+        .iter()
+        .chain(&args.policy)
+        .cloned()
+        .collect();
+    if policy_paths.is_empty() {
+        bail!("require policy: give policy files or directories (`ivpol apply POLICY... --resource FILE`)");
+    }
+    if args.resource.is_empty() && args.json.is_empty() {
+        bail!("resource file(s) required: give --resource FILE or --json FILE");
+    }
+    let mut documents = policies::read_all(&policy_paths)?;
+    let exceptions = policies::read_all(&args.exception)?;
+    let exception_count = engine::count_exceptions(&exceptions);
+    documents.extend(exceptions);
+    let resources = resources::read(&args.resource)?;
+    let payloads = resources::read_payloads(&args.json)?;
+    let namespaces = match &args.namespaces {
+        Some(p) => policies::read_namespaces(p)?,
+        None => Default::default(),
+    };
+    let cache = CacheConfig::disabled();
+    let pool = engine::load_pool(&args.component, &args.registry, &cache, documents).await?;
+    let broken = engine::report_diagnostics(&pool);
+    let text_out = args.output == Output::Table && !args.policy_report;
+    if text_out {
+        let n = pool.summary().policies.len();
+        print!(
+            "{}",
+            text::applying(n, resources.len() + payloads.len(), exception_count)
+        );
+    }
+    let run = Run {
+        operation: &args.operation,
+        background: false,
+        namespaces: &namespaces,
+    };
+    let mut outcomes = engine::evaluate_all(&pool, &resources, &run).await?;
+    outcomes.extend(engine::evaluate_payloads(&pool, &payloads).await?);
+    let counts = Counts::of(&outcomes);
+    print!("{}", render(&args, &outcomes, &counts));
+    eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
+    Ok(exit(&counts, broken))
+}
+
+/// stdout for `args.output` and `--policy-report`.
+fn render(args: &ApplyArgs, outcomes: &[Outcome], counts: &Counts) -> String {
+    let seconds = openreports::now_seconds();
+    if args.policy_report {
+        let reports = openreports::by_policy(outcomes, seconds);
+        return openreports::render(&reports, args.output == Output::Json);
+    }
+    let results = || -> Vec<serde_json::Value> {
+        outcomes
+            .iter()
+            .map(|o| openreports::result(o, seconds))
+            .collect()
+    };
+    match args.output {
+        Output::Table => text::blocks(outcomes, Status::Fail, "failed") + &text::counts(counts),
+        Output::Json => {
+            let v = json!({"results": results(), "summary": counts.to_json()});
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+        }
+        Output::Yaml => {
+            let v = json!({"results": results(), "summary": counts.to_json()});
+            serde_yaml::to_string(&v).unwrap_or_default()
+        }
+    }
+}
+
+/// 2 when policies did not load, 1 when a result failed or errored, else 0.
+pub fn exit(counts: &Counts, broken: bool) -> Exit {
+    if broken {
+        eprintln!("ivpol: some policies did not load");
+        return EXIT_USAGE;
+    }
+    if counts.fail > 0 {
+        eprintln!("ivpol: exit as there are policy violations");
+        return 1;
+    }
+    if counts.error > 0 {
+        eprintln!("ivpol: exit as there are policy errors");
+        return 1;
+    }
+    0
+}

@@ -1,0 +1,177 @@
+//! What every subcommand that evaluates needs: the registry flags (shared
+//! by `serve`, `apply`, `test` and `scan`) and a loaded instance pool.
+
+use crate::cache::{CacheConfig, VerificationCache};
+use crate::net::auth::Keychain;
+use crate::net::policy::{HostPort, NetPolicy};
+use crate::net::Net;
+use crate::policies::{self, Document};
+use crate::report::resources::{Payload, Resource};
+use crate::report::{Outcome, BACKGROUND_SCAN};
+use crate::runtime::{Pool, Runtime};
+use anyhow::{anyhow, Context, Result};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How the component may reach registries.
+#[derive(Args, Clone)]
+pub struct RegistryArgs {
+    /// Registry the component may reach (HOST[:PORT]); repeatable. Without
+    /// any, every public host is allowed and non-public addresses are refused.
+    #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
+    pub allow_registry: Vec<HostPort>,
+    /// Registry reached over plain HTTP (and allowed); repeatable.
+    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
+    pub insecure_registry: Vec<HostPort>,
+    /// Docker config.json with registry credentials (`auths`).
+    #[arg(long = "registry-config", value_name = "FILE")]
+    pub registry_config: Option<PathBuf>,
+    /// Directory of the registry secrets that policies name in
+    /// `credentials.secrets`: `<name>/.dockerconfigjson` (a mounted Secret),
+    /// or a `<name>` file holding a docker config or a Secret manifest.
+    #[arg(long = "secrets-dir", value_name = "DIR")]
+    pub secrets_dir: Option<PathBuf>,
+    /// Extra PEM CA certificates trusted for registry TLS.
+    #[arg(long = "registry-ca", value_name = "FILE")]
+    pub registry_ca: Option<PathBuf>,
+}
+
+impl RegistryArgs {
+    /// The network capability the component gets.
+    pub fn net(&self) -> Result<Arc<Net>> {
+        let keychain = match &self.registry_config {
+            Some(p) => Keychain::from_docker_config(p)?,
+            None => Keychain::default(),
+        };
+        let policy = NetPolicy {
+            allow: self.allow_registry.clone(),
+            insecure: self.insecure_registry.clone(),
+        };
+        Ok(Arc::new(Net::new(
+            policy,
+            keychain,
+            self.secrets_dir.as_deref(),
+            self.registry_ca.as_deref(),
+        )?))
+    }
+}
+
+/// The component, compiled, with `documents` loaded into a pool.
+pub async fn load_pool(
+    component: &super::component::ComponentArgs,
+    registry: &RegistryArgs,
+    cache: &CacheConfig,
+    documents: Vec<Document>,
+) -> Result<Pool> {
+    let runtime = runtime(component, registry, cache)?;
+    Pool::load(runtime, documents).await
+}
+
+/// The component, compiled, with its network and cache.
+pub fn runtime(
+    component: &super::component::ComponentArgs,
+    registry: &RegistryArgs,
+    cache: &CacheConfig,
+) -> Result<Arc<Runtime>> {
+    let bytes = component.bytes()?;
+    let net = registry.net()?;
+    let cache = VerificationCache::new(cache);
+    let cache_dir = component.cache_dir();
+    Ok(Arc::new(Runtime::new(
+        &bytes,
+        net,
+        cache,
+        cache_dir.as_deref(),
+    )?))
+}
+
+/// Runs `evaluate` on each resource in turn and collects one outcome per
+/// policy result. A resource the component refuses (or a trap) is an error:
+/// the run stops, naming the resource.
+pub async fn evaluate_all(
+    pool: &Pool,
+    resources: &[Resource],
+    run: &Run<'_>,
+) -> Result<Vec<Outcome>> {
+    let deadline = pool.deadline(&[]);
+    let mut out = Vec::new();
+    for r in resources {
+        let namespace = r
+            .subject
+            .namespace
+            .as_deref()
+            .and_then(|ns| policies::namespace_object(run.namespaces, ns));
+        let verdict = pool
+            .evaluate(
+                r.object.to_string(),
+                run.operation.to_string(),
+                namespace,
+                run.background,
+                deadline,
+            )
+            .await
+            .and_then(|v| v.map_err(|e| anyhow!(e)))
+            .with_context(|| format!("evaluating {} ({})", r.subject.path(), r.source))?;
+        let mut results = verdict.results;
+        results.sort_by(|a, b| (&a.namespace, &a.policy).cmp(&(&b.namespace, &b.policy)));
+        out.extend(
+            results
+                .iter()
+                .map(|p| Outcome::new(Some(r.subject.clone()), p, BACKGROUND_SCAN)),
+        );
+    }
+    Ok(out)
+}
+
+/// How [`evaluate_all`] runs.
+pub struct Run<'a> {
+    pub operation: &'a str,
+    pub background: bool,
+    pub namespaces: &'a BTreeMap<String, serde_json::Value>,
+}
+
+/// Every JSON payload through `evaluate-json`.
+pub async fn evaluate_payloads(pool: &Pool, payloads: &[Payload]) -> Result<Vec<Outcome>> {
+    let deadline = pool.deadline(&[]);
+    let mut out = Vec::new();
+    for p in payloads {
+        let verdict = pool
+            .evaluate_json(p.text.clone(), deadline)
+            .await
+            .and_then(|v| v.map_err(|e| anyhow!(e)))
+            .with_context(|| format!("evaluating JSON payload {}", p.source))?;
+        out.extend(
+            verdict
+                .results
+                .iter()
+                .map(|r| Outcome::new(None, r, BACKGROUND_SCAN)),
+        );
+    }
+    Ok(out)
+}
+
+/// Policy documents that did not load, on stderr; true if there were any.
+pub fn report_diagnostics(pool: &Pool) -> bool {
+    let diagnostics = &pool.summary().diagnostics;
+    for d in diagnostics {
+        let name = d.policy.as_deref().unwrap_or("?");
+        eprintln!(
+            "ivpol: policy not loaded: {} (document {}, {name}): {}",
+            d.source, d.document, d.message
+        );
+    }
+    !diagnostics.is_empty()
+}
+
+/// How many documents of kind PolicyException `documents` hold (for the
+/// `with K exception(s)` count; the component reads them).
+pub fn count_exceptions(documents: &[Document]) -> usize {
+    documents
+        .iter()
+        .flat_map(|d| serde_yaml::Deserializer::from_str(&d.content))
+        .filter_map(|de| <serde_json::Value as serde::Deserialize>::deserialize(de).ok())
+        .filter(|v| v.get("kind").and_then(|k| k.as_str()) == Some("PolicyException"))
+        .count()
+}

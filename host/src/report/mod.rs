@@ -1,0 +1,149 @@
+//! Results outside admission, for `apply`, `test` and `scan`: the resources
+//! they read, one [`Outcome`] per policy and resource, and the shapes they
+//! are printed in (Kyverno's apply text, openreports reports, Kyverno's test
+//! table).
+
+pub mod openreports;
+pub mod resources;
+pub mod table;
+pub mod text;
+
+use crate::runtime::wit;
+use resources::Subject;
+use std::collections::BTreeMap;
+
+/// A result's status, as in a policy report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Pass,
+    Fail,
+    Warn,
+    Error,
+    Skip,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Warn => "warn",
+            Status::Error => "error",
+            Status::Skip => "skip",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Some(match s {
+            "pass" => Status::Pass,
+            "fail" => Status::Fail,
+            "warn" => Status::Warn,
+            "error" => Status::Error,
+            "skip" => Status::Skip,
+            _ => return None,
+        })
+    }
+}
+
+/// `properties.process` of a result.
+pub const BACKGROUND_SCAN: &str = "background scan";
+
+/// One policy's result for one resource (or JSON payload).
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// None for a JSON payload.
+    pub subject: Option<Subject>,
+    pub policy: String,
+    /// The policy's namespace (NamespacedImageValidatingPolicy only).
+    pub policy_namespace: Option<String>,
+    /// The policy's name, or `exception` when a PolicyException skipped it.
+    pub rule: String,
+    pub status: Status,
+    pub message: String,
+    /// Audit annotations, `process` and `exceptions`.
+    pub properties: BTreeMap<String, String>,
+}
+
+impl Outcome {
+    /// The outcome of `result` for `subject`.
+    pub fn new(subject: Option<Subject>, result: &wit::PolicyResult, process: &str) -> Outcome {
+        let status = match result.status {
+            wit::Status::Pass => Status::Pass,
+            wit::Status::Fail => Status::Fail,
+            wit::Status::Skip => Status::Skip,
+            wit::Status::Error => Status::Error,
+        };
+        let mut properties: BTreeMap<String, String> =
+            result.audit_annotations.iter().cloned().collect();
+        properties.insert("process".into(), process.into());
+        let rule = match result.exceptions.is_empty() {
+            true => result.policy.clone(),
+            false => {
+                // Kyverno lists the exceptions' names, without namespace.
+                let names: Vec<&str> = result
+                    .exceptions
+                    .iter()
+                    .map(|e| e.rsplit('/').next().unwrap_or(e))
+                    .collect();
+                properties.insert("exceptions".into(), names.join(","));
+                "exception".into()
+            }
+        };
+        Outcome {
+            subject,
+            policy: result.policy.clone(),
+            policy_namespace: result.namespace.clone(),
+            rule,
+            status,
+            message: result.message.clone(),
+            properties,
+        }
+    }
+
+    /// `namespace/name` for namespaced policies, as a report's `policy`.
+    pub fn policy_key(&self) -> String {
+        match &self.policy_namespace {
+            Some(ns) => format!("{ns}/{}", self.policy),
+            None => self.policy.clone(),
+        }
+    }
+}
+
+/// The `pass, fail, warn, error, skip` counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub pass: usize,
+    pub fail: usize,
+    pub warn: usize,
+    pub error: usize,
+    pub skip: usize,
+}
+
+impl Counts {
+    pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Counts {
+        let mut c = Counts::default();
+        for o in outcomes {
+            match o.status {
+                Status::Pass => c.pass += 1,
+                Status::Fail => c.fail += 1,
+                Status::Warn => c.warn += 1,
+                Status::Error => c.error += 1,
+                Status::Skip => c.skip += 1,
+            }
+        }
+        c
+    }
+
+    /// Whether the run should exit non-zero, as `kyverno apply` does.
+    pub fn violated(&self) -> bool {
+        self.fail > 0 || self.error > 0
+    }
+
+    pub fn to_json(self) -> serde_json::Value {
+        // In Kyverno's (sorted) key order.
+        serde_json::json!({
+            "error": self.error, "fail": self.fail, "pass": self.pass,
+            "skip": self.skip, "warn": self.warn,
+        })
+    }
+}

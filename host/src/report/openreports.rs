@@ -1,0 +1,136 @@
+//! openreports.io/v1alpha1 reports, shaped as Kyverno's CLI prints them
+//! (`cmd/cli/kubectl-kyverno/report`): results with `source:
+//! KyvernoImageValidatingPolicy`, and a summary of their statuses.
+//!
+//! Keys come out sorted, as Kyverno's YAML marshaller writes them.
+
+use super::{Counts, Outcome};
+use serde_json::{json, Map, Value};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub const API_VERSION: &str = "openreports.io/v1alpha1";
+pub const SOURCE: &str = "KyvernoImageValidatingPolicy";
+
+/// A report's `results[]` entry for `o`, stamped `seconds`.
+pub fn result(o: &Outcome, seconds: u64) -> Value {
+    let mut r = Map::new();
+    if !o.message.is_empty() {
+        r.insert("message".into(), o.message.clone().into());
+    }
+    r.insert("policy".into(), o.policy_key().into());
+    r.insert("properties".into(), json!(o.properties));
+    if let Some(s) = &o.subject {
+        let mut subject = Map::new();
+        subject.insert("apiVersion".into(), s.api_version.clone().into());
+        subject.insert("kind".into(), s.kind.clone().into());
+        subject.insert("name".into(), s.name.clone().into());
+        if let Some(ns) = &s.namespace {
+            subject.insert("namespace".into(), ns.clone().into());
+        }
+        if let Some(uid) = &s.uid {
+            subject.insert("uid".into(), uid.clone().into());
+        }
+        r.insert("resources".into(), json!([subject]));
+    }
+    r.insert("result".into(), o.status.as_str().into());
+    r.insert("rule".into(), o.rule.clone().into());
+    r.insert("scored".into(), true.into());
+    r.insert("source".into(), SOURCE.into());
+    r.insert("timestamp".into(), json!({"nanos": 0, "seconds": seconds}));
+    Value::Object(r)
+}
+
+/// A `ClusterReport` (no namespace) or `Report` named `name` over `outcomes`.
+pub fn report(name: &str, namespace: Option<&str>, outcomes: &[&Outcome], seconds: u64) -> Value {
+    let mut metadata = json!({"creationTimestamp": null, "name": name});
+    let kind = match namespace {
+        Some(ns) => {
+            metadata["namespace"] = ns.into();
+            "Report"
+        }
+        None => "ClusterReport",
+    };
+    let results: Vec<Value> = outcomes.iter().map(|o| result(o, seconds)).collect();
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": kind,
+        "metadata": metadata,
+        "results": results,
+        "summary": Counts::of(outcomes.iter().copied()).to_json(),
+    })
+}
+
+/// `kyverno apply -p`: one ClusterReport `merged` for the cluster policies'
+/// results, then one Report per NamespacedImageValidatingPolicy (named and
+/// namespaced like the policy).
+pub fn by_policy(outcomes: &[Outcome], seconds: u64) -> Vec<Value> {
+    let mut out = Vec::new();
+    let cluster: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.policy_namespace.is_none())
+        .collect();
+    if !cluster.is_empty() {
+        out.push(report("merged", None, &cluster, seconds));
+    }
+    let mut keys: Vec<(String, String)> = outcomes
+        .iter()
+        .filter_map(|o| Some((o.policy_namespace.clone()?, o.policy.clone())))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for (ns, name) in keys {
+        let own: Vec<&Outcome> = outcomes
+            .iter()
+            .filter(|o| o.policy_namespace.as_deref() == Some(&ns) && o.policy == name)
+            .collect();
+        out.push(report(&name, Some(&ns), &own, seconds));
+    }
+    out
+}
+
+/// `ivpol scan`: one Report per namespace of the resources, then one
+/// ClusterReport for the cluster-scoped resources, all named `name`.
+pub fn by_resource_namespace(outcomes: &[Outcome], name: &str, seconds: u64) -> Vec<Value> {
+    let ns_of = |o: &Outcome| o.subject.as_ref().and_then(|s| s.namespace.clone());
+    let mut namespaces: Vec<String> = outcomes.iter().filter_map(ns_of).collect();
+    namespaces.sort();
+    namespaces.dedup();
+    let mut out = Vec::new();
+    for ns in &namespaces {
+        let own: Vec<&Outcome> = outcomes
+            .iter()
+            .filter(|o| ns_of(o).as_deref() == Some(ns.as_str()))
+            .collect();
+        out.push(report(name, Some(ns), &own, seconds));
+    }
+    let cluster: Vec<&Outcome> = outcomes.iter().filter(|o| ns_of(o).is_none()).collect();
+    if !cluster.is_empty() {
+        out.push(report(name, None, &cluster, seconds));
+    }
+    out
+}
+
+/// Seconds since the epoch, for `timestamp.seconds`.
+pub fn now_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Reports as YAML documents (`---` between them), or as JSON, one per line.
+pub fn render(reports: &[Value], json: bool) -> String {
+    let mut out = String::new();
+    for (i, r) in reports.iter().enumerate() {
+        if json {
+            out.push_str(&r.to_string());
+            out.push('\n');
+            continue;
+        }
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&serde_yaml::to_string(r).unwrap_or_default());
+    }
+    out
+}

@@ -1,0 +1,98 @@
+//! `kyverno apply`'s default text, byte for byte: the `Applying ...` line,
+//! one block per failed policy and resource, and the counts.
+
+use super::{Counts, Outcome, Status};
+use std::fmt::Write;
+
+/// `\nApplying N policy rule(s) to M resource(s)[ with K exception(s)]...\n`
+pub fn applying(policies: usize, resources: usize, exceptions: usize) -> String {
+    match exceptions {
+        0 => format!("\nApplying {policies} policy rule(s) to {resources} resource(s)...\n"),
+        k => format!(
+            "\nApplying {policies} policy rule(s) to {resources} resource(s) with {k} exception(s)...\n"
+        ),
+    }
+}
+
+/// Where a result is about: `ns/Kind/name`, or `JSON payload`.
+pub fn resource_path(o: &Outcome) -> String {
+    match &o.subject {
+        Some(s) => s.path(),
+        None => "JSON payload".into(),
+    }
+}
+
+/// One block per outcome with `status`: `policy <p> -> resource <r> <verb>:`,
+/// then `1 - <rule> <message>`, then an empty line. Each IVP response holds
+/// one rule, so the number is always 1.
+pub fn blocks(outcomes: &[Outcome], status: Status, verb: &str) -> String {
+    let mut out = String::new();
+    for o in outcomes.iter().filter(|o| o.status == status) {
+        let _ = writeln!(
+            out,
+            "policy {} -> resource {} {verb}:",
+            o.policy,
+            resource_path(o)
+        );
+        let _ = writeln!(out, "1 - {} {}", o.rule, o.message);
+        out.push('\n');
+    }
+    out
+}
+
+/// `\npass: X, fail: Y, warn: 0, error: Z, skip: W \n` (Kyverno's trailing space included).
+pub fn counts(c: &Counts) -> String {
+    format!(
+        "\npass: {}, fail: {}, warn: {}, error: {}, skip: {} \n",
+        c.pass, c.fail, c.warn, c.error, c.skip
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::resources::Subject;
+
+    fn outcome(name: &str, status: Status, message: &str) -> Outcome {
+        Outcome {
+            subject: Some(Subject {
+                api_version: "apps/v1".into(),
+                kind: "StatefulSet".into(),
+                name: name.into(),
+                namespace: Some("default".into()),
+                uid: None,
+            }),
+            policy: "ivpol-sample".into(),
+            policy_namespace: None,
+            rule: "ivpol-sample".into(),
+            status,
+            message: message.into(),
+            properties: Default::default(),
+        }
+    }
+
+    /// The text of Kyverno's chainsaw test `apply-ivps-in-cluster-mode-with-polex`.
+    #[test]
+    fn matches_kyvernos_apply_text() {
+        let outcomes = vec![
+            outcome("good-statefulset", Status::Pass, "success"),
+            outcome(
+                "bad-statefulset",
+                Status::Fail,
+                "failed to verify image with notary cert",
+            ),
+            outcome("skipped-statefulset", Status::Skip, "skipped"),
+        ];
+        let text = applying(1, 3, 1)
+            + &blocks(&outcomes, Status::Fail, "failed")
+            + &counts(&Counts::of(&outcomes));
+        assert_eq!(
+            text.trim(),
+            "Applying 1 policy rule(s) to 3 resource(s) with 1 exception(s)...\n\
+             policy ivpol-sample -> resource default/StatefulSet/bad-statefulset failed:\n\
+             1 - ivpol-sample failed to verify image with notary cert\n\
+             \n\
+             pass: 1, fail: 1, warn: 0, error: 0, skip: 1"
+        );
+    }
+}

@@ -1,0 +1,453 @@
+//! `ivpol apply` end to end: the real binary, a real registry with a
+//! cosign-signed and an unsigned image, policies and resources from files,
+//! and Kyverno's `kyverno apply` text, reports and exit codes.
+
+use ivpol_tests::cli::{pod_yaml, KeyImages, Workdir, NOT_SIGNED};
+use ivpol_tests::policy::{indent, key_attestor, pod_policy};
+use serde_json::Value;
+
+/// `ivpol apply policy.yaml --resource resources.yaml` plus `extra`.
+fn apply(w: &Workdir, imgs: &KeyImages, extra: &[&str]) -> ivpol_tests::cli::Run {
+    let mut args = vec!["apply", "policy.yaml", "--resource", "resources.yaml"];
+    args.extend(imgs.flags());
+    args.extend(extra);
+    w.ivpol(&args)
+}
+
+fn setup(resources: &str) -> (KeyImages, Workdir) {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write("resources.yaml", resources);
+    (imgs, w)
+}
+
+fn two_pods(imgs: &KeyImages) -> String {
+    format!(
+        "{}---\n{}",
+        pod_yaml("good", "default", &imgs.signed),
+        pod_yaml("bad", "default", &imgs.unsigned)
+    )
+}
+
+#[test]
+fn a_failure_prints_kyvernos_text_and_exits_1() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write("resources.yaml", &two_pods(&imgs));
+    let run = apply(&w, &imgs, &[]);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "\nApplying 1 policy rule(s) to 2 resource(s)...\n\
+             policy verify-key -> resource default/Pod/bad failed:\n\
+             1 - verify-key {NOT_SIGNED}\n\n\
+             \npass: 1, fail: 1, warn: 0, error: 0, skip: 0 \n"
+        ),
+        "{run}"
+    );
+    assert!(run.stderr.contains("policy violations"), "{run}");
+}
+
+#[test]
+fn only_passing_resources_exit_0() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write("resources.yaml", &pod_yaml("good", "default", &imgs.signed));
+    // The policy given with --policy instead of positionally.
+    let run = w.ivpol(&[
+        "apply",
+        "--policy",
+        "policy.yaml",
+        "--resource",
+        "resources.yaml",
+        imgs.flags()[0],
+        imgs.flags()[1],
+    ]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout
+            .ends_with("\npass: 1, fail: 0, warn: 0, error: 0, skip: 0 \n"),
+        "{run}"
+    );
+}
+
+#[test]
+fn an_unreachable_registry_is_an_error_result_and_exits_1() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write("resources.yaml", &pod_yaml("good", "default", &imgs.signed));
+    // Without --insecure-registry the loopback registry is refused.
+    let run = w.ivpol(&["apply", "policy.yaml", "--resource", "resources.yaml"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout
+            .ends_with("\npass: 0, fail: 0, warn: 0, error: 1, skip: 0 \n"),
+        "{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("policy verify-key -> resource default/Pod/good error:\n1 - verify-key "),
+        "{run}"
+    );
+    assert!(run.stderr.contains("policy errors"), "{run}");
+}
+
+#[test]
+fn directories_and_multi_document_files_are_read_whole() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policies/a/policy.yaml", &imgs.policy("verify-key"));
+    w.write("res/pods.yaml", &two_pods(&imgs));
+    w.write(
+        "res/more/third.yaml",
+        &format!("---\n{}\n---\n", pod_yaml("third", "team", &imgs.signed)),
+    );
+    let mut args = vec!["apply", "policies", "--resource", "res"];
+    args.extend(imgs.flags());
+    let run = w.ivpol(&args);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout
+            .starts_with("\nApplying 1 policy rule(s) to 3 resource(s)...\n"),
+        "{run}"
+    );
+    assert!(run.stdout.contains("pass: 2, fail: 1,"), "{run}");
+}
+
+#[test]
+fn a_deployment_is_checked_through_autogen() {
+    let (imgs, w) = setup("");
+    let deployment = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n        - name: c\n          image: {}\n",
+        imgs.unsigned
+    );
+    w.write("resources.yaml", &deployment);
+    let run = apply(&w, &imgs, &[]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout.contains(&format!(
+            "policy verify-key -> resource default/Deployment/web failed:\n1 - verify-key {NOT_SIGNED}\n"
+        )),
+        "{run}"
+    );
+}
+
+#[test]
+fn delete_evaluates_the_old_object() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    let tail = format!(
+        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n  attestors:\n    {}\n  validations:\n    - expression: >-\n        images.containers.map(i, verifyImageSignatures(i, [attestors.cosign])).all(n, n > 0)\n      message: {NOT_SIGNED}\n",
+        indent(&key_attestor("cosign", &imgs.public_pem), 4)
+    );
+    w.write("policy.yaml", &pod_policy("on-delete", "\"DELETE\"", &tail));
+    w.write(
+        "resources.yaml",
+        &pod_yaml("bad", "default", &imgs.unsigned),
+    );
+    let run = apply(&w, &imgs, &["--operation", "DELETE"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout
+            .contains("policy on-delete -> resource default/Pod/bad failed:"),
+        "{run}"
+    );
+    // On CREATE the policy does not match: no result at all.
+    let run = apply(&w, &imgs, &[]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout
+            .contains("pass: 0, fail: 0, warn: 0, error: 0, skip: 0"),
+        "{run}"
+    );
+}
+
+/// A NamespacedImageValidatingPolicy in `team` with the same check.
+fn namespaced(imgs: &KeyImages, name: &str) -> String {
+    imgs.policy(name).replace(
+        &format!("kind: ImageValidatingPolicy\nmetadata:\n  name: {name}\n"),
+        &format!(
+            "kind: NamespacedImageValidatingPolicy\nmetadata:\n  name: {name}\n  namespace: team\n"
+        ),
+    )
+}
+
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn policy_reports_are_a_merged_cluster_report_and_a_report_per_namespaced_policy() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write("nivp.yaml", &namespaced(&imgs, "team-key"));
+    let uid_pod = pod_yaml("bad", "team", &imgs.unsigned).replace(
+        "  namespace: team\n",
+        "  namespace: team\n  uid: 0b6a1c2e-0000-4000-8000-000000000001\n",
+    );
+    w.write(
+        "resources.yaml",
+        &format!(
+            "{}---\n{uid_pod}",
+            pod_yaml("good", "default", &imgs.signed)
+        ),
+    );
+    let mut args = vec![
+        "apply",
+        "policy.yaml",
+        "nivp.yaml",
+        "--resource",
+        "resources.yaml",
+        "-p",
+        "-o",
+        "json",
+    ];
+    args.extend(imgs.flags());
+    let run = w.ivpol(&args);
+    assert_eq!(run.code, 1, "{run}");
+    let reports = json_lines(&run.stdout);
+    assert_eq!(reports.len(), 2, "{run}");
+    let cluster = &reports[0];
+    assert_eq!(cluster["apiVersion"], "openreports.io/v1alpha1");
+    assert_eq!(cluster["kind"], "ClusterReport");
+    assert_eq!(cluster["metadata"]["name"], "merged");
+    assert_eq!(
+        cluster["summary"],
+        serde_json::json!({"pass": 1, "fail": 1, "warn": 0, "error": 0, "skip": 0})
+    );
+    let results = cluster["results"].as_array().expect("results");
+    let fail = results
+        .iter()
+        .find(|r| r["result"] == "fail")
+        .expect("a fail");
+    assert_eq!(fail["source"], "KyvernoImageValidatingPolicy");
+    assert_eq!(fail["policy"], "verify-key");
+    assert_eq!(fail["rule"], "verify-key");
+    assert_eq!(fail["message"], NOT_SIGNED);
+    assert_eq!(fail["scored"], true);
+    assert_eq!(fail["properties"]["process"], "background scan");
+    assert!(fail["timestamp"]["seconds"].as_u64().unwrap_or(0) > 1_600_000_000);
+    assert_eq!(fail["timestamp"]["nanos"], 0);
+    assert_eq!(
+        fail["resources"],
+        serde_json::json!([{"apiVersion": "v1", "kind": "Pod", "name": "bad",
+            "namespace": "team", "uid": "0b6a1c2e-0000-4000-8000-000000000001"}])
+    );
+    let pass = results
+        .iter()
+        .find(|r| r["result"] == "pass")
+        .expect("a pass");
+    assert_eq!(pass["message"], "success");
+    assert_eq!(pass["resources"][0]["name"], "good");
+
+    let team = &reports[1];
+    assert_eq!(team["kind"], "Report");
+    assert_eq!(team["metadata"]["name"], "team-key");
+    assert_eq!(team["metadata"]["namespace"], "team");
+    assert_eq!(team["results"][0]["policy"], "team/team-key");
+    assert_eq!(team["results"][0]["result"], "fail");
+    assert_eq!(team["summary"]["fail"], 1);
+
+    // The default format is YAML, documents separated by `---`.
+    let mut args = vec![
+        "apply",
+        "policy.yaml",
+        "nivp.yaml",
+        "--resource",
+        "resources.yaml",
+        "--policy-report",
+    ];
+    args.extend(imgs.flags());
+    let run = w.ivpol(&args);
+    assert!(
+        run.stdout.starts_with("apiVersion: openreports.io/v1alpha1\nkind: ClusterReport\nmetadata:\n  creationTimestamp: null\n  name: merged\n"),
+        "{run}"
+    );
+    assert!(
+        run.stdout
+            .contains("\n---\napiVersion: openreports.io/v1alpha1\nkind: Report\n"),
+        "{run}"
+    );
+    assert!(!run.stdout.contains("Applying"), "{run}");
+}
+
+#[test]
+fn output_json_lists_every_result_with_the_summary() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write("resources.yaml", &two_pods(&imgs));
+    let run = apply(&w, &imgs, &["-o", "json"]);
+    assert_eq!(run.code, 1, "{run}");
+    let v: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    assert_eq!(v["summary"]["pass"], 1);
+    assert_eq!(v["summary"]["fail"], 1);
+    let results = v["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["resources"][0]["name"], "good");
+    assert_eq!(results[0]["result"], "pass");
+    assert_eq!(results[1]["resources"][0]["name"], "bad");
+    assert_eq!(results[1]["message"], NOT_SIGNED);
+}
+
+#[test]
+fn json_payloads_run_json_mode_policies() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    let policy = format!(
+        r#"apiVersion: policies.kyverno.io/v1beta1
+kind: ImageValidatingPolicy
+metadata:
+  name: ivpol-json
+spec:
+  evaluation:
+    mode: JSON
+  images:
+    - name: bar
+      expression: "[object.foo.bar]"
+  validationConfigurations:
+    mutateDigest: false
+    verifyDigest: false
+  attestors:
+    {}
+  validations:
+    - expression: >-
+        images.bar.map(i, verifyImageSignatures(i, [attestors.cosign])).all(n, n > 0)
+      message: {NOT_SIGNED}
+"#,
+        indent(&key_attestor("cosign", &imgs.public_pem), 4)
+    );
+    w.write("ivpol-json.yaml", &policy);
+    w.write(
+        "pass.json",
+        &serde_json::json!({"foo": {"bar": imgs.signed}}).to_string(),
+    );
+    w.write(
+        "fail.json",
+        &serde_json::json!({"foo": {"bar": imgs.unsigned}}).to_string(),
+    );
+    let mut args = vec![
+        "apply",
+        "ivpol-json.yaml",
+        "--json",
+        "pass.json",
+        "--json",
+        "fail.json",
+    ];
+    args.extend(imgs.flags());
+    let run = w.ivpol(&args);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout
+            .starts_with("\nApplying 1 policy rule(s) to 2 resource(s)...\n"),
+        "{run}"
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "policy ivpol-json -> resource JSON payload failed:\n1 - ivpol-json {NOT_SIGNED}\n"
+        )),
+        "{run}"
+    );
+    assert!(
+        run.stdout
+            .contains("pass: 1, fail: 1, warn: 0, error: 0, skip: 0"),
+        "{run}"
+    );
+    // The report has the summary Kyverno's check-json case expects.
+    args.push("-p");
+    args.extend(["-o", "json"]);
+    let run = w.ivpol(&args);
+    let report: Value = serde_json::from_str(run.stdout.trim()).expect("report");
+    assert_eq!(report["summary"]["pass"], 1, "{run}");
+    assert_eq!(report["summary"]["fail"], 1, "{run}");
+}
+
+#[test]
+fn bad_input_is_named_and_exits_2() {
+    let (imgs, w) = setup("");
+    let flags = imgs.flags();
+    let cases: Vec<(Vec<&str>, &str, &str)> = vec![
+        (
+            vec!["missing.yaml", "--resource", "resources.yaml"],
+            "",
+            "missing.yaml",
+        ),
+        (
+            vec!["policy.yaml", "--resource", "nope.yaml"],
+            "",
+            "nope.yaml",
+        ),
+        (
+            vec!["policy.yaml", "--resource", "resources.yaml"],
+            "apiVersion: v1\nkind: [Pod\n",
+            "not valid YAML",
+        ),
+        (
+            vec!["policy.yaml", "--resource", "resources.yaml"],
+            "apiVersion: v1\nmetadata:\n  name: p\n",
+            "resource has no kind",
+        ),
+        (
+            vec!["policy.yaml", "--resource", "resources.yaml"],
+            "apiVersion: v1\nkind: Pod\nmetadata: {}\n",
+            "Pod resource has no metadata.name",
+        ),
+        (
+            vec![
+                "policy.yaml",
+                "--resource",
+                "resources.yaml",
+                "--operation",
+                "PATCH",
+            ],
+            "",
+            "PATCH",
+        ),
+        (vec!["--resource", "resources.yaml"], "", "require policy"),
+        (vec!["policy.yaml"], "", "resource file(s) required"),
+    ];
+    for (args, resources, message) in cases {
+        w.write("resources.yaml", resources);
+        let mut full = vec!["apply"];
+        full.extend(&args);
+        full.extend(flags);
+        let run = w.ivpol(&full);
+        assert_eq!(run.code, 2, "{args:?}: {run}");
+        assert!(run.stderr.contains(message), "{args:?}: {run}");
+    }
+}
+
+#[test]
+fn a_policy_that_does_not_load_is_listed_and_exits_2() {
+    let (imgs, w) = setup("");
+    w.write("resources.yaml", &pod_yaml("good", "default", &imgs.signed));
+    w.write(
+        "broken.yaml",
+        &imgs.policy("broken").replace(
+            "  attestors:\n",
+            "  validationActions: [Sometimes]\n  attestors:\n",
+        ),
+    );
+    let mut args = vec![
+        "apply",
+        "policy.yaml",
+        "broken.yaml",
+        "--resource",
+        "resources.yaml",
+    ];
+    args.extend(imgs.flags());
+    let run = w.ivpol(&args);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stderr.contains("policy not loaded"), "{run}");
+    assert!(run.stderr.contains("broken.yaml"), "{run}");
+    // The policy that loaded still ran.
+    assert!(run.stdout.contains("pass: 1, fail: 0"), "{run}");
+}

@@ -1,0 +1,236 @@
+//! `ivpol test` end to end on generated `kyverno-test.yaml` files in the
+//! shape of Kyverno's own CLI tests (`test/cli/test-image-validating-policy`):
+//! the real binary, a real registry, Kyverno's table and summary, exit codes.
+
+use ivpol_tests::cli::{pod_yaml, KeyImages, Workdir, NOT_SIGNED};
+
+/// A test dir as Kyverno lays them out: the policy next to a hidden
+/// `.kyverno-test/` holding the test file and its resources.
+fn layout(imgs: &KeyImages, results: &str) -> Workdir {
+    let w = Workdir::new();
+    w.write("case/policy.yaml", &imgs.policy("ivpol-sample"));
+    w.write(
+        "case/.kyverno-test/resources.yaml",
+        &format!(
+            "{}---\n{}",
+            pod_yaml("good-pod", "default", &imgs.signed),
+            pod_yaml("bad-pod", "default", &imgs.unsigned)
+        ),
+    );
+    w.write(
+        "case/.kyverno-test/kyverno-test.yaml",
+        &format!(
+            "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: kyverno-test\npolicies:\n- ../policy.yaml\nresources:\n- resources.yaml\nresults:\n{results}"
+        ),
+    );
+    w
+}
+
+fn expect(policy: &str, resource: &str, result: &str) -> String {
+    format!("- isImageValidatingPolicy: true\n  kind: Pod\n  policy: {policy}\n  resources:\n  - {resource}\n  result: {result}\n")
+}
+
+fn test(w: &Workdir, imgs: &KeyImages, extra: &[&str]) -> ivpol_tests::cli::Run {
+    let mut args = vec!["test", "."];
+    args.extend(imgs.flags());
+    args.extend(extra);
+    w.ivpol(&args)
+}
+
+/// The table row for `resource`, cells trimmed.
+fn row(stdout: &str, resource: &str) -> Vec<String> {
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(resource))
+        .unwrap_or_else(|| panic!("no row for {resource}:\n{stdout}"));
+    let cells: Vec<String> = line.split('│').map(|c| c.trim().to_string()).collect();
+    // The border characters leave an empty cell at each end.
+    cells[1..cells.len() - 1].to_vec()
+}
+
+#[test]
+fn expectations_that_hold_pass_and_exit_0() {
+    let imgs = KeyImages::new();
+    let results =
+        expect("ivpol-sample", "bad-pod", "fail") + &expect("ivpol-sample", "good-pod", "pass");
+    let w = layout(&imgs, &results);
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stdout.contains("Loading test kyverno-test ("), "{run}");
+    assert!(
+        run.stdout
+            .contains("  Applying 1 policy to 2 resources ..."),
+        "{run}"
+    );
+    assert!(
+        run.stdout.contains(
+            "│ ID │ POLICY       │ RULE         │ RESOURCE                    │ RESULT │ REASON │"
+        ),
+        "{run}"
+    );
+    assert_eq!(
+        row(&run.stdout, "bad-pod"),
+        [
+            "1",
+            "ivpol-sample",
+            "ivpol-sample",
+            "v1/Pod/default/bad-pod",
+            "Pass",
+            "Ok"
+        ]
+    );
+    assert_eq!(
+        row(&run.stdout, "good-pod"),
+        [
+            "2",
+            "ivpol-sample",
+            "ivpol-sample",
+            "v1/Pod/default/good-pod",
+            "Pass",
+            "Ok"
+        ]
+    );
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 2 tests passed and 0 tests failed\n"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_wrong_expectation_is_a_failed_row_and_exits_1() {
+    let imgs = KeyImages::new();
+    let results = expect("ivpol-sample", "bad-pod", "pass")
+        + &expect("ivpol-sample", "good-pod", "pass")
+        + &expect("ivpol-sample", "missing-pod", "pass");
+    let w = layout(&imgs, &results);
+    let run = test(&w, &imgs, &["--detailed-results"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(
+        row(&run.stdout, "bad-pod"),
+        [
+            "1",
+            "ivpol-sample",
+            "ivpol-sample",
+            "v1/Pod/default/bad-pod",
+            "Fail",
+            "Want pass, got fail",
+            NOT_SIGNED
+        ]
+    );
+    assert_eq!(
+        row(&run.stdout, "missing-pod")[3..],
+        ["Pod/missing-pod", "Fail", "Not found", "Not found"]
+    );
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 1 tests passed and 2 tests failed\n"),
+        "{run}"
+    );
+
+    // --fail-only: no per-test table, the failures after the summary.
+    let run = test(&w, &imgs, &["--fail-only"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 2 out of 3 tests failed\n"),
+        "{run}"
+    );
+    assert!(
+        run.stdout.contains("Aggregated Failed Test Cases : \n"),
+        "{run}"
+    );
+    assert!(!run.stdout.contains("good-pod"), "{run}");
+}
+
+#[test]
+fn other_policy_kinds_are_listed_as_not_supported_and_not_counted() {
+    let imgs = KeyImages::new();
+    let results = expect("ivpol-sample", "good-pod", "pass")
+        + "- isValidatingPolicy: true\n  kind: Deployment\n  policy: check-deployment-namespace\n  resources:\n  - deployment-excluded\n  result: pass\n";
+    let w = layout(&imgs, &results);
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 0, "{run}");
+    let r = row(&run.stdout, "deployment-excluded");
+    assert_eq!(r[4..], ["Skip", "Not supported by ivpol"], "{run}");
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 1 tests passed and 0 tests failed\n"),
+        "{run}"
+    );
+    assert!(run.stdout.contains("1 results not checked"), "{run}");
+}
+
+#[test]
+fn a_resource_the_policy_does_not_match_is_excluded() {
+    let imgs = KeyImages::new();
+    let w = layout(&imgs, "");
+    // A Deployment-only copy of the policy: pods are excluded.
+    let deployments = imgs
+        .policy("deploy-only")
+        .replace("apiGroups: [\"\"]", "apiGroups: [\"apps\"]")
+        .replace("resources: [\"pods\"]", "resources: [\"deployments\"]");
+    w.write("case/deploy.yaml", &deployments);
+    let file = w.path("case/.kyverno-test/kyverno-test.yaml");
+    let text = std::fs::read_to_string(&file).expect("test file");
+    let text = text.replace("- ../policy.yaml\n", "- ../policy.yaml\n- ../deploy.yaml\n")
+        + &expect("deploy-only", "good-pod", "pass")
+        + &expect("deploy-only", "bad-pod", "fail");
+    std::fs::write(&file, text).expect("write");
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(
+        row(&run.stdout, "good-pod")[4..],
+        ["Pass", "Excluded"],
+        "{run}"
+    );
+    assert_eq!(
+        row(&run.stdout, "bad-pod")[4..],
+        ["Fail", "Want fail, got excluded"],
+        "{run}"
+    );
+}
+
+#[test]
+fn an_operation_on_a_result_runs_the_resource_under_it() {
+    let imgs = KeyImages::new();
+    let w = layout(&imgs, "");
+    // The policy matches CREATE only: under DELETE nothing matches.
+    let file = w.path("case/.kyverno-test/kyverno-test.yaml");
+    let text = std::fs::read_to_string(&file).expect("test file")
+        + &expect("ivpol-sample", "bad-pod", "fail")
+        + &expect("ivpol-sample", "bad-pod", "pass")
+            .replace("result: pass", "result: pass\n  operation: DELETE");
+    std::fs::write(&file, text).expect("write");
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stdout.contains("│ Pass   │ Excluded │"), "{run}");
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 2 tests passed and 0 tests failed\n"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_test_that_cannot_run_fails_and_the_others_still_run() {
+    let imgs = KeyImages::new();
+    let w = layout(&imgs, &expect("ivpol-sample", "good-pod", "pass"));
+    w.write(
+        "other/kyverno-test.yaml",
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: broken\npolicies:\n- policy.yaml\nresources:\n- resources.yaml\nresults: []\n",
+    );
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.stdout.contains("does not exist"), "{run}");
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 1 tests passed and 1 tests failed\n"),
+        "{run}"
+    );
+    // No test file at all is a usage error.
+    let empty = Workdir::new();
+    let run = empty.ivpol(&["test", "."]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stdout.contains("No test yamls available"), "{run}");
+}
