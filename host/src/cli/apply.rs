@@ -137,7 +137,7 @@ fn render(args: &ApplyArgs, outcomes: &[Outcome], counts: &Counts) -> String {
             .collect()
     };
     match args.output {
-        Output::Table => text::blocks(outcomes, Status::Fail, "failed") + &text::counts(counts),
+        Output::Table => text::failures_and_counts(outcomes, counts),
         Output::Json => {
             let v = json!({"results": results(), "summary": counts.to_json()});
             serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"

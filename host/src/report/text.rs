@@ -40,12 +40,20 @@ pub fn blocks(outcomes: &[Outcome], status: Status, verb: &str) -> String {
     out
 }
 
-/// `\npass: X, fail: Y, warn: 0, error: Z, skip: W \n` (Kyverno's trailing space included).
-pub fn counts(c: &Counts) -> String {
-    format!(
-        "\npass: {}, fail: {}, warn: {}, error: {}, skip: {} \n",
+/// The failure blocks, then `pass: X, fail: Y, warn: 0, error: Z, skip: W \n`
+/// (Kyverno's trailing space included) after one empty line: the blank line
+/// that ends the last block, or its own when nothing failed.
+pub fn failures_and_counts(outcomes: &[Outcome], c: &Counts) -> String {
+    let mut out = blocks(outcomes, Status::Fail, "failed");
+    if out.is_empty() {
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "pass: {}, fail: {}, warn: {}, error: {}, skip: {} ",
         c.pass, c.fail, c.warn, c.error, c.skip
-    )
+    );
+    out
 }
 
 #[cfg(test)]
@@ -83,9 +91,7 @@ mod tests {
             ),
             outcome("skipped-statefulset", Status::Skip, "skipped"),
         ];
-        let text = applying(1, 3, 1)
-            + &blocks(&outcomes, Status::Fail, "failed")
-            + &counts(&Counts::of(&outcomes));
+        let text = applying(1, 3, 1) + &failures_and_counts(&outcomes, &Counts::of(&outcomes));
         assert_eq!(
             text.trim(),
             "Applying 1 policy rule(s) to 3 resource(s) with 1 exception(s)...\n\
@@ -93,6 +99,11 @@ mod tests {
              1 - ivpol-sample failed to verify image with notary cert\n\
              \n\
              pass: 1, fail: 1, warn: 0, error: 0, skip: 1"
+        );
+        let passed = &outcomes[..1];
+        assert_eq!(
+            failures_and_counts(passed, &Counts::of(passed)),
+            "\npass: 1, fail: 0, warn: 0, error: 0, skip: 0 \n"
         );
     }
 }
