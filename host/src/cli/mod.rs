@@ -1,6 +1,10 @@
 //! Command-line interface: one file per subcommand.
 
 mod component;
+mod inspect;
+mod pull;
+mod push;
+mod registry;
 mod serve;
 mod sigstore;
 
@@ -19,10 +23,19 @@ struct Cli {
 enum Command {
     /// Serve the mutate and validate admission webhooks over HTTP(S).
     Serve(serve::ServeArgs),
+    /// Push the component to a registry as a CNCF Wasm OCI artifact.
+    Push(push::PushArgs),
+    /// Pull a Wasm component artifact from a registry into a file.
+    Pull(pull::PullArgs),
+    /// Show a component's world, imports, exports, size and digest.
+    Inspect(inspect::InspectArgs),
     /// Sigstore tools run by the component (the sigstore-conformance client).
     Sigstore {
         #[command(flatten)]
         component: component::ComponentArgs,
+        // For `--component oci://` only: the component itself gets no network.
+        #[command(flatten)]
+        registry: registry::RegistryArgs,
         #[command(subcommand)]
         command: sigstore::SigstoreCommand,
     },
@@ -33,9 +46,16 @@ pub async fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(args).await,
-        Command::Sigstore { component, command } => {
+        Command::Push(args) => push::run(args).await,
+        Command::Pull(args) => pull::run(args).await,
+        Command::Inspect(args) => inspect::run(args).await,
+        Command::Sigstore {
+            component,
+            registry,
+            command,
+        } => {
             let cache = component.cache_dir();
-            match component.bytes() {
+            match component.bytes(&registry).await {
                 Ok(bytes) => sigstore::run(command, &bytes, cache.as_deref()).await,
                 Err(e) => Err(e),
             }

@@ -2,9 +2,6 @@
 
 use crate::cache::{CacheConfig, VerificationCache};
 use crate::metrics::metrics;
-use crate::net::auth::Keychain;
-use crate::net::policy::{HostPort, NetPolicy};
-use crate::net::Net;
 use crate::policies;
 use crate::runtime::{Pool, Runtime};
 use crate::server::{self, ServerConfig};
@@ -30,24 +27,14 @@ pub struct ServeArgs {
     /// `kubernetes.io/metadata.name` label.
     #[arg(long)]
     namespaces: Option<PathBuf>,
-    /// Registry the component may reach (HOST[:PORT]); repeatable. Without
-    /// any, every public host is allowed and non-public addresses are refused.
-    #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
-    allow_registry: Vec<HostPort>,
-    /// Registry reached over plain HTTP (and allowed); repeatable.
-    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
-    insecure_registry: Vec<HostPort>,
-    /// Docker config.json with registry credentials (`auths`).
-    #[arg(long = "registry-config", value_name = "FILE")]
-    registry_config: Option<PathBuf>,
+    // The registries the component (and `--component oci://`) may reach.
+    #[command(flatten)]
+    registry: super::registry::RegistryArgs,
     /// Directory of the registry secrets that policies name in
     /// `credentials.secrets`: `<name>/.dockerconfigjson` (a mounted Secret),
     /// or a `<name>` file holding a docker config or a Secret manifest.
     #[arg(long = "secrets-dir", value_name = "DIR")]
     secrets_dir: Option<PathBuf>,
-    /// Extra PEM CA certificates trusted for registry TLS.
-    #[arg(long = "registry-ca", value_name = "FILE")]
-    registry_ca: Option<PathBuf>,
     /// Most verification results kept in the cache.
     #[arg(long = "cache-size", default_value_t = 1000, value_name = "ENTRIES")]
     cache_size: u64,
@@ -71,21 +58,8 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
-    let component = args.component.bytes()?;
-    let keychain = match &args.registry_config {
-        Some(p) => Keychain::from_docker_config(p)?,
-        None => Keychain::default(),
-    };
-    let policy = NetPolicy {
-        allow: args.allow_registry.clone(),
-        insecure: args.insecure_registry.clone(),
-    };
-    let net = Arc::new(Net::new(
-        policy,
-        keychain,
-        args.secrets_dir.as_deref(),
-        args.registry_ca.as_deref(),
-    )?);
+    let component = args.component.bytes(&args.registry).await?;
+    let net = args.registry.net(args.secrets_dir.as_deref())?;
     let cache_dir = args.component.cache_dir();
     let cache = VerificationCache::new(&CacheConfig {
         enabled: !args.no_cache,
