@@ -107,7 +107,9 @@ pub async fn manifest(client: &Client) -> Result<(String, Vec<u8>)> {
 async fn blob(client: &Client, d: &Descriptor, limit: u64, what: &str) -> Result<Vec<u8>> {
     eprintln!("pulling {what} {} ({} bytes)", d.digest, d.size);
     let path = format!("blobs/{}", d.digest);
-    let answer = client.get(&path, "*/*", limit.min(d.size)).await?;
+    // Bounded by the layout's limit, not the descriptor's size, so a blob of
+    // the wrong size is reported as the mismatch it is.
+    let answer = client.get(&path, "*/*", limit).await?;
     if answer.status != StatusCode::OK {
         return Err(registry_error("GET", &path, answer.status, &answer.body));
     }
