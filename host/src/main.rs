@@ -7,6 +7,7 @@ mod cache;
 mod cli;
 mod metrics;
 mod net;
+mod oci;
 mod policies;
 mod report;
 mod runtime;

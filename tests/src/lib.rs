@@ -6,10 +6,12 @@ pub mod cli;
 pub mod faulty;
 pub mod fixtures;
 pub mod kyverno;
+pub mod oci;
 pub mod policy;
 pub mod registry;
 pub mod review;
 pub mod sign;
+pub mod token;
 pub mod verifying;
 
 use std::io::{BufRead, BufReader};

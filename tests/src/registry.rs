@@ -54,6 +54,32 @@ impl Registry {
         Registry::start_config(Some(&other.storage()), &tls, extra)
     }
 
+    /// A TLS registry with `auth: htpasswd` for `user`/`password` (the
+    /// registry wants TLS for Basic auth), serving the storage of a plain,
+    /// anonymous one that is returned with it (to put fixtures in).
+    /// Certificate and key are written to `dir`; the certificate, the CA
+    /// to trust, is returned.
+    pub fn start_basic_auth(
+        dir: &Path,
+        user: &str,
+        password: &str,
+    ) -> (Registry, Registry, PathBuf) {
+        let plain = Registry::start();
+        let htpasswd = dir.join("htpasswd");
+        let hash = bcrypt::hash(password, 5).expect("bcrypt");
+        std::fs::write(&htpasswd, format!("{user}:{hash}\n")).expect("htpasswd");
+        let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).expect("cert");
+        let (crt, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+        std::fs::write(&crt, cert.cert.pem()).expect("cert");
+        std::fs::write(&key, cert.key_pair.serialize_pem()).expect("key");
+        let auth = format!(
+            "auth:\n  htpasswd:\n    realm: basic-realm\n    path: {}\n",
+            htpasswd.display()
+        );
+        let tls = Registry::start_tls_over_with(&plain, &crt, &key, &auth);
+        (plain, tls, crt)
+    }
+
     fn storage(&self) -> PathBuf {
         self._dir.path().join("data")
     }

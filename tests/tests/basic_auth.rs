@@ -13,26 +13,14 @@ const PASSWORD: &str = "basic-s3cret-only-the-host-knows";
 
 #[test]
 fn basic_challenges_are_answered_by_the_host() {
-    // Images go in through a plain registry sharing the storage.
-    let plain = Registry::start();
+    let dir = tempfile::tempdir().expect("dir");
+    let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
+    // Images go in through the plain registry sharing the storage.
     let digest = Pusher {
         addr: &plain.addr,
         auth: None,
     }
     .image("app", "v1", OCI_MANIFEST, "amd64");
-    let dir = tempfile::tempdir().expect("dir");
-    let htpasswd = dir.path().join("htpasswd");
-    let hash = bcrypt::hash(PASSWORD, 5).expect("bcrypt");
-    std::fs::write(&htpasswd, format!("bob:{hash}\n")).expect("htpasswd");
-    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).expect("cert");
-    let (crt, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
-    std::fs::write(&crt, cert.cert.pem()).expect("cert");
-    std::fs::write(&key, cert.key_pair.serialize_pem()).expect("key");
-    let auth = format!(
-        "auth:\n  htpasswd:\n    realm: basic-realm\n    path: {}\n",
-        htpasswd.display()
-    );
-    let reg = Registry::start_tls_over_with(&plain, &crt, &key, &auth);
     let policy = pod_policy(
         "pin",
         "\"CREATE\"",

@@ -2,7 +2,7 @@
 //! on resources read from files (and JSON-mode policies on `--json`
 //! payloads), without a cluster and without a verification cache.
 
-use super::engine::{self, RegistryArgs, Run};
+use super::engine::{self, PolicyRegistryArgs, Run};
 use super::{Exit, EXIT_USAGE};
 use crate::cache::CacheConfig;
 use crate::policies;
@@ -73,7 +73,7 @@ pub struct ApplyArgs {
     #[command(flatten)]
     component: super::component::ComponentArgs,
     #[command(flatten)]
-    registry: RegistryArgs,
+    registry: PolicyRegistryArgs,
 }
 
 pub async fn run(args: ApplyArgs) -> Result<Exit> {

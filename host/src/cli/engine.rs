@@ -2,9 +2,6 @@
 //! by `serve`, `apply`, `test` and `scan`) and a loaded instance pool.
 
 use crate::cache::{CacheConfig, VerificationCache};
-use crate::net::auth::Keychain;
-use crate::net::policy::{HostPort, NetPolicy};
-use crate::net::Net;
 use crate::policies::{self, Document};
 use crate::report::resources::{Payload, Resource};
 use crate::report::{Outcome, BACKGROUND_SCAN};
@@ -15,68 +12,39 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// How the component may reach registries.
+/// The registry flags of the subcommands that run policies: the flags every
+/// registry-facing subcommand shares, and where the registry secrets that
+/// policies name in `credentials.secrets` are read.
 #[derive(Args, Clone)]
-pub struct RegistryArgs {
-    /// Registry the component may reach (HOST[:PORT]); repeatable. Without
-    /// any, every public host is allowed and non-public addresses are refused.
-    #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
-    pub allow_registry: Vec<HostPort>,
-    /// Registry reached over plain HTTP (and allowed); repeatable.
-    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
-    pub insecure_registry: Vec<HostPort>,
-    /// Docker config.json with registry credentials (`auths`).
-    #[arg(long = "registry-config", value_name = "FILE")]
-    pub registry_config: Option<PathBuf>,
+pub struct PolicyRegistryArgs {
+    #[command(flatten)]
+    pub registry: super::registry::RegistryArgs,
     /// Directory of the registry secrets that policies name in
     /// `credentials.secrets`: `<name>/.dockerconfigjson` (a mounted Secret),
     /// or a `<name>` file holding a docker config or a Secret manifest.
     #[arg(long = "secrets-dir", value_name = "DIR")]
     pub secrets_dir: Option<PathBuf>,
-    /// Extra PEM CA certificates trusted for registry TLS.
-    #[arg(long = "registry-ca", value_name = "FILE")]
-    pub registry_ca: Option<PathBuf>,
-}
-
-impl RegistryArgs {
-    /// The network capability the component gets.
-    pub fn net(&self) -> Result<Arc<Net>> {
-        let keychain = match &self.registry_config {
-            Some(p) => Keychain::from_docker_config(p)?,
-            None => Keychain::default(),
-        };
-        let policy = NetPolicy {
-            allow: self.allow_registry.clone(),
-            insecure: self.insecure_registry.clone(),
-        };
-        Ok(Arc::new(Net::new(
-            policy,
-            keychain,
-            self.secrets_dir.as_deref(),
-            self.registry_ca.as_deref(),
-        )?))
-    }
 }
 
 /// The component, compiled, with `documents` loaded into a pool.
 pub async fn load_pool(
     component: &super::component::ComponentArgs,
-    registry: &RegistryArgs,
+    registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
     documents: Vec<Document>,
 ) -> Result<Pool> {
-    let runtime = runtime(component, registry, cache)?;
+    let runtime = runtime(component, registry, cache).await?;
     Pool::load(runtime, documents).await
 }
 
 /// The component, compiled, with its network and cache.
-pub fn runtime(
+pub async fn runtime(
     component: &super::component::ComponentArgs,
-    registry: &RegistryArgs,
+    registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
 ) -> Result<Arc<Runtime>> {
-    let bytes = component.bytes()?;
-    let net = registry.net()?;
+    let bytes = component.bytes(&registry.registry).await?;
+    let net = registry.registry.net(registry.secrets_dir.as_deref())?;
     let cache = VerificationCache::new(cache);
     let cache_dir = component.cache_dir();
     Ok(Arc::new(Runtime::new(

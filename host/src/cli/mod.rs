@@ -3,6 +3,10 @@
 mod apply;
 mod component;
 mod engine;
+mod inspect;
+mod pull;
+mod push;
+mod registry;
 mod scan;
 mod serve;
 mod sigstore;
@@ -30,10 +34,19 @@ enum Command {
     /// Re-verify resources from files with the background-enabled policies and
     /// print openreports.io reports, as Kyverno's background scan.
     Scan(scan::ScanArgs),
+    /// Push the component to a registry as a CNCF Wasm OCI artifact.
+    Push(push::PushArgs),
+    /// Pull a Wasm component artifact from a registry into a file.
+    Pull(pull::PullArgs),
+    /// Show a component's world, imports, exports, size and digest.
+    Inspect(inspect::InspectArgs),
     /// Sigstore tools run by the component (the sigstore-conformance client).
     Sigstore {
         #[command(flatten)]
         component: component::ComponentArgs,
+        // For `--component oci://` only: the component itself gets no network.
+        #[command(flatten)]
+        registry: registry::RegistryArgs,
         #[command(subcommand)]
         command: sigstore::SigstoreCommand,
     },
@@ -59,9 +72,16 @@ pub async fn run() -> ExitCode {
         Command::Test(args) => return offline(test::run(args).await),
         Command::Scan(args) => return offline(scan::run(args).await),
         Command::Serve(args) => serve::run(args).await,
-        Command::Sigstore { component, command } => {
+        Command::Push(args) => push::run(args).await,
+        Command::Pull(args) => pull::run(args).await,
+        Command::Inspect(args) => inspect::run(args).await,
+        Command::Sigstore {
+            component,
+            registry,
+            command,
+        } => {
             let cache = component.cache_dir();
-            match component.bytes() {
+            match component.bytes(&registry).await {
                 Ok(bytes) => sigstore::run(command, &bytes, cache.as_deref()).await,
                 Err(e) => Err(e),
             }

@@ -4,7 +4,7 @@
 //! and the results come out as openreports.io reports: one Report per
 //! namespace of the resources, one ClusterReport for cluster-scoped ones.
 
-use super::engine::{self, RegistryArgs, Run};
+use super::engine::{self, PolicyRegistryArgs, Run};
 use super::serve::parse_duration;
 use super::Exit;
 use crate::cache::CacheConfig;
@@ -60,7 +60,7 @@ pub struct ScanArgs {
     #[command(flatten)]
     component: super::component::ComponentArgs,
     #[command(flatten)]
-    registry: RegistryArgs,
+    registry: PolicyRegistryArgs,
 }
 
 pub async fn run(args: ScanArgs) -> Result<Exit> {

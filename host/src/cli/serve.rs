@@ -27,7 +27,7 @@ pub struct ServeArgs {
     #[arg(long)]
     namespaces: Option<PathBuf>,
     #[command(flatten)]
-    registry: super::engine::RegistryArgs,
+    registry: super::engine::PolicyRegistryArgs,
     /// Most verification results kept in the cache.
     #[arg(long = "cache-size", default_value_t = 1000, value_name = "ENTRIES")]
     cache_size: u64,

@@ -6,7 +6,7 @@
 //! here: each is listed as `Skip` / `Not supported by ivpol`, counted
 //! neither as passed nor as failed.
 
-use super::engine::{self, RegistryArgs, Run};
+use super::engine::{self, PolicyRegistryArgs, Run};
 use super::Exit;
 use crate::cache::CacheConfig;
 use crate::policies::{self, Document};
@@ -44,7 +44,7 @@ pub struct TestArgs {
     #[command(flatten)]
     component: super::component::ComponentArgs,
     #[command(flatten)]
-    registry: RegistryArgs,
+    registry: PolicyRegistryArgs,
 }
 
 /// A `kyverno-test.yaml` (the fields ivpol reads).
@@ -96,7 +96,8 @@ pub async fn run(args: TestArgs) -> Result<Exit> {
         println!("\nNo test yamls available");
         return Ok(super::EXIT_USAGE);
     }
-    let runtime = engine::runtime(&args.component, &args.registry, &CacheConfig::disabled())?;
+    let runtime =
+        engine::runtime(&args.component, &args.registry, &CacheConfig::disabled()).await?;
     let namespaces = match &args.namespaces {
         Some(p) => policies::read_namespaces(p)?,
         None => Default::default(),

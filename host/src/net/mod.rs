@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use auth::{Challenge, Keychain, TokenCache};
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use policy::{NetPolicy, Route};
@@ -28,8 +28,29 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 
 type HttpsClient = Client<
     hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
-    Empty<Bytes>,
+    Full<Bytes>,
 >;
+
+/// A request on its way out, already routed.
+struct Outgoing<'a> {
+    method: &'a http::Method,
+    uri: &'a http::Uri,
+    headers: &'a http::HeaderMap,
+    body: Bytes,
+    /// The port as asked (credentials may be keyed by `host:port`).
+    port: Option<u16>,
+}
+
+/// A request the host makes itself (see [`Net::request`]).
+pub struct HostRequest {
+    pub method: http::Method,
+    pub uri: http::Uri,
+    pub headers: http::HeaderMap,
+    pub body: Bytes,
+    /// An Authorization that worked before for this registry, sent up
+    /// front to save a challenge round trip (and a second upload).
+    pub auth: Option<String>,
+}
 
 /// Shared by every instance: policy, credentials, tokens, connection pool.
 pub struct Net {
@@ -88,82 +109,124 @@ impl Net {
         request: http::Request<WasiBody>,
         deadline: Instant,
     ) -> Result<http::Response<WasiBody>, HttpError> {
+        // The component only reads (GET, HEAD): its request bodies are dropped.
         let (parts, _body) = request.into_parts();
-        let host = parts.uri.host().unwrap_or_default().to_string();
-        let https = parts.uri.scheme_str() != Some("http");
-        let port = parts.uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let route = self
-            .policy
-            .route(&host, port, || resolve(host.clone(), port))
-            .await
-            .map_err(|why| {
-                tracing::warn!("registry request refused: {why}");
-                HttpError::HttpRequestDenied
-            })?;
-        if route == Route::Https && !https {
-            // Plain HTTP only for --insecure-registry hosts.
-            tracing::warn!("plain HTTP to {host}:{port} refused: not an --insecure-registry");
-            return Err(HttpError::HttpRequestDenied);
-        }
-        let scheme = if route == Route::Http {
-            "http"
-        } else {
-            "https"
-        };
-        let path = parts
-            .uri
-            .path_and_query()
-            .map(|p| p.as_str())
-            .unwrap_or("/");
-        let uri: http::Uri = format!("{scheme}://{host}:{port}{path}")
-            .parse()
-            .map_err(|_| HttpError::HttpRequestUriInvalid)?;
+        let uri = self.routed(&parts.uri).await.map_err(|why| {
+            tracing::warn!("registry request refused: {why}");
+            HttpError::HttpRequestDenied
+        })?;
         let mut headers = parts.headers.clone();
         // The guest holds no credentials; anything it sets here is dropped.
         headers.remove(AUTHORIZATION);
         let secrets = self.policy_secrets(headers.remove(SECRETS_HEADER))?;
-        let port_opt = parts.uri.port_u16();
-        let resp = self
-            .send_once(&parts.method, &uri, &headers, None, deadline)
-            .await?;
-        let resp = if resp.status() == http::StatusCode::UNAUTHORIZED {
-            match self
-                .authorization(&resp, &host, port_opt, secrets.as_ref(), deadline)
-                .await
-            {
-                Some(auth) => {
-                    self.send_once(&parts.method, &uri, &headers, Some(auth), deadline)
-                        .await?
-                }
-                None => resp,
-            }
-        } else {
-            resp
+        let outgoing = Outgoing {
+            method: &parts.method,
+            uri: &uri,
+            headers: &headers,
+            body: Bytes::new(),
+            port: parts.uri.port_u16(),
         };
+        let (resp, _) = self
+            .with_auth(outgoing, None, secrets.as_ref(), deadline)
+            .await?;
         Ok(resp.map(|b| body::DeadlineBody::new(b, deadline).boxed_unsync()))
+    }
+
+    /// The URI a request really goes to, or why the policy refuses it: the
+    /// scheme is `http` only for an `--insecure-registry`, whatever was asked.
+    async fn routed(&self, asked: &http::Uri) -> Result<http::Uri, String> {
+        let host = asked.host().unwrap_or_default().to_string();
+        let https = asked.scheme_str() != Some("http");
+        let port = asked.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let route = self
+            .policy
+            .route(&host, port, || resolve(host.clone(), port))
+            .await?;
+        if route == Route::Https && !https {
+            return Err(format!(
+                "plain HTTP to {host}:{port} refused: not an --insecure-registry"
+            ));
+        }
+        let scheme = match route {
+            Route::Http => "http",
+            Route::Https => "https",
+        };
+        let path = asked.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        format!("{scheme}://{host}:{port}{path}")
+            .parse()
+            .map_err(|_| format!("{asked} is not a valid URI"))
+    }
+
+    /// Sends `req` (with `auth` up front, when the caller already has one),
+    /// answers a 401 challenge once, and returns the response with the
+    /// Authorization that was sent last, so a caller can present it again.
+    async fn with_auth(
+        &self,
+        req: Outgoing<'_>,
+        auth: Option<String>,
+        secrets: Option<&Keychain>,
+        deadline: Instant,
+    ) -> Result<(http::Response<hyper::body::Incoming>, Option<String>), HttpError> {
+        let resp = self.send_once(&req, auth.clone(), deadline).await?;
+        if resp.status() != http::StatusCode::UNAUTHORIZED {
+            return Ok((resp, auth));
+        }
+        let host = req.uri.host().unwrap_or_default();
+        match self
+            .authorization(&resp, host, req.port, secrets, deadline)
+            .await
+        {
+            Some(auth) => {
+                let resp = self.send_once(&req, Some(auth.clone()), deadline).await?;
+                Ok((resp, Some(auth)))
+            }
+            None => Ok((resp, None)),
+        }
+    }
+
+    /// One request of the host's own (OCI push and pull), under the same
+    /// policy, TLS, credentials and token cache as the component's.
+    pub async fn request(
+        &self,
+        req: HostRequest,
+        deadline: Instant,
+    ) -> Result<(http::Response<hyper::body::Incoming>, Option<String>)> {
+        let uri = self
+            .routed(&req.uri)
+            .await
+            .map_err(|why| anyhow::anyhow!("request to {} refused: {why}", req.uri))?;
+        let outgoing = Outgoing {
+            method: &req.method,
+            uri: &uri,
+            headers: &req.headers,
+            body: req.body,
+            port: req.uri.port_u16(),
+        };
+        self.with_auth(outgoing, req.auth, None, deadline)
+            .await
+            .map_err(|e| anyhow::anyhow!("{} {} failed: {e:?}", req.method, req.uri))
     }
 
     async fn send_once(
         &self,
-        method: &http::Method,
-        uri: &http::Uri,
-        headers: &http::HeaderMap,
+        req: &Outgoing<'_>,
         auth: Option<String>,
         deadline: Instant,
     ) -> Result<http::Response<hyper::body::Incoming>, HttpError> {
-        let mut req = http::Request::builder()
-            .method(method.clone())
+        let uri = req.uri;
+        let mut builder = http::Request::builder()
+            .method(req.method.clone())
             .uri(uri.clone());
-        for (k, v) in headers {
+        for (k, v) in req.headers {
             if k != http::header::HOST {
-                req = req.header(k, v);
+                builder = builder.header(k, v);
             }
         }
         if let Some(a) = auth {
-            req = req.header(AUTHORIZATION, a);
+            builder = builder.header(AUTHORIZATION, a);
         }
-        let req = req
-            .body(Empty::new())
+        let req = builder
+            .body(Full::new(req.body.clone()))
             .map_err(|_| HttpError::HttpRequestUriInvalid)?;
         self.sent.fetch_add(1, Ordering::Relaxed);
         let answer = tokio::time::timeout_at(deadline.into(), self.client.request(req)).await;
@@ -259,10 +322,14 @@ impl Net {
             http::HeaderValue::from_static("application/json"),
         );
         let auth = credential.map(|c| c.basic_header());
-        let resp = self
-            .send_once(&http::Method::GET, &uri, &headers, auth, deadline)
-            .await
-            .ok()?;
+        let req = Outgoing {
+            method: &http::Method::GET,
+            uri: &uri,
+            headers: &headers,
+            body: Bytes::new(),
+            port: realm_uri.port_u16(),
+        };
+        let resp = self.send_once(&req, auth, deadline).await.ok()?;
         if !resp.status().is_success() {
             tracing::warn!("token endpoint {realm} answered {}", resp.status());
             return None;
@@ -426,6 +493,45 @@ mod tests {
         assert!(!head.contains("authorization"), "{head}");
         assert!(!head.contains(SECRETS_HEADER), "{head}");
         assert!(!head.contains("host-only"), "{head}");
+    }
+
+    /// The host's own requests (OCI push) carry their body and a known
+    /// Authorization, go out over plain HTTP only for an insecure
+    /// registry, and are refused with the policy's reason otherwise.
+    #[tokio::test]
+    async fn host_requests_carry_body_and_auth_under_the_same_policy() {
+        let (addr, seen) = recording_server().await;
+        let policy = NetPolicy {
+            allow: vec![],
+            insecure: vec![addr.parse().expect("host:port")],
+        };
+        let net = Net::new(policy, Keychain::default(), None, None).expect("net");
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        let req = |uri: String| HostRequest {
+            method: http::Method::PUT,
+            uri: uri.parse().expect("uri"),
+            headers: http::HeaderMap::new(),
+            body: Bytes::from_static(b"blob-bytes"),
+            auth: Some("Bearer known".into()),
+        };
+        let (resp, used) = net
+            .request(
+                req(format!("https://{addr}/v2/a/blobs/uploads/x")),
+                deadline,
+            )
+            .await
+            .expect("sent");
+        assert_eq!(resp.status(), 200);
+        assert_eq!(used.as_deref(), Some("Bearer known"));
+        let head = seen.await.expect("request seen");
+        assert!(head.starts_with("put /v2/a/blobs/uploads/x"), "{head}");
+        assert!(head.contains("authorization: bearer known"), "{head}");
+        assert!(head.ends_with("blob-bytes"), "{head}");
+        let err = net
+            .request(req("https://10.0.0.1/v2/".into()), deadline)
+            .await
+            .expect_err("refused");
+        assert!(err.to_string().contains("non-public address"), "{err}");
     }
 
     #[tokio::test]

@@ -61,7 +61,7 @@ fn store(component: &Component, dir: &Path, path: &Path) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
 }
 
-fn create_private_dir(dir: &Path) -> Result<()> {
+pub fn create_private_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     #[cfg(unix)]
     {

@@ -1,0 +1,50 @@
+//! The registry flags every registry-facing subcommand shares (`serve`,
+//! `push`, `pull`, `inspect`, and `--component oci://`), and the [`Net`]
+//! they configure: one network policy, one credential source, one set of
+//! TLS roots for the component's calls and the host's own.
+
+use crate::net::auth::Keychain;
+use crate::net::policy::{HostPort, NetPolicy};
+use crate::net::Net;
+use anyhow::Result;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Args, Clone, Default)]
+pub struct RegistryArgs {
+    /// Registry that may be reached (HOST[:PORT]); repeatable. Without
+    /// any, every public host is allowed and non-public addresses are refused.
+    #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
+    pub allow_registry: Vec<HostPort>,
+    /// Registry reached over plain HTTP (and allowed); repeatable.
+    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
+    pub insecure_registry: Vec<HostPort>,
+    /// Docker config.json with registry credentials (`auths`).
+    #[arg(long = "registry-config", value_name = "FILE")]
+    pub registry_config: Option<PathBuf>,
+    /// Extra PEM CA certificates trusted for registry TLS.
+    #[arg(long = "registry-ca", value_name = "FILE")]
+    pub registry_ca: Option<PathBuf>,
+}
+
+impl RegistryArgs {
+    /// The network capability these flags describe; `secrets_dir` is where
+    /// policies' `credentials.secrets` are read (serve only).
+    pub fn net(&self, secrets_dir: Option<&Path>) -> Result<Arc<Net>> {
+        let keychain = match &self.registry_config {
+            Some(p) => Keychain::from_docker_config(p)?,
+            None => Keychain::default(),
+        };
+        let policy = NetPolicy {
+            allow: self.allow_registry.clone(),
+            insecure: self.insecure_registry.clone(),
+        };
+        Ok(Arc::new(Net::new(
+            policy,
+            keychain,
+            secrets_dir,
+            self.registry_ca.as_deref(),
+        )?))
+    }
+}
