@@ -29,6 +29,10 @@ const SYSTEM_PACKAGES: &[(&str, &str)] = &[
 const LIBRARY_PACKAGES: &[&str] = &[
     // `python3 -m venv` for the sigstore-python oracle (pulls in python3).
     "python3-venv",
+    // openssl-sys, under the oci-wasm crate the wkg interop tests pull and
+    // push with (native-tls): the headers and pkg-config to find them.
+    "libssl-dev",
+    "pkg-config",
 ];
 
 /// The sigstore-python release the cross-checks verify bundles with.
