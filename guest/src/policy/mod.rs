@@ -2,7 +2,7 @@
 //! compilation into [`CompiledPolicy`] (CEL compiled once per policy set).
 
 pub mod attestor;
-mod autogen;
+pub mod autogen;
 mod compile;
 mod load;
 pub mod spec;

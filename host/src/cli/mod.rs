@@ -3,6 +3,7 @@
 mod component;
 mod serve;
 mod sigstore;
+mod webhooks;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Serve the mutate and validate admission webhooks over HTTP(S).
     Serve(serve::ServeArgs),
+    /// Print the webhook configurations Kyverno would register for the policies.
+    Webhooks(webhooks::WebhooksArgs),
     /// Sigstore tools run by the component (the sigstore-conformance client).
     Sigstore {
         #[command(flatten)]
@@ -33,6 +36,7 @@ pub async fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(args).await,
+        Command::Webhooks(args) => webhooks::run(args).await,
         Command::Sigstore { component, command } => {
             let cache = component.cache_dir();
             match component.bytes() {

@@ -196,6 +196,9 @@ impl Runtime {
 /// The WIT types of bundle verification.
 pub use bindings::exports::ivpol::admission::sigstore;
 
+/// The WIT types the engine interface defines itself (`webhook-options`).
+pub use bindings::exports::ivpol::admission::engine;
+
 /// Pooled instance slots with copy-on-write memory images: instantiation
 /// maps the component's initial memory instead of copying it.
 fn pooling() -> PoolingAllocationConfig {
@@ -275,6 +278,27 @@ impl Pool {
 
     pub fn summary(&self) -> &Summary {
         &self.summary
+    }
+
+    /// Runs `webhook-configurations` in a pooled instance: the outer error
+    /// is a trap, the inner one the component's refusal.
+    pub async fn webhook_configurations(
+        &self,
+        options: engine::WebhookOptions,
+    ) -> Result<Result<String, String>> {
+        let (mut inst, _turn) = self.acquire().await?;
+        arm_deadline(&mut inst, Duration::from_secs(10));
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        match engine
+            .call_webhook_configurations(&mut inst.store, inst.set, &options)
+            .await
+        {
+            Ok(v) => {
+                self.release(inst);
+                Ok(v)
+            }
+            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
+        }
     }
 
     /// An instance and the turn to use it (at most [`MAX_ACTIVE`] at once).
