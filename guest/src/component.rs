@@ -11,8 +11,8 @@ wit_bindgen::generate!({
 });
 
 use crate::verify::standalone;
-use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::engine::WebhookOptions;
+use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::sigstore::Signer;
 use ivpol::admission::types::{
     Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Scope, Status, Verdict,

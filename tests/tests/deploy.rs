@@ -24,7 +24,11 @@ fn manifests() -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).expect("read manifest");
-        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let name = f
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
         for doc in serde_yaml::Deserializer::from_str(&text) {
             let v: Value = serde::Deserialize::deserialize(doc)
                 .unwrap_or_else(|e| panic!("{name} is not valid YAML: {e}"));
@@ -37,7 +41,11 @@ fn manifests() -> Vec<(String, Value)> {
 }
 
 fn one<'a>(all: &'a [(String, Value)], kind: &str) -> &'a Value {
-    let found: Vec<&Value> = all.iter().filter(|(_, v)| v["kind"] == kind).map(|(_, v)| v).collect();
+    let found: Vec<&Value> = all
+        .iter()
+        .filter(|(_, v)| v["kind"] == kind)
+        .map(|(_, v)| v)
+        .collect();
     assert_eq!(found.len(), 1, "one {kind} expected in deploy/");
     found[0]
 }
@@ -47,15 +55,27 @@ fn every_manifest_parses_and_names_itself() {
     let all = manifests();
     for (file, v) in &all {
         for field in ["apiVersion", "kind"] {
-            assert!(v[field].as_str().is_some_and(|s| !s.is_empty()), "{file}: no {field}");
+            assert!(
+                v[field].as_str().is_some_and(|s| !s.is_empty()),
+                "{file}: no {field}"
+            );
         }
         assert!(
-            v["metadata"]["name"].as_str().is_some_and(|s| !s.is_empty()),
+            v["metadata"]["name"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty()),
             "{file}: no metadata.name"
         );
     }
     let kinds: Vec<&str> = all.iter().filter_map(|(_, v)| v["kind"].as_str()).collect();
-    for kind in ["Namespace", "ServiceAccount", "Deployment", "Service", "Secret", "ConfigMap"] {
+    for kind in [
+        "Namespace",
+        "ServiceAccount",
+        "Deployment",
+        "Service",
+        "Secret",
+        "ConfigMap",
+    ] {
         assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
     }
     // ivpol reads no cluster API: no RBAC at all.
@@ -101,7 +121,10 @@ fn the_deployment_runs_serve_with_flags_the_binary_has() {
         assert!(documented, "`ivpol serve` has no {flag}:\n{help}");
     }
     let value_of = |flag: &str| {
-        let i = args.iter().position(|a| a == flag).unwrap_or_else(|| panic!("no {flag}"));
+        let i = args
+            .iter()
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("no {flag}"));
         args.get(i + 1).cloned().unwrap_or_default()
     };
     assert_eq!(value_of("--listen"), "0.0.0.0:9443");
@@ -113,10 +136,18 @@ fn the_deployment_runs_serve_with_flags_the_binary_has() {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|m| (m["mountPath"].as_str().unwrap_or_default().to_string(), m["readOnly"] == true))
+        .map(|m| {
+            (
+                m["mountPath"].as_str().unwrap_or_default().to_string(),
+                m["readOnly"] == true,
+            )
+        })
         .collect();
     for path in ["/tls", "/policies"] {
-        assert!(mounts.contains(&(path.to_string(), true)), "{path} not mounted read-only: {mounts:?}");
+        assert!(
+            mounts.contains(&(path.to_string(), true)),
+            "{path} not mounted read-only: {mounts:?}"
+        );
     }
     // Locked down: non-root, read-only root, no capabilities, no token.
     let pod = &d["spec"]["template"]["spec"];
@@ -155,7 +186,10 @@ fn the_service_targets_the_container_port() {
     // The Service selects the pods.
     let labels = &d["spec"]["template"]["metadata"]["labels"];
     for (k, v) in s["spec"]["selector"].as_object().expect("selector") {
-        assert_eq!(&labels[k], v, "the Service selector {k} does not match the pods");
+        assert_eq!(
+            &labels[k], v,
+            "the Service selector {k} does not match the pods"
+        );
     }
     let ports = s["spec"]["ports"].as_array().expect("ports");
     assert_eq!(ports.len(), 1);
@@ -163,7 +197,10 @@ fn the_service_targets_the_container_port() {
     assert_eq!(resolve_port(c, &ports[0]["targetPort"]), Some(9443));
     // And the pods' ServiceAccount is the one in deploy/.
     let sa = one(&all, "ServiceAccount");
-    assert_eq!(d["spec"]["template"]["spec"]["serviceAccountName"], sa["metadata"]["name"]);
+    assert_eq!(
+        d["spec"]["template"]["spec"]["serviceAccountName"],
+        sa["metadata"]["name"]
+    );
 }
 
 /// The probes ask for routes `ivpol serve` answers, on its port.
@@ -190,8 +227,12 @@ fn the_config_map_policies_load_and_get_webhooks() {
     let all = manifests();
     let cm = one(&all, "ConfigMap");
     let d = one(&all, "Deployment");
-    let volumes = d["spec"]["template"]["spec"]["volumes"].as_array().expect("volumes");
-    assert!(volumes.iter().any(|v| v["configMap"]["name"] == cm["metadata"]["name"]));
+    let volumes = d["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .expect("volumes");
+    assert!(volumes
+        .iter()
+        .any(|v| v["configMap"]["name"] == cm["metadata"]["name"]));
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().join("policies");
     std::fs::create_dir(&dir).expect("dir");
@@ -199,14 +240,24 @@ fn the_config_map_policies_load_and_get_webhooks() {
         std::fs::write(dir.join(name), text.as_str().expect("text")).expect("write");
     }
     let ca = tmp.path().join("ca.crt");
-    std::fs::write(&ca, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").expect("ca");
+    std::fs::write(
+        &ca,
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .expect("ca");
     let s = one(&all, "Service");
     let out = Command::new(ivpol_bin())
         .arg("webhooks")
         .arg("--policies")
         .arg(&dir)
-        .args(["--service", s["metadata"]["name"].as_str().unwrap_or_default()])
-        .args(["--namespace", s["metadata"]["namespace"].as_str().unwrap_or_default()])
+        .args([
+            "--service",
+            s["metadata"]["name"].as_str().unwrap_or_default(),
+        ])
+        .args([
+            "--namespace",
+            s["metadata"]["namespace"].as_str().unwrap_or_default(),
+        ])
         .arg("--ca-bundle")
         .arg(&ca)
         .args(["-o", "json"])
@@ -222,5 +273,7 @@ fn the_config_map_policies_load_and_get_webhooks() {
     assert_eq!(validating["clientConfig"]["service"]["name"], "ivpol");
     assert_eq!(validating["clientConfig"]["service"]["namespace"], "ivpol");
     // ivpol's own namespace is never sent to ivpol.
-    assert!(validating["namespaceSelector"].to_string().contains("\"ivpol\""));
+    assert!(validating["namespaceSelector"]
+        .to_string()
+        .contains("\"ivpol\""));
 }

@@ -93,7 +93,10 @@ fn swap_secret(dir: &std::path::Path, generation: &str, cert: &str, key: &str) {
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !done() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
@@ -103,7 +106,11 @@ fn a_rotated_certificate_is_served_without_a_restart() {
     let make = || {
         let c = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
             .expect("self-signed certificate");
-        (c.cert.pem(), c.key_pair.serialize_pem(), c.cert.der().to_vec())
+        (
+            c.cert.pem(),
+            c.key_pair.serialize_pem(),
+            c.cert.der().to_vec(),
+        )
     };
     let (a_pem, a_key, a_der) = make();
     let (b_pem, b_key, b_der) = make();
@@ -160,7 +167,9 @@ fn a_rotated_certificate_is_served_without_a_restart() {
             .expect("protocol versions")
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let agent = ureq::AgentBuilder::new().tls_config(Arc::new(config)).build();
+        let agent = ureq::AgentBuilder::new()
+            .tls_config(Arc::new(config))
+            .build();
         let url = s.base.replace("127.0.0.1", "localhost") + "/health/readiness";
         match agent.get(&url).call() {
             Ok(r) => (r.status(), ()),

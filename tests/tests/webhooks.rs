@@ -208,7 +208,10 @@ fn yaml_output_is_the_two_objects() {
     let dir = chainsaw("image-validating-policies/webhook-configuration/combined");
     let tmp = tempfile::tempdir().expect("temp dir");
     let ca = ca_file(tmp.path());
-    let policies = [dir.join("policy1-finegrained.yaml"), dir.join("policy2-basic.yaml")];
+    let policies = [
+        dir.join("policy1-finegrained.yaml"),
+        dir.join("policy2-basic.yaml"),
+    ];
     let json = webhooks(&policies, Some(&ca), &["-o", "json"]);
     let yaml = webhooks(&policies, Some(&ca), &[]);
     assert!(yaml.status.success(), "{}", stderr(&yaml));
@@ -225,14 +228,21 @@ fn a_missing_ca_bundle_is_a_clear_error() {
     let out = webhooks(&[dir.join("policy.yaml")], Some(&missing), &[]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("reading the CA bundle") && err.contains("nope.crt"), "{err}");
+    assert!(
+        err.contains("reading the CA bundle") && err.contains("nope.crt"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
     // A file that is no PEM certificate.
     let garbage = tmp.path().join("garbage.crt");
     std::fs::write(&garbage, "not a certificate").expect("write");
     let out = webhooks(&[dir.join("policy.yaml")], Some(&garbage), &[]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("holds no PEM certificate"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds no PEM certificate"),
+        "{}",
+        stderr(&out)
+    );
     // And none at all: clap names the flag.
     let out = webhooks(&[dir.join("policy.yaml")], None, &[]);
     assert!(!out.status.success());
@@ -249,12 +259,18 @@ fn no_policies_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("no policy files"), "{}", stderr(&out));
     // Files, but none loads: each is reported, then the refusal.
-    std::fs::write(empty.join("bad.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-        .expect("write");
+    std::fs::write(
+        empty.join("bad.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    )
+    .expect("write");
     let out = webhooks(&[empty], Some(&ca), &[]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("bad.yaml") && err.contains("gets no webhook"), "{err}");
+    assert!(
+        err.contains("bad.yaml") && err.contains("gets no webhook"),
+        "{err}"
+    );
     assert!(err.contains("no policy loaded"), "{err}");
 }
 
@@ -274,9 +290,15 @@ fn a_policy_that_fails_to_load_is_reported_and_left_out() {
     let out = webhooks(&[dir], Some(&ca), &["-o", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("broken.yaml") && err.contains("policy broken"), "{err}");
+    assert!(
+        err.contains("broken.yaml") && err.contains("policy broken"),
+        "{err}"
+    );
     let list: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let text = list.to_string();
-    assert!(text.contains("/ivpol/validate/check-signed-images\""), "{text}");
+    assert!(
+        text.contains("/ivpol/validate/check-signed-images\""),
+        "{text}"
+    );
     assert!(!text.contains("broken"), "{text}");
 }

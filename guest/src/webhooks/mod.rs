@@ -26,8 +26,7 @@
 mod tests;
 
 use crate::matching::{
-    LabelSelector, LabelSelectorOperator, LabelSelectorRequirement, MatchPolicy,
-    RuleWithOperations,
+    LabelSelector, LabelSelectorOperator, LabelSelectorRequirement, MatchPolicy, RuleWithOperations,
 };
 use crate::policy::autogen;
 use crate::policy::spec::{NamedExpression, Spec};
@@ -130,11 +129,21 @@ fn webhooks_for(
         Phase::Mutate => (MUTATE_PREFIX, "mutate"),
     };
     let of_kind = |kind: PolicyKind| -> Vec<&CompiledPolicy> {
-        policies.iter().copied().filter(|p| p.kind == kind).collect()
+        policies
+            .iter()
+            .copied()
+            .filter(|p| p.kind == kind)
+            .collect()
     };
     let cluster = of_kind(PolicyKind::Cluster);
     let namespaced = of_kind(PolicyKind::Namespaced);
-    let mut out = build(&cluster, prefix, &format!("/ivpol/{phase_path}"), options, "");
+    let mut out = build(
+        &cluster,
+        prefix,
+        &format!("/ivpol/{phase_path}"),
+        options,
+        "",
+    );
     // Kyverno builds the namespaced webhooks in a second, independent pass,
     // so a single selector group of each kind is `<prefix>-fail` twice, which
     // the API server refuses. Namespaced groups are told apart whenever
@@ -257,8 +266,7 @@ fn build(
 fn fine_grained(p: &CompiledPolicy) -> bool {
     !p.spec.match_conditions.is_empty()
         || p.match_constraints.match_policy == Some(MatchPolicy::Exact)
-        || p
-            .spec
+        || p.spec
             .webhook_configuration
             .as_ref()
             .is_some_and(|w| w.timeout_seconds.is_some())

@@ -103,7 +103,10 @@ fn basic_policies_share_one_webhook_per_failure_policy() {
     let (mutate, validate) = hooks(&docs);
     assert_eq!(
         names(&validate),
-        ["ivpol.validate.kyverno.svc-fail", "ivpol.validate.kyverno.svc-ignore"]
+        [
+            "ivpol.validate.kyverno.svc-fail",
+            "ivpol.validate.kyverno.svc-ignore"
+        ]
     );
     // One path names every policy of the group, sorted, for both webhooks.
     assert_eq!(
@@ -112,9 +115,15 @@ fn basic_policies_share_one_webhook_per_failure_policy() {
     );
     assert_eq!(
         names(&mutate),
-        ["ivpol.mutate.kyverno.svc-fail", "ivpol.mutate.kyverno.svc-ignore"]
+        [
+            "ivpol.mutate.kyverno.svc-fail",
+            "ivpol.mutate.kyverno.svc-ignore"
+        ]
     );
-    assert_eq!(paths(&mutate), ["/ivpol/mutate/a/b/c", "/ivpol/mutate/a/b/c"]);
+    assert_eq!(
+        paths(&mutate),
+        ["/ivpol/mutate/a/b/c", "/ivpol/mutate/a/b/c"]
+    );
     let w = &validate[0];
     assert_eq!(w["failurePolicy"], "Fail");
     assert_eq!(validate[1]["failurePolicy"], "Ignore");
@@ -165,17 +174,20 @@ fn rules_include_autogen_deduplicated_and_sorted() {
 
 #[test]
 fn fine_grained_policies_get_their_own_webhook() {
-    let conditions = "  matchConditions:\n    - name: prod\n      expression: \"object.metadata.name == 'x'\"\n";
+    let conditions =
+        "  matchConditions:\n    - name: prod\n      expression: \"object.metadata.name == 'x'\"\n";
     let docs = [
         ivp("basic", ""),
         ivp("cond", conditions),
         ivp("slow", "  webhookConfiguration:\n    timeoutSeconds: 20\n"),
-        ivp("lenient", "  failurePolicy: Ignore\n  webhookConfiguration:\n    timeoutSeconds: 5\n"),
         ivp(
-            "exact",
-            "",
-        )
-        .replace("  matchConstraints:\n", "  matchConstraints:\n    matchPolicy: Exact\n"),
+            "lenient",
+            "  failurePolicy: Ignore\n  webhookConfiguration:\n    timeoutSeconds: 5\n",
+        ),
+        ivp("exact", "").replace(
+            "  matchConstraints:\n",
+            "  matchConstraints:\n    matchPolicy: Exact\n",
+        ),
     ];
     let (mutate, validate) = hooks(&docs);
     assert_eq!(
@@ -265,11 +277,7 @@ fn mutate_digest_false_means_no_mutating_webhook() {
 fn admission_disabled_and_json_mode_policies_get_no_webhooks() {
     let disabled = "  evaluation:\n    admission:\n      enabled: false\n";
     let json_mode = "  evaluation:\n    mode: JSON\n";
-    let (mutate, validate) = hooks(&[
-        ivp("on", ""),
-        ivp("off", disabled),
-        ivp("json", json_mode),
-    ]);
+    let (mutate, validate) = hooks(&[ivp("on", ""), ivp("off", disabled), ivp("json", json_mode)]);
     assert_eq!(paths(&mutate), ["/ivpol/mutate/on"]);
     assert_eq!(paths(&validate), ["/ivpol/validate/on"]);
 }
@@ -280,10 +288,15 @@ fn namespaced_policies_are_pinned_to_their_namespace() {
         policy("NamespacedImageValidatingPolicy", name, Some(ns), extra)
     };
     // The policy's own namespaceSelector is replaced by the pin.
-    let own_selector = "  matchConstraints:\n    namespaceSelector:\n      matchLabels: {team: x}\n";
+    let own_selector =
+        "  matchConstraints:\n    namespaceSelector:\n      matchLabels: {team: x}\n";
     let docs = [
         nivp("n", "team-a", "").replace("  matchConstraints:\n", own_selector),
-        nivp("t", "team-a", "  webhookConfiguration:\n    timeoutSeconds: 3\n"),
+        nivp(
+            "t",
+            "team-a",
+            "  webhookConfiguration:\n    timeoutSeconds: 3\n",
+        ),
     ];
     let (mutate, validate) = hooks(&docs);
     assert_eq!(
@@ -293,7 +306,10 @@ fn namespaced_policies_are_pinned_to_their_namespace() {
             "ivpol.validate.kyverno.svc-fail-finegrained-team-a-t",
         ]
     );
-    assert_eq!(paths(&validate), ["/nivpol/validate/n", "/nivpol/validate/t"]);
+    assert_eq!(
+        paths(&validate),
+        ["/nivpol/validate/n", "/nivpol/validate/t"]
+    );
     assert_eq!(paths(&mutate), ["/nivpol/mutate/n", "/nivpol/mutate/t"]);
     let pinned = json!({"matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["team-a"]},
@@ -336,15 +352,26 @@ fn selector_groups_are_suffixed_with_kyvernos_digest() {
     assert_eq!(selector_key(None, None), plain_key);
     assert_eq!(selector_key(Some(&prod), None), prod_key);
     let mut expected = vec![
-        (format!("ivpol.validate.kyverno.svc-fail-{}", &plain_key[..8]), "/ivpol/validate/plain"),
-        (format!("ivpol.validate.kyverno.svc-fail-{}", &prod_key[..8]), "/ivpol/validate/prod"),
+        (
+            format!("ivpol.validate.kyverno.svc-fail-{}", &plain_key[..8]),
+            "/ivpol/validate/plain",
+        ),
+        (
+            format!("ivpol.validate.kyverno.svc-fail-{}", &prod_key[..8]),
+            "/ivpol/validate/prod",
+        ),
     ];
     expected.sort();
     let got: Vec<(String, String)> = names(&validate).into_iter().zip(paths(&validate)).collect();
-    let expected: Vec<(String, String)> =
-        expected.into_iter().map(|(n, p)| (n, p.to_string())).collect();
+    let expected: Vec<(String, String)> = expected
+        .into_iter()
+        .map(|(n, p)| (n, p.to_string()))
+        .collect();
     assert_eq!(got, expected);
-    assert_eq!(go_html_escape(r#"{"a":"<&>"}"#), r#"{"a":"\u003c\u0026\u003e"}"#);
+    assert_eq!(
+        go_html_escape(r#"{"a":"<&>"}"#),
+        r#"{"a":"\u003c\u0026\u003e"}"#
+    );
 }
 
 #[test]
@@ -364,7 +391,10 @@ fn cluster_and_namespaced_groups_never_share_a_name() {
         hex.len() == 8 && hex.chars().all(|c| c.is_ascii_hexdigit()),
         "{names:?}"
     );
-    assert_eq!(paths(&validate), ["/ivpol/validate/c", "/nivpol/validate/n"]);
+    assert_eq!(
+        paths(&validate),
+        ["/ivpol/validate/c", "/nivpol/validate/n"]
+    );
 }
 
 #[test]
@@ -375,7 +405,10 @@ fn a_name_clash_is_an_error() {
         policy("NamespacedImageValidatingPolicy", "p", Some("team-a"), slow),
     ];
     let err = generate(&docs, &options()).expect_err("clash");
-    assert!(err.contains("ivpol.validate.kyverno.svc-fail-finegrained-team-a-p"), "{err}");
+    assert!(
+        err.contains("ivpol.validate.kyverno.svc-fail-finegrained-team-a-p"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -384,7 +417,10 @@ fn force_failure_policy_ignore_turns_every_webhook_ignore() {
         force_failure_policy_ignore: true,
         ..options()
     };
-    let docs = [ivp("a", ""), ivp("t", "  webhookConfiguration:\n    timeoutSeconds: 3\n")];
+    let docs = [
+        ivp("a", ""),
+        ivp("t", "  webhookConfiguration:\n    timeoutSeconds: 3\n"),
+    ];
     let (mutate, validate) = hooks_with(&docs, &opts);
     assert_eq!(
         names(&validate),

@@ -118,7 +118,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         None => Default::default(),
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(server::tls::acceptor(cert, key, args.tls_reload_interval)?),
+        (Some(cert), Some(key)) => {
+            Some(server::tls::acceptor(cert, key, args.tls_reload_interval)?)
+        }
         _ => {
             tracing::warn!("no --tls-cert/--tls-key: serving plain HTTP, which the Kubernetes API server will not call");
             None

@@ -95,7 +95,10 @@ pub async fn run(args: WebhooksArgs) -> Result<()> {
             list(&args.policies)
         );
     }
-    let exclude_namespaces = match (args.no_namespace_exclusions, args.exclude_namespace.is_empty()) {
+    let exclude_namespaces = match (
+        args.no_namespace_exclusions,
+        args.exclude_namespace.is_empty(),
+    ) {
         (true, _) => Vec::new(),
         (false, true) => vec!["kube-system".to_string(), args.namespace.clone()],
         (false, false) => args.exclude_namespace.clone(),
@@ -145,8 +148,8 @@ fn render(list: &serde_json::Value, format: Format) -> Result<String> {
 /// The CA bundle's bytes; it must hold at least one PEM certificate, which
 /// is all the API server accepts.
 fn read_ca_bundle(path: &std::path::Path) -> Result<Vec<u8>> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("reading the CA bundle {}", path.display()))?;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("reading the CA bundle {}", path.display()))?;
     if !String::from_utf8_lossy(&bytes).contains("-----BEGIN CERTIFICATE-----") {
         bail!(
             "the CA bundle {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",

@@ -159,7 +159,9 @@ impl Watcher {
                     "TLS certificate reloaded: new connections use it"
                 );
             }
-            Err(e) => tracing::warn!("TLS certificate not reloaded, the previous one stays in use: {e:#}"),
+            Err(e) => {
+                tracing::warn!("TLS certificate not reloaded, the previous one stays in use: {e:#}")
+            }
         }
         self.last = bytes;
     }
