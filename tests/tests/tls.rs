@@ -27,18 +27,8 @@ spec:
         },
     );
     assert!(s.base.starts_with("https://"), "{}", s.base);
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(cert.cert.der().clone())
-        .expect("trust the test certificate");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("protocol versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
     let agent = ureq::AgentBuilder::new()
-        .tls_config(Arc::new(config))
+        .tls_config(client_config(&[cert.cert.der().as_ref()]))
         .build();
     let url = s.base.replace("127.0.0.1", "localhost") + "/ivpol/validate/tls";
     let (status, body) = post_with(&agent, &url, &create_pod(&["ghcr.io/a/b:1"]).to_string());
@@ -52,20 +42,9 @@ spec:
 /// The end-entity certificate a new TLS connection to `addr` is served,
 /// trusting only `trusted` (self-signed certificates, as DER).
 fn served_certificate(addr: &str, trusted: &[&[u8]]) -> Vec<u8> {
-    let mut roots = rustls::RootCertStore::empty();
-    for der in trusted {
-        roots
-            .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
-            .expect("trust the test certificate");
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("protocol versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let config = client_config(trusted);
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
-    let mut conn = rustls::ClientConnection::new(Arc::new(config), name).expect("client");
+    let mut conn = rustls::ClientConnection::new(config, name).expect("client");
     let mut tcp = std::net::TcpStream::connect(addr).expect("connect");
     tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
         .expect("timeout");
@@ -158,23 +137,30 @@ fn a_rotated_certificate_is_served_without_a_restart() {
     });
     assert_eq!(served_certificate(&addr, &trusted), b_der);
     // And the server still answers requests.
-    let (status, _) = {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(b_der.clone().into()).expect("trust B");
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("protocol versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let agent = ureq::AgentBuilder::new()
-            .tls_config(Arc::new(config))
-            .build();
-        let url = s.base.replace("127.0.0.1", "localhost") + "/health/readiness";
-        match agent.get(&url).call() {
-            Ok(r) => (r.status(), ()),
-            Err(e) => panic!("GET {url}: {e}"),
-        }
+    let agent = ureq::AgentBuilder::new()
+        .tls_config(client_config(&[b_der.as_slice()]))
+        .build();
+    let url = s.base.replace("127.0.0.1", "localhost") + "/health/readiness";
+    let status = match agent.get(&url).call() {
+        Ok(r) => r.status(),
+        Err(e) => panic!("GET {url}: {e}"),
     };
     assert_eq!(status, 200);
+}
+
+/// A TLS client trusting only `trusted` (self-signed certificates, as DER).
+fn client_config(trusted: &[&[u8]]) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for der in trusted {
+        roots
+            .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
+            .expect("trust the test certificate");
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Arc::new(config)
 }

@@ -4,8 +4,6 @@
 //! them (the host does not read policies); the host reads the files and
 //! prints YAML or JSON.
 
-use crate::cache::{CacheConfig, VerificationCache};
-use crate::net::Net;
 use crate::policies;
 use crate::runtime::{engine::WebhookOptions, Pool, Runtime};
 use anyhow::{bail, Context, Result};
@@ -66,16 +64,9 @@ pub async fn run(args: WebhooksArgs) -> Result<()> {
         );
     }
     let component = args.component.bytes()?;
-    // Generation makes no registry calls: the network stays default-deny.
-    let net = Arc::new(Net::new(
-        Default::default(),
-        Default::default(),
-        None,
-        None,
-    )?);
-    let cache = VerificationCache::new(&CacheConfig::disabled());
+    // Generation makes no registry calls.
     let cache_dir = args.component.cache_dir();
-    let runtime = Arc::new(Runtime::new(&component, net, cache, cache_dir.as_deref())?);
+    let runtime = Arc::new(Runtime::offline(&component, cache_dir.as_deref())?);
     let pool = Pool::load(runtime, documents).await?;
     let summary = pool.summary();
     for d in &summary.diagnostics {

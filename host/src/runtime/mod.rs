@@ -148,6 +148,19 @@ impl Runtime {
         })
     }
 
+    /// A runtime for a one-shot command that makes no registry call: the
+    /// network stays default-deny and nothing is cached between calls.
+    pub fn offline(component_bytes: &[u8], cache_dir: Option<&Path>) -> Result<Runtime> {
+        let net = Arc::new(Net::new(
+            Default::default(),
+            Default::default(),
+            None,
+            None,
+        )?);
+        let none = VerificationCache::new(&crate::cache::CacheConfig::disabled());
+        Runtime::new(component_bytes, net, none, cache_dir)
+    }
+
     async fn instantiate(&self) -> Result<(Store<HostState>, bindings::PolicyModule)> {
         let state = HostState {
             wasi: WasiCtx::builder().build(),
