@@ -11,6 +11,7 @@ wit_bindgen::generate!({
 });
 
 use crate::verify::standalone;
+use exports::ivpol::admission::engine::WebhookOptions;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::sigstore::Signer;
 use ivpol::admission::types::{
@@ -62,6 +63,18 @@ impl GuestPolicySet for PolicySet {
                 fail_closed: p.spec.fail_closed(),
             })
             .collect()
+    }
+
+    fn webhook_configurations(&self, options: WebhookOptions) -> Result<String, String> {
+        let options = crate::webhooks::Options {
+            service_name: options.service_name,
+            service_namespace: options.service_namespace,
+            service_port: options.service_port,
+            ca_bundle: options.ca_bundle,
+            exclude_namespaces: options.exclude_namespaces,
+            force_failure_policy_ignore: options.force_failure_policy_ignore,
+        };
+        crate::webhooks::configurations(self.0.policies(), &options).map(|v| v.to_string())
     }
 
     fn admit(

@@ -5,7 +5,8 @@
 //! Modules, one concern each: `policy` (IVP/NIVP types, defaults, loading),
 //! `admission` (AdmissionRequest, JSON Patch), `matching` (matchConstraints),
 //! `images` (references, globs, extraction), `cel` (environment and Kyverno
-//! functions), `verify` (signatures, certificates, transparency logs), `engine` (validate, mutate, results, `required`), and
+//! functions), `verify` (signatures, certificates, transparency logs), `engine` (validate, mutate, results, `required`), `webhooks` (the
+//! webhook configurations Kyverno would register for the policies), and
 //! `component` (the WIT glue, wasm only).
 
 pub mod admission;
@@ -16,6 +17,7 @@ pub mod matching;
 pub mod oci;
 pub mod policy;
 pub mod verify;
+pub mod webhooks;
 
 #[cfg(target_arch = "wasm32")]
 mod component;

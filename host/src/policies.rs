@@ -41,6 +41,16 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     }
     for entry in std::fs::read_dir(path)? {
         let p = entry?.path();
+        // Hidden entries are skipped: a mounted ConfigMap or Secret holds
+        // each file three times, as `name`, `..data/name` and
+        // `..<timestamp>/name` (the kubelet's atomic writer), and only the
+        // first is meant.
+        if p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'))
+        {
+            continue;
+        }
         if p.is_dir() {
             collect(&p, out)?;
         } else if matches!(
@@ -96,4 +106,25 @@ pub fn namespace_object(
         })
     });
     Some(object.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_all;
+
+    /// A ConfigMap volume as the kubelet writes it: each policy is read once.
+    #[test]
+    fn a_mounted_config_map_is_read_once() {
+        let dir = std::env::temp_dir().join(format!("ivpol-policies-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let stamped = dir.join("..2026_12_02_05_00_00.000000001");
+        std::fs::create_dir_all(&stamped).expect("dirs");
+        std::fs::write(stamped.join("p.yaml"), "kind: X\n").expect("write");
+        std::os::unix::fs::symlink(&stamped, dir.join("..data")).expect("..data");
+        std::os::unix::fs::symlink(dir.join("..data/p.yaml"), dir.join("p.yaml")).expect("p.yaml");
+        let docs = read_all(std::slice::from_ref(&dir)).expect("read");
+        let sources: Vec<String> = docs.iter().map(|d| d.source.clone()).collect();
+        assert_eq!(sources, [dir.join("p.yaml").display().to_string()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

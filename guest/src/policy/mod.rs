@@ -2,7 +2,7 @@
 //! compilation into [`CompiledPolicy`] (CEL compiled once per policy set).
 
 pub mod attestor;
-mod autogen;
+pub mod autogen;
 mod compile;
 pub mod exception;
 mod load;

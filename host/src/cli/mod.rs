@@ -11,6 +11,7 @@ mod scan;
 mod serve;
 mod sigstore;
 mod test;
+mod webhooks;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ enum Command {
     Pull(pull::PullArgs),
     /// Show a component's world, imports, exports, size and digest.
     Inspect(inspect::InspectArgs),
+    /// Print the webhook configurations Kyverno would register for the policies.
+    Webhooks(webhooks::WebhooksArgs),
     /// Sigstore tools run by the component (the sigstore-conformance client).
     Sigstore {
         #[command(flatten)]
@@ -72,6 +75,7 @@ pub async fn run() -> ExitCode {
         Command::Test(args) => return offline(test::run(args).await),
         Command::Scan(args) => return offline(scan::run(args).await),
         Command::Serve(args) => serve::run(args).await,
+        Command::Webhooks(args) => webhooks::run(args).await,
         Command::Push(args) => push::run(args).await,
         Command::Pull(args) => pull::run(args).await,
         Command::Inspect(args) => inspect::run(args).await,

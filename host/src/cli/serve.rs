@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// PEM private key for HTTPS.
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// How often --tls-cert/--tls-key are re-read; a changed valid pair
+    /// serves new connections without a restart (0 turns reloading off).
+    #[arg(long = "tls-reload-interval", default_value = "5s", value_parser = parse_duration)]
+    tls_reload_interval: Duration,
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
@@ -77,7 +81,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         None => Default::default(),
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(server::tls::acceptor(cert, key)?),
+        (Some(cert), Some(key)) => {
+            Some(server::tls::acceptor(cert, key, args.tls_reload_interval)?)
+        }
         _ => {
             tracing::warn!("no --tls-cert/--tls-key: serving plain HTTP, which the Kubernetes API server will not call");
             None

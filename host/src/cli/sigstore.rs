@@ -2,13 +2,11 @@
 //! sigstore-conformance client interface, run by the component's own
 //! bundle verifier. Exit status 0 means verified, anything else not.
 
-use crate::net::Net;
 use crate::runtime::{sigstore as wit, Runtime};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 #[derive(Subcommand)]
 pub enum SigstoreCommand {
@@ -66,16 +64,8 @@ pub async fn run(command: SigstoreCommand, component: &[u8], cache: Option<&Path
         }
         None => None,
     };
-    // The verifier makes no registry calls; the network stays default-deny.
-    let net = Arc::new(Net::new(
-        Default::default(),
-        Default::default(),
-        None,
-        None,
-    )?);
-    // One bundle, one instance: nothing to cache.
-    let none = crate::cache::VerificationCache::new(&crate::cache::CacheConfig::disabled());
-    let runtime = Runtime::new(component, net, none, cache)?;
+    // The verifier makes no registry calls; one bundle, one instance.
+    let runtime = Runtime::offline(component, cache)?;
     match runtime
         .verify_bundle(bundle, artifact, signer, trusted_root)
         .await?

@@ -148,6 +148,19 @@ impl Runtime {
         })
     }
 
+    /// A runtime for a one-shot command that makes no registry call: the
+    /// network stays default-deny and nothing is cached between calls.
+    pub fn offline(component_bytes: &[u8], cache_dir: Option<&Path>) -> Result<Runtime> {
+        let net = Arc::new(Net::new(
+            Default::default(),
+            Default::default(),
+            None,
+            None,
+        )?);
+        let none = VerificationCache::new(&crate::cache::CacheConfig::disabled());
+        Runtime::new(component_bytes, net, none, cache_dir)
+    }
+
     async fn instantiate(&self) -> Result<(Store<HostState>, bindings::PolicyModule)> {
         let state = HostState {
             wasi: WasiCtx::builder().build(),
@@ -195,6 +208,9 @@ impl Runtime {
 
 /// The WIT types of bundle verification.
 pub use bindings::exports::ivpol::admission::sigstore;
+
+/// The WIT types the engine interface defines itself (`webhook-options`).
+pub use bindings::exports::ivpol::admission::engine;
 
 /// Pooled instance slots with copy-on-write memory images: instantiation
 /// maps the component's initial memory instead of copying it.
@@ -275,6 +291,27 @@ impl Pool {
 
     pub fn summary(&self) -> &Summary {
         &self.summary
+    }
+
+    /// Runs `webhook-configurations` in a pooled instance: the outer error
+    /// is a trap, the inner one the component's refusal.
+    pub async fn webhook_configurations(
+        &self,
+        options: engine::WebhookOptions,
+    ) -> Result<Result<String, String>> {
+        let (mut inst, _turn) = self.acquire().await?;
+        arm_deadline(&mut inst, Duration::from_secs(10));
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        match engine
+            .call_webhook_configurations(&mut inst.store, inst.set, &options)
+            .await
+        {
+            Ok(v) => {
+                self.release(inst);
+                Ok(v)
+            }
+            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
+        }
     }
 
     /// An instance and the turn to use it (at most [`MAX_ACTIVE`] at once).

@@ -1,0 +1,602 @@
+//! The MutatingWebhookConfiguration and ValidatingWebhookConfiguration
+//! Kyverno would register for a set of IVP/NIVP policies (`ivpol webhooks`),
+//! built the way Kyverno's webhook controller builds them
+//! (`pkg/controllers/webhook/validating.go`, `buildWebhookRules`):
+//!
+//! - only policies with admission enabled, in Kubernetes mode, get webhooks;
+//!   the mutating webhooks only for policies with `mutateDigest` unset or true;
+//! - *fine-grained* policies (matchConditions, `matchPolicy: Exact` or
+//!   `webhookConfiguration.timeoutSeconds`) get one webhook each;
+//! - the others are grouped by the selectors they resolve to, one `-fail` and
+//!   one `-ignore` webhook per group, the path naming every policy of it;
+//! - rules are each policy's resourceRules plus its autogen pod-controller
+//!   rules, de-duplicated and sorted; webhooks are sorted by name.
+//!
+//! What the API server would default on the way in (`matchPolicy`,
+//! `reinvocationPolicy`, `timeoutSeconds`, empty selectors, rule `scope`) is
+//! written out, so the output reads like `kubectl get -o yaml` of Kyverno's.
+//!
+//! Where Kyverno's result would be unusable, this does better and says so:
+//! names that Kyverno would repeat (a cluster and a namespaced selector group
+//! both called `-fail`) are told apart, and namespaced fine-grained policies
+//! also cover pod controllers (Kyverno only autogenerates those for cluster
+//! policies there, although its engine evaluates them).
+
+#[cfg(test)]
+mod tests;
+
+use crate::matching::{
+    LabelSelector, LabelSelectorOperator, LabelSelectorRequirement, MatchPolicy, RuleWithOperations,
+};
+use crate::policy::autogen;
+use crate::policy::spec::{NamedExpression, Spec};
+use crate::policy::{CompiledPolicy, PolicyKind};
+use base64::Engine as _;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Kyverno's webhook name prefixes (`pkg/config/config.go`); NIVP uses them too.
+pub const VALIDATE_PREFIX: &str = "ivpol.validate.kyverno.svc";
+pub const MUTATE_PREFIX: &str = "ivpol.mutate.kyverno.svc";
+/// The configuration objects Kyverno adds its resource webhooks to.
+pub const VALIDATING_CONFIG_NAME: &str = "kyverno-resource-validating-webhook-cfg";
+pub const MUTATING_CONFIG_NAME: &str = "kyverno-resource-mutating-webhook-cfg";
+/// The label the API server puts on every Namespace.
+const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+/// The API server's default webhook timeout, which Kyverno leaves in place
+/// unless a policy sets `webhookConfiguration.timeoutSeconds`.
+const DEFAULT_TIMEOUT_SECONDS: i64 = 10;
+
+/// Where the API server reaches ivpol, and the cluster-wide settings Kyverno
+/// reads from its own configuration (the `webhooks` ConfigMap entry and
+/// `--forceFailurePolicyIgnore`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub service_name: String,
+    pub service_namespace: String,
+    pub service_port: u16,
+    /// The CA bundle file's bytes (PEM), base64-encoded into `caBundle`.
+    pub ca_bundle: Vec<u8>,
+    /// One `kubernetes.io/metadata.name NotIn [ns]` requirement each, merged
+    /// into every namespaceSelector; Kyverno's Helm chart excludes
+    /// `kube-system` and Kyverno's own namespace.
+    pub exclude_namespaces: Vec<String>,
+    /// Every webhook fails open, whatever the policies say.
+    pub force_failure_policy_ignore: bool,
+}
+
+/// One webhook before rendering.
+#[derive(Debug, Clone, PartialEq)]
+struct Webhook {
+    name: String,
+    path: String,
+    fail: bool,
+    namespace_selector: Option<LabelSelector>,
+    object_selector: Option<LabelSelector>,
+    rules: Vec<RuleWithOperations>,
+    match_conditions: Vec<(String, String)>,
+    exact: bool,
+    timeout_seconds: Option<i64>,
+}
+
+/// Which configuration a set of webhooks goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Validate,
+    Mutate,
+}
+
+/// The two configurations as a `v1` `List` (mutating first), in JSON.
+///
+/// `policies` are the loaded policies without their autogen variants.
+/// An error means the configurations could not be made valid (two webhooks
+/// with one name).
+pub fn configurations<'a>(
+    policies: impl IntoIterator<Item = &'a CompiledPolicy>,
+    options: &Options,
+) -> Result<Value, String> {
+    let admitted: Vec<&CompiledPolicy> = policies
+        .into_iter()
+        .filter(|p| p.autogen.is_none() && p.spec.admission_enabled() && !p.spec.json_mode())
+        .collect();
+    let mutating: Vec<&CompiledPolicy> = admitted
+        .iter()
+        .copied()
+        .filter(|p| p.spec.mutate_digest())
+        .collect();
+    let validate = webhooks_for(&admitted, Phase::Validate, options)?;
+    let mutate = webhooks_for(&mutating, Phase::Mutate, options)?;
+    Ok(json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            config("MutatingWebhookConfiguration", MUTATING_CONFIG_NAME, &mutate, Phase::Mutate, options),
+            config("ValidatingWebhookConfiguration", VALIDATING_CONFIG_NAME, &validate, Phase::Validate, options),
+        ],
+    }))
+}
+
+/// The webhooks of one phase: cluster policies, then namespaced ones, each
+/// built as Kyverno builds them, then sorted by name.
+fn webhooks_for(
+    policies: &[&CompiledPolicy],
+    phase: Phase,
+    options: &Options,
+) -> Result<Vec<Webhook>, String> {
+    let (prefix, phase_path) = match phase {
+        Phase::Validate => (VALIDATE_PREFIX, "validate"),
+        Phase::Mutate => (MUTATE_PREFIX, "mutate"),
+    };
+    let of_kind = |kind: PolicyKind| -> Vec<&CompiledPolicy> {
+        policies
+            .iter()
+            .copied()
+            .filter(|p| p.kind == kind)
+            .collect()
+    };
+    let cluster = of_kind(PolicyKind::Cluster);
+    let namespaced = of_kind(PolicyKind::Namespaced);
+    let mut out = build(
+        &cluster,
+        prefix,
+        &format!("/ivpol/{phase_path}"),
+        options,
+        "",
+    );
+    // Kyverno builds the namespaced webhooks in a second, independent pass,
+    // so a single selector group of each kind is `<prefix>-fail` twice, which
+    // the API server refuses. Namespaced groups are told apart whenever
+    // cluster groups exist.
+    let cluster_groups = out.iter().any(|w| !w.name.contains("-finegrained-"));
+    let ns_tag = if cluster_groups { "-nivpol" } else { "" };
+    out.extend(build(
+        &namespaced,
+        prefix,
+        &format!("/nivpol/{phase_path}"),
+        options,
+        ns_tag,
+    ));
+    for w in &mut out {
+        w.rules = sorted_rules(std::mem::take(&mut w.rules));
+        if phase == Phase::Mutate {
+            // Kyverno copies a mutating webhook from the validating shape
+            // field by field and leaves `matchPolicy` out, so the API server
+            // stores its default, Equivalent, even for `matchPolicy: Exact`.
+            w.exact = false;
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut seen = BTreeSet::new();
+    for w in &out {
+        if !seen.insert(w.name.as_str()) {
+            return Err(format!(
+                "two webhooks would both be named {:?} (a cluster policy and a namespaced one whose `<namespace>-<name>` spell the same); rename one of them",
+                w.name
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Kyverno's `buildWebhookRules` for one kind of policy.
+///
+/// `group_tag` goes before a selector group's hash suffix and forces it.
+fn build(
+    policies: &[&CompiledPolicy],
+    prefix: &str,
+    query_path: &str,
+    options: &Options,
+    group_tag: &str,
+) -> Vec<Webhook> {
+    let (mut fine, basic): (Vec<&CompiledPolicy>, Vec<&CompiledPolicy>) =
+        policies.iter().copied().partition(|p| fine_grained(p));
+    fine.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    let mut fail_list = Vec::new();
+    let mut ignore_list = Vec::new();
+    for p in fine {
+        let fail = fails_closed(p, options);
+        let kind = if fail { "fail" } else { "ignore" };
+        let webhook = Webhook {
+            name: policy_webhook_name(&format!("{prefix}-{kind}-finegrained"), p),
+            path: format!("{query_path}/{}", p.name),
+            fail,
+            namespace_selector: namespace_selector(p, options),
+            object_selector: merge(p.match_constraints.object_selector.as_ref(), None),
+            rules: policy_rules(p),
+            match_conditions: match_conditions(p),
+            exact: p.match_constraints.match_policy == Some(MatchPolicy::Exact),
+            timeout_seconds: p
+                .spec
+                .webhook_configuration
+                .as_ref()
+                .and_then(|w| w.timeout_seconds),
+        };
+        if fail {
+            fail_list.push(webhook);
+        } else {
+            ignore_list.push(webhook);
+        }
+    }
+    let mut out = fail_list;
+    out.append(&mut ignore_list);
+    let groups = group_by_selectors(&basic, options);
+    let several = groups.len() > 1 || !group_tag.is_empty();
+    for (key, group) in groups {
+        let suffix = if several {
+            format!("{group_tag}-{}", &key[..8])
+        } else {
+            String::new()
+        };
+        let mut names: Vec<&str> = group.policies.iter().map(|p| p.name.as_str()).collect();
+        names.sort_unstable();
+        let path = format!("{query_path}/{}", names.join("/"));
+        let mut fail_rules = Vec::new();
+        let mut ignore_rules = Vec::new();
+        for p in &group.policies {
+            let rules = policy_rules(p);
+            if fails_closed(p, options) {
+                fail_rules.extend(rules);
+            } else {
+                ignore_rules.extend(rules);
+            }
+        }
+        for (fail, rules) in [(true, fail_rules), (false, ignore_rules)] {
+            if rules.is_empty() {
+                continue;
+            }
+            let kind = if fail { "fail" } else { "ignore" };
+            out.push(Webhook {
+                name: format!("{prefix}-{kind}{suffix}"),
+                path: path.clone(),
+                fail,
+                namespace_selector: group.namespace_selector.clone(),
+                object_selector: group.object_selector.clone(),
+                rules,
+                match_conditions: Vec::new(),
+                exact: false,
+                timeout_seconds: None,
+            });
+        }
+    }
+    out
+}
+
+/// A policy that needs a webhook of its own.
+fn fine_grained(p: &CompiledPolicy) -> bool {
+    !p.spec.match_conditions.is_empty()
+        || p.match_constraints.match_policy == Some(MatchPolicy::Exact)
+        || p.spec
+            .webhook_configuration
+            .as_ref()
+            .is_some_and(|w| w.timeout_seconds.is_some())
+}
+
+fn fails_closed(p: &CompiledPolicy, options: &Options) -> bool {
+    !options.force_failure_policy_ignore && p.spec.fail_closed()
+}
+
+/// `<name>-<policy>`, or `<name>-<namespace>-<policy>` for a namespaced one.
+fn policy_webhook_name(name: &str, p: &CompiledPolicy) -> String {
+    match &p.namespace {
+        Some(ns) if p.kind == PolicyKind::Namespaced => format!("{name}-{ns}-{}", p.name),
+        _ => format!("{name}-{}", p.name),
+    }
+}
+
+/// The policy's resourceRules and those of its autogen variants.
+fn policy_rules(p: &CompiledPolicy) -> Vec<RuleWithOperations> {
+    let own = p.match_constraints.resource_rules.iter().map(|r| r.rule());
+    let variants = autogen::variants(&p.spec);
+    let generated: Vec<RuleWithOperations> = variants
+        .iter()
+        .filter_map(|(_, spec)| spec.match_constraints.as_ref())
+        .flat_map(|mc| mc.resource_rules.iter().map(|r| r.rule()))
+        .collect();
+    generated.into_iter().chain(own).collect()
+}
+
+/// A fine-grained webhook's matchConditions, autogen-wrapped as Kyverno
+/// wraps them: when the policy can be autogenerated its own conditions only
+/// hold for Pods (`autogen-<name>`), and each pod-controller variant adds its
+/// rewritten conditions for its kinds (`autogen-<config>-<name>`), configs in
+/// name order.
+fn match_conditions(p: &CompiledPolicy) -> Vec<(String, String)> {
+    let can_autogen = autogen::can_autogen(&p.match_constraints);
+    if !can_autogen {
+        return plain(&p.spec.match_conditions);
+    }
+    let pods = BTreeSet::from([precondition("", "v1", "Pod")]);
+    let mut out = wrap("autogen", &pods, &p.spec.match_conditions);
+    let mut variants = autogen::variants(&p.spec);
+    variants.sort_by(|a, b| a.0.cmp(&b.0));
+    for (config, spec) in &variants {
+        out.extend(wrap(
+            &format!("autogen-{config}"),
+            &variant_preconditions(spec),
+            &spec.match_conditions,
+        ));
+    }
+    out
+}
+
+fn plain(conditions: &[NamedExpression]) -> Vec<(String, String)> {
+    conditions
+        .iter()
+        .map(|c| (c.name.clone(), c.expression.clone()))
+        .collect()
+}
+
+/// Kyverno's `CreateMatchConditions`: `!(<is one of the kinds>) || (<expr>)`.
+fn wrap(
+    prefix: &str,
+    preconditions: &BTreeSet<String>,
+    conditions: &[NamedExpression],
+) -> Vec<(String, String)> {
+    if preconditions.is_empty() {
+        return Vec::new();
+    }
+    let any = preconditions
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" || ");
+    conditions
+        .iter()
+        .map(|c| {
+            (
+                format!("{prefix}-{}", c.name),
+                format!("!({any}) || ({})", c.expression),
+            )
+        })
+        .collect()
+}
+
+/// Spelled exactly as Kyverno spells it, including the missing space.
+fn precondition(group: &str, version: &str, kind: &str) -> String {
+    let api_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    format!("(object.apiVersion == '{api_version}' && object.kind =='{kind}')")
+}
+
+/// The kinds an autogen variant targets, from its rules.
+fn variant_preconditions(spec: &Spec) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for r in spec
+        .match_constraints
+        .iter()
+        .flat_map(|mc| mc.resource_rules.iter())
+    {
+        for group in &r.api_groups {
+            for version in &r.api_versions {
+                for resource in &r.resources {
+                    if let Some(kind) = controller_kind(resource) {
+                        out.insert(precondition(group, version, kind));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The kind of each pod controller autogen knows (Kyverno's `ConfigsMap`).
+fn controller_kind(resource: &str) -> Option<&'static str> {
+    Some(match resource {
+        "daemonsets" => "DaemonSet",
+        "deployments" => "Deployment",
+        "replicasets" => "ReplicaSet",
+        "statefulsets" => "StatefulSet",
+        "jobs" => "Job",
+        "cronjobs" => "CronJob",
+        _ => return None,
+    })
+}
+
+/// The namespaces every webhook skips, as one selector.
+fn config_namespace_selector(options: &Options) -> Option<LabelSelector> {
+    if options.exclude_namespaces.is_empty() {
+        return None;
+    }
+    Some(LabelSelector {
+        match_labels: BTreeMap::new(),
+        match_expressions: options
+            .exclude_namespaces
+            .iter()
+            .map(|ns| LabelSelectorRequirement {
+                key: NAMESPACE_NAME_LABEL.into(),
+                operator: LabelSelectorOperator::NotIn,
+                values: vec![ns.clone()],
+            })
+            .collect(),
+    })
+}
+
+/// Kyverno's `resolveNamespaceSelector`: a namespaced policy is pinned to
+/// its namespace whatever its matchConstraints say; a cluster policy keeps
+/// its own selector. Either is merged with the configured exclusions.
+fn namespace_selector(p: &CompiledPolicy, options: &Options) -> Option<LabelSelector> {
+    let configured = config_namespace_selector(options);
+    match (&p.namespace, p.kind) {
+        (Some(ns), PolicyKind::Namespaced) => {
+            let pinned = LabelSelector {
+                match_labels: BTreeMap::new(),
+                match_expressions: vec![LabelSelectorRequirement {
+                    key: NAMESPACE_NAME_LABEL.into(),
+                    operator: LabelSelectorOperator::In,
+                    values: vec![ns.clone()],
+                }],
+            };
+            merge(Some(&pinned), configured.as_ref())
+        }
+        _ => merge(
+            p.match_constraints.namespace_selector.as_ref(),
+            configured.as_ref(),
+        ),
+    }
+}
+
+/// Kyverno's `mergeLabelSelectors`: either one when the other is absent,
+/// else both sets of labels (b wins a shared key) and requirements (a's first).
+fn merge(a: Option<&LabelSelector>, b: Option<&LabelSelector>) -> Option<LabelSelector> {
+    match (a, b) {
+        (None, b) => b.cloned(),
+        (a, None) => a.cloned(),
+        (Some(a), Some(b)) => {
+            let mut merged = a.clone();
+            merged
+                .match_labels
+                .extend(b.match_labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+            merged
+                .match_expressions
+                .extend(b.match_expressions.iter().cloned());
+            Some(merged)
+        }
+    }
+}
+
+struct SelectorGroup<'a> {
+    namespace_selector: Option<LabelSelector>,
+    object_selector: Option<LabelSelector>,
+    policies: Vec<&'a CompiledPolicy>,
+}
+
+/// Kyverno's `groupBySelectors`: by the full digest of the resolved
+/// selectors, in digest order.
+fn group_by_selectors<'a>(
+    policies: &[&'a CompiledPolicy],
+    options: &Options,
+) -> BTreeMap<String, SelectorGroup<'a>> {
+    let mut groups: BTreeMap<String, SelectorGroup<'a>> = BTreeMap::new();
+    for p in policies {
+        let namespace_selector = namespace_selector(p, options);
+        let object_selector = merge(p.match_constraints.object_selector.as_ref(), None);
+        let key = selector_key(namespace_selector.as_ref(), object_selector.as_ref());
+        groups
+            .entry(key)
+            .or_insert_with(|| SelectorGroup {
+                namespace_selector,
+                object_selector,
+                policies: Vec::new(),
+            })
+            .policies
+            .push(*p);
+    }
+    groups
+}
+
+/// Kyverno's `selectorKey`: hex SHA-256 of Go's `json.Marshal` of the pair
+/// `[namespaceSelector, objectSelector]` (absent ones are `null`). Only its
+/// first eight characters reach a webhook name, but they must be Kyverno's
+/// for the names to match.
+fn selector_key(namespace: Option<&LabelSelector>, object: Option<&LabelSelector>) -> String {
+    let json = serde_json::to_string(&[namespace, object]).unwrap_or_default();
+    let digest = Sha256::digest(go_html_escape(&json).as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Go's encoder escapes `<`, `>`, `&`, U+2028 and U+2029 inside strings;
+/// serde_json writes them as they are. (Nothing else differs for the
+/// characters label keys and values may hold.)
+fn go_html_escape(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Kyverno's `deDuplicatedRules` then `sortedRules`: each rule's lists
+/// sorted, duplicates dropped, rules ordered by their lists (shorter first,
+/// then element by element) and scope. An unset scope is the API's `*`.
+fn sorted_rules(rules: Vec<RuleWithOperations>) -> Vec<RuleWithOperations> {
+    let mut out: Vec<RuleWithOperations> = Vec::new();
+    for mut r in rules {
+        r.api_groups.sort();
+        r.api_versions.sort();
+        r.resources.sort();
+        r.operations.sort();
+        r.scope.get_or_insert_with(|| "*".into());
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    fn by_list(a: &[String], b: &[String]) -> std::cmp::Ordering {
+        a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+    }
+    out.sort_by(|a, b| {
+        by_list(&a.api_groups, &b.api_groups)
+            .then_with(|| by_list(&a.api_versions, &b.api_versions))
+            .then_with(|| by_list(&a.resources, &b.resources))
+            .then_with(|| by_list(&a.operations, &b.operations))
+            .then_with(|| a.scope.cmp(&b.scope))
+    });
+    out
+}
+
+/// One configuration object.
+fn config(kind: &str, name: &str, webhooks: &[Webhook], phase: Phase, options: &Options) -> Value {
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {
+            "name": name,
+            // Kyverno's own label and its Helm chart's default annotation
+            // (which keeps AKS's admissions enforcer away): the objects have
+            // Kyverno's names, so they carry its markings too.
+            "labels": {"webhook.kyverno.io/managed-by": "kyverno"},
+            "annotations": {"admissions.enforcer/disabled": "true"},
+        },
+        "webhooks": webhooks.iter().map(|w| render(w, phase, options)).collect::<Vec<_>>(),
+    })
+}
+
+fn render(w: &Webhook, phase: Phase, options: &Options) -> Value {
+    let selector = |s: &Option<LabelSelector>| {
+        s.as_ref()
+            .and_then(|s| serde_json::to_value(s).ok())
+            .unwrap_or_else(|| json!({}))
+    };
+    let mut out = json!({
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": {
+            "caBundle": base64::engine::general_purpose::STANDARD.encode(&options.ca_bundle),
+            "service": {
+                "name": options.service_name,
+                "namespace": options.service_namespace,
+                "path": w.path,
+                "port": options.service_port,
+            },
+        },
+        "failurePolicy": if w.fail { "Fail" } else { "Ignore" },
+        "matchPolicy": if w.exact { "Exact" } else { "Equivalent" },
+        "name": w.name,
+        "namespaceSelector": selector(&w.namespace_selector),
+        "objectSelector": selector(&w.object_selector),
+        "rules": serde_json::to_value(&w.rules).unwrap_or_else(|_| json!([])),
+        "sideEffects": "NoneOnDryRun",
+        "timeoutSeconds": w.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+    });
+    if !w.match_conditions.is_empty() {
+        out["matchConditions"] = w
+            .match_conditions
+            .iter()
+            .map(|(name, expression)| json!({"name": name, "expression": expression}))
+            .collect();
+    }
+    if phase == Phase::Mutate {
+        // Kyverno leaves it unset; the API server's default is Never.
+        out["reinvocationPolicy"] = json!("Never");
+    }
+    out
+}

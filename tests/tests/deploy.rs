@@ -1,0 +1,279 @@
+//! The manifests in `deploy/`, checked without a cluster: they parse, name
+//! themselves, ask for no RBAC, run `ivpol serve` with flags the real binary
+//! has, probe routes the server answers, and the Service reaches the
+//! container's port. (No cluster runs them here.)
+
+use ivpol_tests::{ivpol_bin, precompile_cache_dir, Server};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn deploy_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
+}
+
+/// Every document of every YAML file in deploy/, with its file name.
+fn manifests() -> Vec<(String, Value)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir())
+        .expect("deploy/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no manifests in deploy/");
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read manifest");
+        let name = f
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let v: Value = serde::Deserialize::deserialize(doc)
+                .unwrap_or_else(|e| panic!("{name} is not valid YAML: {e}"));
+            if !v.is_null() {
+                out.push((name.clone(), v));
+            }
+        }
+    }
+    out
+}
+
+fn one<'a>(all: &'a [(String, Value)], kind: &str) -> &'a Value {
+    let found: Vec<&Value> = all
+        .iter()
+        .filter(|(_, v)| v["kind"] == kind)
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(found.len(), 1, "one {kind} expected in deploy/");
+    found[0]
+}
+
+#[test]
+fn every_manifest_parses_and_names_itself() {
+    let all = manifests();
+    for (file, v) in &all {
+        for field in ["apiVersion", "kind"] {
+            assert!(
+                v[field].as_str().is_some_and(|s| !s.is_empty()),
+                "{file}: no {field}"
+            );
+        }
+        assert!(
+            v["metadata"]["name"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty()),
+            "{file}: no metadata.name"
+        );
+    }
+    let kinds: Vec<&str> = all.iter().filter_map(|(_, v)| v["kind"].as_str()).collect();
+    for kind in [
+        "Namespace",
+        "ServiceAccount",
+        "Deployment",
+        "Service",
+        "Secret",
+        "ConfigMap",
+    ] {
+        assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
+    }
+    // ivpol reads no cluster API: no RBAC at all.
+    for kind in ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"] {
+        assert!(!kinds.contains(&kind), "deploy/ grants {kind}");
+    }
+}
+
+fn container(deployment: &Value) -> &Value {
+    let containers = deployment["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .expect("containers");
+    assert_eq!(containers.len(), 1);
+    &containers[0]
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn the_deployment_runs_serve_with_flags_the_binary_has() {
+    let all = manifests();
+    let d = one(&all, "Deployment");
+    assert_eq!(d["spec"]["replicas"], 2);
+    let c = container(d);
+    let args = strings(&c["args"]);
+    assert_eq!(args.first().map(String::as_str), Some("serve"), "{args:?}");
+    let help = Command::new(ivpol_bin())
+        .args(["serve", "--help"])
+        .output()
+        .expect("ivpol serve --help");
+    assert!(help.status.success());
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in args.iter().filter(|a| a.starts_with("--")) {
+        let documented = help
+            .split(|ch: char| ch.is_whitespace() || ch == ',' || ch == '=' || ch == '[')
+            .any(|w| w == flag);
+        assert!(documented, "`ivpol serve` has no {flag}:\n{help}");
+    }
+    let value_of = |flag: &str| {
+        let i = args
+            .iter()
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("no {flag}"));
+        args.get(i + 1).cloned().unwrap_or_default()
+    };
+    assert_eq!(value_of("--listen"), "0.0.0.0:9443");
+    assert_eq!(value_of("--tls-cert"), "/tls/tls.crt");
+    assert_eq!(value_of("--tls-key"), "/tls/tls.key");
+    assert_eq!(value_of("--policies"), "/policies");
+    // The mounts the flags read exist, read-only.
+    let mounts: Vec<(String, bool)> = c["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            (
+                m["mountPath"].as_str().unwrap_or_default().to_string(),
+                m["readOnly"] == true,
+            )
+        })
+        .collect();
+    for path in ["/tls", "/policies"] {
+        assert!(
+            mounts.contains(&(path.to_string(), true)),
+            "{path} not mounted read-only: {mounts:?}"
+        );
+    }
+    // Locked down: non-root, read-only root, no capabilities, no token.
+    let pod = &d["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(pod["automountServiceAccountToken"], false);
+    let sc = &c["securityContext"];
+    assert_eq!(sc["readOnlyRootFilesystem"], true);
+    assert_eq!(sc["allowPrivilegeEscalation"], false);
+    assert_eq!(strings(&sc["capabilities"]["drop"]), ["ALL"]);
+    assert!(c["resources"]["requests"].is_object() && c["resources"]["limits"].is_object());
+}
+
+/// The container port a Service or probe port (number or name) refers to.
+fn resolve_port(c: &Value, port: &Value) -> Option<u64> {
+    let ports = c["ports"].as_array()?;
+    match port {
+        Value::Number(n) => ports
+            .iter()
+            .find(|p| p["containerPort"].as_u64() == n.as_u64())
+            .and_then(|p| p["containerPort"].as_u64()),
+        Value::String(name) => ports
+            .iter()
+            .find(|p| p["name"] == name.as_str())
+            .and_then(|p| p["containerPort"].as_u64()),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_service_targets_the_container_port() {
+    let all = manifests();
+    let d = one(&all, "Deployment");
+    let s = one(&all, "Service");
+    let c = container(d);
+    assert_eq!(s["metadata"]["namespace"], d["metadata"]["namespace"]);
+    // The Service selects the pods.
+    let labels = &d["spec"]["template"]["metadata"]["labels"];
+    for (k, v) in s["spec"]["selector"].as_object().expect("selector") {
+        assert_eq!(
+            &labels[k], v,
+            "the Service selector {k} does not match the pods"
+        );
+    }
+    let ports = s["spec"]["ports"].as_array().expect("ports");
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0]["port"], 443, "ivpol webhooks defaults to port 443");
+    assert_eq!(resolve_port(c, &ports[0]["targetPort"]), Some(9443));
+    // And the pods' ServiceAccount is the one in deploy/.
+    let sa = one(&all, "ServiceAccount");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["serviceAccountName"],
+        sa["metadata"]["name"]
+    );
+}
+
+/// The probes ask for routes `ivpol serve` answers, on its port.
+#[test]
+fn the_probes_hit_routes_the_server_answers() {
+    let all = manifests();
+    let d = one(&all, "Deployment");
+    let c = container(d);
+    let server = Server::start(&[]);
+    for probe in ["readinessProbe", "livenessProbe"] {
+        let get = &c[probe]["httpGet"];
+        assert_eq!(get["scheme"], "HTTPS", "{probe}");
+        assert_eq!(resolve_port(c, &get["port"]), Some(9443), "{probe}");
+        let path = get["path"].as_str().expect("probe path");
+        let (status, _) = server.get(path);
+        assert_eq!(status, 200, "{probe} {path}");
+    }
+}
+
+/// The ConfigMap's policies load, and `ivpol webhooks` makes the
+/// configurations for the Service in deploy/ (the README's command).
+#[test]
+fn the_config_map_policies_load_and_get_webhooks() {
+    let all = manifests();
+    let cm = one(&all, "ConfigMap");
+    let d = one(&all, "Deployment");
+    let volumes = d["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .expect("volumes");
+    assert!(volumes
+        .iter()
+        .any(|v| v["configMap"]["name"] == cm["metadata"]["name"]));
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().join("policies");
+    std::fs::create_dir(&dir).expect("dir");
+    for (name, text) in cm["data"].as_object().expect("data") {
+        std::fs::write(dir.join(name), text.as_str().expect("text")).expect("write");
+    }
+    let ca = tmp.path().join("ca.crt");
+    std::fs::write(
+        &ca,
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .expect("ca");
+    let s = one(&all, "Service");
+    let out = Command::new(ivpol_bin())
+        .arg("webhooks")
+        .arg("--policies")
+        .arg(&dir)
+        .args([
+            "--service",
+            s["metadata"]["name"].as_str().unwrap_or_default(),
+        ])
+        .args([
+            "--namespace",
+            s["metadata"]["namespace"].as_str().unwrap_or_default(),
+        ])
+        .arg("--ca-bundle")
+        .arg(&ca)
+        .args(["-o", "json"])
+        .arg("--cache-dir")
+        .arg(precompile_cache_dir())
+        .output()
+        .expect("ivpol webhooks");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("not loaded"), "{err}");
+    let list: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let validating = &list["items"][1]["webhooks"][0];
+    assert_eq!(validating["clientConfig"]["service"]["name"], "ivpol");
+    assert_eq!(validating["clientConfig"]["service"]["namespace"], "ivpol");
+    // ivpol's own namespace is never sent to ivpol.
+    assert!(validating["namespaceSelector"]
+        .to_string()
+        .contains("\"ivpol\""));
+}
