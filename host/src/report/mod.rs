@@ -134,11 +134,6 @@ impl Counts {
         c
     }
 
-    /// Whether the run should exit non-zero, as `kyverno apply` does.
-    pub fn violated(&self) -> bool {
-        self.fail > 0 || self.error > 0
-    }
-
     pub fn to_json(self) -> serde_json::Value {
         // In Kyverno's (sorted) key order.
         serde_json::json!({
