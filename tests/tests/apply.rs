@@ -310,6 +310,12 @@ metadata:
 spec:
   evaluation:
     mode: JSON
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["pods"]
   images:
     - name: bar
       expression: "[object.foo.bar]"

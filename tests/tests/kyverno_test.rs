@@ -62,11 +62,9 @@ fn expectations_that_hold_pass_and_exit_0() {
             .contains("  Applying 1 policy to 2 resources ..."),
         "{run}"
     );
-    assert!(
-        run.stdout.contains(
-            "│ ID │ POLICY       │ RULE         │ RESOURCE                    │ RESULT │ REASON │"
-        ),
-        "{run}"
+    assert_eq!(
+        row(&run.stdout, "│ ID │"),
+        ["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"]
     );
     assert_eq!(
         row(&run.stdout, "bad-pod"),
