@@ -44,7 +44,7 @@ fn a_failure_prints_kyvernos_text_and_exits_1() {
             "\nApplying 1 policy rule(s) to 2 resource(s)...\n\
              policy verify-key -> resource default/Pod/bad failed:\n\
              1 - verify-key {NOT_SIGNED}\n\n\
-             \npass: 1, fail: 1, warn: 0, error: 0, skip: 0 \n"
+             pass: 1, fail: 1, warn: 0, error: 0, skip: 0 \n"
         ),
         "{run}"
     );

@@ -4,33 +4,16 @@
 
 use serde_json::{json, Value};
 
-/// Kinds of the built-in API that are not namespaced. Any other kind is, and
-/// a namespaced resource without `metadata.namespace` is in `default`, as
-/// `kyverno apply` places it.
-const CLUSTER_SCOPED: &[&str] = &[
-    "APIService",
-    "CertificateSigningRequest",
-    "ClusterImageValidatingPolicy",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ComponentStatus",
-    "CSIDriver",
-    "CSINode",
-    "CustomResourceDefinition",
-    "ImageValidatingPolicy",
-    "IngressClass",
-    "MutatingWebhookConfiguration",
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "PriorityClass",
-    "RuntimeClass",
-    "StorageClass",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "ValidatingWebhookConfiguration",
-    "VolumeAttachment",
-];
+/// Kinds of the built-in API that are not namespaced, one per line (the host
+/// reads the same file to name resources in reports). Any other kind is,
+/// and a namespaced resource without `metadata.namespace` is in `default`,
+/// as `kyverno apply` places it.
+pub const CLUSTER_SCOPED_KINDS: &str = include_str!("cluster-scoped-kinds.txt");
+
+/// Whether `kind` is a cluster-scoped kind of the built-in API.
+pub fn cluster_scoped(kind: &str) -> bool {
+    CLUSTER_SCOPED_KINDS.lines().any(|k| k == kind)
+}
 
 /// The AdmissionRequest JSON for `resource` (an object's JSON) under
 /// `operation`: CREATE sets `object`, UPDATE sets both `object` and
@@ -84,7 +67,7 @@ fn field<'a>(object: &'a Value, pointer: &str) -> Result<&'a str, String> {
 }
 
 fn namespace_of(object: &Value, kind: &str) -> String {
-    if CLUSTER_SCOPED.contains(&kind) {
+    if cluster_scoped(kind) {
         return String::new();
     }
     object

@@ -8,33 +8,12 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Kinds of the built-in API that are not namespaced; kept in step with
-/// `guest/src/admission/synthetic.rs`, which places every other kind
-/// without `metadata.namespace` in `default`, as `kyverno apply` does.
-const CLUSTER_SCOPED: &[&str] = &[
-    "APIService",
-    "CertificateSigningRequest",
-    "ClusterImageValidatingPolicy",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ComponentStatus",
-    "CSIDriver",
-    "CSINode",
-    "CustomResourceDefinition",
-    "ImageValidatingPolicy",
-    "IngressClass",
-    "MutatingWebhookConfiguration",
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "PriorityClass",
-    "RuntimeClass",
-    "StorageClass",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "ValidatingWebhookConfiguration",
-    "VolumeAttachment",
-];
+/// Kinds of the built-in API that are not namespaced: the component's own
+/// list (`guest/src/admission/synthetic.rs` places every other kind without
+/// `metadata.namespace` in `default`, as `kyverno apply` does), so that a
+/// report names the namespace the component evaluated in.
+const CLUSTER_SCOPED_KINDS: &str =
+    include_str!("../../../guest/src/admission/cluster-scoped-kinds.txt");
 
 /// Who a result is about, as a report's `resources[]` entry names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,7 +90,7 @@ pub fn subject(value: &Value) -> Result<Subject> {
     let name = text("/metadata/name")
         .or_else(|| text("/metadata/generateName"))
         .ok_or_else(|| anyhow!("{kind} resource has no metadata.name"))?;
-    let namespace = match CLUSTER_SCOPED.contains(&kind.as_str()) {
+    let namespace = match CLUSTER_SCOPED_KINDS.lines().any(|k| k == kind) {
         true => None,
         false => Some(text("/metadata/namespace").unwrap_or_else(|| "default".into())),
     };
