@@ -158,8 +158,12 @@ fn install_sigstore_js() -> Result<PathBuf> {
 
 fn test(extra: &[String]) -> Result<()> {
     let oracles = install_oracles()?;
-    // The end-to-end tests drive the real binary, so build it first.
-    run(cargo().args(["build", "-p", "ivpol-host"]))?;
+    // The end-to-end tests drive the real binary, so build it first, with
+    // every target of the workspace: features are then resolved as
+    // `cargo test --workspace` resolves them (dev-dependencies such as
+    // oci-wasm included), so the test build reuses all of it. Building only
+    // `-p ivpol-host` resolved them differently and compiled wasmtime twice.
+    run(cargo().args(["build", "--workspace", "--all-targets"]))?;
     let bin = target_dir().join("debug").join("ivpol");
     run(cargo()
         .args(["test", "--workspace"])
