@@ -302,16 +302,10 @@ impl Pool {
         let (mut inst, _turn) = self.acquire().await?;
         arm_deadline(&mut inst, Duration::from_secs(10));
         let engine = inst.module.ivpol_admission_engine().policy_set();
-        match engine
+        let out = engine
             .call_webhook_configurations(&mut inst.store, inst.set, &options)
-            .await
-        {
-            Ok(v) => {
-                self.release(inst);
-                Ok(v)
-            }
-            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
-        }
+            .await;
+        self.settle(inst, out)
     }
 
     /// An instance and the turn to use it (at most [`MAX_ACTIVE`] at once).
@@ -353,6 +347,18 @@ impl Pool {
         }
     }
 
+    /// A call's outcome: the instance goes back to the pool when the call
+    /// returned, and is dropped when it trapped (its state is then unknown).
+    fn settle<T>(&self, instance: Instance, out: wasmtime::Result<T>) -> Result<T> {
+        match out {
+            Ok(v) => {
+                self.release(instance);
+                Ok(v)
+            }
+            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
+        }
+    }
+
     /// Runs `admit` in a pooled instance within `deadline`.
     pub async fn admit(
         &self,
@@ -375,18 +381,8 @@ impl Pool {
             &request,
             namespace.as_deref(),
         );
-        // Host waits are bounded by the hook's deadline; this is the backstop.
-        let out = tokio::time::timeout(deadline + 2 * EPOCH_GRACE, call)
-            .await
-            .map_err(|_| anyhow!("evaluation exceeded its {}s deadline", deadline.as_secs()))?;
-        match out {
-            Ok(v) => {
-                self.release(inst);
-                Ok(v)
-            }
-            // The instance is dropped: after a trap its state is unknown.
-            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
-        }
+        let out = backstop(deadline, call).await?;
+        self.settle(inst, out)
     }
 
     /// Runs `evaluate-json` (JSON-mode policies) in a pooled instance.
@@ -398,16 +394,10 @@ impl Pool {
         let (mut inst, _turn) = self.acquire().await?;
         arm_deadline(&mut inst, deadline);
         let engine = inst.module.ivpol_admission_engine().policy_set();
-        match engine
+        let out = engine
             .call_evaluate_json(&mut inst.store, inst.set, &payload)
-            .await
-        {
-            Ok(v) => {
-                self.release(inst);
-                Ok(v)
-            }
-            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
-        }
+            .await;
+        self.settle(inst, out)
     }
 
     /// Runs `evaluate` (one resource outside admission, for `ivpol apply`,
@@ -431,16 +421,8 @@ impl Pool {
             namespace.as_deref(),
             background,
         );
-        let out = tokio::time::timeout(deadline + 2 * EPOCH_GRACE, call)
-            .await
-            .map_err(|_| anyhow!("evaluation exceeded its {}s deadline", deadline.as_secs()))?;
-        match out {
-            Ok(v) => {
-                self.release(inst);
-                Ok(v)
-            }
-            Err(trap) => Err(anyhow!("the policy component trapped: {trap:?}")),
-        }
+        let out = backstop(deadline, call).await?;
+        self.settle(inst, out)
     }
 
     /// The request deadline: the longest `webhookConfiguration.timeoutSeconds`
@@ -457,6 +439,14 @@ impl Pool {
             .unwrap_or(10);
         Duration::from_secs(u64::from(secs.max(1)))
     }
+}
+
+/// Host waits are bounded by the hook's deadline; this bounds the whole call
+/// too, as a backstop, a little after the epoch deadline.
+async fn backstop<F: std::future::Future>(deadline: Duration, call: F) -> Result<F::Output> {
+    tokio::time::timeout(deadline + 2 * EPOCH_GRACE, call)
+        .await
+        .map_err(|_| anyhow!("evaluation exceeded its {}s deadline", deadline.as_secs()))
 }
 
 /// Registry calls get 90% of the budget, so that a slow registry ends as the
