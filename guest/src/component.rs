@@ -15,8 +15,10 @@ use exports::ivpol::admission::engine::WebhookOptions;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::sigstore::Signer;
 use ivpol::admission::types::{
-    Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Scope, Status, Verdict,
+    Actions, Diagnostic, Document, Phase, PolicyInfo, PolicyResult, RejectedPolicy, Scope, Status,
+    Verdict,
 };
+use ivpol::admission::verification_cache::CredentialScope;
 
 struct Component;
 
@@ -61,6 +63,20 @@ impl GuestPolicySet for PolicySet {
                 kind: p.kind.as_str().to_string(),
                 timeout_seconds: p.spec.timeout_seconds(),
                 fail_closed: p.spec.fail_closed(),
+                actions: actions(&p.actions),
+            })
+            .collect()
+    }
+
+    fn rejected(&self) -> Vec<RejectedPolicy> {
+        self.0
+            .rejected()
+            .iter()
+            .map(|r| RejectedPolicy {
+                name: r.name.clone(),
+                namespace: r.namespace.clone(),
+                kind: r.kind.as_str().to_string(),
+                message: r.message.clone(),
             })
             .collect()
     }
@@ -140,21 +156,40 @@ impl GuestPolicySet for PolicySet {
     }
 }
 
+/// `spec.validationActions` as the WIT flags.
+fn actions(names: &[String]) -> Actions {
+    names
+        .iter()
+        .fold(Actions::empty(), |acc, a| match a.as_str() {
+            "Deny" => acc | Actions::DENY,
+            "Warn" => acc | Actions::WARN,
+            "Audit" => acc | Actions::AUDIT,
+            _ => acc,
+        })
+}
+
 /// The host's verification cache (WIT `verification-cache`).
 struct HostCache;
 
+fn scope(c: &engine::cache::Credentials) -> CredentialScope {
+    CredentialScope {
+        registries: c.registries.clone(),
+        secrets: c.secrets.clone(),
+    }
+}
+
 impl engine::cache::VerificationCache for HostCache {
-    fn get(&self, key: &str) -> Option<Vec<u8>> {
-        ivpol::admission::verification_cache::get(key)
+    fn get(&self, key: &str, credentials: &engine::cache::Credentials) -> Option<Vec<u8>> {
+        ivpol::admission::verification_cache::get(key, &scope(credentials))
     }
-    fn put(&self, key: &str, value: &[u8]) {
-        ivpol::admission::verification_cache::put(key, value)
+    fn put(&self, key: &str, credentials: &engine::cache::Credentials, value: &[u8]) {
+        ivpol::admission::verification_cache::put(key, &scope(credentials), value)
     }
-    fn get_digest(&self, image: &str) -> Option<String> {
-        ivpol::admission::verification_cache::get_digest(image)
+    fn get_digest(&self, image: &str, credentials: &engine::cache::Credentials) -> Option<String> {
+        ivpol::admission::verification_cache::get_digest(image, &scope(credentials))
     }
-    fn put_digest(&self, image: &str, digest: &str) {
-        ivpol::admission::verification_cache::put_digest(image, digest)
+    fn put_digest(&self, image: &str, credentials: &engine::cache::Credentials, digest: &str) {
+        ivpol::admission::verification_cache::put_digest(image, &scope(credentials), digest)
     }
 }
 

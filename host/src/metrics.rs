@@ -33,6 +33,19 @@ pub struct RegistryLabels {
     pub status: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FailureLabels {
+    /// `deadline`, `out_of_memory`, `busy` or `trap`.
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PolicyLabels {
+    pub policy: String,
+    /// Empty for cluster policies.
+    pub namespace: String,
+}
+
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn latency_buckets() -> Histogram {
@@ -58,6 +71,9 @@ pub struct Metrics {
     pub instance_acquire: Histogram,
     pub policies_loaded: Gauge,
     pub policy_load_errors: Gauge,
+    /// 1 for each policy document that did not load (and so denies).
+    pub policies_rejected: Family<PolicyLabels, Gauge>,
+    pub component_failures: Family<FailureLabels, Counter>,
 }
 
 impl Metrics {
@@ -78,6 +94,8 @@ impl Metrics {
             instance_acquire: latency_buckets(),
             policies_loaded: Gauge::default(),
             policy_load_errors: Gauge::default(),
+            policies_rejected: Family::default(),
+            component_failures: Family::default(),
         };
         m.register();
         m
@@ -154,6 +172,16 @@ impl Metrics {
             "policy_load_errors",
             "Policy documents that did not load",
             self.policy_load_errors.clone(),
+        );
+        r.register(
+            "policy_rejected",
+            "Policies that did not load, by name: each denies the requests in its scope",
+            self.policies_rejected.clone(),
+        );
+        r.register(
+            "component_failures",
+            "Calls the component gave no answer to (each answered as an error result), by reason",
+            self.component_failures.clone(),
         );
     }
 

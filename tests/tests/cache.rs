@@ -165,9 +165,11 @@ fn concurrent_identical_verifications_run_once() {
     assert!(waited + hits >= 7.0, "waits {waited}, hits {hits}");
 }
 
-/// A request that traps the component (here: its epoch deadline) gets a
-/// 500; that instance is dropped and the next request is served by a fresh
-/// one.
+/// A request that traps the component (here: its epoch deadline, or the
+/// memory limit) is answered as the policy's `error` result: a denying
+/// AdmissionReview naming the cause, never a 500 (which `failurePolicy:
+/// Ignore` would admit). That instance is dropped and the next request is
+/// served by a fresh one.
 #[test]
 fn a_trap_drops_the_instance_and_the_next_request_succeeds() {
     let setup = Setup::new();
@@ -193,17 +195,16 @@ fn a_trap_drops_the_instance_and_the_next_request_succeeds() {
     let created = s.metric("ivpol_instances_created_total");
     let review = create_pod(&[&image]);
     let (status, body) = s.post("/ivpol/validate/spin", &review.to_string());
-    assert_eq!(status, 500, "{body}");
+    assert_eq!(status, 200, "{body}");
+    let r = &body["response"];
+    assert_eq!(r["uid"], review["request"]["uid"], "{body}");
+    assert_eq!(r["allowed"], false, "{body}");
+    let message = r["status"]["message"].as_str().unwrap_or_default();
     assert!(
-        body["error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("trapped")
-            || body["error"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("deadline"),
-        "{body}"
+        message == "Policy spin error: internal error: evaluation exceeded its deadline of 1s"
+            || message
+                .starts_with("Policy spin error: internal error: evaluation ran out of memory"),
+        "{message}"
     );
     let r = validate(&s, "quick", &image);
     assert_eq!(r["allowed"], true, "{r}\n{}", s.log());

@@ -160,6 +160,38 @@ fn the_deployment_runs_serve_with_flags_the_binary_has() {
     assert!(c["resources"]["requests"].is_object() && c["resources"]["limits"].is_object());
 }
 
+/// The pod's memory limit fits the instance pool with two policy-set
+/// generations alive (a reload overlaps them) plus the host's 256 MiB:
+/// 2 × --instances × --instance-memory-mib + 256 ≤ the limit in MiB.
+#[test]
+fn the_memory_limit_fits_two_generations_of_the_instance_pool() {
+    let all = manifests();
+    let c = container(one(&all, "Deployment"));
+    let args = strings(&c["args"]);
+    let number = |flag: &str| -> u64 {
+        let i = args.iter().position(|a| a == flag);
+        let value = i.and_then(|i| args.get(i + 1));
+        value
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("deploy/ must set {flag} to a number: {args:?}"))
+    };
+    let needed = 2 * number("--instances") * number("--instance-memory-mib") + 256;
+    let limit = c["resources"]["limits"]["memory"]
+        .as_str()
+        .expect("a memory limit");
+    let limit_mib: u64 = match limit.strip_suffix("Gi") {
+        Some(gi) => gi.parse::<u64>().expect("Gi") * 1024,
+        None => limit
+            .strip_suffix("Mi")
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_else(|| panic!("memory limit {limit} is not in Mi or Gi")),
+    };
+    assert!(
+        needed <= limit_mib,
+        "the pool needs {needed} MiB but the limit is {limit}"
+    );
+}
+
 /// The container port a Service or probe port (number or name) refers to.
 fn resolve_port(c: &Value, port: &Value) -> Option<u64> {
     let ports = c["ports"].as_array()?;

@@ -2,23 +2,50 @@
 //! WIT `verification-cache`), and the keys the engine stores under.
 //!
 //! A key binds everything a verdict depends on: the policy's content hash
-//! (so any edit misses), the function, the attestation name, the sorted
-//! attestor names and the resolved image digest, never a tag (a re-pushed
-//! tag must not hit an entry of the old image). Only full successes are
-//! stored, with the verified payload, so `extractPayload` works on a hit.
+//! (so any edit misses), the function, the attestation name, each
+//! attestor's name with the fingerprint of its evaluated trust material
+//! (keys, certificates, roots and identities that CEL computed for this
+//! request: a key taken from the namespace is part of the key), the image
+//! repository and the resolved digest, never a tag (a re-pushed tag must
+//! not hit an entry of the old image). The host completes the key with the
+//! identity of the registry credentials ([`Credentials`]). Only full
+//! successes are stored, with the verified payload, so `extractPayload`
+//! works on a hit.
 
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
+/// The registry credentials an entry depends on (WIT `credential-scope`):
+/// the registries the evidence comes from and the policy's secret names.
+/// The host mixes in the identity of the credential it presents to each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Credentials {
+    /// `host[:port]` as the registry's API is reached, sorted, deduplicated.
+    pub registries: Vec<String>,
+    pub secrets: Vec<String>,
+}
+
+impl Credentials {
+    pub fn new(registries: impl IntoIterator<Item = String>, secrets: &[String]) -> Credentials {
+        let mut registries: Vec<String> = registries.into_iter().collect();
+        registries.sort_unstable();
+        registries.dedup();
+        Credentials {
+            registries,
+            secrets: secrets.to_vec(),
+        }
+    }
+}
+
 /// What the engine needs of the host's cache.
 pub trait VerificationCache: Send + Sync {
     /// The stored value, if any. A miss claims the key (see the WIT docs).
-    fn get(&self, key: &str) -> Option<Vec<u8>>;
+    fn get(&self, key: &str, credentials: &Credentials) -> Option<Vec<u8>>;
     /// Stores a full success and releases the claim.
-    fn put(&self, key: &str, value: &[u8]);
+    fn put(&self, key: &str, credentials: &Credentials, value: &[u8]);
     /// The digest a tag reference recently resolved to.
-    fn get_digest(&self, image: &str) -> Option<String>;
-    fn put_digest(&self, image: &str, digest: &str);
+    fn get_digest(&self, image: &str, credentials: &Credentials) -> Option<String>;
+    fn put_digest(&self, image: &str, credentials: &Credentials, digest: &str);
 }
 
 pub type SharedCache = Arc<dyn VerificationCache>;
@@ -28,14 +55,14 @@ pub type SharedCache = Arc<dyn VerificationCache>;
 pub struct NoCache;
 
 impl VerificationCache for NoCache {
-    fn get(&self, _: &str) -> Option<Vec<u8>> {
+    fn get(&self, _: &str, _: &Credentials) -> Option<Vec<u8>> {
         None
     }
-    fn put(&self, _: &str, _: &[u8]) {}
-    fn get_digest(&self, _: &str) -> Option<String> {
+    fn put(&self, _: &str, _: &Credentials, _: &[u8]) {}
+    fn get_digest(&self, _: &str, _: &Credentials) -> Option<String> {
         None
     }
-    fn put_digest(&self, _: &str, _: &str) {}
+    fn put_digest(&self, _: &str, _: &Credentials, _: &str) {}
 }
 
 pub fn none() -> SharedCache {
@@ -58,32 +85,54 @@ impl Function {
     }
 }
 
+/// One verification's subject and trust, as its cache key binds them.
+pub struct KeyParts<'a> {
+    pub policy_hash: &'a str,
+    pub function: Function,
+    pub attestation: &'a str,
+    /// Each attestor's name and the fingerprint of its evaluated material.
+    pub attestors: Vec<(&'a str, &'a str)>,
+    /// `registry/repository` of the image.
+    pub repository: &'a str,
+    pub digest: &'a str,
+}
+
 /// The key of one verification: SHA-256 over the length-prefixed parts
 /// (as Kyverno's `attestorCacheRule`, so no two part lists share a key).
-pub fn key(
-    policy_hash: &str,
-    function: Function,
-    attestation: &str,
-    attestors: &[String],
-    digest: &str,
-) -> String {
-    let mut sorted: Vec<&str> = attestors.iter().map(String::as_str).collect();
-    sorted.sort_unstable();
-    sorted.dedup();
+/// Attestor order does not matter.
+pub fn key(parts: &KeyParts<'_>) -> String {
+    let mut attestors = parts.attestors.clone();
+    attestors.sort_unstable();
+    attestors.dedup();
     let mut h = Sha256::new();
     let mut part = |s: &str| {
         h.update((s.len() as u64).to_be_bytes());
         h.update(s.as_bytes());
     };
-    part(policy_hash);
-    part(function.name());
-    part(attestation);
-    part(&sorted.len().to_string());
-    for a in &sorted {
-        part(a);
+    part(parts.policy_hash);
+    part(parts.function.name());
+    part(parts.attestation);
+    part(&attestors.len().to_string());
+    for (name, fingerprint) in &attestors {
+        part(name);
+        part(fingerprint);
     }
-    part(digest);
-    format!("v1:{}", crate::verify::encoding::hex(&h.finalize()))
+    part(parts.repository);
+    part(parts.digest);
+    format!("v2:{}", crate::verify::encoding::hex(&h.finalize()))
+}
+
+/// A fingerprint of evaluated values: SHA-256 over the length-prefixed
+/// labels and values, in order.
+pub fn fingerprint<'a>(values: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut h = Sha256::new();
+    for (label, value) in values {
+        for s in [label, value] {
+            h.update((s.len() as u64).to_be_bytes());
+            h.update(s.as_bytes());
+        }
+    }
+    crate::verify::encoding::hex(&h.finalize())
 }
 
 /// An in-memory cache for the engine's own tests: it remembers every put
@@ -97,22 +146,47 @@ pub struct MemoryCache {
 }
 
 #[cfg(test)]
-impl VerificationCache for MemoryCache {
-    fn get(&self, key: &str) -> Option<Vec<u8>> {
-        self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.entries.lock().ok()?.get(key).cloned()
+impl MemoryCache {
+    /// What the host does: the key completed with the credential scope
+    /// (here the scope itself stands in for the credentials' identity).
+    fn scoped(key: &str, credentials: &Credentials) -> String {
+        format!("{key}|{credentials:?}")
     }
-    fn put(&self, key: &str, value: &[u8]) {
+
+    /// Stores an entry as a `put` within `credentials` would.
+    pub fn insert(&self, key: &str, credentials: &Credentials, value: Vec<u8>) {
         if let Ok(mut m) = self.entries.lock() {
-            m.insert(key.to_string(), value.to_vec());
+            m.insert(Self::scoped(key, credentials), value);
         }
     }
-    fn get_digest(&self, image: &str) -> Option<String> {
-        self.digests.lock().ok()?.get(image).cloned()
-    }
-    fn put_digest(&self, image: &str, digest: &str) {
+
+    /// Records a tag's digest as a `put_digest` within `credentials` would.
+    pub fn insert_digest(&self, image: &str, credentials: &Credentials, digest: &str) {
         if let Ok(mut m) = self.digests.lock() {
-            m.insert(image.to_string(), digest.to_string());
+            m.insert(Self::scoped(image, credentials), digest.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+impl VerificationCache for MemoryCache {
+    fn get(&self, key: &str, credentials: &Credentials) -> Option<Vec<u8>> {
+        self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let key = Self::scoped(key, credentials);
+        self.entries.lock().ok()?.get(&key).cloned()
+    }
+    fn put(&self, key: &str, credentials: &Credentials, value: &[u8]) {
+        if let Ok(mut m) = self.entries.lock() {
+            m.insert(Self::scoped(key, credentials), value.to_vec());
+        }
+    }
+    fn get_digest(&self, image: &str, credentials: &Credentials) -> Option<String> {
+        let key = Self::scoped(image, credentials);
+        self.digests.lock().ok()?.get(&key).cloned()
+    }
+    fn put_digest(&self, image: &str, credentials: &Credentials, digest: &str) {
+        if let Ok(mut m) = self.digests.lock() {
+            m.insert(Self::scoped(image, credentials), digest.to_string());
         }
     }
 }
@@ -121,74 +195,45 @@ impl VerificationCache for MemoryCache {
 mod tests {
     use super::*;
 
-    fn names(n: &[&str]) -> Vec<String> {
-        n.iter().map(|s| s.to_string()).collect()
+    fn parts<'a>(attestors: Vec<(&'a str, &'a str)>) -> KeyParts<'a> {
+        KeyParts {
+            policy_hash: "p",
+            function: Function::ImageSignatures,
+            attestation: "",
+            attestors,
+            repository: "r.io/app",
+            digest: "sha256:1",
+        }
     }
 
     #[test]
     fn keys_bind_every_part_and_ignore_attestor_order() {
-        let base = key(
-            "p",
-            Function::ImageSignatures,
-            "",
-            &names(&["a", "b"]),
-            "sha256:1",
-        );
-        assert_eq!(
-            base,
-            key(
-                "p",
-                Function::ImageSignatures,
-                "",
-                &names(&["b", "a"]),
-                "sha256:1"
-            )
-        );
-        for other in [
-            key(
-                "q",
-                Function::ImageSignatures,
-                "",
-                &names(&["a", "b"]),
-                "sha256:1",
-            ),
-            key(
-                "p",
-                Function::AttestationSignatures,
-                "",
-                &names(&["a", "b"]),
-                "sha256:1",
-            ),
-            key(
-                "p",
-                Function::ImageSignatures,
-                "x",
-                &names(&["a", "b"]),
-                "sha256:1",
-            ),
-            key(
-                "p",
-                Function::ImageSignatures,
-                "",
-                &names(&["a"]),
-                "sha256:1",
-            ),
-            key(
-                "p",
-                Function::ImageSignatures,
-                "",
-                &names(&["ab"]),
-                "sha256:1",
-            ),
-            key(
-                "p",
-                Function::ImageSignatures,
-                "",
-                &names(&["a", "b"]),
-                "sha256:2",
-            ),
-        ] {
-            assert_ne!(base, other);
+        let base = key(&parts(vec![("a", "1"), ("b", "2")]));
+        assert_eq!(base, key(&parts(vec![("b", "2"), ("a", "1")])));
+        let variants: Vec<Box<dyn Fn(&mut KeyParts<'_>)>> = vec![
+            Box::new(|k| k.policy_hash = "q"),
+            Box::new(|k| k.function = Function::AttestationSignatures),
+            Box::new(|k| k.attestation = "x"),
+            Box::new(|k| k.attestors = vec![("a", "1")]),
+            Box::new(|k| k.attestors = vec![("ab", "1"), ("b", "2")]),
+            // The same names with other evaluated trust material.
+            Box::new(|k| k.attestors = vec![("a", "other key"), ("b", "2")]),
+            Box::new(|k| k.repository = "r.io/other"),
+            Box::new(|k| k.digest = "sha256:2"),
+        ];
+        for change in variants {
+            let mut p = parts(vec![("a", "1"), ("b", "2")]);
+            change(&mut p);
+            assert_ne!(base, key(&p));
         }
+    }
+
+    #[test]
+    fn fingerprints_bind_labels_values_and_order() {
+        let base = fingerprint([("key", "A"), ("cert", "")]);
+        assert_ne!(base, fingerprint([("key", "B"), ("cert", "")]));
+        assert_ne!(base, fingerprint([("cert", "A"), ("key", "")]));
+        assert_ne!(base, fingerprint([("key", ""), ("cert", "A")]));
+        assert_ne!(fingerprint([("k", "ab")]), fingerprint([("ka", "b")]));
     }
 }

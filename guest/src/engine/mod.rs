@@ -12,6 +12,7 @@ mod images;
 mod mutate;
 mod notary;
 mod referrers;
+pub mod rejected;
 pub mod required;
 pub mod results;
 #[cfg(test)]
@@ -53,6 +54,8 @@ pub enum Scope {
 pub struct PolicySet {
     policies: Vec<CompiledPolicy>,
     diagnostics: Vec<Diagnostic>,
+    /// Policies that did not load, which deny the requests in their scope.
+    rejected: Vec<rejected::Rejected>,
     cache: cache::SharedCache,
 }
 
@@ -60,9 +63,11 @@ impl PolicySet {
     pub fn load(sources: &[SourceDocument]) -> PolicySet {
         let mut loaded = policy::load(sources);
         attach_exceptions(&mut loaded);
+        let rejected = rejected::collect(&loaded.diagnostics, &loaded.policies);
         PolicySet {
             policies: loaded.policies,
             diagnostics: loaded.diagnostics,
+            rejected,
             cache: cache::none(),
         }
     }
@@ -111,10 +116,26 @@ impl PolicySet {
                 in_scope(p, scope, names) && p.spec.admission_enabled() && !p.spec.json_mode()
             })
             .collect();
-        Ok(match phase {
+        let verdict = match phase {
             Phase::Validate => validate(&candidates, &req, &namespace, transport, &self.cache),
             Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
+        };
+        // In both phases: a mutation a broken policy might have refused is
+        // not made either.
+        let broken = rejected::results(&self.rejected, scope, names);
+        Ok(match broken.is_empty() {
+            true => verdict,
+            false => {
+                let mut results = verdict.results;
+                results.extend(broken);
+                results::verdict(results, verdict.patch)
+            }
         })
+    }
+
+    /// The policies that did not load and deny in their scope.
+    pub fn rejected(&self) -> &[rejected::Rejected] {
+        &self.rejected
     }
 
     /// The validate phase on one resource outside admission (`ivpol apply`,
@@ -233,12 +254,21 @@ fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, Stri
 
 /// URL names (`MatchNames`) plus `ClusteredPolicy()` / `NamespacedPolicy(ns)`.
 fn in_scope(p: &CompiledPolicy, scope: &Scope, names: &[String]) -> bool {
-    let named = names.is_empty() || names.contains(&p.name);
+    in_scope_of(&p.name, p.kind, p.namespace.as_deref(), scope, names)
+}
+
+/// [`in_scope`] for a policy known by name, kind and namespace.
+fn in_scope_of(
+    name: &str,
+    kind: PolicyKind,
+    namespace: Option<&str>,
+    scope: &Scope,
+    names: &[String],
+) -> bool {
+    let named = names.is_empty() || names.iter().any(|n| n == name);
     let scoped = match scope {
-        Scope::Cluster => p.kind == PolicyKind::Cluster,
-        Scope::Namespaced(ns) => {
-            p.kind == PolicyKind::Namespaced && p.namespace.as_deref() == Some(ns)
-        }
+        Scope::Cluster => kind == PolicyKind::Cluster,
+        Scope::Namespaced(ns) => kind == PolicyKind::Namespaced && namespace == Some(ns.as_str()),
     };
     named && scoped
 }

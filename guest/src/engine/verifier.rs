@@ -9,11 +9,14 @@
 //! statements.
 //!
 //! Full successes go to the host's verification cache (`cache.rs`) under
-//! the policy's content hash, the names and that digest; a hit counts every
-//! attestor and restores the payload. A tag's digest may come from the
-//! host's short-lived digest cache instead of the registry.
+//! the policy's content hash, each attestor's name and evaluated trust
+//! material, the repository and that digest, within the registry
+//! credentials the evidence was fetched with; a hit counts every attestor
+//! and restores the payload. A tag's digest may come from the host's
+//! short-lived digest cache (bound to the same credentials) instead of the
+//! registry.
 
-use super::cache::{self, Function, SharedCache};
+use super::cache::{self, Credentials, Function, KeyParts, SharedCache};
 use super::cosign::{self, ResolvedCosign};
 use super::images::matches_image_references;
 use super::notary::{self, ResolvedNotary};
@@ -51,6 +54,9 @@ pub struct VerifierPolicy {
     pub attestations: Vec<Attestation>,
     /// The policy's content hash, which cache keys bind.
     pub content_hash: String,
+    /// `credentials.secrets`: the host's credentials for them are part of
+    /// every cache key.
+    pub secrets: Vec<String>,
 }
 
 impl VerifierPolicy {
@@ -60,6 +66,12 @@ impl VerifierPolicy {
             attestors: p.attestors.clone(),
             attestations: p.spec.attestations.clone(),
             content_hash: p.content_hash.clone(),
+            secrets: p
+                .spec
+                .credentials
+                .as_ref()
+                .map(|c| c.secrets.clone())
+                .unwrap_or_default(),
         }
     }
 }
@@ -76,6 +88,8 @@ struct State {
     /// The manifest descriptor of each resolved image (Notary signs it).
     targets: HashMap<String, Result<Target, String>>,
     attestors: HashMap<String, Result<Arc<Resolved>, String>>,
+    /// The fingerprint of each attestor's evaluated trust material.
+    fingerprints: HashMap<String, Result<String, String>>,
     /// Verified in-toto statements and referrer payloads, by (image,
     /// attestation name).
     payloads: HashMap<(String, String), serde_json::Value>,
@@ -127,16 +141,21 @@ impl PolicyVerifier {
     }
 
     /// A tag's digest: from the host's short-lived digest cache, else from
-    /// the registry (and then recorded there).
+    /// the registry (and then recorded there), within the policy's
+    /// registry credentials.
     fn resolve_tag(&self, image: &str, r: &ImageRef) -> Result<String, String> {
         let name = format!("{}/{}:{}", r.registry(), r.repository(), r.identifier());
-        if let Some(digest) = self.cache.get_digest(&name) {
+        let credentials = Credentials::new(
+            [Client::api_host(r.registry()).to_string()],
+            &self.policy.secrets,
+        );
+        if let Some(digest) = self.cache.get_digest(&name, &credentials) {
             return Ok(digest);
         }
         let m = Client::new(&*self.transport)
             .manifest(r, r.identifier())
             .map_err(|e| e.to_string())?;
-        self.cache.put_digest(&name, &m.digest);
+        self.cache.put_digest(&name, &credentials, &m.digest);
         // The tag's manifest is at hand: keep its descriptor.
         self.state()
             .targets
@@ -144,20 +163,65 @@ impl PolicyVerifier {
         Ok(m.digest)
     }
 
+    /// The cache key of a verification of `resolved` by `attestors`, and
+    /// the credentials it was fetched with; none when an attestor's
+    /// material cannot be evaluated (the verification then reports why).
     fn cache_key(
         &self,
         function: Function,
         attestation: &str,
         attestors: &[String],
-        digest: &str,
-    ) -> String {
-        cache::key(
-            &self.policy.content_hash,
+        resolved: &(ImageRef, String),
+    ) -> Option<(String, Credentials)> {
+        let (image_ref, digest) = resolved;
+        let fingerprints = attestors
+            .iter()
+            .map(|name| self.fingerprint(name).map(|f| (name.as_str(), f)))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?;
+        let repository = format!("{}/{}", image_ref.registry(), image_ref.repository());
+        let key = cache::key(&KeyParts {
+            policy_hash: &self.policy.content_hash,
             function,
             attestation,
-            attestors,
+            attestors: fingerprints.iter().map(|(n, f)| (*n, f.as_str())).collect(),
+            repository: &repository,
             digest,
-        )
+        });
+        Some((key, self.credentials(image_ref, attestors)))
+    }
+
+    /// The registries a verification reads (the image's, and any
+    /// `source.repository` of its attestors) with the policy's secrets.
+    fn credentials(&self, image_ref: &ImageRef, attestors: &[String]) -> Credentials {
+        let elsewhere = attestors
+            .iter()
+            .filter_map(|n| self.compiled(n)?.signature_repository())
+            .filter_map(|r| reference::parse(r).ok())
+            .map(|r| Client::api_host(r.registry()).to_string());
+        let own = Client::api_host(image_ref.registry()).to_string();
+        Credentials::new(std::iter::once(own).chain(elsewhere), &self.policy.secrets)
+    }
+
+    /// The fingerprint of what the attestor's expressions evaluate to for
+    /// this request, once per evaluation. An unknown attestor has none.
+    fn fingerprint(&self, name: &str) -> Result<String, String> {
+        if let Some(hit) = self.state().fingerprints.get(name) {
+            return hit.clone();
+        }
+        let computed = match self.compiled(name) {
+            None => Err(format!("attestor not found in policy: {name}")),
+            Some(a) => a
+                .sources()
+                .into_iter()
+                .map(|(label, source)| self.string(source).map(|v| (label, v)))
+                .collect::<Result<Vec<_>, _>>()
+                .map(|values| cache::fingerprint(values.iter().map(|(l, v)| (*l, v.as_str())))),
+        };
+        self.state()
+            .fingerprints
+            .insert(name.to_string(), computed.clone());
+        computed
     }
 
     /// The resolved image's manifest descriptor (media type and size too),
@@ -311,18 +375,20 @@ impl ImageVerifier for PolicyVerifier {
         if attestors.is_empty() {
             return Ok(0);
         }
-        let key = self.cache_key(Function::ImageSignatures, "", attestors, &resolved.1);
+        let key = self.cache_key(Function::ImageSignatures, "", attestors, &resolved);
         // A hit is a full success recorded earlier: every attestor verified.
-        if self.cache.get(&key).is_some() {
-            self.record(image, true);
-            return Ok(attestors.len() as i64);
+        if let Some((key, credentials)) = &key {
+            if self.cache.get(key, credentials).is_some() {
+                self.record(image, true);
+                return Ok(attestors.len() as i64);
+            }
         }
         let verified = attestors
             .iter()
             .filter(|name| self.verify_signature(image, &resolved, name))
             .count();
-        if verified == attestors.len() {
-            self.cache.put(&key, &[]);
+        if let (true, Some((key, credentials))) = (verified == attestors.len(), &key) {
+            self.cache.put(key, credentials, &[]);
         }
         self.record(image, verified > 0);
         Ok(verified as i64)
@@ -348,10 +414,10 @@ impl ImageVerifier for PolicyVerifier {
             Function::AttestationSignatures,
             attestation,
             attestors,
-            &resolved.1,
+            &resolved,
         );
         // A hit carries the payload that verified, for `extractPayload`.
-        let cached = self.cache.get(&key);
+        let cached = key.as_ref().and_then(|(k, c)| self.cache.get(k, c));
         if let Some(payload) = cached.and_then(|v| serde_json::from_slice(&v).ok()) {
             self.state().payloads.entry(slot).or_insert(payload);
             self.record(image, true);
@@ -364,10 +430,10 @@ impl ImageVerifier for PolicyVerifier {
                 self.state().payloads.entry(slot.clone()).or_insert(payload);
             }
         }
-        if verified == attestors.len() {
+        if let (true, Some((key, credentials))) = (verified == attestors.len(), &key) {
             let payload = self.state().payloads.get(&slot).map(serde_json::to_vec);
             if let Some(Ok(bytes)) = payload {
-                self.cache.put(&key, &bytes);
+                self.cache.put(key, credentials, &bytes);
             }
         }
         self.record(image, verified > 0);

@@ -111,7 +111,7 @@ impl<'t> Client<'t> {
     }
 
     /// The host serving a registry's API (Docker Hub's API is not on index.docker.io).
-    fn api_host(registry: &str) -> &str {
+    pub fn api_host(registry: &str) -> &str {
         if registry == "index.docker.io" {
             "registry-1.docker.io"
         } else {

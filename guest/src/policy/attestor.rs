@@ -169,6 +169,42 @@ pub enum AttestorKind {
     Notary(CompiledNotary),
 }
 
+impl CompiledAttestor {
+    /// Every value of the attestor that may be computed per request, with
+    /// a label naming its field. The verification cache binds what each
+    /// evaluates to, so a new expression field must be listed here; what is
+    /// written inline is bound by the policy's content hash already.
+    pub fn sources(&self) -> Vec<(&'static str, &StringSource)> {
+        let fields: [(&'static str, Option<&StringSource>); 4] = match &self.kind {
+            AttestorKind::Cosign(c) => [
+                ("key", c.key.as_ref()),
+                ("certificate.cert", c.cert.as_ref()),
+                ("certificate.certChain", c.cert_chain.as_ref()),
+                ("trustedRoot", c.trusted_root.as_ref()),
+            ],
+            AttestorKind::Notary(n) => [
+                ("certs", n.certs.as_ref()),
+                ("tsaCerts", n.tsa_certs.as_ref()),
+                ("", None),
+                ("", None),
+            ],
+        };
+        fields
+            .into_iter()
+            .filter_map(|(label, s)| s.map(|s| (label, s)))
+            .collect()
+    }
+
+    /// The repository signatures are read from instead of the image's
+    /// (`cosign.source.repository`), if any.
+    pub fn signature_repository(&self) -> Option<&str> {
+        match &self.kind {
+            AttestorKind::Cosign(c) => c.spec.source.as_ref()?.repository.as_deref(),
+            AttestorKind::Notary(_) => None,
+        }
+    }
+}
+
 /// A Notary attestor: the trust store (`certs`) and the timestamp
 /// authorities (`tsaCerts`), each PEM given inline or by CEL.
 #[derive(Debug, Clone)]

@@ -21,6 +21,33 @@ pub struct Diagnostic {
     pub document: u32,
     pub policy: Option<String>,
     pub message: String,
+    /// The kind of policy the document would have been, when it may have
+    /// been one: a request in that policy's scope is denied, since ivpol
+    /// cannot know what the policy would have matched (see [`claim`]).
+    pub kind: Option<PolicyKind>,
+    /// The namespace of a NamespacedImageValidatingPolicy.
+    pub namespace: Option<String>,
+}
+
+/// What a rejected document may have been: its kind and namespace when it
+/// names an ImageValidatingPolicy or NamespacedImageValidatingPolicy, and a
+/// cluster policy when it could not be read at all (a file that is not
+/// YAML may hold one). Exceptions and other kinds claim nothing: a
+/// PolicyException that did not load exempts nothing, which only denies more.
+fn claim(value: &serde_json::Value) -> (Option<PolicyKind>, Option<String>) {
+    let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).map(str::to_string);
+    match text(value.get("kind")).as_deref() {
+        Some("ImageValidatingPolicy") => (Some(PolicyKind::Cluster), None),
+        Some("NamespacedImageValidatingPolicy") => {
+            let ns = text(value.get("metadata").and_then(|m| m.get("namespace")));
+            // As `kubectl apply` does for a namespaced object without a namespace.
+            (
+                Some(PolicyKind::Namespaced),
+                Some(ns.unwrap_or_else(|| "default".into())),
+            )
+        }
+        _ => (None, None),
+    }
 }
 
 /// The outcome of loading a set of documents.
@@ -57,6 +84,9 @@ fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
         document: u32::try_from(index).unwrap_or(u32::MAX),
         policy,
         message,
+        // Until the document is read, it may have been any cluster policy.
+        kind: Some(PolicyKind::Cluster),
+        namespace: None,
     };
     if src.content.len() > MAX_DOCUMENT_BYTES {
         set.diagnostics.push(diag(
@@ -88,9 +118,15 @@ fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
         match load_document(&value) {
             Ok(Loaded::Policies(policies)) => set.policies.extend(policies),
             Ok(Loaded::Exception(e)) => set.exceptions.push(e),
-            Err((policy, messages)) => set
-                .diagnostics
-                .extend(messages.into_iter().map(|m| diag(index, policy.clone(), m))),
+            Err((policy, messages)) => {
+                let (kind, namespace) = claim(&value);
+                set.diagnostics
+                    .extend(messages.into_iter().map(|m| Diagnostic {
+                        kind,
+                        namespace: namespace.clone(),
+                        ..diag(index, policy.clone(), m)
+                    }))
+            }
         }
     }
 }

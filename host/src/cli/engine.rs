@@ -5,7 +5,7 @@ use crate::cache::{CacheConfig, VerificationCache};
 use crate::policies::{self, Document};
 use crate::report::resources::{Payload, Resource};
 use crate::report::{Outcome, BACKGROUND_SCAN};
-use crate::runtime::{Pool, Runtime};
+use crate::runtime::{Limits, Pool, Runtime};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -33,7 +33,18 @@ pub async fn load_pool(
     cache: &CacheConfig,
     documents: Vec<Document>,
 ) -> Result<Pool> {
-    let runtime = runtime(component, registry, cache).await?;
+    load_pool_with(component, registry, cache, Limits::default(), documents).await
+}
+
+/// [`load_pool`] with the pool bounded by `limits` (`serve`'s flags).
+pub async fn load_pool_with(
+    component: &super::component::ComponentArgs,
+    registry: &PolicyRegistryArgs,
+    cache: &CacheConfig,
+    limits: Limits,
+    documents: Vec<Document>,
+) -> Result<Pool> {
+    let runtime = runtime_with(component, registry, cache, limits).await?;
     Pool::load(runtime, documents).await
 }
 
@@ -43,15 +54,25 @@ pub async fn runtime(
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
 ) -> Result<Arc<Runtime>> {
+    runtime_with(component, registry, cache, Limits::default()).await
+}
+
+async fn runtime_with(
+    component: &super::component::ComponentArgs,
+    registry: &PolicyRegistryArgs,
+    cache: &CacheConfig,
+    limits: Limits,
+) -> Result<Arc<Runtime>> {
     let bytes = component.bytes(&registry.registry).await?;
     let net = registry.registry.net(registry.secrets_dir.as_deref())?;
     let cache = VerificationCache::new(cache);
     let cache_dir = component.cache_dir();
-    Ok(Arc::new(Runtime::new(
+    Ok(Arc::new(Runtime::with_limits(
         &bytes,
         net,
         cache,
         cache_dir.as_deref(),
+        limits,
     )?))
 }
 

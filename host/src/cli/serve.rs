@@ -3,6 +3,7 @@
 use crate::cache::CacheConfig;
 use crate::metrics::metrics;
 use crate::policies;
+use crate::runtime::Limits;
 use crate::server::{self, ServerConfig};
 use anyhow::{bail, Result};
 use clap::Args;
@@ -52,6 +53,15 @@ pub struct ServeArgs {
     /// serves new connections without a restart (0 turns reloading off).
     #[arg(long = "tls-reload-interval", default_value = "5s", value_parser = parse_duration)]
     tls_reload_interval: Duration,
+    /// Component instances per policy set: evaluations that run at once
+    /// (more wait for a turn within their deadline) and idle ones kept.
+    #[arg(long, default_value_t = Limits::default().instances, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
+    instances: usize,
+    /// Linear memory one instance may use, in MiB; past it the evaluation
+    /// is an out-of-memory error. Size the pod for
+    /// 2 × --instances × --instance-memory-mib + 256 MiB (docs/security.md).
+    #[arg(long = "instance-memory-mib", default_value_t = (Limits::default().instance_memory >> 20) as u32, value_parser = clap::value_parser!(u32).range(16..=4096))]
+    instance_memory_mib: u32,
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
@@ -62,10 +72,32 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         digest_ttl: args.digest_ttl,
     };
     let documents = policies::read_all(&args.policies)?;
-    let pool = super::engine::load_pool(&args.component, &args.registry, &cache, documents).await?;
+    let limits = Limits {
+        instances: args.instances,
+        instance_memory: (args.instance_memory_mib as usize) << 20,
+    };
+    tracing::info!(
+        instances = limits.instances,
+        instance_memory_mib = args.instance_memory_mib,
+        pod_memory_needed_mib = limits.memory_needed() >> 20,
+        "instance pool sized (two policy-set generations may overlap during a reload)"
+    );
+    let pool =
+        super::engine::load_pool_with(&args.component, &args.registry, &cache, limits, documents)
+            .await?;
     let summary = pool.summary();
     for d in &summary.diagnostics {
         tracing::warn!(source = %d.source, document = d.document, policy = ?d.policy, "policy not loaded: {}", d.message);
+    }
+    for r in &summary.rejected {
+        tracing::error!(policy = %r.name, namespace = ?r.namespace, "policy rejected: it denies every request it would have judged: {}", r.message);
+        metrics()
+            .policies_rejected
+            .get_or_create(&crate::metrics::PolicyLabels {
+                policy: r.name.clone(),
+                namespace: r.namespace.clone().unwrap_or_default(),
+            })
+            .set(1);
     }
     metrics().policies_loaded.set(summary.policies.len() as i64);
     metrics()
@@ -105,13 +137,17 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     let Ok(n) = n.parse::<u64>() else {
         bail!("{s:?} is not a duration (like 30s, 60m or 1h)");
     };
-    Ok(match unit {
-        "" | "s" => Duration::from_secs(n),
-        "ms" => Duration::from_millis(n),
-        "m" => Duration::from_secs(n * 60),
-        "h" => Duration::from_secs(n * 3600),
+    let scaled = |per: u64| match n.checked_mul(per) {
+        Some(secs) => Ok(Duration::from_secs(secs)),
+        None => bail!("{s:?} is too long"),
+    };
+    match unit {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => scaled(60),
+        "h" => scaled(3600),
         _ => bail!("{s:?}: unknown unit {unit:?} (use ms, s, m or h)"),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -129,7 +165,7 @@ mod tests {
             Some(Duration::from_millis(250))
         );
         assert_eq!(parse_duration("0").ok(), Some(Duration::ZERO));
-        for bad in ["", "s", "1d", "-1s", "1.5s"] {
+        for bad in ["", "s", "1d", "-1s", "1.5s", "18446744073709551615h"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }

@@ -9,6 +9,7 @@
 
 pub mod auth;
 mod body;
+mod identity;
 pub mod policy;
 
 use anyhow::{Context, Result};
@@ -355,17 +356,33 @@ impl Net {
         let Some(value) = header else {
             return Ok(None);
         };
-        let names = value.to_str().unwrap_or_default().to_string();
+        let names: Vec<String> = value
+            .to_str()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+        self.secrets_keychain(&names)
+            .map_err(|e| HttpError::InternalError(Some(e)))
+    }
+
+    /// The credentials of the secrets a policy names, merged (earlier
+    /// names win); none when it names none.
+    fn secrets_keychain(&self, names: &[String]) -> Result<Option<Keychain>, String> {
+        if names.is_empty() {
+            return Ok(None);
+        }
         let Some(dir) = &self.secrets_dir else {
-            return Err(HttpError::InternalError(Some(format!(
-                "the policy names registry secrets ({names}) but ivpol serve has no --secrets-dir"
-            ))));
+            return Err(format!(
+                "the policy names registry secrets ({}) but ivpol serve has no --secrets-dir",
+                names.join(",")
+            ));
         };
         let mut merged = Keychain::default();
-        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let k =
-                Keychain::from_secret(dir, name).map_err(|e| HttpError::InternalError(Some(e)))?;
-            merged.extend(k);
+        for name in names {
+            merged.extend(Keychain::from_secret(dir, name)?);
         }
         Ok(Some(merged))
     }

@@ -6,6 +6,8 @@
 //!   policies of the request's namespace;
 //! - GET `/health/liveness`, `/health/readiness`.
 
+mod envelope;
+mod fallback;
 mod review;
 mod routes;
 pub mod tls;

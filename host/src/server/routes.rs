@@ -1,19 +1,24 @@
 //! Request routing and the handlers.
 
+use super::envelope;
+use super::fallback::{self, Reach};
 use super::review;
 use super::AppState;
 use crate::metrics::{metrics, PhaseLabels, RequestLabels};
 use crate::runtime::wit;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
 
-/// Kubernetes sends at most 3 MiB objects; a review body beyond that is refused.
-pub const MAX_BODY_BYTES: usize = 3 << 20;
+/// The largest AdmissionReview body read. An UPDATE carries `object` and
+/// `oldObject`, each up to etcd's 1.5 MiB as stored (JSON can be half as
+/// large again), plus the envelope: 8 MiB holds both with room. A larger
+/// body is denied (by uid, when its start holds one), never admitted.
+pub const MAX_BODY_BYTES: usize = 8 << 20;
 
 type Reply = Response<Full<Bytes>>;
 
@@ -68,14 +73,22 @@ pub async fn handle(state: Arc<AppState>, req: Request<Incoming>) -> Result<Repl
     Ok(reply)
 }
 
+/// Ready once the policy set is loaded; lists the policies that did not
+/// load (each denies the requests in its scope) by name, with the error.
 fn readiness(state: &AppState) -> Reply {
     let summary = state.pool.summary();
+    let rejected: Vec<Value> = summary
+        .rejected
+        .iter()
+        .map(|r| json!({"name": r.name, "namespace": r.namespace, "kind": r.kind, "error": r.message}))
+        .collect();
     json_reply(
         StatusCode::OK,
         json!({
             "status": "ready",
             "policies": summary.policies.len(),
             "rejected": summary.diagnostics.len(),
+            "rejectedPolicies": rejected,
         }),
     )
 }
@@ -118,15 +131,16 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
     reply
 }
 
-/// The reply, and the verdict label: `allowed`, `denied` or `error`.
+/// The reply, and the verdict label: `allowed`, `denied` or `error` (no
+/// verdict from the policies: a request that could not be judged).
 async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Reply, &'static str) {
     let body = match read_body(req).await {
         Ok(b) => b,
-        Err(reply) => return (reply, "error"),
+        Err(unread) => return (unjudged(&unread.prefix, unread.why), "error"),
     };
-    let review = match review::parse(&body) {
+    let review = match envelope::parse(&body) {
         Ok(r) => r,
-        Err(e) => return (error(StatusCode::BAD_REQUEST, e), "error"),
+        Err(e) => return (unjudged(&body, e), "error"),
     };
     // Kyverno's mutate routes only act on CREATE, UPDATE and CONNECT.
     if route.phase == wit::Phase::Mutate
@@ -149,52 +163,86 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
         .admit(
             route.phase,
             scope,
-            route.names,
+            route.names.clone(),
             review.request,
             namespace,
             deadline,
         )
         .await;
-    match outcome {
-        Ok(Ok(verdict)) => {
-            let label = if verdict.allowed { "allowed" } else { "denied" };
+    let verdict = match outcome {
+        Ok(Ok(verdict)) => verdict,
+        Ok(Err(bad_request)) => {
+            let message = format!("the admission request cannot be evaluated: {bad_request}");
+            return (deny(&review.uid, &message), "error");
+        }
+        Err(failure) => {
+            tracing::error!(uid = %review.uid, "no answer from the component: {failure}");
+            metrics()
+                .component_failures
+                .get_or_create(&crate::metrics::FailureLabels {
+                    reason: failure.reason().into(),
+                })
+                .inc();
+            let reach = Reach {
+                namespace: route.namespaced.then_some(review.namespace.as_str()),
+                names: &route.names,
+            };
+            let verdict = fallback::verdict(state.pool.summary(), &reach, &failure.to_string());
             let body = review::response(&review.uid, &verdict);
-            (json_reply(StatusCode::OK, body), label)
+            return (json_reply(StatusCode::OK, body), "error");
         }
-        Ok(Err(bad_request)) => (error(StatusCode::BAD_REQUEST, bad_request), "error"),
-        Err(e) => {
-            tracing::error!("evaluation failed: {e:#}");
-            let message = format!("evaluation failed: {e:#}");
-            (error(StatusCode::INTERNAL_SERVER_ERROR, message), "error")
-        }
+    };
+    let label = if verdict.allowed { "allowed" } else { "denied" };
+    let body = review::response(&review.uid, &verdict);
+    (json_reply(StatusCode::OK, body), label)
+}
+
+/// The reply to a body that cannot be judged: a denial echoing its uid
+/// when one can be read, otherwise a 400 (there is nothing to answer).
+fn unjudged(body: &[u8], why: String) -> Reply {
+    match envelope::scan_uid(body) {
+        Some(uid) => deny(
+            &uid,
+            &format!("the admission request cannot be evaluated: {why}"),
+        ),
+        None => error(StatusCode::BAD_REQUEST, why),
     }
 }
 
-async fn read_body(req: Request<Incoming>) -> Result<Bytes, Reply> {
-    let too_large = || {
-        error(
-            StatusCode::BAD_REQUEST,
-            format!("body is larger than {MAX_BODY_BYTES} bytes"),
-        )
-    };
-    // No early refusal on Content-Length: reading up to the limit first lets
-    // the client see the 400 instead of a reset connection.
-    match Limited::new(req.into_body(), MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(too_large())
+fn deny(uid: &str, message: &str) -> Reply {
+    json_reply(StatusCode::OK, review::denied(uid, message))
+}
+
+/// A body that was not read whole: what arrived (at most the limit), and why.
+struct Unread {
+    prefix: Vec<u8>,
+    why: String,
+}
+
+/// The body, up to [`MAX_BODY_BYTES`]. Past the limit reading stops and
+/// the start is kept, so the uid can still be answered.
+async fn read_body(req: Request<Incoming>) -> Result<Bytes, Unread> {
+    let mut body = req.into_body();
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Unread {
+            prefix: std::mem::take(&mut buf),
+            why: format!("reading the body failed: {e}"),
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if buf.len().saturating_add(data.len()) > MAX_BODY_BYTES {
+            let room = MAX_BODY_BYTES - buf.len();
+            buf.extend_from_slice(&data[..room]);
+            return Err(Unread {
+                prefix: buf,
+                why: format!("body is larger than {MAX_BODY_BYTES} bytes"),
+            });
         }
-        Err(e) => Err(error(
-            StatusCode::BAD_REQUEST,
-            format!("reading the body failed: {e}"),
-        )),
+        buf.extend_from_slice(&data);
     }
+    Ok(Bytes::from(buf))
 }
 
 fn json_reply(status: StatusCode, body: Value) -> Reply {

@@ -2287,8 +2287,19 @@ fn a_broken_policy_is_a_diagnostic_and_the_others_still_apply() {
         "{}",
         d.message
     );
+    // The broken policy still judges: it denies on the unnamed route
+    // (ivpol cannot know what it would have matched); the good one runs.
     let v = validate(&set, &create(&pod("bad", &[SIGNED])));
-    assert_eq!(policies_of(&v), vec!["check-name"]);
+    assert_eq!(policies_of(&v), vec!["broken", "check-name"]);
+    let broken = &v.results[0];
+    assert_eq!(broken.status, Status::Error);
+    assert!(
+        broken
+            .message
+            .starts_with("policy failed to load: spec.validations[0].expression"),
+        "{}",
+        broken.message
+    );
     assert!(!v.allowed);
 }
 

@@ -238,9 +238,35 @@ fn notary_failures_are_counted() {
 
 // ------------------------------------------------------ verification cache
 
-use crate::engine::cache::{self, Function, MemoryCache};
+use crate::engine::cache::{self, Credentials, Function, KeyParts, MemoryCache};
+use crate::policy::attestor::StringSource;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// The fingerprint of the `cosign` attestor's inline material, as the
+/// engine computes it (its values are inline, so no request is needed).
+fn inline_fingerprint(set: &PolicySet) -> String {
+    let policy = set.policies().next().expect("a policy");
+    let attestor = policy
+        .attestors
+        .iter()
+        .find(|a| a.name == "cosign")
+        .expect("the cosign attestor");
+    let values: Vec<(&str, String)> = attestor
+        .sources()
+        .into_iter()
+        .map(|(label, source)| match source {
+            StringSource::Value(v) => (label, v.clone()),
+            StringSource::Expression(e) => panic!("{label} is an expression: {}", e.source),
+        })
+        .collect();
+    cache::fingerprint(values.iter().map(|(l, v)| (*l, v.as_str())))
+}
+
+/// The credentials a policy without secrets reads ghcr.io with.
+fn ghcr() -> Credentials {
+    Credentials::new(["ghcr.io".to_string()], &[])
+}
 
 /// `set` with an in-memory cache holding a full success for the key
 /// attestor on `pinned()` (and, for the attestation, `statement`).
@@ -251,21 +277,21 @@ fn cached(set: PolicySet, statement: &Value) -> (PolicySet, Arc<MemoryCache>) {
         .expect("a policy")
         .content_hash
         .clone();
+    let fingerprint = inline_fingerprint(&set);
     let memory = Arc::new(MemoryCache::default());
-    let attestors = vec!["cosign".to_string()];
-    let digest = DIGEST.to_string();
-    let sig = cache::key(&hash, Function::ImageSignatures, "", &attestors, &digest);
-    let att = cache::key(
-        &hash,
-        Function::AttestationSignatures,
-        "slsa",
-        &attestors,
-        &digest,
-    );
-    let mut entries = memory.entries.lock().expect("lock");
-    entries.insert(sig, Vec::new());
-    entries.insert(att, serde_json::to_vec(statement).expect("json"));
-    drop(entries);
+    let parts = |function, attestation| KeyParts {
+        policy_hash: &hash,
+        function,
+        attestation,
+        attestors: vec![("cosign", fingerprint.as_str())],
+        repository: "ghcr.io/kyverno/test-verify-image",
+        digest: DIGEST,
+    };
+    let sig = cache::key(&parts(Function::ImageSignatures, ""));
+    let att = cache::key(&parts(Function::AttestationSignatures, "slsa"));
+    memory.insert(&sig, &ghcr(), Vec::new());
+    let payload = serde_json::to_vec(statement).expect("json");
+    memory.insert(&att, &ghcr(), payload);
     (set.with_cache(memory.clone()), memory)
 }
 
@@ -328,11 +354,66 @@ fn a_recently_resolved_tag_is_verified_from_the_caches() {
         Status::Error,
         "unresolvable offline: {v:?}"
     );
-    memory
-        .digests
-        .lock()
-        .expect("lock")
-        .insert(tag.to_string(), DIGEST.to_string());
+    memory.insert_digest(tag, &ghcr(), DIGEST);
     let v = validate(&set, &create(&pod("p", &[tag])));
     assert_eq!(outcomes(&v), one("tagged", Status::Pass, "success"));
+}
+
+/// A key computed per request (here from the namespace's annotation) is
+/// part of the key: an entry verified with namespace A's key is a hit for
+/// A only, and B, whose key differs, verifies on its own (and fails
+/// offline), in either order.
+#[test]
+fn a_cache_entry_is_bound_to_the_evaluated_key() {
+    let attestor = r#"
+attestors:
+  - name: cosign
+    cosign:
+      key:
+        expression: "namespaceObject.metadata.annotations['team-key']"
+      ctlog:
+        insecureIgnoreTlog: true
+"#;
+    let config =
+        "validationConfigurations:\n  mutateDigest: false\n  verifyDigest: false\n  required: false\n";
+    let check =
+        validation("images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) == 1)");
+    let set = load(&[ivp("per-ns", &spec(&[PODS, config, attestor, &check]))]);
+    let hash = set.policies().next().expect("policy").content_hash.clone();
+    let namespace = |name: &str, key: &str| {
+        let mut ns: Value = serde_json::from_str(&namespace_object(name, json!({}))).expect("ns");
+        ns["metadata"]["annotations"] = json!({ "team-key": key });
+        ns.to_string()
+    };
+    let memory = Arc::new(MemoryCache::default());
+    let fingerprint = cache::fingerprint([("key", "KEY-A")]);
+    let key = cache::key(&KeyParts {
+        policy_hash: &hash,
+        function: Function::ImageSignatures,
+        attestation: "",
+        attestors: vec![("cosign", fingerprint.as_str())],
+        repository: "ghcr.io/kyverno/test-verify-image",
+        digest: DIGEST,
+    });
+    memory.insert(&key, &ghcr(), Vec::new());
+    let set = set.with_cache(memory);
+    let in_ns = |name: &str, key: &str| {
+        let mut request = create(&pod("p", &[&pinned()]));
+        request["namespace"] = json!(name);
+        let ns = namespace(name, key);
+        admit_with(
+            &set,
+            Phase::Validate,
+            &Scope::Cluster,
+            &[],
+            &request,
+            Some(&ns),
+        )
+    };
+    for _ in 0..2 {
+        let b = in_ns("team-b", "KEY-B");
+        assert_eq!(b.results[0].status, Status::Fail, "{b:?}");
+        let a = in_ns("team-a", "KEY-A");
+        assert_eq!(outcomes(&a), one("per-ns", Status::Pass, "success"));
+    }
 }

@@ -1,0 +1,141 @@
+//! The identity of the registry credentials a verification depends on.
+//!
+//! The component keys the verification cache by what it knows (policy,
+//! trust material, repository, digest) and names the registries and the
+//! policy's secrets; the host completes the key with a salted hash of the
+//! credential it presents to each registry (anonymous included). So an
+//! entry fetched with one account is never a hit for another, and a
+//! rotated secret starts afresh. The salt is random per process: the keys
+//! never reveal a hash that could be tested against a guessed password.
+
+use super::auth::{Credential, Keychain};
+use super::Net;
+use sha2::{Digest, Sha256};
+use std::hash::BuildHasher;
+use std::sync::OnceLock;
+
+/// 128 random bits for this process, from the standard library's seeded
+/// hasher (no extra dependency).
+fn salt() -> &'static [u8; 16] {
+    static SALT: OnceLock<[u8; 16]> = OnceLock::new();
+    SALT.get_or_init(|| {
+        let mut out = [0u8; 16];
+        for (i, chunk) in out.chunks_mut(8).enumerate() {
+            let v = std::collections::hash_map::RandomState::new().hash_one(i);
+            chunk.copy_from_slice(&v.to_be_bytes());
+        }
+        out
+    })
+}
+
+fn part(h: &mut Sha256, s: &[u8]) {
+    h.update((s.len() as u64).to_be_bytes());
+    h.update(s);
+}
+
+impl Net {
+    /// `key` completed with the identity of the credentials the host
+    /// presents to each of `registries` (`host[:port]`) for a policy naming
+    /// `secrets`. None when the policy's secrets cannot be read: the
+    /// verification then runs, and fails on the same error.
+    pub fn scoped_key(
+        &self,
+        key: &str,
+        registries: &[String],
+        secrets: &[String],
+    ) -> Option<String> {
+        let policy = self.secrets_keychain(secrets).ok()?;
+        let mut h = Sha256::new();
+        part(&mut h, salt());
+        part(&mut h, key.as_bytes());
+        for registry in registries {
+            part(&mut h, registry.as_bytes());
+            match self.credential_for(registry, policy.as_ref()) {
+                Some(c) => {
+                    part(&mut h, c.username.as_bytes());
+                    part(&mut h, c.password.as_bytes());
+                }
+                None => part(&mut h, b"\0anonymous"),
+            }
+        }
+        let digest = h.finalize();
+        Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The credential a request to `authority` presents: the policy's own
+    /// secrets first, then the host-wide `--registry-config`.
+    fn credential_for<'a>(
+        &'a self,
+        authority: &str,
+        policy: Option<&'a Keychain>,
+    ) -> Option<&'a Credential> {
+        let parsed: http::uri::Authority = authority.parse().ok()?;
+        let (host, port) = (parsed.host(), parsed.port_u16());
+        policy
+            .and_then(|k| k.get(host, port))
+            .or_else(|| self.keychain.get(host, port))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::policy::NetPolicy;
+
+    fn net(config: &str, secrets: Option<&std::path::Path>) -> Net {
+        let keychain = Keychain::parse(config).expect("keychain");
+        Net::new(NetPolicy::default(), keychain, secrets, None).expect("net")
+    }
+
+    fn registries(r: &[&str]) -> Vec<String> {
+        r.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn keys_bind_the_credential_of_each_registry() {
+        let a = net(
+            r#"{"auths":{"r.io":{"username":"u","password":"a"}}}"#,
+            None,
+        );
+        let b = net(
+            r#"{"auths":{"r.io":{"username":"u","password":"b"}}}"#,
+            None,
+        );
+        let anon = net("{}", None);
+        let key = |n: &Net, r: &[&str]| n.scoped_key("k", &registries(r), &[]).expect("key");
+        assert_eq!(key(&a, &["r.io"]), key(&a, &["r.io"]));
+        // The same username with another password is another identity.
+        assert_ne!(key(&a, &["r.io"]), key(&b, &["r.io"]));
+        assert_ne!(key(&a, &["r.io"]), key(&anon, &["r.io"]));
+        // A registry the credential is not for reads anonymously.
+        assert_eq!(key(&a, &["other.io"]), key(&anon, &["other.io"]));
+        assert_ne!(key(&a, &["r.io"]), key(&a, &["r.io", "other.io"]));
+        assert_ne!(
+            a.scoped_key("k", &registries(&["r.io"]), &[]),
+            a.scoped_key("k2", &registries(&["r.io"]), &[])
+        );
+    }
+
+    #[test]
+    fn a_policy_secret_wins_and_an_unreadable_one_gives_no_key() {
+        let dir = std::env::temp_dir().join(format!("ivpol-identity-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(
+            dir.join("team"),
+            r#"{"auths":{"r.io":{"username":"u","password":"team"}}}"#,
+        )
+        .expect("write");
+        let n = net(
+            r#"{"auths":{"r.io":{"username":"u","password":"host"}}}"#,
+            Some(&dir),
+        );
+        let with = n.scoped_key("k", &registries(&["r.io"]), &["team".into()]);
+        let without = n.scoped_key("k", &registries(&["r.io"]), &[]);
+        assert!(with.is_some() && without.is_some());
+        assert_ne!(with, without);
+        assert_eq!(
+            n.scoped_key("k", &registries(&["r.io"]), &["missing".into()]),
+            None
+        );
+    }
+}

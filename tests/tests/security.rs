@@ -1,0 +1,209 @@
+//! The gate fails closed, end to end through `ivpol serve` (issue 13):
+//! the verification cache never carries a verdict across trust material,
+//! a policy that did not load denies instead of vanishing, and a component
+//! that gives no answer (out of memory, a deadline) is answered as an
+//! `error` result of every policy in scope, never as a 500.
+
+use ivpol_tests::policy::{pod_policy, verifying_policy};
+use ivpol_tests::review::{create_pod, pod, review};
+use ivpol_tests::sign::{KeyKind, KeyPair, SignOpts, Signer};
+use ivpol_tests::verifying::Setup;
+use ivpol_tests::{Options, Server};
+use serde_json::{json, Value};
+
+const UID: &str = "705ab4f5-6393-11e8-b7cc-42010a800002";
+
+/// A Namespace whose `team-key` annotation holds `pem`, as JSON (which
+/// `--namespaces` reads as YAML).
+fn namespace_with_key(name: &str, pem: &str) -> String {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/metadata.name": name},
+            "annotations": {"team-key": pem},
+        },
+    })
+    .to_string()
+}
+
+/// Starts a server whose `per-team` policy takes its cosign key from the
+/// request's namespace, with team-a holding the key that signed `image`
+/// and team-b another one.
+fn per_team_server(setup: &Setup, signer: &Signer) -> Server {
+    let other = KeyPair::from_seed(KeyKind::P256, "team b's own key");
+    let namespaces = format!(
+        "{}\n---\n{}\n",
+        namespace_with_key("team-a", &signer.public_pem()),
+        namespace_with_key("team-b", &other.public_pem())
+    );
+    let attestor = "- name: team\n  cosign:\n    key:\n      expression: \"namespaceObject.metadata.annotations['team-key']\"\n    ctlog:\n      insecureIgnoreTlog: true";
+    let policy = verifying_policy(
+        "per-team",
+        attestor,
+        "",
+        "images.containers.all(i, verifyImageSignatures(i, [attestors.team]) > 0)",
+        "not signed by the team",
+    );
+    Server::start_with(
+        &[("per-team.yaml", &policy)],
+        Options {
+            namespaces: Some(&namespaces),
+            extra_args: vec!["--insecure-registry".into(), setup.reg.addr.clone()],
+            ..Options::default()
+        },
+    )
+}
+
+fn in_namespace(s: &Server, namespace: &str, image: &str) -> Value {
+    s.review(
+        "/ivpol/validate/per-team",
+        &review("CREATE", namespace, &pod("p", &[image])),
+    )
+}
+
+/// A key that comes from the request is part of the cache key: once
+/// team-a verified a digest with its key, team-b (whose key never signed
+/// it) is still denied, in either order, and team-a is served from the
+/// cache.
+#[test]
+fn the_cache_never_carries_a_verdict_across_keys_from_the_request() {
+    let setup = Setup::new();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (image, digest) = setup.image("teams/app");
+    signer.sign_image(&setup.pusher(), "teams/app", &digest, &SignOpts::default());
+    let denied = "Policy per-team failed: not signed by the team";
+    for first_a in [true, false] {
+        let s = per_team_server(&setup, &signer);
+        let order: [&str; 4] = match first_a {
+            true => ["team-a", "team-b", "team-a", "team-b"],
+            false => ["team-b", "team-a", "team-b", "team-a"],
+        };
+        for ns in order {
+            let r = in_namespace(&s, ns, &image);
+            match ns {
+                "team-a" => assert_eq!(r["allowed"], true, "{ns}: {r}\n{}", s.log()),
+                _ => {
+                    assert_eq!(r["allowed"], false, "{ns} admitted through the cache: {r}");
+                    assert_eq!(r["status"]["message"], denied);
+                }
+            }
+        }
+        assert!(
+            s.metric("ivpol_verification_cache_hits_total") >= 1.0,
+            "team-a's second request is a hit"
+        );
+    }
+}
+
+/// A policy with a field ivpol refuses: Deny is not a valid action.
+fn broken_policy() -> String {
+    pod_policy(
+        "broken",
+        "\"CREATE\"",
+        "  validationActions: [Nope]\n  validationConfigurations: {mutateDigest: false, verifyDigest: false, required: false}\n  attestors: []\n  validations:\n    - expression: \"false\"\n      message: never\n",
+    )
+}
+
+fn passing_policy(name: &str, actions: &str) -> String {
+    pod_policy(
+        name,
+        "\"CREATE\"",
+        &format!("  validationActions: {actions}\n  validationConfigurations: {{mutateDigest: false, verifyDigest: false, required: false}}\n  attestors: []\n  validations:\n    - expression: \"true\"\n      message: never\n"),
+    )
+}
+
+/// A policy that was rejected at load denies where it is named and on the
+/// unnamed route, with its diagnostic; readiness and /metrics name it.
+#[test]
+fn a_policy_that_failed_to_load_denies_in_its_scope() {
+    let s = Server::start(&[
+        ("broken.yaml", &broken_policy()),
+        ("good.yaml", &passing_policy("good", "[Deny]")),
+    ]);
+    let (status, ready) = s.get("/health/readiness");
+    assert_eq!(status, 200);
+    assert_eq!(ready["rejectedPolicies"][0]["name"], "broken", "{ready}");
+    let error = ready["rejectedPolicies"][0]["error"]
+        .as_str()
+        .expect("the diagnostic")
+        .to_string();
+    assert!(error.contains("validationActions"), "{error}");
+    let expected = format!("Policy broken error: policy failed to load: {error}");
+    for path in [
+        "/ivpol/validate/broken",
+        "/ivpol/validate",
+        "/ivpol/mutate/broken",
+    ] {
+        let r = s.review(path, &create_pod(&["ghcr.io/a/b:1"]));
+        assert_eq!(r["allowed"], false, "{path}: {r}");
+        assert_eq!(r["status"]["message"], expected.as_str(), "{path}");
+    }
+    // The policies that loaded keep working on their own routes.
+    let r = s.review("/ivpol/validate/good", &create_pod(&["ghcr.io/a/b:1"]));
+    assert_eq!(r["allowed"], true, "{r}");
+    // Namespaced routes are not the cluster policy's scope.
+    let r = s.review("/nivpol/validate", &create_pod(&["ghcr.io/a/b:1"]));
+    assert_eq!(r["allowed"], true, "{r}");
+    let text = s.metrics_text();
+    assert!(
+        text.contains("ivpol_policy_rejected{policy=\"broken\",namespace=\"\"} 1"),
+        "{text}"
+    );
+}
+
+/// An AdmissionReview whose object is a JSON array of 3.5 million zeros:
+/// 7 MiB on the wire (within the body limit), far more as parsed values.
+fn memory_hungry_review() -> String {
+    let mut r = create_pod(&["ghcr.io/a/b:1"]);
+    r["request"]["object"]["metadata"]["annotations"] = json!({"a": "PLACEHOLDER"});
+    let zeros = vec!["0"; 3_500_000].join(",");
+    r.to_string().replace(
+        "{\"a\":\"PLACEHOLDER\"}",
+        &format!("{{\"a\":\"x\"}},\"pad\":[{zeros}]"),
+    )
+}
+
+/// A request that makes the component run out of memory traps it; the
+/// answer is still an AdmissionReview (HTTP 200, the uid echoed) mapping
+/// an `error` for each policy in scope by its actions: Deny denies, Warn
+/// warns. The next request gets a fresh instance.
+#[test]
+fn an_out_of_memory_trap_is_an_error_result_of_every_policy_in_scope() {
+    let s = Server::start_with(
+        &[
+            ("deny.yaml", &passing_policy("deny-me", "[Deny]")),
+            ("warn.yaml", &passing_policy("warn-me", "[Warn]")),
+        ],
+        Options {
+            extra_args: vec!["--instance-memory-mib".into(), "32".into()],
+            ..Options::default()
+        },
+    );
+    let body = memory_hungry_review();
+    let cause = "internal error: evaluation ran out of memory (limit 32 MiB per instance)";
+    let (status, resp) = s.post("/ivpol/validate", &body);
+    assert_eq!(status, 200, "{resp}");
+    let r = &resp["response"];
+    assert_eq!(r["uid"], UID);
+    assert_eq!(r["allowed"], false, "{r}");
+    assert_eq!(
+        r["status"]["message"],
+        format!("Policy deny-me error: {cause}")
+    );
+    assert_eq!(
+        r["warnings"],
+        json!([format!("Policy warn-me error: {cause}")])
+    );
+    let (status, resp) = s.post("/ivpol/validate/warn-me", &body);
+    assert_eq!(status, 200, "{resp}");
+    assert_eq!(resp["response"]["allowed"], true, "Warn only warns: {resp}");
+    assert_eq!(
+        resp["response"]["warnings"],
+        json!([format!("Policy warn-me error: {cause}")])
+    );
+    assert!(s.metric("ivpol_component_failures_total") >= 2.0);
+    let ok = s.review("/ivpol/validate", &create_pod(&["ghcr.io/a/b:1"]));
+    assert_eq!(ok["allowed"], true, "a fresh instance answers: {ok}");
+}
