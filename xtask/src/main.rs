@@ -6,6 +6,9 @@
 //!   binary with its embedded component, and runs every test of the
 //!   workspace, end-to-end ones included.
 //! - `cargo xtask lint`: rustfmt check and clippy with `-D warnings`.
+//! - `cargo xtask soak [--minutes N]`: mixed traffic against `ivpol serve`
+//!   for N minutes (default 1), RSS sampled every second; fails on any
+//!   wrong answer to a good request (not part of `test`).
 //! - `cargo xtask oracles`: installs only the cross-check oracles and prints
 //!   the `export` lines that let `cargo test -p ivpol-tests --test
 //!   fixtures_crosscheck` run on its own: `eval "$(cargo xtask oracles)"`.
@@ -62,9 +65,10 @@ fn main() -> Result<()> {
         Some("lint") => lint(),
         Some("oracles") => oracles(),
         Some("bench") => bench(&args[1..]),
+        Some("soak") => soak(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | bench [--duration SECS] | lint | oracles>"
+                "usage: cargo xtask <test [cargo test args...] | bench [--duration SECS] | soak [--minutes N] | lint | oracles>"
             );
             bail!("unknown or missing xtask command")
         }
@@ -81,6 +85,25 @@ fn workspace() -> PathBuf {
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(workspace());
+    // `cargo run` gave this process xtask's package variables. Build
+    // scripts that watch such variables (ring's do) would see them change
+    // between a build from here and one from a shell, and rebuild each
+    // time; drop them so both builds are the same build.
+    for (var, _) in std::env::vars_os() {
+        let name = var.to_string_lossy();
+        if [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+            || name == "CARGO_PRIMARY_PACKAGE"
+        {
+            cmd.env_remove(&var);
+        }
+    }
     cmd
 }
 
@@ -255,6 +278,18 @@ fn bench(extra: &[String]) -> Result<()> {
         .arg("--out")
         .arg(out.join("report.md"))
         .env("IVPOL_BIN", release.join("ivpol")))
+}
+
+/// `cargo xtask soak [--minutes N]`: mixed traffic against `ivpol serve`
+/// and a loopback registry, RSS sampled every second (`tests/src/bin/soak.rs`).
+/// Not part of `cargo xtask test`.
+fn soak(extra: &[String]) -> Result<()> {
+    install_system_packages()?;
+    run(cargo().args(["build", "--workspace", "--all-targets"]))?;
+    let debug = target_dir().join("debug");
+    run(Command::new(debug.join("soak"))
+        .args(extra)
+        .env("IVPOL_BIN", debug.join("ivpol")))
 }
 
 fn lint() -> Result<()> {

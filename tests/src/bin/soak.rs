@@ -1,0 +1,303 @@
+//! `soak`: mixed traffic against a real `ivpol serve` and a loopback
+//! registry for a while, sampling the server's memory every second
+//! (`cargo xtask soak --minutes N`). Not part of the test suite.
+//!
+//! 64 client threads send, in turn: validate with a cache hit (a signed,
+//! pinned image), a cold verification (an unsigned image: failures are
+//! never cached, so each one goes to the registry), mutate with pinning
+//! (a tag), and bad input (malformed bodies with and without a uid).
+//! Stalled clients open connections and send half a request header.
+//!
+//! It fails (exit 1) when any good request gets a wrong or error answer,
+//! or the server dies; it prints requests by kind, the RSS peak, and the
+//! RSS slope over the run after a warm-up (least squares, MiB/min).
+
+use ivpol_tests::policy::{key_attestor, pod_policy, verifying_policy};
+use ivpol_tests::review::{create_pod, patch};
+use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
+use ivpol_tests::verifying::Setup;
+use ivpol_tests::{Options, Server};
+use serde_json::Value;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const CLIENTS: usize = 64;
+const STALLED: usize = 16;
+
+#[derive(Default)]
+struct Counts {
+    hit: AtomicU64,
+    cold: AtomicU64,
+    mutate: AtomicU64,
+    bad: AtomicU64,
+    stalled: AtomicU64,
+    wrong: AtomicU64,
+}
+
+/// What the traffic needs: the server, and the requests with their answers.
+struct Traffic {
+    base: String,
+    signed: String,
+    unsigned: String,
+    tagged: String,
+}
+
+fn main() {
+    let minutes: f64 = std::env::args()
+        .skip_while(|a| a != "--minutes")
+        .nth(1)
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(1.0);
+    let run = Duration::from_secs_f64(minutes * 60.0);
+    let setup = Setup::new();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (signed_tag, digest) = setup.image("soak/signed");
+    signer.sign_image(
+        &setup.pusher(),
+        "soak/signed",
+        &digest,
+        &SignOpts::default(),
+    );
+    let signed = format!("{}/soak/signed@{digest}", setup.reg.addr);
+    let (unsigned, _) = setup.image("soak/unsigned");
+    let verify = verifying_policy(
+        "verify",
+        &key_attestor("key", &signer.public_pem()),
+        "",
+        "images.containers.all(i, verifyImageSignatures(i, [attestors.key]) > 0)",
+        "not signed",
+    );
+    let pin = pod_policy(
+        "pin",
+        "\"CREATE\", \"UPDATE\"",
+        "  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    );
+    let server = Server::start_with(
+        &[("verify.yaml", &verify), ("pin.yaml", &pin)],
+        Options {
+            extra_args: vec!["--insecure-registry".into(), setup.reg.addr.clone()],
+            ..Options::default()
+        },
+    );
+    let traffic = Arc::new(Traffic {
+        base: server.base.clone(),
+        signed,
+        unsigned,
+        tagged: signed_tag,
+    });
+    let counts = Arc::new(Counts::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let first_wrong: Arc<Mutex<Option<String>>> = Arc::default();
+    let mut workers = Vec::new();
+    for i in 0..CLIENTS {
+        let (t, c, s, w) = (
+            traffic.clone(),
+            counts.clone(),
+            stop.clone(),
+            first_wrong.clone(),
+        );
+        workers.push(std::thread::spawn(move || client(i, &t, &c, &s, &w)));
+    }
+    for _ in 0..STALLED {
+        let (t, c, s) = (traffic.clone(), counts.clone(), stop.clone());
+        workers.push(std::thread::spawn(move || stalled(&t.base, &c, &s)));
+    }
+    let samples = sample_rss(server.pid(), run, &stop);
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        let _ = w.join();
+    }
+    let mut server = server;
+    let alive = server.alive();
+    report(&counts, &samples, minutes, alive, &first_wrong);
+    if !alive || counts.wrong.load(Ordering::Relaxed) > 0 {
+        std::process::exit(1);
+    }
+}
+
+/// One client: the four kinds of request in turn, each checked.
+fn client(i: usize, t: &Traffic, c: &Counts, stop: &AtomicBool, wrong: &Mutex<Option<String>>) {
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(30))
+        .build();
+    let mut n = i;
+    while !stop.load(Ordering::Relaxed) {
+        n += 1;
+        let outcome = match n % 10 {
+            0..=3 => expect(&agent, t, "/ivpol/validate/verify", &t.signed, true).map(|()| &c.hit),
+            4 | 5 => {
+                expect(&agent, t, "/ivpol/validate/verify", &t.unsigned, false).map(|()| &c.cold)
+            }
+            6..=8 => pinned(&agent, t).map(|()| &c.mutate),
+            _ => bad_input(&agent, t).map(|()| &c.bad),
+        };
+        match outcome {
+            Ok(counter) => {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(why) => {
+                c.wrong.fetch_add(1, Ordering::Relaxed);
+                let mut first = wrong.lock().unwrap_or_else(|p| p.into_inner());
+                first.get_or_insert(why);
+            }
+        }
+    }
+}
+
+fn post(agent: &ureq::Agent, url: &str, body: &str) -> Result<(u16, Value), String> {
+    let resp = match agent.post(url).send_string(body) {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => return Err(format!("POST {url}: {e}")),
+    };
+    let status = resp.status();
+    let body = resp.into_json().map_err(|e| format!("POST {url}: {e}"))?;
+    Ok((status, body))
+}
+
+fn expect(
+    agent: &ureq::Agent,
+    t: &Traffic,
+    path: &str,
+    image: &str,
+    allowed: bool,
+) -> Result<(), String> {
+    let review = create_pod(&[image]);
+    let (status, body) = post(agent, &format!("{}{path}", t.base), &review.to_string())?;
+    match (status, body["response"]["allowed"].as_bool()) {
+        (200, Some(a)) if a == allowed => Ok(()),
+        _ => Err(format!("{path} {image}: {status} {body}")),
+    }
+}
+
+fn pinned(agent: &ureq::Agent, t: &Traffic) -> Result<(), String> {
+    let review = create_pod(&[&t.tagged]);
+    let url = format!("{}/ivpol/mutate/pin", t.base);
+    let (status, body) = post(agent, &url, &review.to_string())?;
+    let r = &body["response"];
+    if status != 200 || r["allowed"] != true || r["patch"].is_null() {
+        return Err(format!("mutate: {status} {body}"));
+    }
+    let ops = patch(r);
+    match ops[0]["value"].as_str() {
+        Some(v) if v.contains("@sha256:") => Ok(()),
+        _ => Err(format!("mutate: no pin in {ops}")),
+    }
+}
+
+/// Malformed bodies: with a uid they are denied (200), without one a 400.
+fn bad_input(agent: &ureq::Agent, t: &Traffic) -> Result<(), String> {
+    let url = format!("{}/ivpol/validate/verify", t.base);
+    let (status, _) = post(agent, &url, "{not json")?;
+    if status != 400 {
+        return Err(format!("bad input without a uid: {status}"));
+    }
+    let (status, body) = post(agent, &url, r#"{"request":{"uid":"soak"},"kind":1}"#)?;
+    if status != 200 || body["response"]["allowed"] != false {
+        return Err(format!("bad input with a uid: {status} {body}"));
+    }
+    Ok(())
+}
+
+/// A client that sends half a request header and waits for the server to
+/// hang up (or the run to end), again and again.
+fn stalled(base: &str, c: &Counts, stop: &AtomicBool) {
+    let addr = base.trim_start_matches("http://").to_string();
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(mut conn) = std::net::TcpStream::connect(&addr) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        let _ = conn.write_all(b"POST /ivpol/validate HTTP/1.1\r\nHost: x\r\n");
+        let _ = conn.set_read_timeout(Some(Duration::from_millis(500)));
+        let started = Instant::now();
+        let mut buf = [0u8; 64];
+        while !stop.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(30) {
+            match std::io::Read::read(&mut conn, &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+                Err(_) => break,
+            }
+        }
+        c.stalled.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// RSS in KiB of `pid` every second for `run`, as (seconds, MiB).
+fn sample_rss(pid: u32, run: Duration, stop: &AtomicBool) -> Vec<(f64, f64)> {
+    let start = Instant::now();
+    let mut samples = Vec::new();
+    while start.elapsed() < run && !stop.load(Ordering::Relaxed) {
+        if let Some(kib) = rss_kib(pid) {
+            samples.push((start.elapsed().as_secs_f64(), kib as f64 / 1024.0));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    samples
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Least-squares slope of MiB over minutes.
+fn slope(samples: &[(f64, f64)]) -> f64 {
+    let n = samples.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let mean_x = samples.iter().map(|s| s.0).sum::<f64>() / n;
+    let mean_y = samples.iter().map(|s| s.1).sum::<f64>() / n;
+    let cov: f64 = samples
+        .iter()
+        .map(|(x, y)| (x - mean_x) * (y - mean_y))
+        .sum();
+    let var: f64 = samples.iter().map(|(x, _)| (x - mean_x).powi(2)).sum();
+    if var == 0.0 {
+        0.0
+    } else {
+        cov / var * 60.0
+    }
+}
+
+fn report(
+    c: &Counts,
+    samples: &[(f64, f64)],
+    minutes: f64,
+    alive: bool,
+    wrong: &Mutex<Option<String>>,
+) {
+    let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    // The first fifth (at least 30 s) warms caches and the instance pool.
+    let warm = (minutes * 60.0 / 5.0).max(30.0);
+    let steady: Vec<(f64, f64)> = samples.iter().copied().filter(|s| s.0 >= warm).collect();
+    let peak = samples.iter().map(|s| s.1).fold(0.0, f64::max);
+    let last = samples.last().map_or(0.0, |s| s.1);
+    println!("soak: {minutes} min, {CLIENTS} clients, {STALLED} stalled clients");
+    println!(
+        "requests: cache hit {}, cold {}, mutate {}, bad input {}; stalled connections {}",
+        get(&c.hit),
+        get(&c.cold),
+        get(&c.mutate),
+        get(&c.bad),
+        get(&c.stalled)
+    );
+    println!(
+        "wrong or error answers to good requests: {}; server alive: {alive}",
+        get(&c.wrong)
+    );
+    if let Some(first) = wrong.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        println!("first wrong answer: {first}");
+    }
+    println!(
+        "RSS: peak {peak:.1} MiB, last {last:.1} MiB, slope after {warm:.0} s: {:+.2} MiB/min ({} samples)",
+        slope(&steady),
+        samples.len()
+    );
+}
