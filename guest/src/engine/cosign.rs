@@ -168,16 +168,34 @@ fn verifier(
     let Some(keyless) = &c.spec.keyless else {
         return Err("the attestor has none of key, keyless or certificate".into());
     };
-    let identities: Vec<IdentityRule> = keyless
-        .identities
-        .iter()
-        .map(|i| IdentityRule {
-            issuer: i.issuer.clone(),
-            subject: i.subject.clone(),
-            issuer_regexp: i.issuer_reg_exp.clone(),
-            subject_regexp: i.subject_reg_exp.clone(),
-        })
-        .collect();
+    // --- sec-fields: additionalExtensions and subjectExpression ---
+    // Every rule carries the attestor's extensions, and a rule of its own
+    // holds them when there are no identities, so no path skips them.
+    let extensions = keyless.extensions()?;
+    let mut identities = Vec::new();
+    for (i, id) in keyless.identities.iter().enumerate() {
+        let subject_expression = match c.subject_expressions.get(i).and_then(Option::as_ref) {
+            Some(s) => Some(
+                string(s).map_err(|e| format!("keyless.identities[{i}].subjectExpression: {e}"))?,
+            ),
+            None => None,
+        };
+        identities.push(IdentityRule {
+            issuer: id.issuer.clone(),
+            subject: id.subject.clone(),
+            issuer_regexp: id.issuer_reg_exp.clone(),
+            subject_regexp: id.subject_reg_exp.clone(),
+            subject_expression,
+            extensions: extensions.clone(),
+        });
+    }
+    if identities.is_empty() && !extensions.is_empty() {
+        identities.push(IdentityRule {
+            extensions,
+            ..IdentityRule::default()
+        });
+    }
+    // --- end sec-fields ---
     let roots = match &keyless.roots {
         Some(pem) => Certificate::parse_pem(pem).map_err(err)?,
         None => trust
