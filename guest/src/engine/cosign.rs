@@ -365,8 +365,25 @@ fn verify_bundle(
         ignore_sct: attestor.options.ignore_sct,
         now: attestor.options.now,
     };
-    bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)
-        .map_err(|e| e.to_string())
+    let verified = bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)
+        .map_err(|e| e.to_string())?;
+    // --- sec-fields: `cosign.annotations` on bundles ---
+    // cosign v3 keeps `sign -a` annotations on the statement's subject and
+    // checks them there; a message-signature bundle has nowhere to hold
+    // them, so it cannot satisfy a policy that requires some.
+    let wanted = &attestor.options.annotations;
+    match &verified.statement {
+        Some(s) => layers::check_subject_annotations(s, subject.digest, wanted)
+            .map_err(|e| e.to_string())?,
+        None if !wanted.is_empty() => {
+            return Err(
+                "bundle holds a message signature, which carries no annotations to check".into(),
+            )
+        }
+        None => {}
+    }
+    // --- end sec-fields ---
+    Ok(verified)
 }
 
 fn sha256_bytes(digest: &str) -> Result<[u8; 32], String> {
