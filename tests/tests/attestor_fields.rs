@@ -4,11 +4,13 @@
 //! Sigstore bundles. Each case admitted on the main branch before the fix.
 
 use ivpol_tests::policy::{indent, key_attestor, verifying_policy};
+use ivpol_tests::sign::notary::{Format, NotaryCa, NotaryLeaf, NotaryOpts, NotarySigner};
+use ivpol_tests::sign::tsa::Tsa;
 use ivpol_tests::sign::{
-    now, BundleOpts, Content, CtLog, Fulcio, Identity, LeafSpec, Rekor, SignOpts, Signer,
+    now, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, LeafSpec, Rekor, SignOpts, Signer,
     TrustedRoot, Window,
 };
-use ivpol_tests::verifying::{assert_admitted, assert_denied, validate, Setup};
+use ivpol_tests::verifying::{assert_admitted, assert_denied, Setup};
 
 const ISSUER: &str = "https://token.actions.githubusercontent.com";
 /// The SAN of a GitHub workflow certificate; its owner is the pod's
@@ -140,11 +142,156 @@ fn subject_expression_is_a_per_request_regexp() {
     for image in [&sig, &bundle] {
         assert_admitted(&s, "matches", image);
         assert_denied(&s, "nobody", image, MESSAGE);
-        let r = validate(&s, "not-a-string", image);
-        assert_eq!(r["allowed"], false, "{r}");
-        let m = r["status"]["message"].as_str().unwrap_or_default();
-        assert!(m.contains("must return a string"), "{m}");
+        // The attestor cannot be resolved, so it verifies nothing.
+        assert_denied(&s, "not-a-string", image, MESSAGE);
     }
+}
+
+/// `subjectRegExp`, `issuerRegExp` and `keyless.roots` decide, for `.sig`
+/// layers and bundles alike.
+#[test]
+fn identity_regexps_and_roots() {
+    let setup = Setup::new();
+    let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
+    let root = TrustedRoot::of(&ca, &rekor, &ct);
+    let other = Fulcio::with_seed("another CA", Window::new(now() - 86_400, now() + 86_400));
+    let (sig, bundle) = sign_workflow(&setup, &ca, &rekor, "regexp/app", Some(REPOSITORY));
+    let roots = |ca: &Fulcio| {
+        format!(
+            "      roots: |\n        {}\n",
+            indent(&format!("{}{}", ca.intermediate.pem(), ca.root.pem()), 8)
+        )
+    };
+    let s = setup.serve(&[
+        policy(
+            "subject-re",
+            &keyless(&root, "subjectRegExp: '^https://github[.]com/default/'", ""),
+        ),
+        policy(
+            "other-subject-re",
+            &keyless(&root, "subjectRegExp: '^https://github[.]com/mallory/'", ""),
+        ),
+        policy(
+            "issuer-re",
+            &keyless(&root, "issuerRegExp: 'githubusercontent[.]com$'", ""),
+        ),
+        policy(
+            "other-issuer-re",
+            &keyless(&root, "issuerRegExp: 'gitlab'", ""),
+        ),
+        policy(
+            "roots",
+            &keyless(&root, &format!("subject: {WORKFLOW}"), &roots(&ca)),
+        ),
+        policy(
+            "other-roots",
+            &keyless(&root, &format!("subject: {WORKFLOW}"), &roots(&other)),
+        ),
+    ]);
+    for image in [&sig, &bundle] {
+        for (good, bad) in [
+            ("subject-re", "other-subject-re"),
+            ("issuer-re", "other-issuer-re"),
+            ("roots", "other-roots"),
+        ] {
+            assert_admitted(&s, good, image);
+            assert_denied(&s, bad, image, MESSAGE);
+        }
+    }
+}
+
+/// A CEL string literal holding `text`, as YAML.
+fn cel_string(text: &str) -> String {
+    let literal = format!("'{}'", text.trim().replace('\n', "\\n"));
+    serde_json::to_string(&literal).expect("json")
+}
+
+/// `certificate.cert` / `certChain` and Notary's `certs` / `tsaCerts`
+/// given by `expression`: the evaluated PEM decides.
+#[test]
+fn expressions_supply_certificates_and_notary_trust() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let (ca, ct) = (Fulcio::new(), CtLog::default());
+    let other = Fulcio::with_seed("another CA", Window::new(now() - 86_400, now() + 86_400));
+    let window = Window::new(now() - 3600, now() + 3600);
+    let leaf = ca.leaf(Identity::Email("dev@ivpol.test".into()), ISSUER, window);
+    let stranger = other.leaf(Identity::Email("dev@ivpol.test".into()), ISSUER, window);
+    let (certified, digest) = setup.image("expr/cert");
+    Signer::keyless(&leaf).sign_image(&p, "expr/cert", &digest, &SignOpts::default());
+    let certificate = |cert: &str, chain: &str| {
+        format!(
+            "- name: fulcio\n  cosign:\n    certificate:\n      cert:\n        expression: {}\n      certChain:\n        expression: {}\n    ctlog:\n      insecureIgnoreTlog: true\n      ctLogPubKey: |\n        {}",
+            cel_string(cert),
+            cel_string(chain),
+            indent(&ct.public_pem(), 8)
+        )
+    };
+
+    // Notary: a current signature, and one whose certificate expired
+    // after a timestamped signing.
+    let notary_ca = NotaryCa::new("ivpol-notary");
+    let other_notary = NotaryCa::new("ivpol-notary-other");
+    let (tsa, other_tsa) = (Tsa::new("ivpol-tsa"), Tsa::new("ivpol-tsa-other"));
+    let t = now();
+    let current = NotarySigner::new(notary_ca.leaf(NotaryLeaf::new(
+        KeyKind::P256,
+        Window::new(t - 3600, t + 3600),
+    )));
+    let (notarised, digest) = setup.image("expr/notary");
+    current.sign(&p, "expr/notary", &digest, &NotaryOpts::new(Format::Jws));
+    let past = NotarySigner::new(notary_ca.leaf(NotaryLeaf::new(
+        KeyKind::P256,
+        Window::new(t - 72 * 3600, t - 48 * 3600),
+    )));
+    let (stamped, digest) = setup.image("expr/stamped");
+    past.sign(
+        &p,
+        "expr/stamped",
+        &digest,
+        &NotaryOpts::new(Format::Jws)
+            .signing_time(t - 60 * 3600)
+            .timestamp(&tsa),
+    );
+    let notary = |certs: &str, tsa: Option<&str>| {
+        let mut a = format!(
+            "- name: fulcio\n  notary:\n    certs:\n      expression: {}",
+            cel_string(certs)
+        );
+        if let Some(tsa) = tsa {
+            a.push_str(&format!(
+                "\n    tsaCerts:\n      expression: {}",
+                cel_string(tsa)
+            ));
+        }
+        a
+    };
+
+    let s = setup.serve(&[
+        policy("cert", &certificate(&leaf.pem(), &leaf.chain_pem())),
+        policy(
+            "other-cert",
+            &certificate(&stranger.pem(), &leaf.chain_pem()),
+        ),
+        policy(
+            "other-chain",
+            &certificate(&leaf.pem(), &stranger.chain_pem()),
+        ),
+        policy("certs", &notary(&notary_ca.root_pem(), None)),
+        policy("other-certs", &notary(&other_notary.root_pem(), None)),
+        policy("tsa", &notary(&notary_ca.root_pem(), Some(&tsa.root_pem()))),
+        policy(
+            "other-tsa",
+            &notary(&notary_ca.root_pem(), Some(&other_tsa.root_pem())),
+        ),
+    ]);
+    assert_admitted(&s, "cert", &certified);
+    assert_denied(&s, "other-cert", &certified, MESSAGE);
+    assert_denied(&s, "other-chain", &certified, MESSAGE);
+    assert_admitted(&s, "certs", &notarised);
+    assert_denied(&s, "other-certs", &notarised, MESSAGE);
+    assert_admitted(&s, "tsa", &stamped);
+    assert_denied(&s, "other-tsa", &stamped, MESSAGE);
 }
 
 /// `cosign.annotations` on a cosign v3 bundle: the annotations `cosign
@@ -153,7 +300,7 @@ fn subject_expression_is_a_per_request_regexp() {
 fn bundle_annotations_must_match() {
     let setup = Setup::new();
     let p = setup.pusher();
-    let signer = Signer::keyed(ivpol_tests::sign::KeyKind::P256);
+    let signer = Signer::keyed(KeyKind::P256);
     let (prod, digest) = setup.image("annotated/prod");
     signer.bundle_image(
         &p,
@@ -189,4 +336,46 @@ fn bundle_annotations_must_match() {
     }
     assert_denied(&s, "prod-only", &dev, MESSAGE);
     assert_denied(&s, "prod-only", &bare, MESSAGE);
+}
+
+/// `ctlog.insecureIgnoreTlog` and `ctlog.url` flip verdicts: an unlogged
+/// signature passes only with the log ignored, and a logged one needs the
+/// log's URL once the log is not ignored (Kyverno: "rekor URL must be
+/// provided").
+#[test]
+fn transparency_log_switches() {
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let rekor = Rekor::new();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (logged, digest) = setup.image("tlog-fields/logged");
+    signer.sign_image(
+        &p,
+        "tlog-fields/logged",
+        &digest,
+        &SignOpts::default().rekor(&rekor),
+    );
+    let (unlogged, digest) = setup.image("tlog-fields/unlogged");
+    signer.sign_image(&p, "tlog-fields/unlogged", &digest, &SignOpts::default());
+    let ctlog = |lines: &str| {
+        format!(
+            "- name: fulcio\n  cosign:\n    key:\n      data: |\n        {}\n    ctlog:\n{lines}      rekorPubKey: |\n        {}",
+            indent(&signer.public_pem(), 8),
+            indent(&rekor.public_pem(), 8)
+        )
+    };
+    let s = setup.serve(&[
+        policy("ignored", &ctlog("      insecureIgnoreTlog: true\n")),
+        policy(
+            "required",
+            &ctlog(&format!(
+                "      insecureIgnoreTlog: false\n      url: {REKOR_URL}\n"
+            )),
+        ),
+        policy("no-url", &ctlog("      insecureIgnoreTlog: false\n")),
+    ]);
+    assert_admitted(&s, "ignored", &unlogged);
+    assert_denied(&s, "required", &unlogged, MESSAGE);
+    assert_admitted(&s, "required", &logged);
+    assert_denied(&s, "no-url", &logged, MESSAGE);
 }

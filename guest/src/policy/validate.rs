@@ -53,7 +53,21 @@ pub fn validate(spec: &Spec) -> Vec<String> {
             ));
         }
     }
+    // Kyverno's IVP engine never reads `reason` either; ivpol refuses it
+    // rather than accept a field with no effect (DESIGN §7).
+    for (i, v) in spec.validations.iter().flatten().enumerate() {
+        if v.reason.is_some() {
+            problems.push(format!(
+                "spec.validations[{i}].reason: not supported: image validating policies deny with the policy's message; remove reason"
+            ));
+        }
+    }
     if let Some(c) = &spec.credentials {
+        if c.allow_insecure_registry {
+            problems.push(
+                "spec.credentials.allowInsecureRegistry: not supported per policy: plain-HTTP registries are allowed by the host's --insecure-registry flag".into(),
+            );
+        }
         for (i, p) in c.providers.iter().enumerate() {
             if p != "default" {
                 problems.push(format!(

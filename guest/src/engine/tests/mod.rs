@@ -2304,6 +2304,7 @@ impl OfflineJson for PolicySet {
 }
 
 mod exceptions;
+mod fields;
 mod kyverno_conformance;
 mod tuf;
 mod verification;
