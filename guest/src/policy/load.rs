@@ -413,9 +413,9 @@ spec:
             msg.contains("spec.attestors[0].cosign.keyless.identities[0].subjectExpression"),
             "{msg}"
         );
-        let set = load_str(&keyless(&format!(
-            "          identities: [{{issuer: i, subjectExpression: \"'^https://x/' + namespaceObject.metadata.name\"}}]\n          additionalExtensions: {{githubWorkflowRepository: a/b, githubWorkflowTrigger: push, githubWorkflowSha: abc, githubWorkflowName: n, githubWorkflowRef: refs/heads/main}}"
-        )));
+        let set = load_str(&keyless(
+            "          identities: [{issuer: i, subjectExpression: \"'^https://x/' + namespaceObject.metadata.name\"}]\n          additionalExtensions: {githubWorkflowRepository: a/b, githubWorkflowTrigger: push, githubWorkflowSha: abc, githubWorkflowName: n, githubWorkflowRef: refs/heads/main}",
+        ));
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
     }
 
