@@ -147,14 +147,15 @@ fn subject_expression_is_a_per_request_regexp() {
     }
 }
 
-/// `subjectRegExp`, `issuerRegExp` and `keyless.roots` decide, for `.sig`
-/// layers and bundles alike.
+/// `subject`, `issuer`, `subjectRegExp`, `issuerRegExp`, `keyless.roots`
+/// and `trustedRoot.value` each decide, for `.sig` layers and bundles alike.
 #[test]
 fn identity_regexps_and_roots() {
     let setup = Setup::new();
     let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
     let root = TrustedRoot::of(&ca, &rekor, &ct);
     let other = Fulcio::with_seed("another CA", Window::new(now() - 86_400, now() + 86_400));
+    let other_root = TrustedRoot::of(&other, &rekor, &ct);
     let (sig, bundle) = sign_workflow(&setup, &ca, &rekor, "regexp/app", Some(REPOSITORY));
     let roots = |ca: &Fulcio| {
         format!(
@@ -187,12 +188,32 @@ fn identity_regexps_and_roots() {
             "other-roots",
             &keyless(&root, &format!("subject: {WORKFLOW}"), &roots(&other)),
         ),
+        policy(
+            "subject",
+            &keyless(&root, &format!("subject: {WORKFLOW}"), ""),
+        ),
+        policy(
+            "other-subject",
+            &keyless(&root, &format!("subject: {WORKFLOW}x"), ""),
+        ),
+        policy(
+            "other-issuer",
+            &keyless(&root, &format!("subject: {WORKFLOW}"), "")
+                .replace(ISSUER, "https://gitlab.com"),
+        ),
+        policy(
+            "other-trusted-root",
+            &keyless(&other_root, &format!("subject: {WORKFLOW}"), ""),
+        ),
     ]);
     for image in [&sig, &bundle] {
         for (good, bad) in [
             ("subject-re", "other-subject-re"),
             ("issuer-re", "other-issuer-re"),
             ("roots", "other-roots"),
+            ("subject", "other-subject"),
+            ("subject", "other-issuer"),
+            ("subject", "other-trusted-root"),
         ] {
             assert_admitted(&s, good, image);
             assert_denied(&s, bad, image, MESSAGE);

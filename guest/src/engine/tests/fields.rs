@@ -734,15 +734,18 @@ fn policy_table() -> BTreeMap<&'static str, Proof> {
             format!("spec.attestors[].cosign.keyless.identities[].{field}").into_boxed_str(),
         );
         let (file, test) = match field {
-            "issuer" | "subject" => (
-                COSIGN_E2E,
-                "keyless_signatures_are_checked_at_the_integrated_time",
-            ),
             "subjectExpression" => (FIELDS_E2E, "subject_expression_is_a_per_request_regexp"),
             _ => (FIELDS_E2E, "identity_regexps_and_roots"),
         };
         add(path, Elsewhere { file, test });
     }
+    add(
+        "spec.attestors[].cosign.trustedRoot.value",
+        Elsewhere {
+            file: FIELDS_E2E,
+            test: "identity_regexps_and_roots",
+        },
+    );
     add(
         "spec.attestors[].cosign.keyless.roots",
         Elsewhere {
@@ -782,10 +785,6 @@ fn policy_table() -> BTreeMap<&'static str, Proof> {
         (
             "spec.attestors[].cosign.certificate.certChain.value",
             "certificates_annotations_and_bundles_signed_with_keys",
-        ),
-        (
-            "spec.attestors[].cosign.trustedRoot.value",
-            "keyless_signatures_are_checked_at_the_integrated_time",
         ),
         (
             "spec.attestors[].cosign.trustedRoot.expression",
