@@ -168,16 +168,34 @@ fn verifier(
     let Some(keyless) = &c.spec.keyless else {
         return Err("the attestor has none of key, keyless or certificate".into());
     };
-    let identities: Vec<IdentityRule> = keyless
-        .identities
-        .iter()
-        .map(|i| IdentityRule {
-            issuer: i.issuer.clone(),
-            subject: i.subject.clone(),
-            issuer_regexp: i.issuer_reg_exp.clone(),
-            subject_regexp: i.subject_reg_exp.clone(),
-        })
-        .collect();
+    // --- sec-fields: additionalExtensions and subjectExpression ---
+    // Every rule carries the attestor's extensions, and a rule of its own
+    // holds them when there are no identities, so no path skips them.
+    let extensions = keyless.extensions()?;
+    let mut identities = Vec::new();
+    for (i, id) in keyless.identities.iter().enumerate() {
+        let subject_expression = match c.subject_expressions.get(i).and_then(Option::as_ref) {
+            Some(s) => Some(
+                string(s).map_err(|e| format!("keyless.identities[{i}].subjectExpression: {e}"))?,
+            ),
+            None => None,
+        };
+        identities.push(IdentityRule {
+            issuer: id.issuer.clone(),
+            subject: id.subject.clone(),
+            issuer_regexp: id.issuer_reg_exp.clone(),
+            subject_regexp: id.subject_reg_exp.clone(),
+            subject_expression,
+            extensions: extensions.clone(),
+        });
+    }
+    if identities.is_empty() && !extensions.is_empty() {
+        identities.push(IdentityRule {
+            extensions,
+            ..IdentityRule::default()
+        });
+    }
+    // --- end sec-fields ---
     let roots = match &keyless.roots {
         Some(pem) => Certificate::parse_pem(pem).map_err(err)?,
         None => trust
@@ -347,8 +365,25 @@ fn verify_bundle(
         ignore_sct: attestor.options.ignore_sct,
         now: attestor.options.now,
     };
-    bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)
-        .map_err(|e| e.to_string())
+    let verified = bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)
+        .map_err(|e| e.to_string())?;
+    // --- sec-fields: `cosign.annotations` on bundles ---
+    // cosign v3 keeps `sign -a` annotations on the statement's subject and
+    // checks them there; a message-signature bundle has nowhere to hold
+    // them, so it cannot satisfy a policy that requires some.
+    let wanted = &attestor.options.annotations;
+    match &verified.statement {
+        Some(s) => layers::check_subject_annotations(s, subject.digest, wanted)
+            .map_err(|e| e.to_string())?,
+        None if !wanted.is_empty() => {
+            return Err(
+                "bundle holds a message signature, which carries no annotations to check".into(),
+            )
+        }
+        None => {}
+    }
+    // --- end sec-fields ---
+    Ok(verified)
 }
 
 fn sha256_bytes(digest: &str) -> Result<[u8; 32], String> {

@@ -50,7 +50,43 @@ pub struct CosignKey {
 pub struct Keyless {
     pub identities: Vec<Identity>,
     pub roots: Option<String>,
+    /// Kept as JSON so that a wrong key or a non-string value is a load
+    /// diagnostic naming its path (`validate.rs`), not a serde error.
     pub additional_extensions: Option<serde_json::Value>,
+}
+
+impl Keyless {
+    /// `additionalExtensions` as extension name to required value, or the
+    /// first problem (the error starts with the field path under
+    /// `keyless`). Only cosign's GitHub workflow keys are known; anything
+    /// else would be a requirement ivpol could not check.
+    pub fn extensions(&self) -> Result<BTreeMap<String, String>, String> {
+        let path = "additionalExtensions";
+        let Some(value) = &self.additional_extensions else {
+            return Ok(BTreeMap::new());
+        };
+        let Some(map) = value.as_object() else {
+            return Err(format!("{path}: Invalid value: must be an object"));
+        };
+        let mut out = BTreeMap::new();
+        for (key, v) in map {
+            if crate::verify::x509::fulcio::extension_oid(key).is_none() {
+                let known: Vec<&str> = crate::verify::x509::fulcio::GITHUB_WORKFLOW_EXTENSIONS
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .collect();
+                return Err(format!(
+                    "{path}.{key}: Unsupported value: ivpol checks only {}",
+                    known.join(", ")
+                ));
+            }
+            let Some(v) = v.as_str() else {
+                return Err(format!("{path}.{key}: Invalid value: must be a string"));
+            };
+            out.insert(key.clone(), v.to_string());
+        }
+        Ok(out)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -260,6 +296,10 @@ pub struct CompiledCosign {
     pub cert: Option<StringSource>,
     pub cert_chain: Option<StringSource>,
     pub trusted_root: Option<StringSource>,
+    /// `keyless.identities[i].subjectExpression`, one entry per identity
+    /// (empty without `keyless`); always `StringSource::Expression` when
+    /// set. Evaluated per request into the regexp matched against SANs.
+    pub subject_expressions: Vec<Option<StringSource>>,
 }
 
 impl CompiledCosign {
@@ -294,12 +334,22 @@ impl CompiledCosign {
         let root = spec.trusted_root.as_ref();
         let trusted_root =
             root.and_then(|r| source("trustedRoot", r.value.as_ref(), r.expression.as_ref()));
+        let identities = spec.keyless.iter().flat_map(|k| k.identities.iter());
+        let subject_expressions = identities
+            .enumerate()
+            .map(|(i, id)| {
+                let field = format!("keyless.identities[{i}].subjectExpression");
+                let e = id.subject_expression.as_ref()?;
+                compile(format!("{path}.{field}"), e).map(StringSource::Expression)
+            })
+            .collect();
         CompiledCosign {
             spec: spec.clone(),
             key,
             cert,
             cert_chain,
             trusted_root,
+            subject_expressions,
         }
     }
 }

@@ -24,6 +24,8 @@ struct ExceptionSpec {
     expires_at: Option<String>,
     #[serde(default)]
     validations: Vec<serde_json::Value>,
+    evaluation_mode: Option<String>,
+    properties: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -154,6 +156,14 @@ fn unsupported(spec: &ExceptionSpec) -> Vec<String> {
                 "spec.{field}: not supported for ImageValidatingPolicy exceptions (Kyverno reads it only in ValidatingPolicy CEL)"
             ));
         }
+    }
+    if spec.evaluation_mode.is_some() {
+        out.push("spec.evaluationMode: not supported: ivpol applies an exception to the policies its policyRefs name, in every mode".into());
+    }
+    if spec.properties.is_some() {
+        out.push(
+            "spec.properties: not supported: ivpol writes no policy reports to carry them".into(),
+        );
     }
     out
 }

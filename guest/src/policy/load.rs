@@ -412,6 +412,50 @@ spec:
     }
 
     #[test]
+    fn keyless_extensions_and_subject_expressions_are_checked_at_load() {
+        let keyless = |body: &str| {
+            GOOD.replace(
+                "attestors: []",
+                &format!("attestors:\n    - name: k\n      cosign:\n        keyless:\n{body}"),
+            )
+        };
+        let ids = "          identities: [{issuer: i, subject: s}]\n";
+        let msg = only_message(&keyless(&format!(
+            "{ids}          additionalExtensions: {{githubWorkflowRepo: a/b}}"
+        )));
+        assert!(
+            msg.contains("spec.attestors[0].cosign.keyless.additionalExtensions.githubWorkflowRepo: Unsupported value")
+                && msg.contains("githubWorkflowRepository"),
+            "{msg}"
+        );
+        let msg = only_message(&keyless(&format!(
+            "{ids}          additionalExtensions: {{githubWorkflowSha: 1}}"
+        )));
+        assert!(
+            msg.contains("spec.attestors[0].cosign.keyless.additionalExtensions.githubWorkflowSha: Invalid value: must be a string"),
+            "{msg}"
+        );
+        let msg = only_message(&keyless(
+            "          identities: [{subjectRegExp: x, subjectExpression: \"'y'\"}]",
+        ));
+        assert!(
+            msg.contains("spec.attestors[0].cosign.keyless.identities[0]: subjectExpression and subjectRegExp are mutually exclusive"),
+            "{msg}"
+        );
+        let msg = only_message(&keyless(
+            "          identities: [{subjectExpression: 'nope('}]",
+        ));
+        assert!(
+            msg.contains("spec.attestors[0].cosign.keyless.identities[0].subjectExpression"),
+            "{msg}"
+        );
+        let set = load_str(&keyless(
+            "          identities: [{issuer: i, subjectExpression: \"'^https://x/' + namespaceObject.metadata.name\"}]\n          additionalExtensions: {githubWorkflowRepository: a/b, githubWorkflowTrigger: push, githubWorkflowSha: abc, githubWorkflowName: n, githubWorkflowRef: refs/heads/main}",
+        ));
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+    }
+
+    #[test]
     fn tuf_loads_with_an_inline_root() {
         let attestor = |tuf: &str| {
             GOOD.replace(

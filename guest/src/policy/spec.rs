@@ -109,7 +109,8 @@ pub struct TypedAttestation {
     pub kind: String,
 }
 
-/// `admissionregistration.k8s.io/v1` Validation; `reason` is accepted and unused, as in Kyverno.
+/// `admissionregistration.k8s.io/v1` Validation; `reason` is refused at load
+/// (`validate.rs`): Kyverno's IVP engine never reads it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Validation {

@@ -53,7 +53,21 @@ pub fn validate(spec: &Spec) -> Vec<String> {
             ));
         }
     }
+    // Kyverno's IVP engine never reads `reason` either; ivpol refuses it
+    // rather than accept a field with no effect (DESIGN §7).
+    for (i, v) in spec.validations.iter().flatten().enumerate() {
+        if v.reason.is_some() {
+            problems.push(format!(
+                "spec.validations[{i}].reason: not supported: image validating policies deny with the policy's message; remove reason"
+            ));
+        }
+    }
     if let Some(c) = &spec.credentials {
+        if c.allow_insecure_registry {
+            problems.push(
+                "spec.credentials.allowInsecureRegistry: not supported per policy: plain-HTTP registries are allowed by the host's --insecure-registry flag".into(),
+            );
+        }
         for (i, p) in c.providers.iter().enumerate() {
             if p != "default" {
                 problems.push(format!(
@@ -129,6 +143,9 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
                 ));
             }
         }
+        if let Some(k) = &c.keyless {
+            check_keyless(&format!("{path}.cosign.keyless"), k, problems);
+        }
         // trustedRoot takes precedence over tuf, as in Kyverno.
         if let (Some(t), None) = (&c.tuf, &c.trusted_root) {
             check_tuf(&format!("{path}.cosign"), t, problems);
@@ -144,6 +161,21 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
         {
             problems.push(format!(
                 "{path}.cosign.source.PullSecrets: not implemented; name the registry secrets in spec.credentials.secrets"
+            ));
+        }
+    }
+}
+
+/// `additionalExtensions` holds only keys ivpol checks, with string
+/// values; `subjectExpression` excludes `subjectRegExp` (the CRD says so).
+fn check_keyless(path: &str, k: &super::attestor::Keyless, problems: &mut Vec<String>) {
+    if let Err(e) = k.extensions() {
+        problems.push(format!("{path}.{e}"));
+    }
+    for (i, id) in k.identities.iter().enumerate() {
+        if id.subject_expression.is_some() && id.subject_reg_exp.is_some() {
+            problems.push(format!(
+                "{path}.identities[{i}]: subjectExpression and subjectRegExp are mutually exclusive"
             ));
         }
     }

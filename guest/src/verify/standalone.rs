@@ -39,8 +39,7 @@ pub fn verify_bundle(
         Signer::Identity { subject, issuer } => Policy::Identities(vec![IdentityRule {
             issuer: Some(issuer),
             subject: Some(subject),
-            issuer_regexp: None,
-            subject_regexp: None,
+            ..Default::default()
         }]),
         Signer::Key(pem) => {
             Policy::Key(PublicKey::from_pem(&pem).map_err(|e| format!("key: {e}"))?)

@@ -49,6 +49,8 @@ pub struct BundleOpts<'a> {
     pub rekor: Option<&'a Rekor>,
     pub integrated_time: Option<i64>,
     pub tamper: Tamper,
+    /// `cosign sign -a k=v` (v3): the statement subject's annotations.
+    pub annotations: Map<String, Value>,
 }
 
 impl<'a> BundleOpts<'a> {
@@ -58,7 +60,13 @@ impl<'a> BundleOpts<'a> {
             rekor: None,
             integrated_time: None,
             tamper: Tamper::None,
+            annotations: Map::new(),
         }
+    }
+    /// Adds an annotation to the statement's subject, as `cosign sign -a`.
+    pub fn annotation(mut self, k: &str, v: &str) -> Self {
+        self.annotations.insert(k.into(), Value::String(v.into()));
+        self
     }
     pub fn rekor(mut self, rekor: &'a Rekor) -> Self {
         self.rekor = Some(rekor);
@@ -139,13 +147,19 @@ impl Signer {
                 predicate_type,
                 predicate,
             } => {
-                let stmt = statement_v1(&claimed_hex, predicate_type, predicate);
+                let stmt = statement_v1_annotated(
+                    &claimed_hex,
+                    predicate_type,
+                    predicate,
+                    &opts.annotations,
+                );
                 let signature = self.signature_over(&pae(oci::IN_TOTO, &stmt), &opts.tamper);
                 let stored = match &opts.tamper {
-                    Tamper::PayloadAfterSigning => statement_v1(
+                    Tamper::PayloadAfterSigning => statement_v1_annotated(
                         &claimed_hex,
                         &format!("{predicate_type}/tampered"),
                         predicate,
+                        &opts.annotations,
                     ),
                     _ => stmt.clone(),
                 };
@@ -244,8 +258,28 @@ impl Signer {
 
 /// cosign v3's in-toto v1 statement (protobuf JSON order, no subject name).
 pub fn statement_v1(hex: &str, predicate_type: &str, predicate: &Value) -> Vec<u8> {
+    statement_v1_annotated(hex, predicate_type, predicate, &Map::new())
+}
+
+/// [`statement_v1`] with the subject's `annotations` (cosign v3 `sign -a`;
+/// left out when empty, as protojson leaves out an empty struct).
+pub fn statement_v1_annotated(
+    hex: &str,
+    predicate_type: &str,
+    predicate: &Value,
+    annotations: &Map<String, Value>,
+) -> Vec<u8> {
+    let annotations = if annotations.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ",\"annotations\":{}",
+            String::from_utf8(super::canonical_json(&Value::Object(annotations.clone())))
+                .expect("utf8")
+        )
+    };
     format!(
-        "{{\"_type\":\"https://in-toto.io/Statement/v1\",\"subject\":[{{\"digest\":{{\"sha256\":{}}}}}],\"predicateType\":{},\"predicate\":{}}}",
+        "{{\"_type\":\"https://in-toto.io/Statement/v1\",\"subject\":[{{\"digest\":{{\"sha256\":{}}}{annotations}}}],\"predicateType\":{},\"predicate\":{}}}",
         serde_json::to_string(hex).expect("json"),
         serde_json::to_string(predicate_type).expect("json"),
         serde_json::to_string(predicate).expect("json"),

@@ -190,6 +190,32 @@ impl LeafSpec {
         self
     }
 
+    /// A deprecated Fulcio v1 extension (`1.3.6.1.4.1.57264.1.<n>`, n in
+    /// 2..=6: GitHub workflow trigger, SHA, name, repository, ref): the raw
+    /// claim bytes, not DER-wrapped, as Fulcio writes them.
+    pub fn fulcio_v1_ext(mut self, n: u32, value: &str) -> LeafSpec {
+        assert!(
+            (2..=6).contains(&n),
+            "1.3.6.1.4.1.57264.1.{n} is no v1 workflow OID"
+        );
+        self.extra.push((
+            format!("1.3.6.1.4.1.57264.1.{n}"),
+            false,
+            value.as_bytes().to_vec(),
+        ));
+        self
+    }
+
+    /// The five GitHub workflow extensions of a certificate issued to a
+    /// workflow run in `repository` (trigger `push`, ref `refs/heads/main`).
+    pub fn github_workflow(self, repository: &str, sha: &str) -> LeafSpec {
+        self.fulcio_v1_ext(2, "push")
+            .fulcio_v1_ext(3, sha)
+            .fulcio_v1_ext(4, "release")
+            .fulcio_v1_ext(5, repository)
+            .fulcio_v1_ext(6, "refs/heads/main")
+    }
+
     pub fn extension(mut self, dotted: &str, critical: bool, value: Vec<u8>) -> LeafSpec {
         self.extra.push((dotted.to_string(), critical, value));
         self

@@ -2315,6 +2315,7 @@ impl OfflineJson for PolicySet {
 }
 
 mod exceptions;
+mod fields;
 mod kyverno_conformance;
 mod tuf;
 mod verification;

@@ -378,20 +378,57 @@ pub fn verify_attestation_verified(
             "attestation is not an in-toto statement (_type {kind:?})"
         )));
     }
-    let subjects = statement
-        .get("subject")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if !subjects.iter().any(|s| {
-        s.pointer("/digest/sha256")
-            .and_then(Value::as_str)
-            .is_some_and(|d| d.eq_ignore_ascii_case(hex))
-    }) {
+    if subject_of(&statement, hex).is_none() {
         return Err(VerifyError::new(format!(
             "attestation subjects do not include the image digest {digest}"
         )));
     }
+    check_subject_annotations(&statement, digest, &opts.annotations)?;
     verified.payload = statement;
     Ok(verified)
+}
+
+/// The statement's first subject whose sha256 is `hex`.
+fn subject_of<'a>(statement: &'a Value, hex: &str) -> Option<&'a Value> {
+    let subjects = statement.get("subject").and_then(Value::as_array)?;
+    subjects.iter().find(|s| {
+        s.pointer("/digest/sha256")
+            .and_then(Value::as_str)
+            .is_some_and(|d| d.eq_ignore_ascii_case(hex))
+    })
+}
+
+/// Cosign's `IntotoSubjectClaimVerifier`: the in-toto statement's subject
+/// for the image `digest` carries every required annotation with exactly
+/// that string value. This is where `cosign sign -a k=v` (v3, Sigstore
+/// bundles) writes annotations, and what `cosign verify --annotations`
+/// and `verify-attestation --annotations` check, for bundles and `.att`
+/// layers alike.
+pub fn check_subject_annotations(
+    statement: &Value,
+    digest: &str,
+    wanted: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let hex = digest_hex(digest)?;
+    let subject = subject_of(statement, hex).ok_or_else(|| {
+        VerifyError::new(format!(
+            "no subject of the in-toto statement has the image digest {digest}"
+        ))
+    })?;
+    let have = subject.get("annotations");
+    for (k, want) in wanted {
+        let value = have.and_then(|a| a.get(k));
+        if value.and_then(Value::as_str) != Some(want.as_str()) {
+            return Err(VerifyError::new(format!(
+                "statement subject annotation {k:?} is {}, required {want:?}",
+                value
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "missing".into())
+            )));
+        }
+    }
+    Ok(())
 }

@@ -28,7 +28,9 @@ mod layer;
 
 use std::collections::BTreeMap;
 
-pub use layer::{verify_attestation, verify_attestation_verified, verify_signature};
+pub use layer::{
+    check_subject_annotations, verify_attestation, verify_attestation_verified, verify_signature,
+};
 pub use layer::{
     ANNOTATION_BUNDLE, ANNOTATION_CERTIFICATE, ANNOTATION_CHAIN, ANNOTATION_SIGNATURE,
     MEDIA_TYPE_DSSE, MEDIA_TYPE_SIMPLESIGNING,
@@ -83,7 +85,9 @@ pub struct Options {
     pub ctlogs: Vec<LogKey>,
     pub ignore_tlog: bool,
     pub ignore_sct: bool,
-    /// Required `optional` annotations of a signature payload.
+    /// `cosign.annotations`: required `optional` annotations of a
+    /// simple-signing payload, or annotations of the in-toto statement's
+    /// subject for the image (attestations and Sigstore bundles).
     pub annotations: BTreeMap<String, String>,
     /// Current unix time.
     pub now: i64,

@@ -520,4 +520,46 @@ fn attestation_with_key() {
         .contains("no Rekor bundle"));
     // A signature layer is not an attestation and vice versa.
     assert!(verify_signature(&layer, DIGEST_VALID, &o).is_err());
+    // `annotations` are the statement subject's, as cosign's
+    // IntotoSubjectClaimVerifier reads them.
+    let st = format!(
+        r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"digest":{{"sha256":"{hex}"}},"annotations":{{"env":"prod"}}}}]}}"#
+    );
+    let annotated = make(&st);
+    let mut want = o.clone();
+    want.annotations.insert("env".into(), "prod".into());
+    verify_attestation(&annotated, DIGEST_VALID, &want).unwrap();
+    assert!(verify_attestation(&layer, DIGEST_VALID, &want)
+        .unwrap_err()
+        .0
+        .contains("\"env\" is missing"));
+    want.annotations.insert("env".into(), "dev".into());
+    assert!(verify_attestation(&annotated, DIGEST_VALID, &want)
+        .unwrap_err()
+        .0
+        .contains("required \"dev\""));
+}
+
+#[test]
+fn subject_annotations() {
+    let hex = DIGEST_VALID.strip_prefix("sha256:").unwrap();
+    let statement = serde_json::json!({
+        "subject": [
+            {"digest": {"sha256": "00"}, "annotations": {"env": "prod"}},
+            {"digest": {"sha256": hex}, "annotations": {"env": "dev", "n": 1}},
+        ]
+    });
+    let want = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
+    let check = |w| check_subject_annotations(&statement, DIGEST_VALID, &w);
+    assert!(check(BTreeMap::new()).is_ok());
+    assert!(check(want("env", "dev")).is_ok());
+    // Only the image's own subject counts, and non-strings never match.
+    assert!(check(want("env", "prod")).is_err());
+    assert!(check(want("n", "1")).is_err());
+    assert!(
+        check_subject_annotations(&statement, DIGEST_REKOR, &want("env", "dev"))
+            .unwrap_err()
+            .0
+            .contains("no subject")
+    );
 }

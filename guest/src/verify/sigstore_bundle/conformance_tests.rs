@@ -62,8 +62,7 @@ fn run_case(dir: &Path, digest_mode: bool) -> std::result::Result<(), String> {
         Policy::Identities(vec![IdentityRule {
             issuer: Some(issuer),
             subject: Some(identity),
-            issuer_regexp: None,
-            subject_regexp: None,
+            ..Default::default()
         }])
     };
     let artifact_path = if dir.join("artifact").exists() {

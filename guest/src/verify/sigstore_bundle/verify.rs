@@ -768,9 +768,69 @@ mod tests {
         Policy::Identities(vec![IdentityRule {
             issuer: Some(ISSUER.into()),
             subject: Some(subject.into()),
-            issuer_regexp: None,
-            subject_regexp: None,
+            ..Default::default()
         }])
+    }
+
+    /// `keyless(IDENTITY)` with `additionalExtensions` and a
+    /// `subjectExpression` result.
+    fn keyless_with(extensions: &[(&str, &str)], subject_expression: Option<&str>) -> Policy {
+        Policy::Identities(vec![IdentityRule {
+            issuer: Some(ISSUER.into()),
+            subject: Some(IDENTITY.into()),
+            subject_expression: subject_expression.map(String::from),
+            extensions: extensions
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        }])
+    }
+
+    #[test]
+    fn additional_extensions_must_match_the_certificate() {
+        // The conformance certificate was issued by Fulcio to a GitHub
+        // workflow: it carries the raw-string v1 extensions .2 to .6.
+        let repo = "sigstore-conformance/extremely-dangerous-public-oidc-beacon";
+        let all = [
+            ("githubWorkflowTrigger", "workflow_dispatch"),
+            (
+                "githubWorkflowSha",
+                "c7b3dfb335f051e1c86bda4c716fac97df62ad81",
+            ),
+            ("githubWorkflowName", "Extremely dangerous OIDC beacon"),
+            ("githubWorkflowRepository", repo),
+            ("githubWorkflowRef", "refs/heads/main"),
+        ];
+        let v = run("happy-path-v0.3", &keyless_with(&all, None), &opts()).unwrap();
+        assert_eq!(v.identity.unwrap().extensions.len(), 5);
+        for (key, _) in all {
+            let e = run(
+                "happy-path-v0.3",
+                &keyless_with(&[(key, "something-else")], None),
+                &opts(),
+            )
+            .unwrap_err();
+            assert!(e.0.contains("extensions ["), "{key}: {e}");
+        }
+        // a prefix is no match: values compare exactly
+        let e = run(
+            "happy-path-v0.3",
+            &keyless_with(
+                &[("githubWorkflowRepository", "sigstore-conformance")],
+                None,
+            ),
+            &opts(),
+        );
+        assert!(e.is_err());
+    }
+
+    #[test]
+    fn subject_expression_results_are_matched_against_the_sans() {
+        let ok = |re: &str| run("happy-path-v0.3", &keyless_with(&[], Some(re)), &opts());
+        assert!(ok("^https://github.com/sigstore-conformance/").is_ok());
+        assert!(ok("^https://github.com/someone-else/").is_err());
+        assert!(ok("(").unwrap_err().0.contains("malformed"));
     }
 
     fn opts() -> Options {

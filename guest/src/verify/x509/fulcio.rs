@@ -1,5 +1,8 @@
 //! Fulcio identities (reference §1.6) and Kyverno's `keyless.identities[]`
-//! rules, matched as cosign's `CheckCertificatePolicy` does.
+//! rules, matched as cosign's `CheckCertificatePolicy` does, with
+//! `additionalExtensions` and `subjectExpression` enforced too.
+
+use std::collections::BTreeMap;
 
 use der::Decode;
 use x509_cert::ext::pkix::name::GeneralName;
@@ -11,15 +14,40 @@ use crate::verify::{Result, VerifyError};
 const OID_OTHERNAME_USERNAME: &str = "1.3.6.1.4.1.57264.1.7";
 const OID_ISSUER_V2: &str = "1.3.6.1.4.1.57264.1.8";
 const OID_ISSUER_V1: &str = "1.3.6.1.4.1.57264.1.1";
+/// Kyverno's `keyless.additionalExtensions` keys (cosign's
+/// `CertExtensions` names) and the deprecated Fulcio v1 OIDs they name, in
+/// that order (Fulcio `docs/oid-info.md`). The v1 extension values are the
+/// raw claim bytes, not DER-wrapped; cosign compares `string(ext.Value)`.
+pub const GITHUB_WORKFLOW_EXTENSIONS: [(&str, &str); 5] = [
+    ("githubWorkflowTrigger", "1.3.6.1.4.1.57264.1.2"),
+    ("githubWorkflowSha", "1.3.6.1.4.1.57264.1.3"),
+    ("githubWorkflowName", "1.3.6.1.4.1.57264.1.4"),
+    ("githubWorkflowRepository", "1.3.6.1.4.1.57264.1.5"),
+    ("githubWorkflowRef", "1.3.6.1.4.1.57264.1.6"),
+];
+
+/// The OID an `additionalExtensions` key names, if ivpol knows the key.
+pub fn extension_oid(key: &str) -> Option<&'static str> {
+    GITHUB_WORKFLOW_EXTENSIONS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, oid)| *oid)
+}
+
 /// Longest regular expression accepted in a rule.
 const MAX_REGEX: usize = 4096;
 
 /// Who a certificate was issued to: its SANs (emails, URIs, DNS names and
-/// Fulcio username otherNames, in certificate order) and the OIDC issuer.
+/// Fulcio username otherNames, in certificate order), the OIDC issuer and
+/// the GitHub workflow extensions (by `additionalExtensions` key).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Identity {
     pub sans: Vec<String>,
     pub issuer: Option<String>,
+    /// The raw-string Fulcio v1 extensions (OIDs .2 to .6) the certificate
+    /// carries, keyed by their `additionalExtensions` name. A value that is
+    /// not UTF-8 is left out: it can equal no policy string.
+    pub extensions: BTreeMap<String, String>,
 }
 
 impl Identity {
@@ -67,20 +95,40 @@ impl Identity {
         } else {
             None
         };
-        Ok(Identity { sans, issuer })
+        let extensions = GITHUB_WORKFLOW_EXTENSIONS
+            .iter()
+            .filter_map(|(key, oid)| {
+                let value = std::str::from_utf8(cert.extension(oid)?).ok()?;
+                Some((key.to_string(), value.to_string()))
+            })
+            .collect();
+        Ok(Identity {
+            sans,
+            issuer,
+            extensions,
+        })
     }
 }
 
-/// One entry of Kyverno's `keyless.identities[]`. A missing (or empty)
-/// field imposes nothing; a regexp, when given, wins over the exact field.
-/// Regexps are unanchored searches, as Go's `regexp.MatchString` in cosign:
-/// write `^…$` to match a whole value.
+/// One entry of Kyverno's `keyless.identities[]`, with the attestor's
+/// `additionalExtensions`. A missing (or empty) field imposes nothing;
+/// every field given must hold (an exact value and a regexp for the same
+/// name both apply: ignoring either would let a policy admit more than it
+/// says). Regexps are unanchored searches, as Go's `regexp.MatchString` in
+/// cosign: write `^…$` to match a whole value.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IdentityRule {
     pub issuer: Option<String>,
     pub subject: Option<String>,
     pub issuer_regexp: Option<String>,
     pub subject_regexp: Option<String>,
+    /// The regexp `subjectExpression` evaluated to for this request,
+    /// matched against the SANs as `subject_regexp` is.
+    pub subject_expression: Option<String>,
+    /// `additionalExtensions`: extension name (a key of
+    /// [`GITHUB_WORKFLOW_EXTENSIONS`]) to the exact value required. A
+    /// certificate without the extension does not match.
+    pub extensions: BTreeMap<String, String>,
 }
 
 fn nonempty(s: &Option<String>) -> Option<&str> {
@@ -103,6 +151,7 @@ impl IdentityRule {
         for re in [
             nonempty(&self.issuer_regexp),
             nonempty(&self.subject_regexp),
+            self.subject_expression.as_deref(),
         ]
         .into_iter()
         .flatten()
@@ -115,21 +164,20 @@ impl IdentityRule {
     /// Whether `id` satisfies this rule (false for a malformed regexp).
     pub fn matches(&self, id: &Identity) -> bool {
         let issuer = id.issuer.as_deref().unwrap_or("");
-        let issuer_ok = if let Some(re) = nonempty(&self.issuer_regexp) {
-            compile(re).is_ok_and(|re| re.is_match(issuer))
-        } else if let Some(want) = nonempty(&self.issuer) {
-            want == issuer
-        } else {
-            true
+        let issuer_ok = nonempty(&self.issuer_regexp)
+            .is_none_or(|re| compile(re).is_ok_and(|re| re.is_match(issuer)))
+            && nonempty(&self.issuer).is_none_or(|want| want == issuer);
+        let san_matches = |re: Option<&str>| {
+            re.is_none_or(|re| compile(re).is_ok_and(|re| id.sans.iter().any(|s| re.is_match(s))))
         };
-        let subject_ok = if let Some(re) = nonempty(&self.subject_regexp) {
-            compile(re).is_ok_and(|re| id.sans.iter().any(|s| re.is_match(s)))
-        } else if let Some(want) = nonempty(&self.subject) {
-            id.sans.iter().any(|s| s == want)
-        } else {
-            true
-        };
-        issuer_ok && subject_ok
+        let subject_ok = san_matches(nonempty(&self.subject_regexp))
+            && san_matches(self.subject_expression.as_deref())
+            && nonempty(&self.subject).is_none_or(|want| id.sans.iter().any(|s| s == want));
+        let extensions_ok = self
+            .extensions
+            .iter()
+            .all(|(key, want)| id.extensions.get(key) == Some(want));
+        issuer_ok && subject_ok && extensions_ok
     }
 }
 
@@ -141,8 +189,18 @@ pub fn identities_match(rules: &[IdentityRule], id: &Identity) -> Result<()> {
     if rules.is_empty() || rules.iter().any(|r| r.matches(id)) {
         return Ok(());
     }
+    let extensions = if rules.iter().any(|r| !r.extensions.is_empty()) {
+        let have: Vec<String> = id
+            .extensions
+            .iter()
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect();
+        format!(" and extensions [{}]", have.join(", "))
+    } else {
+        String::new()
+    };
     Err(VerifyError::new(format!(
-        "none of the expected identities matched what was in the certificate, got subjects [{}] with issuer {}",
+        "none of the expected identities matched what was in the certificate, got subjects [{}] with issuer {}{extensions}",
         id.sans.join(", "),
         id.issuer.as_deref().unwrap_or("(none)")
     )))
@@ -160,6 +218,7 @@ mod tests {
             subject: o(subject),
             issuer_regexp: o(ire),
             subject_regexp: o(sre),
+            ..Default::default()
         }
     }
 
@@ -190,8 +249,11 @@ mod tests {
         )));
         assert!(!ok(rule("", "this-does-not-match@example.com", "", "")));
         assert!(!ok(rule("", "", "", "^redhat")));
-        // The regexp wins over the exact value.
-        assert!(ok(rule("wrong", "", "oauth$", "")));
+        // An exact value and a regexp for the same name must both hold.
+        assert!(!ok(rule("wrong", "", "oauth$", "")));
+        assert!(ok(rule("https://github.com/login/oauth", "", "oauth$", "")));
+        assert!(!ok(rule("", "x@y", "", "redhat")));
+        assert!(ok(rule("", "mitr@redhat.com", "", "redhat")));
         let e = identities_match(&[rule("", "x@y", "", "")], &id).unwrap_err();
         assert!(
             e.0.contains("mitr@redhat.com") && e.0.contains("github.com/login/oauth"),
