@@ -216,7 +216,9 @@ impl PolicyVerifier {
                 .into_iter()
                 .map(|(label, source)| self.string(source).map(|v| (label, v)))
                 .collect::<Result<Vec<_>, _>>()
-                .map(|values| cache::fingerprint(values.iter().map(|(l, v)| (*l, v.as_str())))),
+                .map(|values| {
+                    cache::fingerprint(values.iter().map(|(l, v)| (l.as_str(), v.as_str())))
+                }),
         };
         self.state()
             .fingerprints

@@ -210,21 +210,25 @@ impl CompiledAttestor {
     /// a label naming its field. The verification cache binds what each
     /// evaluates to, so a new expression field must be listed here; what is
     /// written inline is bound by the policy's content hash already.
-    pub fn sources(&self) -> Vec<(&'static str, &StringSource)> {
-        let fields: [(&'static str, Option<&StringSource>); 4] = match &self.kind {
-            AttestorKind::Cosign(c) => [
-                ("key", c.key.as_ref()),
-                ("certificate.cert", c.cert.as_ref()),
-                ("certificate.certChain", c.cert_chain.as_ref()),
-                ("trustedRoot", c.trusted_root.as_ref()),
+    pub fn sources(&self) -> Vec<(String, &StringSource)> {
+        let mut fields: Vec<(String, Option<&StringSource>)> = match &self.kind {
+            AttestorKind::Cosign(c) => vec![
+                ("key".into(), c.key.as_ref()),
+                ("certificate.cert".into(), c.cert.as_ref()),
+                ("certificate.certChain".into(), c.cert_chain.as_ref()),
+                ("trustedRoot".into(), c.trusted_root.as_ref()),
             ],
-            AttestorKind::Notary(n) => [
-                ("certs", n.certs.as_ref()),
-                ("tsaCerts", n.tsa_certs.as_ref()),
-                ("", None),
-                ("", None),
+            AttestorKind::Notary(n) => vec![
+                ("certs".into(), n.certs.as_ref()),
+                ("tsaCerts".into(), n.tsa_certs.as_ref()),
             ],
         };
+        if let AttestorKind::Cosign(c) = &self.kind {
+            fields.extend(c.subject_expressions.iter().enumerate().map(|(i, s)| {
+                let label = format!("keyless.identities[{i}].subjectExpression");
+                (label, s.as_ref())
+            }));
+        }
         fields
             .into_iter()
             .filter_map(|(label, s)| s.map(|s| (label, s)))

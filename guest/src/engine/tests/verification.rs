@@ -252,7 +252,7 @@ fn inline_fingerprint(set: &PolicySet) -> String {
         .iter()
         .find(|a| a.name == "cosign")
         .expect("the cosign attestor");
-    let values: Vec<(&str, String)> = attestor
+    let values: Vec<(String, String)> = attestor
         .sources()
         .into_iter()
         .map(|(label, source)| match source {
@@ -260,7 +260,7 @@ fn inline_fingerprint(set: &PolicySet) -> String {
             StringSource::Expression(e) => panic!("{label} is an expression: {}", e.source),
         })
         .collect();
-    cache::fingerprint(values.iter().map(|(l, v)| (*l, v.as_str())))
+    cache::fingerprint(values.iter().map(|(l, v)| (l.as_str(), v.as_str())))
 }
 
 /// The credentials a policy without secrets reads ghcr.io with.
@@ -416,4 +416,39 @@ attestors:
         let a = in_ns("team-a", "KEY-A");
         assert_eq!(outcomes(&a), one("per-ns", Status::Pass, "success"));
     }
+}
+
+/// Every expression an attestor evaluates per request is listed for the
+/// cache key, subject expressions of keyless identities included.
+#[test]
+fn every_attestor_expression_is_bound_by_the_cache_key() {
+    let attestor = r#"
+attestors:
+  - name: cosign
+    cosign:
+      keyless:
+        identities:
+          - issuer: https://issuer.example
+            subject: fixed@example.com
+          - issuer: https://issuer.example
+            subjectExpression: "'^' + namespaceObject.metadata.name + '@example.com$'"
+      trustedRoot:
+        expression: "namespaceObject.metadata.annotations['root']"
+      ctlog:
+        insecureIgnoreTlog: true
+"#;
+    let set = load(&[ivp(
+        "keyless-exprs",
+        &spec(&[PODS, attestor, &validation("true")]),
+    )]);
+    let policy = set.policies().next().expect("policy");
+    let labels: Vec<String> = policy.attestors[0]
+        .sources()
+        .into_iter()
+        .map(|(label, _)| label)
+        .collect();
+    assert_eq!(
+        labels,
+        ["trustedRoot", "keyless.identities[1].subjectExpression"]
+    );
 }
