@@ -1,6 +1,7 @@
 //! What cosign and Notary attestors share about signatures stored as OCI
 //! artifacts: descriptors, single-layer referrers, and "first success wins".
 
+use crate::oci::json_shape;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -58,5 +59,30 @@ pub fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
     {
         Some([layer]) => Ok(descriptor(layer)),
         _ => Err("a signature referrer must have exactly one layer".into()),
+    }
+}
+
+/// Bounds what parsing an unverified signature document costs before the
+/// verifier parses it: the document itself (a bundle, a simple-signing
+/// payload or a DSSE envelope) as a small signature document, and the
+/// statement a DSSE envelope (or the payload a JWS envelope) carries base64-encoded at `payload_pointer`
+/// (parsed before its signature is checked) as a payload.
+pub fn check_shape(document: &[u8], payload_pointer: &str) -> Result<(), String> {
+    use base64::Engine;
+    json_shape::check(document, &json_shape::SIGNATURE)?;
+    let Ok(json) = serde_json::from_slice::<Value>(document) else {
+        return Ok(());
+    };
+    let Some(encoded) = json.pointer(payload_pointer).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    // Standard base64 (DSSE) or unpadded base64url (JWS).
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(encoded));
+    match decoded {
+        Ok(statement) => json_shape::check(&statement, &json_shape::PAYLOAD)
+            .map_err(|e| format!("envelope payload: {e}")),
+        Err(_) => Ok(()),
     }
 }

@@ -37,6 +37,9 @@ pub enum TransportError {
     Timeout { host: String },
     #[error("response from {host} is larger than {limit} bytes")]
     TooLarge { host: String, limit: usize },
+    /// The evaluation's registry data budget ([`super::budget`]) ran out.
+    #[error("registry data budget of {limit} bytes exceeded")]
+    BudgetExceeded { limit: usize },
     #[error("request to {host} failed: {message}")]
     Failed { host: String, message: String },
 }

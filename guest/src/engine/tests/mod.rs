@@ -2303,6 +2303,7 @@ impl OfflineJson for PolicySet {
     }
 }
 
+mod bounds;
 mod exceptions;
 mod kyverno_conformance;
 mod tuf;
