@@ -28,6 +28,8 @@ pub use macros::to_camel_case;
 pub mod common;
 mod container;
 pub mod context;
+/// ivpol patch: runtime cost limit (PATCH.md).
+pub mod cost;
 mod env;
 pub mod extensions;
 pub mod parser;
@@ -187,6 +189,10 @@ pub enum ExecutionError {
     /// Indicates that a function had an error during execution.
     #[error("Error executing function '{function}': {message}")]
     FunctionError { function: String, message: String },
+    /// The evaluation went over its cost limit (ivpol patch, see
+    /// [`cost`]); Kubernetes' wording.
+    #[error("operation cancelled: actual cost limit exceeded")]
+    CostLimitExceeded,
     #[error("Division by zero of {0:?}")]
     DivisionByZero(Value),
     #[error("Remainder by zero of {0:?}")]

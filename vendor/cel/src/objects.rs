@@ -1018,8 +1018,24 @@ impl Value {
     /// variable borrows the context (`'e`), and anything carrying data the
     /// context's resolver or values borrow is bounded by `'v`. Nothing is
     /// copied unless an operation produces a new value.
+    ///
+    /// Under a cost limit ([`crate::cost`]), each node costs 1 and a new
+    /// value it produces costs its size (ivpol patch).
     #[inline(always)]
     pub fn resolve_val<'e, 'p, 'v>(
+        expr: &'e Expression,
+        ctx: &'e Context<'p, 'v>,
+    ) -> Result<CowVal<'e, 'v>, ExecutionError> {
+        crate::cost::charge(1)?;
+        let value = Self::resolve_node(expr, ctx)?;
+        if value.is_owned() {
+            crate::cost::charge_value(value.as_ref())?;
+        }
+        Ok(value)
+    }
+
+    /// Evaluates one node, its operands through [`Value::resolve_val`].
+    fn resolve_node<'e, 'p, 'v>(
         expr: &'e Expression,
         ctx: &'e Context<'p, 'v>,
     ) -> Result<CowVal<'e, 'v>, ExecutionError> {

@@ -2304,6 +2304,7 @@ impl OfflineJson for PolicySet {
 }
 
 mod bounds;
+mod cost;
 mod exceptions;
 mod kyverno_conformance;
 mod tuf;

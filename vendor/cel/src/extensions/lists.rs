@@ -314,6 +314,8 @@ fn range(n: &CelInt) -> Result<CelList<'static>, ExecutionError> {
             format!("size {n} exceeds maximum allowed ({MAX_RANGE_SIZE})"),
         ));
     }
+    // ivpol patch: charged before the list is built.
+    crate::cost::charge(n as u64)?;
     Ok((0..n)
         .map(|i| Box::new(CelInt::from(i)) as Box<dyn Val>)
         .collect::<Vec<_>>()

@@ -33,11 +33,11 @@ pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
     crate::add_member_overload!(env, fn lower_ascii: (CelString) -> CelString)?;
     crate::add_member_overload!(env, fn upper_ascii: (CelString) -> CelString)?;
     crate::add_member_overload!(env, fn trim: (CelString) -> CelString)?;
-    crate::add_member_overload!(env, fn replace: (CelString, CelString, CelString) -> CelString)?;
-    crate::add_member_overload!(env, fn replace_n: (CelString, CelString, CelString, CelInt) -> CelString,
+    crate::add_member_overload!(env, fn replace: (CelString, CelString, CelString) -> Result<CelString>)?;
+    crate::add_member_overload!(env, fn replace_n: (CelString, CelString, CelString, CelInt) -> Result<CelString>,
         name = "replace")?;
-    crate::add_member_overload!(env, fn split: (CelString, CelString) -> CelList)?;
-    crate::add_member_overload!(env, fn split_n: (CelString, CelString, CelInt) -> CelList,
+    crate::add_member_overload!(env, fn split: (CelString, CelString) -> Result<CelList>)?;
+    crate::add_member_overload!(env, fn split_n: (CelString, CelString, CelInt) -> Result<CelList>,
         name = "split")?;
     crate::add_member_overload!(env, fn substring: (CelString, CelInt) -> Result<CelString>)?;
     crate::add_member_overload!(env, fn substring_range: (CelString, CelInt, CelInt) -> Result<CelString>,
@@ -178,6 +178,8 @@ fn join_with<'b, 'v>(list: &dyn Val, sep: &str) -> Result<CowVal<'b, 'v>, Execut
     while let Some(item) = items.next() {
         parts.push(arg::<CelString>(item)?.inner());
     }
+    // ivpol patch: the separator's copies are charged before they are made.
+    crate::cost::charge((sep.len().saturating_mul(parts.len()) / 10) as u64)?;
     Ok(CowVal::owned(CelString::from(parts.join(sep))))
 }
 
@@ -193,8 +195,25 @@ fn trim(this: &CelString<'_>) -> CelString<'static> {
     this.trim().to_owned().into()
 }
 
-fn replace(this: &CelString<'_>, from: &CelString<'_>, to: &CelString<'_>) -> CelString<'static> {
-    this.replace(from.inner(), to.inner()).into()
+fn replace(
+    this: &CelString<'_>,
+    from: &CelString<'_>,
+    to: &CelString<'_>,
+) -> Result<CelString<'static>, ExecutionError> {
+    replace_n(this, from, to, &CelInt::from(-1))
+}
+
+/// ivpol patch: charges what `n` replacements of `from` by `to` add before
+/// the string is built, since one call can multiply its input's size.
+fn charge_replacements(this: &str, from: &str, to: &str, n: usize) -> Result<(), ExecutionError> {
+    if to.len() <= from.len() {
+        return Ok(());
+    }
+    let count = match from.is_empty() {
+        true => this.chars().count() + 1,
+        false => this.matches(from).count(),
+    };
+    crate::cost::charge((count.min(n).saturating_mul(to.len()) / 10) as u64)
 }
 
 /// Replaces the first `n` occurrences, or all of them when `n` is negative.
@@ -203,21 +222,31 @@ fn replace_n(
     from: &CelString<'_>,
     to: &CelString<'_>,
     n: &CelInt,
-) -> CelString<'static> {
-    match usize::try_from(*n.inner()) {
-        Ok(n) => this.replacen(from.inner(), to.inner(), n).into(),
-        Err(_) => replace(this, from, to),
-    }
+) -> Result<CelString<'static>, ExecutionError> {
+    let n = usize::try_from(*n.inner()).unwrap_or(usize::MAX);
+    charge_replacements(this, from, to, n)?;
+    Ok(this.replacen(from.inner(), to.inner(), n).into())
 }
 
-fn split(this: &CelString<'_>, sep: &CelString<'_>) -> CelList<'static> {
+fn split(this: &CelString<'_>, sep: &CelString<'_>) -> Result<CelList<'static>, ExecutionError> {
     split_n(this, sep, &CelInt::from(-1))
 }
 
 /// Splits into at most `n` parts, the last holding the unsplit remainder: none
 /// when `n` is zero, all of them when it is negative. An empty separator splits
 /// between code points.
-fn split_n(this: &CelString<'_>, sep: &CelString<'_>, n: &CelInt) -> CelList<'static> {
+fn split_n(
+    this: &CelString<'_>,
+    sep: &CelString<'_>,
+    n: &CelInt,
+) -> Result<CelList<'static>, ExecutionError> {
+    // ivpol patch: one value per part, charged before the parts are made.
+    let parts = match sep.is_empty() {
+        true => this.chars().count(),
+        false => this.matches(sep.inner()).count() + 1,
+    };
+    let limit = usize::try_from(*n.inner()).unwrap_or(usize::MAX);
+    crate::cost::charge(parts.min(limit) as u64)?;
     let n = *n.inner();
     let parts: Vec<&str> = match (usize::try_from(n), sep.is_empty()) {
         (Ok(0), _) => Vec::new(),
@@ -244,11 +273,11 @@ fn split_n(this: &CelString<'_>, sep: &CelString<'_>, n: &CelInt) -> CelList<'st
             .collect(),
         (Err(_), false) => this.split(sep.inner()).collect(),
     };
-    parts
+    Ok(parts
         .into_iter()
         .map(|s| Box::new(CelString::from(s.to_owned())) as Box<dyn Val>)
         .collect::<Vec<_>>()
-        .into()
+        .into())
 }
 
 fn substring(this: &CelString<'_>, start: &CelInt) -> Result<CelString<'static>, ExecutionError> {
