@@ -6,7 +6,7 @@
 //! The trust options come from the attestor; the checks themselves are in
 //! `verify::cosign` and `verify::sigstore_bundle`.
 
-use super::referrers::{check_shape, descriptor, first_success, single_layer};
+use super::referrers::{bounded_reason, check_shape, descriptor, first_success, single_layer};
 use crate::images::reference::{self, ImageRef};
 use crate::oci::transport::HttpRequest;
 use crate::oci::{Client, OciError, Transport, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
@@ -343,7 +343,7 @@ fn for_each_bundle<T>(
             .and_then(|()| verify(&bundle));
         match outcome {
             Ok(v) => return Ok(Some(Ok(v))),
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(bounded_reason(e)),
         }
     }
     Ok(any.then(|| first_success(errors.into_iter().map(Err))))
@@ -423,7 +423,7 @@ fn for_each_legacy_layer<T>(
             .and_then(|()| verify(&layer));
         match outcome {
             Ok(v) => return Ok(v),
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(bounded_reason(e)),
         }
     }
     first_success(errors.into_iter().map(Err))

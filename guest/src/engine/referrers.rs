@@ -5,14 +5,28 @@ use crate::oci::json_shape;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Characters of one candidate's failure kept for the joined reason: a
+/// reason can quote what an unverified document holds, and up to
+/// `MAX_REFERRERS` of them end up in one verdict.
+pub const MAX_REASON_CHARS: usize = 1024;
+
+/// `reason`, cut to [`MAX_REASON_CHARS`].
+pub fn bounded_reason(reason: String) -> String {
+    match reason.char_indices().nth(MAX_REASON_CHARS) {
+        Some((end, _)) => format!("{}…", &reason[..end]),
+        None => reason,
+    }
+}
+
 /// Verifies candidates in order until one passes; otherwise every reason,
-/// joined (or "signatures not found" when there was no candidate).
+/// each cut to [`MAX_REASON_CHARS`], joined (or "signatures not found" when
+/// there was no candidate).
 pub fn first_success<T>(results: impl Iterator<Item = Result<T, String>>) -> Result<T, String> {
     let mut errors = Vec::new();
     for r in results {
         match r {
             Ok(v) => return Ok(v),
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(bounded_reason(e)),
         }
     }
     Err(match errors.is_empty() {
@@ -84,5 +98,37 @@ pub fn check_shape(document: &[u8], payload_pointer: &str) -> Result<(), String>
         Ok(statement) => json_shape::check(&statement, &json_shape::PAYLOAD)
             .map_err(|e| format!("envelope payload: {e}")),
         Err(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_cut_and_shapes_checked() {
+        let huge = "x".repeat(1 << 20);
+        let err =
+            first_success::<()>([Err(huge.clone()), Err("short".into())].into_iter()).unwrap_err();
+        assert_eq!(err.chars().count(), MAX_REASON_CHARS + 1 + "; short".len());
+        // A DSSE envelope whose statement is a flat array of millions.
+        use base64::Engine;
+        let statement = format!("[{}0]", "0,".repeat(300_000));
+        let envelope = serde_json::json!({
+            "payloadType": "application/vnd.in-toto+json",
+            "payload": base64::engine::general_purpose::STANDARD.encode(statement),
+            "signatures": [],
+        });
+        let err = check_shape(envelope.to_string().as_bytes(), "/payload").unwrap_err();
+        assert!(
+            err.starts_with("envelope payload: JSON holds more than"),
+            "{err}"
+        );
+        let err = check_shape(
+            format!("[{}]", "1,".repeat(64) + "1").as_bytes(),
+            "/payload",
+        )
+        .unwrap_err();
+        assert!(err.contains("more than 64 items"), "{err}");
     }
 }
