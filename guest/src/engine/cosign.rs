@@ -338,7 +338,7 @@ fn for_each_bundle<T>(
         let bundle = client
             .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
             .map_err(|e| e.to_string())?;
-        let outcome = check_shape(&bundle, "/dsseEnvelope/payload")
+        let outcome = check_shape(client, &bundle, "/dsseEnvelope/payload")
             .map_err(|e| format!("bundle {}: {e}", layer.digest))
             .and_then(|()| verify(&bundle));
         match outcome {
@@ -418,7 +418,7 @@ fn for_each_legacy_layer<T>(
             payload,
             annotations: d.annotations,
         };
-        let outcome = check_shape(&layer.payload, "/payload")
+        let outcome = check_shape(client, &layer.payload, "/payload")
             .map_err(|e| format!("layer {}: {e}", d.digest))
             .and_then(|()| verify(&layer));
         match outcome {

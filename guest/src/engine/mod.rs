@@ -21,7 +21,10 @@ mod verifier;
 use crate::admission::{labels_of, Request};
 use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
 use crate::matching::MatchInput;
-use crate::oci::{Budget, Budgeted, Transport, MAX_REGISTRY_BYTES_PER_EVALUATION};
+use crate::oci::{
+    Budget, Budgeted, Transport, MAX_PARSED_VALUES_PER_EVALUATION,
+    MAX_REGISTRY_BYTES_PER_EVALUATION,
+};
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 use evaluate::{Input, Outcome};
 pub use results::{PolicyResult, Status, Verdict};
@@ -312,7 +315,11 @@ type SharedTransport = Arc<dyn Transport + Send + Sync>;
 
 /// `transport`, charged to a fresh registry data budget for one call.
 fn budgeted(transport: SharedTransport) -> (SharedTransport, Arc<Budget>) {
-    let budgeted = Budgeted::new(transport, MAX_REGISTRY_BYTES_PER_EVALUATION);
+    let budgeted = Budgeted::new(
+        transport,
+        MAX_REGISTRY_BYTES_PER_EVALUATION,
+        MAX_PARSED_VALUES_PER_EVALUATION,
+    );
     let budget = budgeted.budget.clone();
     (Arc::new(budgeted), budget)
 }

@@ -113,7 +113,7 @@ fn verify_signature(
     // A JWS envelope is JSON: bound its shape before the verifier parses it
     // (COSE envelopes are CBOR, bounded by their byte limit).
     if layer.media_type == notary::MEDIA_TYPE_JWS {
-        check_shape(&envelope, "/payload")
+        check_shape(client, &envelope, "/payload")
             .map_err(|e| format!("signature {}: {e}", manifest.digest))?;
     }
     notary::verify(
@@ -167,8 +167,9 @@ fn referrer_payload(
     let bytes = client
         .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
         .map_err(|e| e.to_string())?;
-    json_shape::check(&bytes, &json_shape::PAYLOAD)
+    let values = json_shape::check(&bytes, &json_shape::PAYLOAD)
         .map_err(|e| format!("referrer {}: its layer is refused: {e}", manifest.digest))?;
+    client.charge_parsed(values).map_err(|e| e.to_string())?;
     serde_json::from_slice(&bytes)
         .map_err(|e| format!("referrer {}: its layer is not JSON: {e}", manifest.digest))
 }

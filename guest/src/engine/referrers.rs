@@ -81,9 +81,16 @@ pub fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
 /// payload or a DSSE envelope) as a small signature document, and the
 /// statement a DSSE envelope (or the payload a JWS envelope) carries base64-encoded at `payload_pointer`
 /// (parsed before its signature is checked) as a payload.
-pub fn check_shape(document: &[u8], payload_pointer: &str) -> Result<(), String> {
+pub fn check_shape(
+    client: &crate::oci::Client,
+    document: &[u8],
+    payload_pointer: &str,
+) -> Result<(), String> {
     use base64::Engine;
-    json_shape::check(document, &json_shape::SIGNATURE)?;
+    let values = json_shape::check(document, &json_shape::SIGNATURE)?;
+    // The document and its statement are parsed (and a verified statement
+    // kept): both are charged to the evaluation's parsed-values budget.
+    client.charge_parsed(values).map_err(|e| e.to_string())?;
     let Ok(json) = serde_json::from_slice::<Value>(document) else {
         return Ok(());
     };
@@ -94,11 +101,12 @@ pub fn check_shape(document: &[u8], payload_pointer: &str) -> Result<(), String>
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(encoded)
         .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(encoded));
-    match decoded {
-        Ok(statement) => json_shape::check(&statement, &json_shape::PAYLOAD)
-            .map_err(|e| format!("envelope payload: {e}")),
-        Err(_) => Ok(()),
-    }
+    let Ok(statement) = decoded else {
+        return Ok(());
+    };
+    let values = json_shape::check(&statement, &json_shape::PAYLOAD)
+        .map_err(|e| format!("envelope payload: {e}"))?;
+    client.charge_parsed(values).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -119,12 +127,15 @@ mod tests {
             "payload": base64::engine::general_purpose::STANDARD.encode(statement),
             "signatures": [],
         });
-        let err = check_shape(envelope.to_string().as_bytes(), "/payload").unwrap_err();
+        let offline = crate::oci::transport::Offline;
+        let client = crate::oci::Client::new(&offline);
+        let err = check_shape(&client, envelope.to_string().as_bytes(), "/payload").unwrap_err();
         assert!(
             err.starts_with("envelope payload: JSON holds more than"),
             "{err}"
         );
         let err = check_shape(
+            &client,
             format!("[{}]", "1,".repeat(64) + "1").as_bytes(),
             "/payload",
         )

@@ -20,6 +20,14 @@ use std::sync::Arc;
 /// Bytes of registry bodies one evaluation may read in total.
 pub const MAX_REGISTRY_BYTES_PER_EVALUATION: usize = 64 << 20;
 
+/// JSON values from registry data one evaluation may parse into trees, in
+/// total. A body's bytes do not bound its tree (`json_shape`): 4 MiB of
+/// dense JSON is millions of values at 32 to 100 bytes each, and parsed
+/// image data and verified payloads are kept for the whole evaluation.
+/// About 30 MB of trees at most, next to the bodies, within an instance's
+/// memory.
+pub const MAX_PARSED_VALUES_PER_EVALUATION: usize = 300_000;
+
 /// Registry fetches one evaluation may have in flight at once. The engine
 /// is sequential today (one at a time); a concurrent version must keep to
 /// this, since the memory an evaluation holds for bodies being read is at
@@ -31,16 +39,23 @@ pub const MAX_FETCHES_IN_FLIGHT: usize = 4;
 pub struct Budget {
     limit: usize,
     remaining: AtomicUsize,
+    value_limit: usize,
+    values_remaining: AtomicUsize,
+    /// The first refusal, which names the budget that ran out.
+    first_refusal: std::sync::Mutex<Option<TransportError>>,
     in_flight: AtomicUsize,
     /// Fetches refused because the budget ran out.
     refusals: AtomicUsize,
 }
 
 impl Budget {
-    pub fn new(limit: usize) -> Budget {
+    pub fn new(limit: usize, value_limit: usize) -> Budget {
         Budget {
             limit,
             remaining: AtomicUsize::new(limit),
+            value_limit,
+            values_remaining: AtomicUsize::new(value_limit),
+            first_refusal: std::sync::Mutex::new(None),
             in_flight: AtomicUsize::new(0),
             refusals: AtomicUsize::new(0),
         }
@@ -62,9 +77,32 @@ impl Budget {
         self.refusals.load(Ordering::SeqCst)
     }
 
-    /// The error every refusal carries.
+    /// The first refusal's error, naming the budget that ran out.
     pub fn exceeded_message(&self) -> String {
-        TransportError::BudgetExceeded { limit: self.limit }.to_string()
+        let first = self.first_refusal.lock().unwrap_or_else(|p| p.into_inner());
+        first
+            .clone()
+            .unwrap_or(TransportError::BudgetExceeded { limit: self.limit })
+            .to_string()
+    }
+
+    /// Takes `values` from the parsed-values budget, all or nothing.
+    pub fn charge_values(&self, values: usize) -> Result<(), TransportError> {
+        let taken =
+            self.values_remaining
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                    left.checked_sub(values)
+                });
+        match taken {
+            Ok(_) => Ok(()),
+            Err(_) => {
+                // Nothing more is parsed once it ran out.
+                self.values_remaining.store(0, Ordering::SeqCst);
+                Err(self.refuse(TransportError::ValueBudgetExceeded {
+                    limit: self.value_limit,
+                }))
+            }
+        }
     }
 
     /// Takes up to `want` bytes from what is left; 0 when nothing is.
@@ -83,9 +121,15 @@ impl Budget {
         self.remaining.fetch_add(bytes, Ordering::SeqCst);
     }
 
-    fn refuse(&self) -> TransportError {
+    fn refuse(&self, error: TransportError) -> TransportError {
         self.refusals.fetch_add(1, Ordering::SeqCst);
-        TransportError::BudgetExceeded { limit: self.limit }
+        let mut first = self.first_refusal.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert_with(|| error.clone());
+        error
+    }
+
+    fn bytes_refused(&self) -> TransportError {
+        self.refuse(TransportError::BudgetExceeded { limit: self.limit })
     }
 }
 
@@ -96,11 +140,16 @@ pub struct Budgeted {
 }
 
 impl Budgeted {
-    /// `inner`, charged to a fresh budget of `limit` bytes.
-    pub fn new(inner: Arc<dyn Transport + Send + Sync>, limit: usize) -> Budgeted {
+    /// `inner`, charged to a fresh budget of `limit` bytes and
+    /// `value_limit` parsed JSON values.
+    pub fn new(
+        inner: Arc<dyn Transport + Send + Sync>,
+        limit: usize,
+        value_limit: usize,
+    ) -> Budgeted {
         Budgeted {
             inner,
-            budget: Arc::new(Budget::new(limit)),
+            budget: Arc::new(Budget::new(limit, value_limit)),
         }
     }
 }
@@ -127,7 +176,7 @@ impl Transport for Budgeted {
         let _slot = Slot(&budget.in_flight);
         let granted = budget.reserve(max_body);
         if granted == 0 && max_body > 0 {
-            return Err(budget.refuse());
+            return Err(budget.bytes_refused());
         }
         match self.inner.send(request, granted) {
             Ok(response) => {
@@ -138,13 +187,17 @@ impl Transport for Budgeted {
             // limit: the budget, not the object, is what ran out.
             Err(TransportError::TooLarge { .. }) if granted < max_body => {
                 // What was read is gone; keep it charged.
-                Err(budget.refuse())
+                Err(budget.bytes_refused())
             }
             Err(e) => {
                 budget.refund(granted);
                 Err(e)
             }
         }
+    }
+
+    fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {
+        self.budget.charge_values(values)
     }
 }
 
@@ -181,7 +234,7 @@ mod tests {
 
     #[test]
     fn every_body_is_charged_until_the_budget_runs_out() {
-        let t = Budgeted::new(Arc::new(Fixed(10)), 35);
+        let t = Budgeted::new(Arc::new(Fixed(10)), 35, 100);
         for _ in 0..3 {
             assert!(t.send(&get(), 100).is_ok());
         }
@@ -199,7 +252,7 @@ mod tests {
 
     #[test]
     fn an_object_over_its_own_limit_is_not_a_budget_refusal() {
-        let t = Budgeted::new(Arc::new(Fixed(10)), 1000);
+        let t = Budgeted::new(Arc::new(Fixed(10)), 1000, 100);
         let err = t.send(&get(), 5).unwrap_err();
         assert!(
             matches!(err, TransportError::TooLarge { limit: 5, .. }),
@@ -211,5 +264,19 @@ mod tests {
             0,
             "a refused object's reservation comes back"
         );
+    }
+
+    #[test]
+    fn parsed_values_are_charged_all_or_nothing() {
+        let t = Budgeted::new(Arc::new(Fixed(10)), 1000, 100);
+        assert_eq!(t.charge_parsed(60), Ok(()));
+        let err = t.charge_parsed(50).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "registry data budget of 100 parsed JSON values exceeded"
+        );
+        assert_eq!(t.charge_parsed(1), Err(err.clone()));
+        assert_eq!(t.budget.exceeded_message(), err.to_string());
+        assert_eq!(t.budget.refusals(), 2);
     }
 }

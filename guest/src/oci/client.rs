@@ -93,7 +93,7 @@ impl Target<'_> {
 fn error_detail(body: &[u8]) -> String {
     let parsed: Option<Value> = json_shape::check(body, &json_shape::SIGNATURE)
         .ok()
-        .and_then(|()| serde_json::from_slice(body).ok());
+        .and_then(|_| serde_json::from_slice(body).ok());
     let first = parsed.as_ref().and_then(|v| v.pointer("/errors/0"));
     match first {
         Some(e) => {
@@ -112,6 +112,12 @@ pub struct Client<'t> {
 impl<'t> Client<'t> {
     pub fn new(transport: &'t dyn Transport) -> Client<'t> {
         Client { transport }
+    }
+
+    /// Charges `values` JSON values about to be parsed from registry data
+    /// to the evaluation's budget (see `oci::budget`).
+    pub fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {
+        self.transport.charge_parsed(values)
     }
 
     /// The host serving a registry's API (Docker Hub's API is not on index.docker.io).
@@ -181,8 +187,9 @@ impl<'t> Client<'t> {
         if digest::is_sha256(reference) && actual != reference {
             return Err(t.mismatch(reference, &actual));
         }
-        json_shape::check(&resp.body, &json_shape::MANIFEST)
+        let values = json_shape::check(&resp.body, &json_shape::MANIFEST)
             .map_err(|e| t.invalid(format!("manifest refused: {e}")))?;
+        self.charge_parsed(values).map_err(|e| t.transport(e))?;
         let json: Value = serde_json::from_slice(&resp.body)
             .map_err(|e| t.invalid(format!("manifest is not JSON: {e}")))?;
         let media_type = json
@@ -300,8 +307,9 @@ impl<'t> Client<'t> {
         )?;
         let index: Value = match resp.status {
             200 => {
-                json_shape::check(&resp.body, &json_shape::MANIFEST)
+                let values = json_shape::check(&resp.body, &json_shape::MANIFEST)
                     .map_err(|e| t.invalid(format!("referrers index refused: {e}")))?;
+                self.charge_parsed(values).map_err(|e| t.transport(e))?;
                 serde_json::from_slice(&resp.body)
                     .map_err(|e| t.invalid(format!("referrers index is not JSON: {e}")))?
             }

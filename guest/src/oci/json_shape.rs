@@ -21,7 +21,7 @@ pub struct JsonLimits {
 /// listing many referrers of other types is legitimate, so arrays are not
 /// bounded here (the client bounds the referrers it keeps).
 pub const MANIFEST: JsonLimits = JsonLimits {
-    max_values: 200_000,
+    max_values: 100_000,
     max_depth: 32,
     max_array_len: usize::MAX,
 };
@@ -39,14 +39,15 @@ pub const SIGNATURE: JsonLimits = JsonLimits {
 /// tree must still fit an instance next to everything else (about 100
 /// bytes of memory per value).
 pub const PAYLOAD: JsonLimits = JsonLimits {
-    max_values: 250_000,
+    max_values: 200_000,
     max_depth: 64,
     max_array_len: usize::MAX,
 };
 
-/// `Err` naming the first limit `bytes` goes over. Invalid JSON passes:
-/// the parser reports it better.
-pub fn check(bytes: &[u8], limits: &JsonLimits) -> Result<(), String> {
+/// How many values `bytes` holds (an upper bound), or `Err` naming the
+/// first limit it goes over. Invalid JSON passes: the parser reports it
+/// better.
+pub fn check(bytes: &[u8], limits: &JsonLimits) -> Result<usize, String> {
     let mut values: usize = 1;
     // Per open container: whether it is an array, and its separators so far.
     let mut open: Vec<(bool, usize)> = Vec::new();
@@ -95,7 +96,7 @@ pub fn check(bytes: &[u8], limits: &JsonLimits) -> Result<(), String> {
             return Err(format!("JSON holds more than {} values", limits.max_values));
         }
     }
-    Ok(())
+    Ok(values)
 }
 
 #[cfg(test)]
@@ -111,8 +112,8 @@ mod tests {
     #[test]
     fn ordinary_documents_pass() {
         let doc = br#"{"a":[1,2,3,4],"b":{"c":"[[[[,,,,,,,,]]]]"}}"#;
-        assert_eq!(check(doc, &SMALL), Ok(()));
-        assert_eq!(check(b"not json", &SMALL), Ok(()));
+        assert_eq!(check(doc, &SMALL), Ok(11));
+        assert_eq!(check(b"not json", &SMALL), Ok(1));
     }
 
     #[test]
@@ -128,13 +129,13 @@ mod tests {
             .unwrap_err()
             .contains("more than 4 items"));
         // An escaped quote does not end a string.
-        assert_eq!(check(br#"["\"[[[[,,,,,,"]"#, &SMALL), Ok(()));
+        assert_eq!(check(br#"["\"[[[[,,,,,,"]"#, &SMALL), Ok(2));
     }
 
     #[test]
     fn a_flat_array_of_millions_is_refused_before_parsing() {
         let zeros = format!("[{}0]", "0,".repeat(2_000_000));
         let err = check(zeros.as_bytes(), &MANIFEST).unwrap_err();
-        assert!(err.contains("more than 200000 values"), "{err}");
+        assert!(err.contains("more than 100000 values"), "{err}");
     }
 }

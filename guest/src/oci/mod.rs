@@ -14,7 +14,10 @@ pub mod transport;
 #[cfg(target_arch = "wasm32")]
 pub mod wasi_transport;
 
-pub use budget::{Budget, Budgeted, MAX_FETCHES_IN_FLIGHT, MAX_REGISTRY_BYTES_PER_EVALUATION};
+pub use budget::{
+    Budget, Budgeted, MAX_FETCHES_IN_FLIGHT, MAX_PARSED_VALUES_PER_EVALUATION,
+    MAX_REGISTRY_BYTES_PER_EVALUATION,
+};
 pub use client::{Client, Manifest, Platform};
 pub use error::OciError;
 pub use transport::{HttpRequest, HttpResponse, Transport, TransportError};
