@@ -28,6 +28,11 @@ fn subject() -> String {
 
 impl Hostile {
     fn new(count: usize, size: usize) -> Arc<Hostile> {
+        Hostile::padded(count, size, 0)
+    }
+
+    /// The same, with `pad` extra JSON values in the referrers index.
+    fn padded(count: usize, size: usize, pad: usize) -> Arc<Hostile> {
         let base = format!("https://{REGISTRY}/v2/app");
         let mut objects = BTreeMap::new();
         let mut descriptors = Vec::new();
@@ -63,6 +68,7 @@ impl Hostile {
             "schemaVersion": 2,
             "mediaType": "application/vnd.oci.image.index.v1+json",
             "manifests": descriptors,
+            "pad": vec![0; pad],
         });
         let tag = subject().replacen(':', "-", 1);
         objects.insert(
@@ -200,4 +206,34 @@ fn more_referrers_than_the_bound_are_never_read() {
     // is a counted failure (0), as every failed lookup is.
     assert_eq!(outcomes(&v), one("bounded", Status::Pass, "success"));
     assert!(registry.served() < 64 << 10, "{}", registry.served());
+}
+
+#[test]
+fn dense_registry_json_runs_out_the_parsed_values_budget() {
+    // Each attestor reads the 90,000-value index again: the fourth read
+    // goes over the 300,000 values one evaluation may parse.
+    let registry = Hostile::padded(1, 64, 90_000);
+    let attestor = |name: &str| {
+        format!(
+            "  - name: {name}\n    cosign:\n      key:\n        data: |\n          -----BEGIN PUBLIC KEY-----\n          MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE+lmmxGvQwZYNU1scQBJ4FiWWgOWU\n          9xE+0y7rYzP/31bDkonjc08sMX1Qxz7SQev9+mREk+3y03toB/gjxLYQSQ==\n          -----END PUBLIC KEY-----\n      ctlog:\n        insecureIgnoreTlog: true\n"
+        )
+    };
+    let policy = ivp(
+        "bounded",
+        &spec(&[
+            PODS,
+            RELAXED,
+            &format!("attestors:\n{}{}{}{}", attestor("a"), attestor("b"), attestor("c"), attestor("d")),
+            "validations:\n  - expression: >-\n      images.containers.all(i, verifyImageSignatures(i, [attestors.a, attestors.b, attestors.c, attestors.d]) >= 0)\n",
+        ]),
+    );
+    let v = run(&load(&[policy]), registry);
+    assert_eq!(
+        outcomes(&v),
+        one(
+            "bounded",
+            Status::Error,
+            "failed to evaluate policy: registry data budget of 300000 parsed JSON values exceeded"
+        )
+    );
 }
