@@ -127,7 +127,11 @@ impl LazyVariables {
             variables: Some(self.clone()),
             services: self.inner.services.clone(),
         };
-        let result = expr.program().execute(&bindings.context());
+        // Read from an expression, the variable is charged to that
+        // expression's cost limit; otherwise it gets its own.
+        let (result, _cost) = cel::cost::with_limit(super::PER_CALL_COST_LIMIT, || {
+            expr.program().execute(&bindings.context())
+        });
         self.lock()
             .insert(name.to_string(), Slot::Done(result.clone()));
         result

@@ -26,11 +26,28 @@ pub struct Expression {
     program: Arc<Program>,
 }
 
+/// The runtime cost one expression evaluation may use: Kubernetes'
+/// `PerCallLimit`. What a unit is: `cel::cost` (the vendored patch,
+/// `docs/cel.md`). The `variables` an expression reads are charged to it.
+pub const PER_CALL_COST_LIMIT: u64 = 1_000_000;
+
+/// The error of an expression that went over [`PER_CALL_COST_LIMIT`]
+/// (Kubernetes' wording).
+pub const COST_LIMIT_MESSAGE: &str = "operation cancelled: actual cost limit exceeded";
+
+/// Whether an evaluation error is the cost limit's: such an error is never
+/// taken as "no match" (it would let a large object skip a policy).
+pub fn is_cost_limit_error(message: &str) -> bool {
+    message.contains(COST_LIMIT_MESSAGE)
+}
+
 impl Expression {
-    /// Evaluates against `bindings`.
+    /// Evaluates against `bindings`, within [`PER_CALL_COST_LIMIT`].
     pub fn eval(&self, bindings: &Bindings) -> Result<Value, String> {
         let ctx = bindings.context();
-        self.program.execute(&ctx).map_err(|e| e.to_string())
+        let (result, _cost) =
+            cel::cost::with_limit(PER_CALL_COST_LIMIT, || self.program.execute(&ctx));
+        result.map_err(|e| e.to_string())
     }
 
     pub fn program(&self) -> &Program {

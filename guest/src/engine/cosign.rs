@@ -6,7 +6,7 @@
 //! The trust options come from the attestor; the checks themselves are in
 //! `verify::cosign` and `verify::sigstore_bundle`.
 
-use super::referrers::{descriptor, first_success, single_layer};
+use super::referrers::{bounded_reason, check_shape, descriptor, first_success, single_layer};
 use crate::images::reference::{self, ImageRef};
 use crate::oci::transport::HttpRequest;
 use crate::oci::{Client, OciError, Transport, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
@@ -255,26 +255,25 @@ pub fn verify_signatures(
     subject: &Subject,
     attestor: &ResolvedCosign,
 ) -> Result<(), String> {
-    let found = bundle_referrers(client, subject, attestor)?;
-    if !found.is_empty() {
-        return first_success(found.iter().map(|b| {
-            let v = verify_bundle(subject, attestor, b)?;
-            match v.statement {
-                None => Ok(()),
-                Some(s) if predicate_of(&s) == SIGN_PREDICATE => Ok(()),
-                Some(s) => Err(format!(
-                    "bundle holds a {} attestation, not a signature",
-                    predicate_of(&s)
-                )),
-            }
-        }));
+    let bundles = for_each_bundle(client, subject, attestor, |b| {
+        let v = verify_bundle(subject, attestor, b)?;
+        match v.statement {
+            None => Ok(()),
+            Some(s) if predicate_of(&s) == SIGN_PREDICATE => Ok(()),
+            Some(s) => Err(format!(
+                "bundle holds a {} attestation, not a signature",
+                predicate_of(&s)
+            )),
+        }
+    })?;
+    if let Some(outcome) = bundles {
+        return outcome;
     }
-    let layers = legacy_layers(client, subject, attestor, "sig")?;
-    first_success(layers.iter().map(|l| {
+    for_each_legacy_layer(client, subject, attestor, "sig", |l| {
         layers::verify_signature(l, subject.digest, &attestor.options)
             .map(|_| ())
             .map_err(|e| e.to_string())
-    }))
+    })
 }
 
 /// The first verified in-toto statement of `predicate_type` for `subject`.
@@ -284,35 +283,37 @@ pub fn verify_attestation(
     attestor: &ResolvedCosign,
     predicate_type: &str,
 ) -> Result<Value, String> {
-    let found = bundle_referrers(client, subject, attestor)?;
-    let statements: Vec<Result<Value, String>> = if !found.is_empty() {
-        found
-            .iter()
-            .map(|b| {
-                verify_bundle(subject, attestor, b)?
-                    .statement
-                    .ok_or_else(|| "bundle holds a message signature, not an attestation".into())
-            })
-            .collect()
-    } else {
-        legacy_layers(client, subject, attestor, "att")?
-            .iter()
-            .map(|l| {
-                layers::verify_attestation(l, subject.digest, &attestor.options)
-                    .map_err(|e| e.to_string())
-            })
-            .collect()
-    };
-    let mut seen = Vec::new();
-    for statement in statements.into_iter().flatten() {
+    // Predicate types of statements that verified but are not the one
+    // asked for, for the error (bounded: one per candidate).
+    let seen = std::cell::RefCell::new(Vec::new());
+    let wanted = |statement: Value| {
         if predicate_of(&statement) == predicate_type {
             return Ok(statement);
         }
-        seen.push(predicate_of(&statement).to_string());
-    }
-    Err(format!(
-        "required predicate type {predicate_type} not found, found {seen:?}"
-    ))
+        seen.borrow_mut()
+            .push(crate::oci::clip(predicate_of(&statement)));
+        Err(String::new())
+    };
+    let bundles = for_each_bundle(client, subject, attestor, |b| {
+        let statement = verify_bundle(subject, attestor, b)?
+            .statement
+            .ok_or_else(|| "bundle holds a message signature, not an attestation".to_string())?;
+        wanted(statement)
+    })?;
+    let found = match bundles {
+        Some(outcome) => outcome,
+        None => for_each_legacy_layer(client, subject, attestor, "att", |l| {
+            let statement = layers::verify_attestation(l, subject.digest, &attestor.options)
+                .map_err(|e| e.to_string())?;
+            wanted(statement)
+        }),
+    };
+    found.map_err(|_| {
+        format!(
+            "required predicate type {predicate_type} not found, found {:?}",
+            seen.into_inner()
+        )
+    })
 }
 
 fn predicate_of(statement: &Value) -> &str {
@@ -322,21 +323,27 @@ fn predicate_of(statement: &Value) -> &str {
         .unwrap_or_default()
 }
 
-/// The bundle blobs attached to `subject` as referrers. Signatures kept in
-/// another repository are only looked up in the legacy layout.
-fn bundle_referrers(
+/// Runs `verify` on the bundles attached to `subject` as referrers, one at
+/// a time (each fetched, checked and dropped before the next is read),
+/// until one passes. `None` when there is no bundle referrer, in which case
+/// the legacy layout is searched instead. Signatures kept in another
+/// repository are only looked up in the legacy layout.
+fn for_each_bundle<T>(
     client: &Client,
     subject: &Subject,
     attestor: &ResolvedCosign,
-) -> Result<Vec<Vec<u8>>, String> {
+    mut verify: impl FnMut(&[u8]) -> Result<T, String>,
+) -> Result<Option<Result<T, String>>, String> {
     if attestor.repository.is_some() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let image = subject.image;
+    // At most MAX_REFERRERS, or the client refuses the listing.
     let descriptors = client
         .referrers(image, subject.digest, Some(BUNDLE_ARTIFACT_TYPE))
         .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
+    let mut any = false;
+    let mut errors = Vec::new();
     for d in descriptors.iter().take(MAX_REFERRERS) {
         let manifest = client
             .referrer_manifest(image, subject.digest, d)
@@ -345,13 +352,19 @@ fn bundle_referrers(
         if !layer.media_type.starts_with(BUNDLE_MEDIA_TYPE_PREFIX) {
             continue;
         }
-        out.push(
-            client
-                .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
-                .map_err(|e| e.to_string())?,
-        );
+        any = true;
+        let bundle = client
+            .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
+            .map_err(|e| e.to_string())?;
+        let outcome = check_shape(client, &bundle, "/dsseEnvelope/payload")
+            .map_err(|e| format!("bundle {}: {e}", layer.digest))
+            .and_then(|()| verify(&bundle));
+        match outcome {
+            Ok(v) => return Ok(Some(Ok(v))),
+            Err(e) => errors.push(bounded_reason(e)),
+        }
     }
-    Ok(out)
+    Ok(any.then(|| first_success(errors.into_iter().map(Err))))
 }
 
 fn verify_bundle(
@@ -395,14 +408,17 @@ fn sha256_bytes(digest: &str) -> Result<[u8; 32], String> {
         .ok_or_else(not_sha256)
 }
 
-/// The layers of the legacy `<prefix>sha256-<hex>.<suffix>` image, with
-/// their payloads. A missing tag means no signatures.
-fn legacy_layers(
+/// Runs `verify` on the layers of the legacy
+/// `<prefix>sha256-<hex>.<suffix>` image, one at a time (each payload
+/// fetched, checked and dropped before the next is read), until one
+/// passes. A missing tag means no signatures.
+fn for_each_legacy_layer<T>(
     client: &Client,
     subject: &Subject,
     attestor: &ResolvedCosign,
     suffix: &str,
-) -> Result<Vec<Layer>, String> {
+    mut verify: impl FnMut(&Layer) -> Result<T, String>,
+) -> Result<T, String> {
     let repo = attestor.repository.as_ref().unwrap_or(subject.image);
     let tag = format!(
         "{}{}.{suffix}",
@@ -418,7 +434,7 @@ fn legacy_layers(
         .json
         .get("layers")
         .and_then(Value::as_array)
-        .cloned()
+        .map(Vec::as_slice)
         .unwrap_or_default();
     if descriptors.len() > MAX_REFERRERS {
         return Err(format!(
@@ -426,18 +442,24 @@ fn legacy_layers(
             descriptors.len()
         ));
     }
-    descriptors
-        .iter()
-        .map(|d| {
-            let d = descriptor(d);
-            let payload = client
-                .blob(repo, &d.digest, MAX_REFERRER_LAYER_BYTES)
-                .map_err(|e| e.to_string())?;
-            Ok(Layer {
-                media_type: d.media_type,
-                payload,
-                annotations: d.annotations,
-            })
-        })
-        .collect()
+    let mut errors = Vec::new();
+    for d in descriptors {
+        let d = descriptor(d);
+        let payload = client
+            .blob(repo, &d.digest, MAX_REFERRER_LAYER_BYTES)
+            .map_err(|e| e.to_string())?;
+        let layer = Layer {
+            media_type: d.media_type,
+            payload,
+            annotations: d.annotations,
+        };
+        let outcome = check_shape(client, &layer.payload, "/payload")
+            .map_err(|e| format!("layer {}: {e}", d.digest))
+            .and_then(|()| verify(&layer));
+        match outcome {
+            Ok(v) => return Ok(v),
+            Err(e) => errors.push(bounded_reason(e)),
+        }
+    }
+    first_success(errors.into_iter().map(Err))
 }

@@ -143,9 +143,13 @@ fn conditions_hold(
             Err(e) => errors.push(format!("matchCondition {name}: {e}")),
         }
     }
+    // An expression cut off by the cost limit is an error even under
+    // `failurePolicy: Ignore`: otherwise a large enough object would make
+    // every policy it matches skip itself.
+    let over_cost = errors.iter().any(|e| crate::cel::is_cost_limit_error(e));
     if errors.is_empty() {
         Ok(true)
-    } else if !fail_closed {
+    } else if !fail_closed && !over_cost {
         Ok(false)
     } else {
         Err(errors.join("; "))

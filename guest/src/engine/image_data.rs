@@ -38,6 +38,10 @@ impl RegistryImageData {
         let config_bytes = client
             .blob(&parsed, config_digest, MAX_CONFIG_BYTES)
             .map_err(|e| e.to_string())?;
+        let values =
+            crate::oci::json_shape::check(&config_bytes, &crate::oci::json_shape::MANIFEST)
+                .map_err(|e| format!("config {config_digest} refused: {e}"))?;
+        client.charge_parsed(values).map_err(|e| e.to_string())?;
         let config: Value = serde_json::from_slice(&config_bytes)
             .map_err(|e| format!("config {config_digest} is not JSON: {e}"))?;
         Ok(json!({

@@ -22,7 +22,10 @@ mod verifier;
 use crate::admission::{labels_of, Request};
 use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
 use crate::matching::MatchInput;
-use crate::oci::Transport;
+use crate::oci::{
+    Budget, Budgeted, Transport, MAX_PARSED_VALUES_PER_EVALUATION,
+    MAX_REGISTRY_BYTES_PER_EVALUATION,
+};
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 use evaluate::{Input, Outcome};
 pub use results::{PolicyResult, Status, Verdict};
@@ -116,8 +119,16 @@ impl PolicySet {
                 in_scope(p, scope, names) && p.spec.admission_enabled() && !p.spec.json_mode()
             })
             .collect();
+        let (transport, budget) = budgeted(transport);
         let verdict = match phase {
-            Phase::Validate => validate(&candidates, &req, &namespace, transport, &self.cache),
+            Phase::Validate => validate(
+                &candidates,
+                &req,
+                &namespace,
+                transport,
+                &budget,
+                &self.cache,
+            ),
             Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
         };
         // In both phases: a mutation a broken policy might have refused is
@@ -168,11 +179,13 @@ impl PolicySet {
                 scoped && enabled && !p.spec.json_mode()
             })
             .collect();
+        let (transport, budget) = budgeted(transport);
         Ok(validate(
             &candidates,
             &req,
             &namespace,
             transport,
+            &budget,
             &self.cache,
         ))
     }
@@ -186,6 +199,7 @@ impl PolicySet {
         let object: serde_json::Value =
             serde_json::from_str(payload).map_err(|e| format!("payload is not valid JSON: {e}"))?;
         let bindings = Bindings::builder().value("object", convert::to_cel(&object));
+        let (transport, budget) = budgeted(transport);
         let mut collected = Collected::default();
         for p in self
             .policies
@@ -204,7 +218,7 @@ impl PolicySet {
                 resource: None,
                 object: &object,
             };
-            let outcome = evaluate::evaluate(p, &input);
+            let outcome = within_budget(&budget, || evaluate::evaluate(p, &input));
             collected.record(p, outcome, |e| {
                 format!("failed to evaluate policy for JSON: {e}")
             });
@@ -329,6 +343,33 @@ fn bindings_for(
 
 type SharedTransport = Arc<dyn Transport + Send + Sync>;
 
+/// `transport`, charged to a fresh registry data budget for one call.
+fn budgeted(transport: SharedTransport) -> (SharedTransport, Arc<Budget>) {
+    let budgeted = Budgeted::new(
+        transport,
+        MAX_REGISTRY_BYTES_PER_EVALUATION,
+        MAX_PARSED_VALUES_PER_EVALUATION,
+    );
+    let budget = budgeted.budget.clone();
+    (Arc::new(budgeted), budget)
+}
+
+/// Runs one policy's evaluation; if it ran out of the registry data budget
+/// the outcome is an error whatever the expressions made of the failed
+/// fetch (a verification that could not be read is neither a pass nor a
+/// mere failure to verify), so the policy fails closed and names the cause.
+fn within_budget(budget: &Budget, evaluate: impl FnOnce() -> Outcome) -> Outcome {
+    let before = budget.refusals();
+    let outcome = evaluate();
+    if budget.refusals() == before {
+        return outcome;
+    }
+    Outcome::Error(format!(
+        "failed to evaluate policy: {}",
+        budget.exceeded_message()
+    ))
+}
+
 /// The transport for `p`: with its `credentials.secrets` named to the host.
 fn policy_transport(p: &CompiledPolicy, transport: &SharedTransport) -> SharedTransport {
     match p
@@ -368,6 +409,7 @@ fn validate(
     req: &Request,
     ns: &NamespaceInfo,
     transport: Arc<dyn Transport + Send + Sync>,
+    budget: &Budget,
     cache: &cache::SharedCache,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
@@ -395,7 +437,8 @@ fn validate(
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };
-        collected.record(p, evaluate::evaluate(p, &input), |e| e);
+        let outcome = within_budget(budget, || evaluate::evaluate(p, &input));
+        collected.record(p, outcome, |e| e);
     }
     results::verdict(collected.finish(), None)
 }

@@ -8,9 +8,9 @@
 //! whose own Notary signature verifies; its payload is the JSON of its one
 //! layer, read from the very manifest whose digest that signature covers.
 
-use super::referrers::{first_success, single_layer};
+use super::referrers::{check_shape, first_success, single_layer};
 use crate::images::reference::ImageRef;
-use crate::oci::{Client, Manifest, MAX_REFERRER_LAYER_BYTES};
+use crate::oci::{json_shape, Client, Manifest, MAX_REFERRER_LAYER_BYTES};
 use crate::policy::attestor::{CompiledNotary, StringSource};
 use crate::verify::notary::{self, Target, Trust};
 use crate::verify::x509::Certificate;
@@ -110,6 +110,12 @@ fn verify_signature(
     let envelope = client
         .blob(image, &layer.digest, notary::MAX_ENVELOPE_BYTES)
         .map_err(|e| e.to_string())?;
+    // A JWS envelope is JSON: bound its shape before the verifier parses it
+    // (COSE envelopes are CBOR, bounded by their byte limit).
+    if layer.media_type == notary::MEDIA_TYPE_JWS {
+        check_shape(client, &envelope, "/payload")
+            .map_err(|e| format!("signature {}: {e}", manifest.digest))?;
+    }
     notary::verify(
         &envelope,
         &layer.media_type,
@@ -161,6 +167,9 @@ fn referrer_payload(
     let bytes = client
         .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
         .map_err(|e| e.to_string())?;
+    let values = json_shape::check(&bytes, &json_shape::PAYLOAD)
+        .map_err(|e| format!("referrer {}: its layer is refused: {e}", manifest.digest))?;
+    client.charge_parsed(values).map_err(|e| e.to_string())?;
     serde_json::from_slice(&bytes)
         .map_err(|e| format!("referrer {}: its layer is not JSON: {e}", manifest.digest))
 }

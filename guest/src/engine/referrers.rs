@@ -1,17 +1,32 @@
 //! What cosign and Notary attestors share about signatures stored as OCI
 //! artifacts: descriptors, single-layer referrers, and "first success wins".
 
+use crate::oci::json_shape;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Characters of one candidate's failure kept for the joined reason: a
+/// reason can quote what an unverified document holds, and up to
+/// `MAX_REFERRERS` of them end up in one verdict.
+pub const MAX_REASON_CHARS: usize = 1024;
+
+/// `reason`, cut to [`MAX_REASON_CHARS`].
+pub fn bounded_reason(reason: String) -> String {
+    match reason.char_indices().nth(MAX_REASON_CHARS) {
+        Some((end, _)) => format!("{}…", &reason[..end]),
+        None => reason,
+    }
+}
+
 /// Verifies candidates in order until one passes; otherwise every reason,
-/// joined (or "signatures not found" when there was no candidate).
+/// each cut to [`MAX_REASON_CHARS`], joined (or "signatures not found" when
+/// there was no candidate).
 pub fn first_success<T>(results: impl Iterator<Item = Result<T, String>>) -> Result<T, String> {
     let mut errors = Vec::new();
     for r in results {
         match r {
             Ok(v) => return Ok(v),
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(bounded_reason(e)),
         }
     }
     Err(match errors.is_empty() {
@@ -58,5 +73,73 @@ pub fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
     {
         Some([layer]) => Ok(descriptor(layer)),
         _ => Err("a signature referrer must have exactly one layer".into()),
+    }
+}
+
+/// Bounds what parsing an unverified signature document costs before the
+/// verifier parses it: the document itself (a bundle, a simple-signing
+/// payload or a DSSE envelope) as a small signature document, and the
+/// statement a DSSE envelope (or the payload a JWS envelope) carries base64-encoded at `payload_pointer`
+/// (parsed before its signature is checked) as a payload.
+pub fn check_shape(
+    client: &crate::oci::Client,
+    document: &[u8],
+    payload_pointer: &str,
+) -> Result<(), String> {
+    use base64::Engine;
+    let values = json_shape::check(document, &json_shape::SIGNATURE)?;
+    // The document and its statement are parsed (and a verified statement
+    // kept): both are charged to the evaluation's parsed-values budget.
+    client.charge_parsed(values).map_err(|e| e.to_string())?;
+    let Ok(json) = serde_json::from_slice::<Value>(document) else {
+        return Ok(());
+    };
+    let Some(encoded) = json.pointer(payload_pointer).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    // Standard base64 (DSSE) or unpadded base64url (JWS).
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(encoded));
+    let Ok(statement) = decoded else {
+        return Ok(());
+    };
+    let values = json_shape::check(&statement, &json_shape::PAYLOAD)
+        .map_err(|e| format!("envelope payload: {e}"))?;
+    client.charge_parsed(values).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_cut_and_shapes_checked() {
+        let huge = "x".repeat(1 << 20);
+        let err =
+            first_success::<()>([Err(huge.clone()), Err("short".into())].into_iter()).unwrap_err();
+        assert_eq!(err.chars().count(), MAX_REASON_CHARS + 1 + "; short".len());
+        // A DSSE envelope whose statement is a flat array of millions.
+        use base64::Engine;
+        let statement = format!("[{}0]", "0,".repeat(300_000));
+        let envelope = serde_json::json!({
+            "payloadType": "application/vnd.in-toto+json",
+            "payload": base64::engine::general_purpose::STANDARD.encode(statement),
+            "signatures": [],
+        });
+        let offline = crate::oci::transport::Offline;
+        let client = crate::oci::Client::new(&offline);
+        let err = check_shape(&client, envelope.to_string().as_bytes(), "/payload").unwrap_err();
+        assert!(
+            err.starts_with("envelope payload: JSON holds more than"),
+            "{err}"
+        );
+        let err = check_shape(
+            &client,
+            format!("[{}]", "1,".repeat(64) + "1").as_bytes(),
+            "/payload",
+        )
+        .unwrap_err();
+        assert!(err.contains("more than 64 items"), "{err}");
     }
 }

@@ -2,8 +2,9 @@
 
 use super::digest;
 use super::error::OciError;
+use super::json_shape;
 use super::transport::{HttpRequest, HttpResponse, Transport, TransportError};
-use super::{MANIFEST_MEDIA_TYPES, MAX_MANIFEST_BYTES, MAX_REDIRECTS, MAX_REFERRERS};
+use super::{clip, MANIFEST_MEDIA_TYPES, MAX_MANIFEST_BYTES, MAX_REDIRECTS, MAX_REFERRERS};
 use crate::images::reference::ImageRef;
 use serde_json::Value;
 
@@ -87,15 +88,18 @@ impl Target<'_> {
     }
 }
 
-/// `: CODE message` from a distribution error body, when there is one.
+/// `: CODE message` from a distribution error body, when there is one,
+/// cut short: it is the registry's text and ends up in the verdict.
 fn error_detail(body: &[u8]) -> String {
-    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let parsed: Option<Value> = json_shape::check(body, &json_shape::SIGNATURE)
+        .ok()
+        .and_then(|_| serde_json::from_slice(body).ok());
     let first = parsed.as_ref().and_then(|v| v.pointer("/errors/0"));
     match first {
         Some(e) => {
             let code = e.get("code").and_then(Value::as_str).unwrap_or_default();
             let msg = e.get("message").and_then(Value::as_str).unwrap_or_default();
-            format!(": {code} {msg}").trim_end().to_string()
+            clip(format!(": {code} {msg}").trim_end())
         }
         None => String::new(),
     }
@@ -108,6 +112,12 @@ pub struct Client<'t> {
 impl<'t> Client<'t> {
     pub fn new(transport: &'t dyn Transport) -> Client<'t> {
         Client { transport }
+    }
+
+    /// Charges `values` JSON values about to be parsed from registry data
+    /// to the evaluation's budget (see `oci::budget`).
+    pub fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {
+        self.transport.charge_parsed(values)
     }
 
     /// The host serving a registry's API (Docker Hub's API is not on index.docker.io).
@@ -177,6 +187,9 @@ impl<'t> Client<'t> {
         if digest::is_sha256(reference) && actual != reference {
             return Err(t.mismatch(reference, &actual));
         }
+        let values = json_shape::check(&resp.body, &json_shape::MANIFEST)
+            .map_err(|e| t.invalid(format!("manifest refused: {e}")))?;
+        self.charge_parsed(values).map_err(|e| t.transport(e))?;
         let json: Value = serde_json::from_slice(&resp.body)
             .map_err(|e| t.invalid(format!("manifest is not JSON: {e}")))?;
         let media_type = json
@@ -245,7 +258,7 @@ impl<'t> Client<'t> {
             .json
             .get("manifests")
             .and_then(Value::as_array)
-            .cloned()
+            .map(Vec::as_slice)
             .unwrap_or_default();
         let chosen = entries.iter().find(|m| {
             let p = m.get("platform");
@@ -293,31 +306,38 @@ impl<'t> Client<'t> {
             MAX_MANIFEST_BYTES,
         )?;
         let index: Value = match resp.status {
-            200 => serde_json::from_slice(&resp.body)
-                .map_err(|e| t.invalid(format!("referrers index is not JSON: {e}")))?,
+            200 => {
+                let values = json_shape::check(&resp.body, &json_shape::MANIFEST)
+                    .map_err(|e| t.invalid(format!("referrers index refused: {e}")))?;
+                self.charge_parsed(values).map_err(|e| t.transport(e))?;
+                serde_json::from_slice(&resp.body)
+                    .map_err(|e| t.invalid(format!("referrers index is not JSON: {e}")))?
+            }
             404 => match self.tag_schema_index(image, subject)? {
                 Some(v) => v,
                 None => return Ok(Vec::new()),
             },
             _ => return Err(t.status(&resp)),
         };
-        let mut out: Vec<Value> = index
+        // Only the referrers of the type asked for are copied out, and at
+        // most MAX_REFERRERS of them.
+        let matching = index
             .get("manifests")
             .and_then(Value::as_array)
-            .cloned()
+            .map(Vec::as_slice)
             .unwrap_or_default()
-            .into_iter()
+            .iter()
             .filter(|d| {
                 artifact_type
                     .is_none_or(|at| d.get("artifactType").and_then(Value::as_str) == Some(at))
-            })
-            .collect();
-        if out.len() > MAX_REFERRERS {
+            });
+        let count = matching.clone().count();
+        if count > MAX_REFERRERS {
             return Err(t.invalid(format!(
-                "too many referrers found ({} > {MAX_REFERRERS})",
-                out.len()
+                "too many referrers found ({count} > {MAX_REFERRERS})"
             )));
         }
+        let mut out: Vec<Value> = matching.cloned().collect();
         out.sort_by_key(|d| {
             d.get("digest")
                 .and_then(Value::as_str)
@@ -362,7 +382,7 @@ impl<'t> Client<'t> {
         if claimed != Some(subject) {
             return Err(t.invalid(format!(
                 "referrer's subject is {:?}, not {subject}",
-                claimed.unwrap_or("none")
+                clip(claimed.unwrap_or("none"))
             )));
         }
         Ok(m)

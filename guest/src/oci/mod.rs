@@ -5,13 +5,19 @@
 //! Everything fetched is checked against the digest it claims: a
 //! `Docker-Content-Digest` header is never trusted alone.
 
+pub mod budget;
 mod client;
 pub mod digest;
 mod error;
+pub mod json_shape;
 pub mod transport;
 #[cfg(target_arch = "wasm32")]
 pub mod wasi_transport;
 
+pub use budget::{
+    Budget, Budgeted, MAX_FETCHES_IN_FLIGHT, MAX_PARSED_VALUES_PER_EVALUATION,
+    MAX_REGISTRY_BYTES_PER_EVALUATION,
+};
 pub use client::{Client, Manifest, Platform};
 pub use error::OciError;
 pub use transport::{HttpRequest, HttpResponse, Transport, TransportError};
@@ -24,9 +30,22 @@ pub const MANIFEST_MEDIA_TYPES: [&str; 4] = [
     "application/vnd.docker.distribution.manifest.v2+json",
 ];
 
-/// Limits (reference §3 and Kyverno's referrer limits).
+/// Limits (reference §3 and Kyverno's referrer limits). Every object is
+/// also charged to the evaluation's [`budget`], and JSON is checked for its
+/// shape ([`json_shape`]) before it is parsed.
 pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
 pub const MAX_CONFIG_BYTES: usize = 4 << 20;
 pub const MAX_REFERRER_LAYER_BYTES: usize = 10 << 20;
 pub const MAX_REFERRERS: usize = 50;
 pub const MAX_REDIRECTS: usize = 5;
+/// Characters of registry-supplied text (error details, claimed subjects)
+/// an error message quotes.
+pub const MAX_QUOTED_CHARS: usize = 256;
+
+/// `text`, cut to [`MAX_QUOTED_CHARS`] characters (marked with `…`).
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}

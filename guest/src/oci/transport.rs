@@ -37,6 +37,12 @@ pub enum TransportError {
     Timeout { host: String },
     #[error("response from {host} is larger than {limit} bytes")]
     TooLarge { host: String, limit: usize },
+    /// The evaluation's registry data budget ([`super::budget`]) ran out.
+    #[error("registry data budget of {limit} bytes exceeded")]
+    BudgetExceeded { limit: usize },
+    /// The evaluation's budget of parsed registry JSON values ran out.
+    #[error("registry data budget of {limit} parsed JSON values exceeded")]
+    ValueBudgetExceeded { limit: usize },
     #[error("request to {host} failed: {message}")]
     Failed { host: String, message: String },
 }
@@ -44,6 +50,13 @@ pub enum TransportError {
 /// Sends one request and reads at most `max_body` bytes of the answer.
 pub trait Transport {
     fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError>;
+
+    /// Charges `values` JSON values (registry data about to be parsed into
+    /// a tree) to the evaluation's budget, if there is one.
+    fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {
+        let _ = values;
+        Ok(())
+    }
 }
 
 /// A transport with no network, for evaluation outside the component.
@@ -82,6 +95,10 @@ impl Transport for WithSecrets {
             .headers
             .push((SECRETS_HEADER.to_string(), self.secrets.clone()));
         self.inner.send(&request, max_body)
+    }
+
+    fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {
+        self.inner.charge_parsed(values)
     }
 }
 

@@ -62,7 +62,7 @@ impl Transport for WasiTransport {
             Some(Err(())) | None => return Err(failed("response already taken".into())),
         };
         let status = response.status();
-        let headers = response
+        let headers: Vec<(String, String)> = response
             .headers()
             .entries()
             .into_iter()
@@ -74,7 +74,14 @@ impl Transport for WasiTransport {
         let stream = body
             .stream()
             .map_err(|()| failed("no response body stream".into()))?;
-        let mut bytes = Vec::new();
+        // Sized from Content-Length (within the limit) so that a large body
+        // is not held twice while the buffer doubles.
+        let expected = headers
+            .iter()
+            .find(|(k, _): &&(String, String)| k.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        let mut bytes = Vec::with_capacity(expected.min(max_body));
         loop {
             match stream.blocking_read(64 * 1024) {
                 Ok(chunk) => {

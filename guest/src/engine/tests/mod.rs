@@ -2314,6 +2314,8 @@ impl OfflineJson for PolicySet {
     }
 }
 
+mod bounds;
+mod cost;
 mod exceptions;
 mod fields;
 mod kyverno_conformance;

@@ -322,3 +322,39 @@ fn location_resolution() {
         "https://a/v2/x/blobs/z"
     );
 }
+
+#[test]
+fn registry_json_and_text_are_bounded() {
+    // A 1 MiB manifest of half a million values is refused before parsing.
+    let flat = format!("[{}0]", "0,".repeat(500_000));
+    let t = Scripted::default().with(
+        "https://r.example/v2/app/manifests/flat",
+        200,
+        &[],
+        flat.as_bytes(),
+    );
+    let err = Client::new(&t)
+        .manifest(&img("r.example/app:flat"), "flat")
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("manifest refused: JSON holds more than"),
+        "{err}"
+    );
+    // A registry's error text is quoted only so far.
+    let long = format!(
+        r#"{{"errors":[{{"code":"DENIED","message":"{}"}}]}}"#,
+        "y".repeat(100_000)
+    );
+    let t = Scripted::default().with(
+        "https://r.example/v2/app/manifests/v1",
+        403,
+        &[],
+        long.as_bytes(),
+    );
+    let err = Client::new(&t)
+        .resolve(&img("r.example/app:v1"))
+        .unwrap_err();
+    assert!(err.to_string().len() < 400, "{}", err.to_string().len());
+    assert!(err.to_string().ends_with('…'), "{err}");
+}
