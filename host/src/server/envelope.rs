@@ -184,11 +184,11 @@ mod tests {
         let cut = &full[..full.len() - 30];
         assert_eq!(scan_uid(cut).as_deref(), Some("u-1"));
         // Strings holding brackets, quotes and keys are skipped whole.
-        let tricky = br#"{"x":"{"request":{"uid":"forged"}}","y":[1,{"a":"]"}],"request":{"object":{"uid":"inner"},"uid":"real"}}"#;
+        let tricky = br#"{"x":"{\"request\":{\"uid\":\"forged\"}}","y":[1,{"a":"]"}],"request":{"object":{"uid":"inner"},"uid":"real"}}"#;
         assert_eq!(scan_uid(tricky).as_deref(), Some("real"));
         // An escaped uid is decoded as JSON decodes it.
         assert_eq!(
-            scan_uid(br#"{"request":{"uid":"abc"}}"#).as_deref(),
+            scan_uid(br#"{"request":{"uid":"a\u0062c"}}"#).as_deref(),
             Some("abc")
         );
     }
