@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn values_depth_and_array_length_are_bounded() {
-        let many = format!("{{{}}}", vec![r#""k":{}"#; 11].join(","));
+        let many = format!("{{{}}}", [r#""k":{}"#; 11].join(","));
         assert!(check(many.as_bytes(), &SMALL)
             .unwrap_err()
             .contains("more than 20 values"));
