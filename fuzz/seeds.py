@@ -78,10 +78,26 @@ for path in [
         if op != "CREATE":
             req["oldObject"] = obj
         reviews.append({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})
+pod = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "mixed", "namespace": "default", "labels": {"prod": "true"}},
+    "spec": {
+        "initContainers": [{"name": "i", "image": "registry.example.com/init@sha256:" + "a" * 64}],
+        "containers": [{"name": "a", "image": "ghcr.io/kyverno/test-verify-image:signed"},
+                       {"name": "b", "image": "127.0.0.1:5000/app:latest"}],
+        "ephemeralContainers": [{"name": "e", "image": "registry.k8s.io/pause:3.9"}],
+    },
+}
+reviews.append({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+    "uid": "u-2", "operation": "CREATE", "namespace": "default", "name": "mixed",
+    "kind": {"group": "", "version": "v1", "kind": "Pod"},
+    "resource": {"group": "", "version": "v1", "resource": "pods"},
+    "object": pod}})
 for r in reviews:
     text = json.dumps(r)
     seed("host_envelope", text)
     seed("admission_request", json.dumps(r["request"]))
+    seed("engine_admit", json.dumps(r["request"]))
 # A truncated body and one with the uid after a large object.
 seed("host_envelope", json.dumps(reviews[1])[:400])
 seed("host_envelope", '{"request":{"object":{"s":"]}\\"{"},"uid":"u"},"kind":"AdmissionReview"}')
