@@ -12,10 +12,14 @@
 //! - `cargo xtask oracles`: installs only the cross-check oracles and prints
 //!   the `export` lines that let `cargo test -p ivpol-tests --test
 //!   fixtures_crosscheck` run on its own: `eval "$(cargo xtask oracles)"`.
+//! - `cargo xtask fuzz [--seconds N] [TARGET...]`: runs the libFuzzer
+//!   targets of `fuzz/` (`fuzz.rs`); not part of `test`.
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod fuzz;
 
 /// Debian packages the test suite needs, as (command it provides, package).
 const SYSTEM_PACKAGES: &[(&str, &str)] = &[
@@ -66,9 +70,10 @@ fn main() -> Result<()> {
         Some("oracles") => oracles(),
         Some("bench") => bench(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | bench [--duration SECS] | soak [--minutes N] | lint | oracles>"
+                "usage: cargo xtask <test [cargo test args...] | bench [--duration SECS] | soak [--minutes N] | fuzz [--seconds N] [TARGET...] | lint | oracles>"
             );
             bail!("unknown or missing xtask command")
         }
