@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 
 macro_rules! sources {
     ($($path:literal),* $(,)?) => {
-        vec![$(SourceDocument {
+        [$(SourceDocument {
             source: $path.into(),
             content: include_str!(concat!("../../", $path)).into(),
         }),*]
