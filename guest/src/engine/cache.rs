@@ -210,16 +210,16 @@ mod tests {
     fn keys_bind_every_part_and_ignore_attestor_order() {
         let base = key(&parts(vec![("a", "1"), ("b", "2")]));
         assert_eq!(base, key(&parts(vec![("b", "2"), ("a", "1")])));
-        let variants: Vec<Box<dyn Fn(&mut KeyParts<'_>)>> = vec![
-            Box::new(|k| k.policy_hash = "q"),
-            Box::new(|k| k.function = Function::AttestationSignatures),
-            Box::new(|k| k.attestation = "x"),
-            Box::new(|k| k.attestors = vec![("a", "1")]),
-            Box::new(|k| k.attestors = vec![("ab", "1"), ("b", "2")]),
+        let variants: Vec<fn(&mut KeyParts<'_>)> = vec![
+            |k| k.policy_hash = "q",
+            |k| k.function = Function::AttestationSignatures,
+            |k| k.attestation = "x",
+            |k| k.attestors = vec![("a", "1")],
+            |k| k.attestors = vec![("ab", "1"), ("b", "2")],
             // The same names with other evaluated trust material.
-            Box::new(|k| k.attestors = vec![("a", "other key"), ("b", "2")]),
-            Box::new(|k| k.repository = "r.io/other"),
-            Box::new(|k| k.digest = "sha256:2"),
+            |k| k.attestors = vec![("a", "other key"), ("b", "2")],
+            |k| k.repository = "r.io/other",
+            |k| k.digest = "sha256:2",
         ];
         for change in variants {
             let mut p = parts(vec![("a", "1"), ("b", "2")]);
