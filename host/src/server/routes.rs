@@ -120,7 +120,7 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
 
 /// The reply, and the verdict label: `allowed`, `denied` or `error`.
 async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Reply, &'static str) {
-    let body = match read_body(req).await {
+    let body = match read_body(req, state.body_read_timeout).await {
         Ok(b) => b,
         Err(reply) => return (reply, "error"),
     };
@@ -170,7 +170,7 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
     }
 }
 
-async fn read_body(req: Request<Incoming>) -> Result<Bytes, Reply> {
+async fn read_body(req: Request<Incoming>, timeout: std::time::Duration) -> Result<Bytes, Reply> {
     let too_large = || {
         error(
             StatusCode::BAD_REQUEST,
@@ -179,10 +179,15 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, Reply> {
     };
     // No early refusal on Content-Length: reading up to the limit first lets
     // the client see the 400 instead of a reset connection.
-    match Limited::new(req.into_body(), MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
+    // A client that trickles (or stops sending) its body is cut off.
+    let read = Limited::new(req.into_body(), MAX_BODY_BYTES).collect();
+    let Ok(read) = tokio::time::timeout(timeout, read).await else {
+        return Err(error(
+            StatusCode::REQUEST_TIMEOUT,
+            format!("the body was not received within {timeout:?}"),
+        ));
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e)
             if e.downcast_ref::<http_body_util::LengthLimitError>()
