@@ -109,6 +109,7 @@ impl NetPolicy {
     /// [`NetPolicy::route`]) may resolve anywhere; any other name must
     /// resolve only to public addresses. One non-public address refuses
     /// the whole answer: a name that mixes them is not a registry to trust.
+    #[cfg(test)]
     pub fn check_resolved(&self, name: &str, addrs: &[IpAddr]) -> Result<(), String> {
         self.check_resolved_by(name, addrs, &is_public)
     }

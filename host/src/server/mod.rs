@@ -92,14 +92,15 @@ pub async fn serve(config: ServerConfig, pool: Arc<Pool>) -> Result<()> {
         "http"
     };
     let limits = config.limits;
-    // Tests and scripts wait for this line.
     tracing::info!(
         max_connections = limits.max_connections,
         header_read_timeout = ?limits.header_read,
         tls_handshake_timeout = ?limits.tls_handshake,
         body_read_timeout = ?limits.body_read,
-        "listening on {scheme}://{local}"
+        "client connection limits"
     );
+    // Tests and scripts wait for this line: nothing may follow the address.
+    tracing::info!("listening on {scheme}://{local}");
     let state = Arc::new(AppState {
         pool,
         namespaces: config.namespaces,
