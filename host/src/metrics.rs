@@ -1,6 +1,12 @@
 //! Prometheus metrics, served as text at `GET /metrics`: admission
 //! requests and their latency, the verification cache, registry calls, the
-//! instance pool and policy loading. One registry per process.
+//! instance pool, policy loading and open connections. One registry per
+//! process.
+//!
+//! Label values that come from outside (a registry host the component was
+//! told to reach) are bounded: the first [`MAX_REGISTRY_HOSTS`] hosts get
+//! their own label, every later one is counted as `other`, so a request
+//! naming endless hosts cannot grow `/metrics` without bound.
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -9,7 +15,13 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use std::sync::LazyLock;
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
+
+/// Distinct `host` label values of `ivpol_registry_requests`.
+pub const MAX_REGISTRY_HOSTS: usize = 64;
+/// The `host` label of every host beyond the first [`MAX_REGISTRY_HOSTS`].
+pub const OTHER_HOST: &str = "other";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -74,6 +86,47 @@ pub struct Metrics {
     /// 1 for each policy document that did not load (and so denies).
     pub policies_rejected: Family<PolicyLabels, Gauge>,
     pub component_failures: Family<FailureLabels, Counter>,
+    pub connections_open: Gauge,
+    registry_hosts: BoundedLabels,
+}
+
+/// At most `max` distinct label values; the rest are [`OTHER_HOST`].
+struct BoundedLabels {
+    seen: Mutex<HashSet<String>>,
+    max: usize,
+}
+
+impl BoundedLabels {
+    fn new(max: usize) -> BoundedLabels {
+        BoundedLabels {
+            seen: Mutex::default(),
+            max,
+        }
+    }
+
+    fn label(&self, value: &str) -> String {
+        let mut seen = match self.seen.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if seen.contains(value) {
+            return value.to_string();
+        }
+        if seen.len() < self.max {
+            seen.insert(value.to_string());
+            return value.to_string();
+        }
+        OTHER_HOST.to_string()
+    }
+}
+
+/// Keeps `ivpol_http_connections_open` counted while alive.
+pub struct OpenConnection(&'static Metrics);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connections_open.dec();
+    }
 }
 
 impl Metrics {
@@ -96,6 +149,8 @@ impl Metrics {
             policy_load_errors: Gauge::default(),
             policies_rejected: Family::default(),
             component_failures: Family::default(),
+            connections_open: Gauge::default(),
+            registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
         };
         m.register();
         m
@@ -183,6 +238,11 @@ impl Metrics {
             "Calls the component gave no answer to (each answered as an error result), by reason",
             self.component_failures.clone(),
         );
+        r.register(
+            "http_connections_open",
+            "Client connections open on the webhook server",
+            self.connections_open.clone(),
+        );
     }
 
     /// The Prometheus text exposition of every metric.
@@ -197,10 +257,53 @@ impl Metrics {
         let status = status.map_or_else(|| "error".to_string(), |s| s.to_string());
         self.registry_requests
             .get_or_create(&RegistryLabels {
-                host: host.to_string(),
+                host: self.registry_hosts.label(host),
                 status,
             })
             .inc();
+    }
+
+    /// Counts a connection open until the guard drops.
+    pub fn connection_opened(&'static self) -> OpenConnection {
+        self.connections_open.inc();
+        OpenConnection(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_labels_are_bounded() {
+        let labels = BoundedLabels::new(3);
+        assert_eq!(labels.label("a"), "a");
+        assert_eq!(labels.label("b"), "b");
+        assert_eq!(labels.label("c"), "c");
+        assert_eq!(labels.label("d"), OTHER_HOST);
+        assert_eq!(labels.label("a"), "a", "a host seen before keeps its label");
+    }
+
+    /// Through the registry metric itself: 200 hosts give at most
+    /// MAX_REGISTRY_HOSTS host labels plus `other`.
+    #[test]
+    fn registry_requests_have_at_most_64_hosts() {
+        let m = Metrics::new();
+        for i in 0..200 {
+            m.registry_request(&format!("registry-{i}.example:443"), Some(200));
+        }
+        let text = m.encode();
+        let hosts: HashSet<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("ivpol_registry_requests_total{"))
+            .filter_map(|l| l.split("host=\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(hosts.len(), MAX_REGISTRY_HOSTS + 1, "{hosts:?}");
+        assert!(hosts.contains(OTHER_HOST));
+        assert!(
+            text.contains("ivpol_registry_requests_total{host=\"other\",status=\"200\"} 136"),
+            "{text}"
+        );
     }
 }
 

@@ -62,6 +62,8 @@ pub struct Options<'a> {
     pub namespaces: Option<&'a str>,
     pub tls: Option<(&'a str, &'a str)>,
     pub extra_args: Vec<String>,
+    /// Extra environment variables for the server process.
+    pub env: Vec<(String, String)>,
 }
 
 impl Server {
@@ -101,6 +103,7 @@ impl Server {
             None => "http",
         };
         cmd.args(&opts.extra_args);
+        cmd.envs(opts.env.iter().map(|(k, v)| (k, v)));
         cmd.env("IVPOL_LOG", "info").env("NO_COLOR", "1");
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn ivpol");

@@ -31,6 +31,13 @@ pub struct TokenServer {
 
 impl TokenServer {
     pub fn start() -> TokenServer {
+        TokenServer::start_with_expires_in("300")
+    }
+
+    /// A token server whose answers carry `"expires_in": <expires_in>`
+    /// (raw JSON, so a hostile value can be anything).
+    pub fn start_with_expires_in(expires_in: &str) -> TokenServer {
+        let expires_in = expires_in.to_string();
         let key_pair = rcgen::KeyPair::generate().expect("P-256 key");
         let cert = rcgen::CertificateParams::new(vec!["token-issuer".into()])
             .expect("params")
@@ -112,8 +119,9 @@ impl TokenServer {
                     }
                 };
                 let token = mint(&key, &der, name, &granted);
-                let body =
-                    format!(r#"{{"token":"{token}","access_token":"{token}","expires_in":300}}"#);
+                let body = format!(
+                    r#"{{"token":"{token}","access_token":"{token}","expires_in":{expires_in}}}"#
+                );
                 let mut out = stream;
                 let _ = write!(out, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
             }

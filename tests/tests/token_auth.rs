@@ -182,3 +182,37 @@ fn policy_credentials_secrets_are_read_by_the_host() {
         "{r}"
     );
 }
+
+/// A hostile token endpoint: `expires_in` of u64::MAX (and other values
+/// no clock can add) used to panic the host mid-request (Instant overflow)
+/// and reset the webhook connection. Now the lifetime is capped, the
+/// admission request gets its answer, and the server stays up.
+#[test]
+fn absurd_token_lifetimes_do_not_crash_the_host() {
+    for expires_in in ["18446744073709551615", "1e308", "-1", "\"forever\"", "0"] {
+        let tokens = TokenServer::start_with_expires_in(expires_in);
+        let reg = tokens.registry();
+        let digest = Pusher {
+            addr: &reg.addr,
+            auth: Some(tokens.bearer("public/app")),
+        }
+        .image("public/app", "v1", OCI_MANIFEST, "amd64");
+        let image = format!("{}/public/app:v1", reg.addr);
+        let mut s = server(&tokens, &reg, None);
+        for round in 0..2 {
+            let (status, body) = s.post("/ivpol/mutate/pin", &create_pod(&[&image]).to_string());
+            assert_eq!(
+                status, 200,
+                "expires_in {expires_in}, round {round}: {body}"
+            );
+            let r = &body["response"];
+            assert_eq!(r["allowed"], true, "expires_in {expires_in}: {r}");
+            let patch = base64::engine::general_purpose::STANDARD
+                .decode(r["patch"].as_str().unwrap_or_default())
+                .expect("patch");
+            assert!(String::from_utf8_lossy(&patch).contains(&digest), "{r}");
+        }
+        assert!(s.alive(), "ivpol exited on expires_in {expires_in}");
+        assert!(!s.log().contains("panicked"), "{}", s.log());
+    }
+}

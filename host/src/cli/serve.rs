@@ -62,6 +62,20 @@ pub struct ServeArgs {
     /// 2 × --instances × --instance-memory-mib + 256 MiB (docs/security.md).
     #[arg(long = "instance-memory-mib", default_value_t = (Limits::default().instance_memory >> 20) as u32, value_parser = clap::value_parser!(u32).range(16..=4096))]
     instance_memory_mib: u32,
+    /// How long a client has to send a complete request head, from
+    /// connect or from the end of the previous response (idle keep-alive).
+    #[arg(long = "header-read-timeout", default_value = "10s", value_parser = parse_timeout)]
+    header_read_timeout: Duration,
+    /// How long a client has to finish the TLS handshake.
+    #[arg(long = "tls-handshake-timeout", default_value = "10s", value_parser = parse_timeout)]
+    tls_handshake_timeout: Duration,
+    /// How long a client has to send a whole request body.
+    #[arg(long = "body-read-timeout", default_value = "10s", value_parser = parse_timeout)]
+    body_read_timeout: Duration,
+    /// Client connections open at once; beyond it, new connections wait
+    /// in the listen backlog until one closes.
+    #[arg(long = "max-connections", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: u32,
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
@@ -125,6 +139,13 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         listen: args.listen,
         tls,
         namespaces,
+        limits: server::ConnLimits {
+            header_read: args.header_read_timeout,
+            tls_handshake: args.tls_handshake_timeout,
+            body_read: args.body_read_timeout,
+            max_connections: args.max_connections as usize,
+            ..server::ConnLimits::default()
+        },
     };
     server::serve(config, Arc::new(pool)).await
 }
@@ -137,22 +158,32 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     let Ok(n) = n.parse::<u64>() else {
         bail!("{s:?} is not a duration (like 30s, 60m or 1h)");
     };
-    let scaled = |per: u64| match n.checked_mul(per) {
+    let secs = |factor: u64| match n.checked_mul(factor) {
         Some(secs) => Ok(Duration::from_secs(secs)),
         None => bail!("{s:?} is too long"),
     };
     match unit {
-        "" | "s" => Ok(Duration::from_secs(n)),
+        "" | "s" => secs(1),
         "ms" => Ok(Duration::from_millis(n)),
-        "m" => scaled(60),
-        "h" => scaled(3600),
+        "m" => secs(60),
+        "h" => secs(3600),
         _ => bail!("{s:?}: unknown unit {unit:?} (use ms, s, m or h)"),
     }
 }
 
+/// A connection timeout: a duration from 1 ms to 1 h (0 would mean no
+/// timeout, which is not on offer).
+pub fn parse_timeout(s: &str) -> Result<Duration> {
+    let d = parse_duration(s)?;
+    if d.is_zero() || d > Duration::from_secs(3600) {
+        bail!("{s:?}: a timeout must be more than 0 and at most 1h");
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{parse_duration, parse_timeout};
     use std::time::Duration;
 
     #[test]
@@ -165,8 +196,20 @@ mod tests {
             Some(Duration::from_millis(250))
         );
         assert_eq!(parse_duration("0").ok(), Some(Duration::ZERO));
-        for bad in ["", "s", "1d", "-1s", "1.5s", "18446744073709551615h"] {
+        for bad in [
+            "",
+            "s",
+            "1d",
+            "-1s",
+            "1.5s",
+            "18446744073709551615h",
+            "99999999999999999999",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_timeout("1").ok(), Some(Duration::from_secs(1)));
+        for bad in ["0", "0s", "2h", "x"] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
         }
     }
 }

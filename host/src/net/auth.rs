@@ -4,15 +4,22 @@
 //! Credentials come from a docker `config.json` (`auths` entries with `auth`
 //! or `username`/`password`). On a `401` with `WWW-Authenticate: Bearer`,
 //! the host fetches a token from the realm (anonymously, or with Basic
-//! credentials for that registry), caches it per (realm, service, scope)
-//! until it expires, and retries; `Basic` challenges are answered with the
-//! credentials directly.
+//! credentials for that registry), caches it per (realm, service, scope,
+//! credential) until it expires, and retries; `Basic` challenges are
+//! answered with the credentials directly.
+//!
+//! A token server is an untrusted peer: its `expires_in` is capped
+//! ([`MAX_TOKEN_LIFETIME`]), a missing or zero one means the distribution
+//! spec's 60 s, time arithmetic saturates, oversized tokens are refused,
+//! and the cache is bounded in bytes and entries. Tokens are keyed by a
+//! hash of the whole credential, never by the username alone: `_json_key`,
+//! `AWS` and `oauth2accesstoken` are usernames that many secrets share.
 
 use anyhow::{Context, Result};
 use base64::Engine as _;
+use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +35,18 @@ impl Credential {
             "Basic {}",
             base64::engine::general_purpose::STANDARD.encode(raw)
         )
+    }
+
+    /// What identifies this credential in cache keys: a SHA-256 of the
+    /// username and the password (length-prefixed, so no two pairs share
+    /// a preimage). Two secrets with one username never share a token.
+    pub fn id(&self) -> String {
+        let mut h = Sha256::new();
+        for part in [&self.username, &self.password] {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part.as_bytes());
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 
@@ -215,54 +234,131 @@ fn split_params(s: &str) -> Vec<(String, String)> {
     out
 }
 
-/// (realm, service, scope): what a bearer token is good for.
-pub type TokenKey = (String, String, String);
-
-/// Bearer tokens by [`TokenKey`], until they expire.
-#[derive(Default)]
-pub struct TokenCache {
-    tokens: Mutex<HashMap<TokenKey, (String, Instant)>>,
+/// What a bearer token is good for, and whose it is.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct TokenKey {
+    pub realm: String,
+    pub service: String,
+    pub scope: String,
+    /// [`Credential::id`], or empty for an anonymous token.
+    pub credential: String,
 }
 
-/// Tokens without `expires_in` live 60 s (the distribution spec's default).
-const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
-const MAX_TOKENS: usize = 10_000;
+impl TokenKey {
+    fn bytes(&self) -> usize {
+        self.realm.len() + self.service.len() + self.scope.len() + self.credential.len()
+    }
+}
+
+/// Tokens without `expires_in` (or with 0) live 60 s, the distribution
+/// token spec's default.
+pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
+/// No token is reused for longer than this, whatever the server says.
+pub const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
+/// A token longer than this is refused (real ones are a few KiB).
+pub const MAX_TOKEN_BYTES: usize = 64 << 10;
+/// The cache holds at most this many bytes of keys and tokens...
+const CACHE_BYTES: u64 = 4 << 20;
+/// ...counting each entry at least this much, so it also holds at most
+/// `CACHE_BYTES / ENTRY_OVERHEAD` (8192) entries.
+const ENTRY_OVERHEAD: u64 = 512;
+/// Renew a little early so a token never expires in flight.
+const RENEW_EARLY: Duration = Duration::from_secs(5);
+
+#[derive(Clone)]
+struct CachedToken {
+    token: String,
+    expires: Instant,
+}
+
+/// Bearer tokens by [`TokenKey`], until they expire; bounded in bytes and
+/// entries (moka, weighed by bytes).
+pub struct TokenCache {
+    tokens: moka::sync::Cache<TokenKey, CachedToken>,
+}
+
+impl Default for TokenCache {
+    fn default() -> TokenCache {
+        TokenCache::with_capacity(CACHE_BYTES)
+    }
+}
 
 impl TokenCache {
-    pub fn get(&self, key: &TokenKey) -> Option<String> {
-        let tokens = self.tokens.lock().ok()?;
-        tokens
-            .get(key)
-            .filter(|(_, exp)| *exp > Instant::now())
-            .map(|(t, _)| t.clone())
+    fn with_capacity(bytes: u64) -> TokenCache {
+        let tokens = moka::sync::Cache::builder()
+            .max_capacity(bytes)
+            .weigher(|k: &TokenKey, v: &CachedToken| {
+                let weight = (k.bytes() as u64)
+                    .saturating_add(v.token.len() as u64)
+                    .saturating_add(ENTRY_OVERHEAD);
+                u32::try_from(weight).unwrap_or(u32::MAX)
+            })
+            .time_to_live(MAX_TOKEN_LIFETIME)
+            .build();
+        TokenCache { tokens }
     }
 
-    pub fn put(&self, key: TokenKey, token: String, expires_in: Option<u64>) {
-        let lifetime = expires_in
-            .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_TOKEN_LIFETIME);
-        // Renew a little early so a token never expires in flight.
-        let expiry = Instant::now() + lifetime.saturating_sub(Duration::from_secs(5));
-        if let Ok(mut tokens) = self.tokens.lock() {
-            if tokens.len() >= MAX_TOKENS {
-                let now = Instant::now();
-                tokens.retain(|_, (_, exp)| *exp > now);
-            }
-            tokens.insert(key, (token, expiry));
+    pub fn get(&self, key: &TokenKey) -> Option<String> {
+        self.tokens
+            .get(key)
+            .filter(|t| t.expires > Instant::now())
+            .map(|t| t.token)
+    }
+
+    /// Keeps `token` for `lifetime` (see [`token_lifetime`]), minus a
+    /// margin; a token too short-lived or too large is not kept.
+    pub fn put(&self, key: TokenKey, token: String, lifetime: Duration) {
+        let keep = lifetime.min(MAX_TOKEN_LIFETIME).saturating_sub(RENEW_EARLY);
+        let Some(expires) = Instant::now().checked_add(keep) else {
+            return;
+        };
+        if keep.is_zero() || token.len() > MAX_TOKEN_BYTES {
+            return;
         }
+        self.tokens.insert(key, CachedToken { token, expires });
+    }
+
+    #[cfg(test)]
+    fn settle(&self) -> (u64, u64) {
+        self.tokens.run_pending_tasks();
+        (self.tokens.entry_count(), self.tokens.weighted_size())
     }
 }
 
-/// The token from a token endpoint's JSON answer, with its lifetime.
-pub fn parse_token_response(body: &[u8]) -> Option<(String, Option<u64>)> {
-    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+/// How long a token may be used, from the token answer's `expires_in`:
+/// missing, zero, negative or not a number means the spec's 60 s; more
+/// than [`MAX_TOKEN_LIFETIME`] is capped.
+pub fn token_lifetime(expires_in: Option<&serde_json::Value>) -> Duration {
+    match expires_in.and_then(|e| e.as_u64()) {
+        None | Some(0) => DEFAULT_TOKEN_LIFETIME,
+        Some(secs) => Duration::from_secs(secs).min(MAX_TOKEN_LIFETIME),
+    }
+}
+
+/// The token from a token endpoint's JSON answer, with its lifetime; an
+/// answer without a usable token is an error saying why.
+pub fn parse_token_response(body: &[u8]) -> Result<(String, Duration), String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
     let token = v
         .get("token")
-        .or_else(|| v.get("access_token"))?
-        .as_str()?
-        .to_string();
-    let expires = v.get("expires_in").and_then(|e| e.as_u64());
-    (!token.is_empty()).then_some((token, expires))
+        .or_else(|| v.get("access_token"))
+        .and_then(|t| t.as_str())
+        .ok_or("the answer has no token")?;
+    if token.is_empty() {
+        return Err("the answer's token is empty".into());
+    }
+    if token.len() > MAX_TOKEN_BYTES {
+        return Err(format!(
+            "the token is {} bytes, more than {MAX_TOKEN_BYTES}",
+            token.len()
+        ));
+    }
+    // A token goes into a header: refuse what no header can carry.
+    if http::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+        return Err("the token is not a valid header value".into());
+    }
+    Ok((token.to_string(), token_lifetime(v.get("expires_in"))))
 }
 
 #[cfg(test)]
@@ -331,18 +427,119 @@ mod tests {
         assert_eq!(parse_challenge("Bearer service=x"), None);
     }
 
+    fn key(realm: &str, credential: &str) -> TokenKey {
+        TokenKey {
+            realm: realm.into(),
+            service: "s".into(),
+            scope: "repository:a:pull".into(),
+            credential: credential.into(),
+        }
+    }
+
     #[test]
     fn tokens_expire() {
         let c = TokenCache::default();
-        let key = ("r".to_string(), "s".to_string(), "p".to_string());
-        c.put(key.clone(), "t".into(), Some(3600));
-        assert_eq!(c.get(&key).as_deref(), Some("t"));
-        c.put(key.clone(), "t".into(), Some(1));
-        assert_eq!(c.get(&key), None);
+        let k = key("r", "");
+        c.put(k.clone(), "t".into(), Duration::from_secs(3600));
+        assert_eq!(c.get(&k).as_deref(), Some("t"));
+        // Shorter than the renewal margin: not kept, the old one replaced or not.
+        let short = key("short", "");
+        c.put(short.clone(), "t".into(), Duration::from_secs(1));
+        assert_eq!(c.get(&short), None);
         assert_eq!(
             parse_token_response(br#"{"access_token":"x","expires_in":5}"#),
-            Some(("x".into(), Some(5)))
+            Ok(("x".into(), Duration::from_secs(5)))
         );
-        assert_eq!(parse_token_response(b"{}"), None);
+    }
+
+    /// What a hostile or sloppy token server can send gets a bounded
+    /// lifetime or a clear refusal, never a panic.
+    #[test]
+    fn token_answers_are_bounded() {
+        let life = |body: &str| parse_token_response(body.as_bytes()).map(|(_, l)| l);
+        let hour = Ok(MAX_TOKEN_LIFETIME);
+        let minute = Ok(DEFAULT_TOKEN_LIFETIME);
+        assert_eq!(
+            life(r#"{"token":"t","expires_in":18446744073709551615}"#),
+            hour
+        );
+        assert_eq!(life(r#"{"token":"t","expires_in":1e300}"#), minute);
+        assert_eq!(
+            life(r#"{"token":"t","expires_in":99999999999999999999999}"#),
+            minute
+        );
+        assert_eq!(life(r#"{"token":"t","expires_in":-5}"#), minute);
+        assert_eq!(life(r#"{"token":"t","expires_in":"300"}"#), minute);
+        assert_eq!(life(r#"{"token":"t","expires_in":0}"#), minute);
+        assert_eq!(life(r#"{"token":"t"}"#), minute);
+        assert_eq!(
+            life(r#"{"token":"t","expires_in":120}"#),
+            Ok(Duration::from_secs(120))
+        );
+        for (body, why) in [
+            ("{}", "no token"),
+            ("[1]", "no token"),
+            ("not json", "not JSON"),
+            (r#"{"token":""}"#, "empty"),
+            (r#"{"token":7}"#, "no token"),
+            ("{\"token\":\"a\\nb\"}", "header value"),
+        ] {
+            let err = parse_token_response(body.as_bytes()).expect_err(body);
+            assert!(err.contains(why), "{body}: {err}");
+        }
+        let huge = format!(r#"{{"token":"{}"}}"#, "a".repeat(MAX_TOKEN_BYTES + 1));
+        assert!(parse_token_response(huge.as_bytes()).is_err());
+        // The cache itself saturates whatever lifetime it is handed.
+        let c = TokenCache::default();
+        c.put(key("r", ""), "t".into(), Duration::MAX);
+        assert_eq!(c.get(&key("r", "")).as_deref(), Some("t"));
+    }
+
+    /// The cache holds a bounded number of bytes and entries, however many
+    /// distinct scopes a registry makes the host fetch tokens for.
+    #[test]
+    fn token_cache_is_bounded_in_bytes_and_entries() {
+        let c = TokenCache::with_capacity(64 << 10);
+        for i in 0..1000 {
+            c.put(
+                key(&format!("r{i}"), ""),
+                "x".repeat(1000),
+                MAX_TOKEN_LIFETIME,
+            );
+        }
+        let (entries, bytes) = c.settle();
+        assert!(bytes <= 64 << 10, "{bytes} bytes");
+        assert!(entries <= (64 << 10) / ENTRY_OVERHEAD, "{entries} entries");
+        let c = TokenCache::with_capacity(64 << 10);
+        for i in 0..1000 {
+            c.put(key(&format!("r{i}"), ""), "x".into(), MAX_TOKEN_LIFETIME);
+        }
+        let (entries, _) = c.settle();
+        assert!(entries <= (64 << 10) / ENTRY_OVERHEAD, "{entries} entries");
+    }
+
+    #[test]
+    fn credential_ids_bind_the_password() {
+        let a = Credential {
+            username: "_json_key".into(),
+            password: "key-of-team-a".into(),
+        };
+        let b = Credential {
+            username: "_json_key".into(),
+            password: "key-of-team-b".into(),
+        };
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.id(), a.clone().id());
+        assert!(!a.id().contains("_json_key") && !a.id().contains("team"));
+        // No ambiguity between where the username ends and the password starts.
+        let c = Credential {
+            username: "ab".into(),
+            password: "c".into(),
+        };
+        let d = Credential {
+            username: "a".into(),
+            password: "bc".into(),
+        };
+        assert_ne!(c.id(), d.id());
     }
 }

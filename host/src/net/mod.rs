@@ -1,7 +1,9 @@
 //! The component's network capability: the wasi:http `send_request` hook.
 //!
 //! Every outgoing request of the component lands here. The host checks it
-//! against the registry policy (`policy.rs`), picks HTTPS or (for
+//! against the registry policy (`policy.rs`): only GET and HEAD, only hosts
+//! the policy allows, and, for a name, only the addresses the connector's
+//! own lookup approved (`resolve.rs`). It picks HTTPS or (for
 //! `--insecure-registry`) plain HTTP, sends it on a pooled rustls client,
 //! answers registry auth challenges (`auth.rs`), and bounds it by the
 //! request's deadline. A refused request reaches the guest as
@@ -11,26 +13,33 @@ pub mod auth;
 mod body;
 mod identity;
 pub mod policy;
+pub mod resolve;
 
 use anyhow::{Context, Result};
-use auth::{Challenge, Keychain, TokenCache};
+use auth::{Challenge, Keychain, TokenCache, TokenKey};
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use policy::{NetPolicy, Route};
+use resolve::{CheckedResolver, Lookup, ResolveError};
 use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 type HttpsClient = Client<
-    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    hyper_rustls::HttpsConnector<
+        hyper_util::client::legacy::connect::HttpConnector<CheckedResolver>,
+    >,
     Full<Bytes>,
 >;
+
+/// A TCP connect (per address) gives up after this, within the deadline.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A request on its way out, already routed.
 struct Outgoing<'a> {
@@ -55,7 +64,7 @@ pub struct HostRequest {
 
 /// Shared by every instance: policy, credentials, tokens, connection pool.
 pub struct Net {
-    policy: NetPolicy,
+    policy: Arc<NetPolicy>,
     keychain: Keychain,
     /// Where policies' `credentials.secrets` are read from.
     secrets_dir: Option<std::path::PathBuf>,
@@ -66,12 +75,26 @@ pub struct Net {
 }
 
 impl Net {
+    /// The capability, resolving names with the system resolver (or the
+    /// test-only script named by [`resolve::TEST_DNS_ENV`]).
     pub fn new(
         policy: NetPolicy,
         keychain: Keychain,
         secrets_dir: Option<&Path>,
         extra_ca: Option<&Path>,
     ) -> Result<Net> {
+        let lookup = resolve::lookup_from_env().map_err(anyhow::Error::msg)?;
+        Net::with_lookup(policy, keychain, secrets_dir, extra_ca, lookup)
+    }
+
+    pub fn with_lookup(
+        policy: NetPolicy,
+        keychain: Keychain,
+        secrets_dir: Option<&Path>,
+        extra_ca: Option<&Path>,
+        lookup: Arc<dyn Lookup>,
+    ) -> Result<Net> {
+        let policy = Arc::new(policy);
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         if let Some(path) = extra_ca {
@@ -88,11 +111,22 @@ impl Net {
             .with_safe_default_protocol_versions()?
             .with_root_certificates(roots)
             .with_no_client_auth();
+        // Names are resolved (and their addresses checked) by the
+        // connector itself, on the lookup whose answer it dials.
+        let resolver = CheckedResolver {
+            policy: policy.clone(),
+            lookup,
+        };
+        let mut http =
+            hyper_util::client::legacy::connect::HttpConnector::new_with_resolver(resolver);
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        http.set_nodelay(true);
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
             .enable_http1()
-            .build();
+            .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new()).build(connector);
         Ok(Net {
             policy,
@@ -110,9 +144,17 @@ impl Net {
         request: http::Request<WasiBody>,
         deadline: Instant,
     ) -> Result<http::Response<WasiBody>, HttpError> {
-        // The component only reads (GET, HEAD): its request bodies are dropped.
+        // The component only reads: GET and HEAD, and never a body.
         let (parts, _body) = request.into_parts();
-        let uri = self.routed(&parts.uri).await.map_err(|why| {
+        if parts.method != http::Method::GET && parts.method != http::Method::HEAD {
+            tracing::warn!(
+                "registry request refused: {} {} (the component may only GET and HEAD)",
+                parts.method,
+                parts.uri
+            );
+            return Err(HttpError::HttpRequestDenied);
+        }
+        let uri = self.routed(&parts.uri).map_err(|why| {
             tracing::warn!("registry request refused: {why}");
             HttpError::HttpRequestDenied
         })?;
@@ -135,14 +177,16 @@ impl Net {
 
     /// The URI a request really goes to, or why the policy refuses it: the
     /// scheme is `http` only for an `--insecure-registry`, whatever was asked.
-    async fn routed(&self, asked: &http::Uri) -> Result<http::Uri, String> {
+    /// A name's addresses are checked later, by the connector's resolver.
+    fn routed(&self, asked: &http::Uri) -> Result<http::Uri, String> {
         let host = asked.host().unwrap_or_default().to_string();
+        match asked.scheme_str() {
+            None | Some("http") | Some("https") => {}
+            Some(other) => return Err(format!("scheme {other} is not HTTP(S)")),
+        }
         let https = asked.scheme_str() != Some("http");
         let port = asked.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let route = self
-            .policy
-            .route(&host, port, || resolve(host.clone(), port))
-            .await?;
+        let route = self.policy.route(&host, port)?;
         if route == Route::Https && !https {
             return Err(format!(
                 "plain HTTP to {host}:{port} refused: not an --insecure-registry"
@@ -194,7 +238,6 @@ impl Net {
     ) -> Result<(http::Response<hyper::body::Incoming>, Option<String>)> {
         let uri = self
             .routed(&req.uri)
-            .await
             .map_err(|why| anyhow::anyhow!("request to {} refused: {why}", req.uri))?;
         let outgoing = Outgoing {
             method: &req.method,
@@ -230,7 +273,13 @@ impl Net {
             .body(Full::new(req.body.clone()))
             .map_err(|_| HttpError::HttpRequestUriInvalid)?;
         self.sent.fetch_add(1, Ordering::Relaxed);
-        let answer = tokio::time::timeout_at(deadline.into(), self.client.request(req)).await;
+        // The deadline rides along to the resolver (DNS is bounded by it).
+        let answer = resolve::DEADLINE
+            .scope(
+                deadline,
+                tokio::time::timeout_at(deadline.into(), self.client.request(req)),
+            )
+            .await;
         let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
         let status = match &answer {
             Ok(Ok(r)) => Some(r.status().as_u16()),
@@ -239,14 +288,31 @@ impl Net {
         crate::metrics::metrics().registry_request(authority, status);
         match answer {
             Err(_) => Err(HttpError::ConnectionTimeout),
-            Ok(Err(e)) => {
-                tracing::debug!("registry request to {uri} failed: {e:?}");
-                Err(if e.is_connect() {
-                    HttpError::ConnectionRefused
-                } else {
-                    HttpError::HttpProtocolError
-                })
-            }
+            Ok(Err(e)) => match ResolveError::find(&e) {
+                Some(ResolveError::Refused(why)) => {
+                    tracing::warn!("registry request to {uri} refused: {why}");
+                    Err(HttpError::HttpRequestDenied)
+                }
+                Some(ResolveError::Timeout(_)) => {
+                    tracing::warn!("registry request to {uri}: {e}");
+                    Err(HttpError::DnsTimeout)
+                }
+                Some(ResolveError::Failed(why)) => {
+                    tracing::warn!("registry request to {uri}: {why}");
+                    Err(HttpError::DnsError {
+                        rcode: Some(why.clone()),
+                        info_code: None,
+                    })
+                }
+                None => {
+                    tracing::debug!("registry request to {uri} failed: {e:?}");
+                    Err(if e.is_connect() {
+                        HttpError::ConnectionRefused
+                    } else {
+                        HttpError::HttpProtocolError
+                    })
+                }
+            },
             Ok(Ok(r)) => Ok(r),
         }
     }
@@ -272,16 +338,21 @@ impl Net {
                 service,
                 scope,
             } => {
-                // Tokens obtained with different credentials are never shared.
-                let who = credential.map(|c| c.username.clone()).unwrap_or_default();
-                let key = (realm.clone(), format!("{service}\u{0}{who}"), scope.clone());
+                // Tokens obtained with different credentials are never
+                // shared: the key holds a hash of the whole credential.
+                let key = TokenKey {
+                    realm: realm.clone(),
+                    service: service.clone(),
+                    scope: scope.clone(),
+                    credential: credential.map(|c| c.id()).unwrap_or_default(),
+                };
                 if let Some(t) = self.tokens.get(&key) {
                     return Some(format!("Bearer {t}"));
                 }
-                let (token, expires) = self
+                let (token, lifetime) = self
                     .fetch_token(&realm, &service, &scope, credential, deadline)
                     .await?;
-                self.tokens.put(key, token.clone(), expires);
+                self.tokens.put(key, token.clone(), lifetime);
                 Some(format!("Bearer {token}"))
             }
         }
@@ -294,22 +365,12 @@ impl Net {
         scope: &str,
         credential: Option<&auth::Credential>,
         deadline: Instant,
-    ) -> Option<(String, Option<u64>)> {
+    ) -> Option<(String, Duration)> {
         let realm_uri: http::Uri = realm.parse().ok()?;
-        let host = realm_uri.host()?.to_string();
-        let https = realm_uri.scheme_str() != Some("http");
-        let port = realm_uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         // The token endpoint is a network destination like any other.
-        let route = self
-            .policy
-            .route(&host, port, || resolve(host.clone(), port))
-            .await;
-        match route {
-            Ok(Route::Http) | Ok(Route::Https) if https || route == Ok(Route::Http) => {}
-            _ => {
-                tracing::warn!("token realm {realm} refused by the network policy");
-                return None;
-            }
+        if let Err(why) = self.routed(&realm_uri) {
+            tracing::warn!("token realm {realm} refused by the network policy: {why}");
+            return None;
         }
         let sep = if realm.contains('?') { '&' } else { '?' };
         let mut url = format!("{realm}{sep}service={}", encode(service));
@@ -342,6 +403,8 @@ impl Net {
             .ok()?
             .to_bytes();
         auth::parse_token_response(&body)
+            .map_err(|why| tracing::warn!("token endpoint {realm}: {why}"))
+            .ok()
     }
 }
 
@@ -391,13 +454,6 @@ impl Net {
 /// The header through which the component names a policy's secrets
 /// (`SECRETS_HEADER` in the guest's `oci::transport`).
 const SECRETS_HEADER: &str = "x-ivpol-registry-secrets";
-
-async fn resolve(host: String, port: u16) -> std::io::Result<Vec<std::net::IpAddr>> {
-    Ok(tokio::net::lookup_host((host.as_str(), port))
-        .await?
-        .map(|a| a.ip())
-        .collect())
-}
 
 fn encode(s: &str) -> String {
     s.bytes()
@@ -572,5 +628,237 @@ mod tests {
             );
         }
         assert_eq!(net.sent.load(Ordering::Relaxed), 0, "nothing was sent");
+    }
+
+    /// The component may only read: anything but GET and HEAD is denied
+    /// before it reaches the policy or the network.
+    #[tokio::test]
+    async fn only_get_and_head_leave_the_host() {
+        let (addr, _seen) = recording_server().await;
+        let policy = NetPolicy {
+            allow: vec![],
+            insecure: vec![addr.parse().expect("host:port")],
+        };
+        let net = Arc::new(Net::new(policy, Keychain::default(), None, None).expect("net"));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for method in [
+            "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE",
+        ] {
+            let mut req = guest_request(&format!("https://{addr}/v2/a/blobs/uploads/"), &[]);
+            *req.method_mut() = method.parse().expect("method");
+            let err = net.clone().send(req, deadline).await.expect_err(method);
+            assert!(
+                matches!(err, HttpError::HttpRequestDenied),
+                "{method}: {err:?}"
+            );
+        }
+        assert_eq!(net.sent.load(Ordering::Relaxed), 0, "nothing was sent");
+        let mut head = guest_request(&format!("https://{addr}/v2/"), &[]);
+        *head.method_mut() = http::Method::HEAD;
+        assert_eq!(
+            net.clone()
+                .send(head, deadline)
+                .await
+                .expect("HEAD")
+                .status(),
+            200
+        );
+    }
+
+    /// A registry and its token endpoint on one address: tokens are
+    /// `tok-<the Basic credentials>`, and the registry echoes the token.
+    async fn token_registry() -> (String, Arc<AtomicU64>) {
+        use hyper::service::service_fn;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        let fetched = Arc::new(AtomicU64::new(0));
+        let (realm, count) = (format!("http://{addr}/token"), fetched.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (realm, count) = (realm.clone(), count.clone());
+                let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let auth = req
+                        .headers()
+                        .get(AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    let mut resp = http::Response::new(Full::new(Bytes::new()));
+                    if req.uri().path() == "/token" {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        let basic = auth.trim_start_matches("Basic ");
+                        *resp.body_mut() = Full::new(Bytes::from(format!(
+                            r#"{{"token":"tok-{basic}","expires_in":18446744073709551615}}"#
+                        )));
+                    } else if let Some(token) = auth.strip_prefix("Bearer ") {
+                        *resp.body_mut() = Full::new(Bytes::from(token.to_string()));
+                    } else {
+                        *resp.status_mut() = http::StatusCode::UNAUTHORIZED;
+                        let challenge = format!(
+                            r#"Bearer realm="{realm}",service="reg",scope="repository:app:pull""#
+                        );
+                        resp.headers_mut()
+                            .insert(WWW_AUTHENTICATE, challenge.parse().expect("header"));
+                    }
+                    async move { Ok::<_, std::convert::Infallible>(resp) }
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+                );
+            }
+        });
+        (addr, fetched)
+    }
+
+    /// Two secrets with the same username (`_json_key`, as every GCP
+    /// service-account key has) never share a bearer token; one secret
+    /// reuses its own, even when the server says it lives forever.
+    #[tokio::test]
+    async fn same_username_different_secrets_get_distinct_tokens() {
+        let (addr, fetched) = token_registry().await;
+        let policy = NetPolicy {
+            allow: vec![],
+            insecure: vec![addr.parse().expect("host:port")],
+        };
+        let net = Net::new(policy, Keychain::default(), None, None).expect("net");
+        let secret = |password: &str| {
+            Keychain::parse(&format!(
+                r#"{{"auths":{{"{addr}":{{"username":"_json_key","password":"{password}"}}}}}}"#
+            ))
+            .expect("keychain")
+        };
+        let (team_a, team_b) = (secret("key-of-team-a"), secret("key-of-team-b"));
+        let uri: http::Uri = format!("http://{addr}/v2/app/manifests/v1")
+            .parse()
+            .expect("uri");
+        let headers = http::HeaderMap::new();
+        let token_for = |keychain: &Keychain| {
+            let req = Outgoing {
+                method: &http::Method::GET,
+                uri: &uri,
+                headers: &headers,
+                body: Bytes::new(),
+                port: uri.port_u16(),
+            };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let net = &net;
+            let keychain = keychain.clone();
+            async move {
+                let (resp, _) = net
+                    .with_auth(req, None, Some(&keychain), deadline)
+                    .await
+                    .expect("sent");
+                assert_eq!(resp.status(), 200);
+                let body = resp.into_body().collect().await.expect("body").to_bytes();
+                String::from_utf8_lossy(&body).into_owned()
+            }
+        };
+        let a = token_for(&team_a).await;
+        let b = token_for(&team_b).await;
+        assert_ne!(a, b, "team B was handed team A's token");
+        assert_eq!(fetched.load(Ordering::SeqCst), 2);
+        assert_eq!(token_for(&team_a).await, a);
+        assert_eq!(token_for(&team_b).await, b);
+        assert_eq!(
+            fetched.load(Ordering::SeqCst),
+            2,
+            "cached tokens are reused"
+        );
+    }
+
+    /// A listener that counts the connections it accepts (and closes them).
+    async fn counting_listener(ip: &str, port: u16) -> Option<Arc<AtomicU64>> {
+        let listener = tokio::net::TcpListener::bind((ip, port)).await.ok()?;
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                c.fetch_add(1, Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+        Some(count)
+    }
+
+    /// DNS rebinding: the name's first answer is "public" (a loopback
+    /// address the test script declares public), the next is loopback. The
+    /// host dials what it checked, and refuses the rebound answer; nothing
+    /// ever reaches the rebound address.
+    #[tokio::test]
+    async fn connects_only_to_the_addresses_it_checked() {
+        let trap = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = trap.local_addr().expect("addr").port();
+        drop(trap);
+        let (Some(checked), Some(rebound)) = (
+            counting_listener("127.0.0.2", port).await,
+            counting_listener("127.0.0.1", port).await,
+        ) else {
+            panic!("cannot listen on 127.0.0.1 and 127.0.0.2 port {port}");
+        };
+        let script = r#"{"answers": {"rebind.test": [["127.0.0.2"], ["127.0.0.1"]]},
+                         "public_for_test": ["127.0.0.2"]}"#;
+        let lookup = Arc::new(resolve::ScriptedLookup::parse(script).expect("script"));
+        let net = Arc::new(
+            Net::with_lookup(
+                NetPolicy::default(),
+                Keychain::default(),
+                None,
+                None,
+                lookup,
+            )
+            .expect("net"),
+        );
+        let url = format!("https://rebind.test:{port}/v2/");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // First lookup: the checked address is dialled (its TLS fails: it is no registry).
+        let first = net.clone().send(guest_request(&url, &[]), deadline).await;
+        assert!(
+            !matches!(first, Err(HttpError::HttpRequestDenied)),
+            "{:?}",
+            first.err()
+        );
+        assert_eq!(checked.load(Ordering::SeqCst), 1);
+        // Second lookup: rebound to loopback, refused before any connect.
+        let second = net.clone().send(guest_request(&url, &[]), deadline).await;
+        assert!(
+            matches!(second, Err(HttpError::HttpRequestDenied)),
+            "{:?}",
+            second.err()
+        );
+        assert_eq!(
+            rebound.load(Ordering::SeqCst),
+            0,
+            "the rebound address was reached"
+        );
+    }
+
+    /// A resolver that never answers costs the request its deadline, no more.
+    #[tokio::test]
+    async fn dns_lookups_end_at_the_request_deadline() {
+        let script = r#"{"answers": {"slow.test": ["stall"]}}"#;
+        let lookup = Arc::new(resolve::ScriptedLookup::parse(script).expect("script"));
+        let net = Arc::new(
+            Net::with_lookup(
+                NetPolicy::default(),
+                Keychain::default(),
+                None,
+                None,
+                lookup,
+            )
+            .expect("net"),
+        );
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let bound = tokio::time::timeout(
+            Duration::from_secs(30),
+            net.send(guest_request("https://slow.test/v2/", &[]), deadline),
+        )
+        .await
+        .expect("the lookup outlived the deadline by far");
+        assert!(bound.is_err());
     }
 }

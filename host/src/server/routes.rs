@@ -134,13 +134,16 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
 /// The reply, and the verdict label: `allowed`, `denied` or `error` (no
 /// verdict from the policies: a request that could not be judged).
 async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Reply, &'static str) {
-    let body = match read_body(req).await {
+    let body = match read_body(req, state.body_read_timeout).await {
         Ok(b) => b,
-        Err(unread) => return (unjudged(&unread.prefix, unread.why), "error"),
+        Err(unread) => {
+            let reply = unjudged(&unread.prefix, unread.why, unread.status);
+            return (reply, "error");
+        }
     };
     let review = match envelope::parse(&body) {
         Ok(r) => r,
-        Err(e) => return (unjudged(&body, e), "error"),
+        Err(e) => return (unjudged(&body, e, StatusCode::BAD_REQUEST), "error"),
     };
     // Kyverno's mutate routes only act on CREATE, UPDATE and CONNECT.
     if route.phase == wit::Phase::Mutate
@@ -198,14 +201,14 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
 }
 
 /// The reply to a body that cannot be judged: a denial echoing its uid
-/// when one can be read, otherwise a 400 (there is nothing to answer).
-fn unjudged(body: &[u8], why: String) -> Reply {
+/// when one can be read, otherwise `status` (there is nothing to answer).
+fn unjudged(body: &[u8], why: String, status: StatusCode) -> Reply {
     match envelope::scan_uid(body) {
         Some(uid) => deny(
             &uid,
             &format!("the admission request cannot be evaluated: {why}"),
         ),
-        None => error(StatusCode::BAD_REQUEST, why),
+        None => error(status, why),
     }
 }
 
@@ -213,36 +216,57 @@ fn deny(uid: &str, message: &str) -> Reply {
     json_reply(StatusCode::OK, review::denied(uid, message))
 }
 
-/// A body that was not read whole: what arrived (at most the limit), and why.
+/// A body that was not read whole: what arrived (at most the limit), why,
+/// and the status to answer when it holds no uid.
 struct Unread {
     prefix: Vec<u8>,
     why: String,
+    status: StatusCode,
 }
 
-/// The body, up to [`MAX_BODY_BYTES`]. Past the limit reading stops and
-/// the start is kept, so the uid can still be answered.
-async fn read_body(req: Request<Incoming>) -> Result<Bytes, Unread> {
+/// The body, up to [`MAX_BODY_BYTES`], within `timeout`. Past the limit
+/// (or the time) reading stops and the start is kept, so the uid can
+/// still be answered. A client that trickles (or stops sending) its body
+/// is cut off.
+async fn read_body(req: Request<Incoming>, timeout: std::time::Duration) -> Result<Bytes, Unread> {
     let mut body = req.into_body();
     let mut buf: Vec<u8> = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Unread {
-            prefix: std::mem::take(&mut buf),
-            why: format!("reading the body failed: {e}"),
-        })?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        if buf.len().saturating_add(data.len()) > MAX_BODY_BYTES {
-            let room = MAX_BODY_BYTES - buf.len();
-            buf.extend_from_slice(&data[..room]);
-            return Err(Unread {
-                prefix: buf,
-                why: format!("body is larger than {MAX_BODY_BYTES} bytes"),
-            });
+    let read = async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                (
+                    format!("reading the body failed: {e}"),
+                    StatusCode::BAD_REQUEST,
+                )
+            })?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if buf.len().saturating_add(data.len()) > MAX_BODY_BYTES {
+                let room = MAX_BODY_BYTES - buf.len();
+                buf.extend_from_slice(&data[..room]);
+                let why = format!("body is larger than {MAX_BODY_BYTES} bytes");
+                return Err((why, StatusCode::BAD_REQUEST));
+            }
+            buf.extend_from_slice(&data);
         }
-        buf.extend_from_slice(&data);
+        Ok(())
+    };
+    let outcome = match tokio::time::timeout(timeout, read).await {
+        Ok(done) => done,
+        Err(_) => Err((
+            format!("the body was not received within {timeout:?}"),
+            StatusCode::REQUEST_TIMEOUT,
+        )),
+    };
+    match outcome {
+        Ok(()) => Ok(Bytes::from(buf)),
+        Err((why, status)) => Err(Unread {
+            prefix: buf,
+            why,
+            status,
+        }),
     }
-    Ok(Bytes::from(buf))
 }
 
 fn json_reply(status: StatusCode, body: Value) -> Reply {
