@@ -242,6 +242,12 @@ impl Metrics {
     }
 }
 
+static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+
+pub fn metrics() -> &'static Metrics {
+    &METRICS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,10 +283,4 @@ mod tests {
             "{text}"
         );
     }
-}
-
-static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
-
-pub fn metrics() -> &'static Metrics {
-    &METRICS
 }
