@@ -270,6 +270,12 @@ impl Metrics {
     }
 }
 
+static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+
+pub fn metrics() -> &'static Metrics {
+    &METRICS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,10 +311,4 @@ mod tests {
             "{text}"
         );
     }
-}
-
-static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
-
-pub fn metrics() -> &'static Metrics {
-    &METRICS
 }
