@@ -165,46 +165,48 @@ fn concurrent_identical_verifications_run_once() {
     assert!(waited + hits >= 7.0, "waits {waited}, hits {hits}");
 }
 
-/// A request that traps the component (here: its epoch deadline, or the
-/// memory limit) is answered as the policy's `error` result: a denying
-/// AdmissionReview naming the cause, never a 500 (which `failurePolicy:
-/// Ignore` would admit). That instance is dropped and the next request is
-/// served by a fresh one.
+/// A request that traps the component (here: the memory limit, which the
+/// request's own size exhausts; a runaway expression now ends earlier, at
+/// the CEL cost limit, as an ordinary error) is answered as the policy's
+/// `error` result: a denying AdmissionReview naming the cause, never a 500
+/// (which `failurePolicy: Ignore` would admit). That instance is dropped
+/// and the next request is served by a fresh one.
 #[test]
 fn a_trap_drops_the_instance_and_the_next_request_succeeds() {
     let setup = Setup::new();
     let (image, _) = setup.image("app");
-    // 10^8 list elements: far past a one-second deadline (or the memory limit).
-    let ten = "[0,1,2,3,4,5,6,7,8,9]";
-    let spin = format!(
-        "{ten}.map(a, {ten}.map(b, {ten}.map(c, {ten}.map(d, {ten}.map(e, {ten}.map(f, {ten}.map(g, {ten}.map(h, a+b+c+d+e+f+g+h)))))))).size() > 0"
+    let policy = |name: &str| {
+        ivpol_tests::policy::pod_policy(
+            name,
+            "\"CREATE\"",
+            "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
+        )
+    };
+    let mut s = setup.serve_with(
+        &[
+            ("hungry".into(), policy("hungry")),
+            ("quick".into(), policy("quick")),
+        ],
+        &["--instance-memory-mib", "32"],
     );
-    let spinning = ivpol_tests::policy::pod_policy(
-        "spin",
-        "\"CREATE\"",
-        &format!(
-            "  webhookConfiguration:\n    timeoutSeconds: 1\n  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n  attestors: []\n  validations:\n    - expression: >-\n        {spin}\n      message: spun\n"
-        ),
-    );
-    let quick = ivpol_tests::policy::pod_policy(
-        "quick",
-        "\"CREATE\"",
-        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
-    );
-    let mut s = setup.serve(&[("spin".into(), spinning), ("quick".into(), quick)]);
     let created = s.metric("ivpol_instances_created_total");
+    // 3.5 million zeros: 7 MiB on the wire, far more as parsed values.
     let review = create_pod(&[&image]);
-    let (status, body) = s.post("/ivpol/validate/spin", &review.to_string());
+    let zeros = vec!["0"; 3_500_000].join(",");
+    let body = review.to_string().replacen(
+        "\"metadata\":{",
+        &format!("\"pad\":[{zeros}],\"metadata\":{{"),
+        1,
+    );
+    let (status, body) = s.post("/ivpol/validate/hungry", &body);
     assert_eq!(status, 200, "{body}");
     let r = &body["response"];
     assert_eq!(r["uid"], review["request"]["uid"], "{body}");
     assert_eq!(r["allowed"], false, "{body}");
     let message = r["status"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message == "Policy spin error: internal error: evaluation exceeded its deadline of 1s"
-            || message
-                .starts_with("Policy spin error: internal error: evaluation ran out of memory"),
-        "{message}"
+    assert_eq!(
+        message,
+        "Policy hungry error: internal error: evaluation ran out of memory (limit 32 MiB per instance)"
     );
     let r = validate(&s, "quick", &image);
     assert_eq!(r["allowed"], true, "{r}\n{}", s.log());
