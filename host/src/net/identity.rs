@@ -50,11 +50,9 @@ impl Net {
         part(&mut h, key.as_bytes());
         for registry in registries {
             part(&mut h, registry.as_bytes());
+            // The credential's own id (the token cache keys by it too).
             match self.credential_for(registry, policy.as_ref()) {
-                Some(c) => {
-                    part(&mut h, c.username.as_bytes());
-                    part(&mut h, c.password.as_bytes());
-                }
+                Some(c) => part(&mut h, c.id().as_bytes()),
                 None => part(&mut h, b"\0anonymous"),
             }
         }
