@@ -5,6 +5,7 @@
 
 mod cache;
 mod cli;
+mod live;
 mod metrics;
 mod net;
 mod oci;

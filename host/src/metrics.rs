@@ -46,6 +46,17 @@ pub struct RegistryLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    /// `loaded`, `rejected` or `failed` (see `live::Reloaded`).
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HashLabels {
+    pub hash: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct FailureLabels {
     /// `deadline`, `out_of_memory`, `busy` or `trap`.
     pub reason: String,
@@ -80,13 +91,27 @@ pub struct Metrics {
     pub registry_requests: Family<RegistryLabels, Counter>,
     pub instances_idle: Gauge,
     pub instances_created: Counter,
+    /// Instances replaced after `--instance-max-calls` calls.
+    pub instances_retired: Counter,
     pub instance_acquire: Histogram,
+    /// Linear memory held by all live instances (wasm memory never shrinks,
+    /// so this is the sum of each instance's high-water mark).
+    pub instance_memory: Gauge,
     pub policies_loaded: Gauge,
     pub policy_load_errors: Gauge,
     /// 1 for each policy document that did not load (and so denies).
     pub policies_rejected: Family<PolicyLabels, Gauge>,
     pub component_failures: Family<FailureLabels, Counter>,
     pub connections_open: Gauge,
+    /// 1 for each policy serving its last good version after a reload
+    /// rejected the new one.
+    pub policies_stale: Family<PolicyLabels, Gauge>,
+    /// Policy-set reloads by result.
+    pub reloads: Family<ResultLabels, Counter>,
+    /// The current policy set's generation (1 at start, +1 per reload).
+    pub policy_generation: Gauge,
+    /// 1, labelled with the hash of the current policy set's inputs.
+    pub policy_set: Family<HashLabels, Gauge>,
     registry_hosts: BoundedLabels,
 }
 
@@ -144,12 +169,18 @@ impl Metrics {
             registry_requests: Family::default(),
             instances_idle: Gauge::default(),
             instances_created: Counter::default(),
+            instances_retired: Counter::default(),
             instance_acquire: latency_buckets(),
+            instance_memory: Gauge::default(),
             policies_loaded: Gauge::default(),
             policy_load_errors: Gauge::default(),
             policies_rejected: Family::default(),
             component_failures: Family::default(),
             connections_open: Gauge::default(),
+            policies_stale: Family::default(),
+            reloads: Family::default(),
+            policy_generation: Gauge::default(),
+            policy_set: Family::default(),
             registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
         };
         m.register();
@@ -214,9 +245,19 @@ impl Metrics {
             self.instances_created.clone(),
         );
         r.register(
+            "instances_retired",
+            "Component instances replaced by fresh ones after --instance-max-calls calls",
+            self.instances_retired.clone(),
+        );
+        r.register(
             "instance_acquire_seconds",
             "Time to get an instance from the pool (or create one)",
             self.instance_acquire.clone(),
+        );
+        r.register(
+            "instance_memory_bytes",
+            "Linear memory held by live component instances",
+            self.instance_memory.clone(),
         );
         r.register(
             "policies_loaded",
@@ -243,6 +284,26 @@ impl Metrics {
             "Client connections open on the webhook server",
             self.connections_open.clone(),
         );
+        r.register(
+            "policy_stale",
+            "Policies serving their last good version: a reload rejected the new one",
+            self.policies_stale.clone(),
+        );
+        r.register(
+            "policy_reloads",
+            "Policy-set reloads, by result (loaded, rejected, failed)",
+            self.reloads.clone(),
+        );
+        r.register(
+            "policy_generation",
+            "Generation of the current policy set (1 at start, one more per reload)",
+            self.policy_generation.clone(),
+        );
+        r.register(
+            "policy_set_info",
+            "1, labelled with the hash of the current policy set's inputs",
+            self.policy_set.clone(),
+        );
     }
 
     /// The Prometheus text exposition of every metric.
@@ -261,6 +322,24 @@ impl Metrics {
                 status,
             })
             .inc();
+    }
+
+    /// Counts a reload that ended with `result`.
+    pub fn count_reload(&self, result: &str) {
+        let labels = ResultLabels {
+            result: result.to_string(),
+        };
+        self.reloads.get_or_create(&labels).inc();
+    }
+
+    /// Labels `ivpol_policy_set_info` with the current set's hash (its
+    /// first 16 hex digits) only.
+    pub fn set_policy_set_hash(&self, hash: &str) {
+        self.policy_set.clear();
+        let labels = HashLabels {
+            hash: hash.chars().take(16).collect(),
+        };
+        self.policy_set.get_or_create(&labels).set(1);
     }
 
     /// Counts a connection open until the guard drops.

@@ -179,6 +179,48 @@ impl Server {
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
+
+    /// The `--policies` directory the server watches.
+    pub fn policy_dir(&self) -> PathBuf {
+        self.dir.path().join("policies")
+    }
+
+    /// Sends the server a signal (`HUP`, `TERM`, `INT`).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// The exit code once the process has ended, waiting at most `limit`;
+    /// none if it is still running (or was killed by a signal).
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<i32> {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    /// Polls `check` every 100 ms for at most `limit`; true once it held.
+    pub fn eventually(&self, limit: Duration, mut check: impl FnMut(&Server) -> bool) -> bool {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            if check(self) {
+                return true;
+            }
+            if std::time::Instant::now() >= end {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 impl Drop for Server {

@@ -36,8 +36,8 @@ pub async fn load_pool(
     load_pool_with(component, registry, cache, Limits::default(), documents).await
 }
 
-/// [`load_pool`] with the pool bounded by `limits` (`serve`'s flags).
-pub async fn load_pool_with(
+/// [`load_pool`] with pools bounded by `limits` (`serve`'s flags).
+async fn load_pool_with(
     component: &super::component::ComponentArgs,
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
@@ -57,7 +57,8 @@ pub async fn runtime(
     runtime_with(component, registry, cache, Limits::default()).await
 }
 
-async fn runtime_with(
+/// [`runtime`] with pools bounded by `limits` (`serve`'s flags).
+pub async fn runtime_with(
     component: &super::component::ComponentArgs,
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,

@@ -1,16 +1,16 @@
 //! `ivpol serve`: the admission webhook server.
 
 use crate::cache::CacheConfig;
-use crate::metrics::metrics;
-use crate::policies;
+use crate::live::{Inputs, Live};
 use crate::runtime::Limits;
 use crate::server::{self, ServerConfig};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::signal::unix::{signal, SignalKind};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -27,6 +27,17 @@ pub struct ServeArgs {
     /// `kubernetes.io/metadata.name` label.
     #[arg(long)]
     namespaces: Option<PathBuf>,
+    /// How often --policies and --namespaces are read for changes; a change
+    /// reloads the policy set without a restart (0 turns watching off;
+    /// SIGHUP always reloads at once).
+    #[arg(long = "reload-interval", default_value = "2s", value_parser = parse_duration)]
+    reload_interval: Duration,
+    /// After SIGTERM or SIGINT, how long readiness reports false while
+    /// requests are still served, before the listener closes (time for the
+    /// Service's endpoints to drop this pod). In-flight requests then get
+    /// up to the longest webhook timeout to finish.
+    #[arg(long = "shutdown-delay", default_value = "0s", value_parser = parse_duration)]
+    shutdown_delay: Duration,
     #[command(flatten)]
     registry: super::engine::PolicyRegistryArgs,
     /// Most verification results kept in the cache.
@@ -62,6 +73,10 @@ pub struct ServeArgs {
     /// 2 × --instances × --instance-memory-mib + 256 MiB (docs/security.md).
     #[arg(long = "instance-memory-mib", default_value_t = (Limits::default().instance_memory >> 20) as u32, value_parser = clap::value_parser!(u32).range(16..=4096))]
     instance_memory_mib: u32,
+    /// Calls one instance serves before a fresh one replaces it (which
+    /// bounds the per-call bookkeeping a long-lived instance accumulates).
+    #[arg(long = "instance-max-calls", default_value_t = Limits::default().instance_calls, value_parser = clap::value_parser!(u64).range(1..))]
+    instance_max_calls: u64,
     /// How long a client has to send a complete request head, from
     /// connect or from the end of the previous response (idle keep-alive).
     #[arg(long = "header-read-timeout", default_value = "10s", value_parser = parse_timeout)]
@@ -85,10 +100,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         ttl: args.cache_ttl,
         digest_ttl: args.digest_ttl,
     };
-    let documents = policies::read_all(&args.policies)?;
     let limits = Limits {
         instances: args.instances,
         instance_memory: (args.instance_memory_mib as usize) << 20,
+        instance_calls: args.instance_max_calls,
     };
     tracing::info!(
         instances = limits.instances,
@@ -96,36 +111,13 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         pod_memory_needed_mib = limits.memory_needed() >> 20,
         "instance pool sized (two policy-set generations may overlap during a reload)"
     );
-    let pool =
-        super::engine::load_pool_with(&args.component, &args.registry, &cache, limits, documents)
-            .await?;
-    let summary = pool.summary();
-    for d in &summary.diagnostics {
-        tracing::warn!(source = %d.source, document = d.document, policy = ?d.policy, "policy not loaded: {}", d.message);
-    }
-    for r in &summary.rejected {
-        tracing::error!(policy = %r.name, namespace = ?r.namespace, "policy rejected: it denies every request it would have judged: {}", r.message);
-        metrics()
-            .policies_rejected
-            .get_or_create(&crate::metrics::PolicyLabels {
-                policy: r.name.clone(),
-                namespace: r.namespace.clone().unwrap_or_default(),
-            })
-            .set(1);
-    }
-    metrics().policies_loaded.set(summary.policies.len() as i64);
-    metrics()
-        .policy_load_errors
-        .set(summary.diagnostics.len() as i64);
-    tracing::info!(
-        loaded = summary.policies.len(),
-        rejected = summary.diagnostics.len(),
-        "policies loaded"
-    );
-    let namespaces = match &args.namespaces {
-        Some(p) => policies::read_namespaces(p)?,
-        None => Default::default(),
+    let runtime =
+        super::engine::runtime_with(&args.component, &args.registry, &cache, limits).await?;
+    let inputs = Inputs {
+        policies: args.policies.clone(),
+        namespaces: args.namespaces.clone(),
     };
+    let live = Arc::new(Live::start(runtime, inputs).await?);
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             Some(server::tls::acceptor(cert, key, args.tls_reload_interval)?)
@@ -135,10 +127,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             None
         }
     };
+    reload_on_change(live.clone(), args.reload_interval);
+    reload_on_sighup(live.clone())?;
     let config = ServerConfig {
         listen: args.listen,
         tls,
-        namespaces,
         limits: server::ConnLimits {
             header_read: args.header_read_timeout,
             tls_handshake: args.tls_handshake_timeout,
@@ -146,8 +139,53 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             max_connections: args.max_connections as usize,
             ..server::ConnLimits::default()
         },
+        shutdown_delay: args.shutdown_delay,
     };
-    server::serve(config, Arc::new(pool)).await
+    server::serve(config, live, shutdown_signal()?).await
+}
+
+/// Reads the inputs every `interval` and reloads when they changed (a
+/// mounted ConfigMap's `..data` swap included: files are read through
+/// their symlinks). Reading is cheap next to a reload, which only runs on
+/// a change.
+fn reload_on_change(live: Arc<Live>, interval: Duration) {
+    if interval.is_zero() {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            live.reload("a policy or namespace file changed").await;
+        }
+    });
+}
+
+/// SIGHUP reloads at once.
+fn reload_on_sighup(live: Arc<Live>) -> Result<()> {
+    let mut hup = signal(SignalKind::hangup()).context("listening for SIGHUP")?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            let outcome = live.reload("SIGHUP").await;
+            tracing::info!(result = outcome.label(), "SIGHUP reload done");
+        }
+    });
+    Ok(())
+}
+
+/// Completes on the first SIGTERM or SIGINT.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    Ok(async move {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        tracing::info!("{name} received");
+    })
 }
 
 /// `90s`, `60m`, `1h`, `500ms`, or plain seconds.

@@ -24,15 +24,16 @@ mod review;
 mod routes;
 pub mod tls;
 
-use crate::runtime::Pool;
+use crate::live::Live;
 use anyhow::{Context, Result};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use std::collections::BTreeMap;
+use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -43,8 +44,11 @@ use tokio::sync::Semaphore;
 pub struct ServerConfig {
     pub listen: SocketAddr,
     pub tls: Option<tokio_rustls::TlsAcceptor>,
-    pub namespaces: BTreeMap<String, serde_json::Value>,
     pub limits: ConnLimits,
+    /// After a shutdown signal, how long readiness reports false while
+    /// requests are still accepted (so that the Service stops sending
+    /// them before the listener closes).
+    pub shutdown_delay: Duration,
 }
 
 /// What one client connection may take.
@@ -78,12 +82,22 @@ impl Default for ConnLimits {
 
 /// Shared by every connection.
 pub struct AppState {
-    pub pool: Arc<Pool>,
-    pub namespaces: BTreeMap<String, serde_json::Value>,
+    /// The policy set; each request takes the current generation once.
+    pub live: Arc<Live>,
     pub body_read_timeout: Duration,
+    /// Set by a shutdown signal: readiness turns false.
+    pub draining: AtomicBool,
 }
 
-pub async fn serve(config: ServerConfig, pool: Arc<Pool>) -> Result<()> {
+/// Serves until `shutdown` completes, then drains: readiness turns false,
+/// new connections are still accepted for `shutdown_delay`, then the
+/// listener closes and in-flight requests get up to the longest webhook
+/// timeout (plus a margin) to finish; kept-alive idle connections close.
+pub async fn serve(
+    config: ServerConfig,
+    live: Arc<Live>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
@@ -104,63 +118,139 @@ pub async fn serve(config: ServerConfig, pool: Arc<Pool>) -> Result<()> {
     // Tests and scripts wait for this line: nothing may follow the address.
     tracing::info!("listening on {scheme}://{local}");
     let state = Arc::new(AppState {
-        pool,
-        namespaces: config.namespaces,
+        live,
         body_read_timeout: limits.body_read,
+        draining: AtomicBool::new(false),
     });
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let mut backoff = Backoff::default();
-    loop {
-        // A slot first: at the cap, connections wait in the listen backlog.
-        let slot = slots
-            .clone()
-            .acquire_owned()
-            .await
-            .context("connection slots closed")?;
-        let (stream, peer) = match listener.accept().await {
-            Ok(s) => {
-                backoff.reset();
-                s
+    let graceful = GracefulShutdown::new();
+    let accepting = Accept {
+        listener: &listener,
+        state: &state,
+        tls: &config.tls,
+        limits,
+        graceful: &graceful,
+    };
+    let stop = async {
+        shutdown.await;
+        state.draining.store(true, Ordering::SeqCst);
+        tracing::info!(
+            delay = ?config.shutdown_delay,
+            "shutting down: readiness is now false; still accepting for the delay"
+        );
+        tokio::time::sleep(config.shutdown_delay).await;
+    };
+    tokio::select! {
+        result = accepting.run() => result?,
+        () = stop => {}
+    }
+    drop(listener);
+    let grace = state.live.current().pool.deadline(&[]) + Duration::from_secs(2);
+    tracing::info!(
+        in_flight = graceful.count(),
+        "listener closed; finishing in-flight requests (at most {grace:?})"
+    );
+    match tokio::time::timeout(grace, graceful.shutdown()).await {
+        Ok(()) => tracing::info!("all connections closed; exiting"),
+        Err(_) => tracing::warn!("in-flight requests still running after {grace:?}; exiting"),
+    }
+    Ok(())
+}
+
+/// The accept loop's borrowed parts.
+struct Accept<'a> {
+    listener: &'a TcpListener,
+    state: &'a Arc<AppState>,
+    tls: &'a Option<tokio_rustls::TlsAcceptor>,
+    limits: ConnLimits,
+    graceful: &'a GracefulShutdown,
+}
+
+impl Accept<'_> {
+    /// Accepts connections until an error that is not the accept's own.
+    async fn run(&self) -> Result<()> {
+        let limits = self.limits;
+        let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+        let mut backoff = Backoff::default();
+        loop {
+            // A slot first: at the cap, connections wait in the listen backlog.
+            let slot = slots
+                .clone()
+                .acquire_owned()
+                .await
+                .context("connection slots closed")?;
+            let (stream, peer) = match self.listener.accept().await {
+                Ok(s) => {
+                    backoff.reset();
+                    s
+                }
+                Err(e) => {
+                    let pause = backoff.next_pause();
+                    tracing::warn!("accept failed, pausing {pause:?}: {e}");
+                    tokio::time::sleep(pause).await;
+                    continue;
+                }
+            };
+            let connection = Connection {
+                state: self.state.clone(),
+                tls: self.tls.clone(),
+                limits,
+                watcher: self.graceful.watcher(),
+            };
+            tokio::spawn(async move {
+                let _slot = slot;
+                connection.serve(stream, peer).await;
+            });
+        }
+    }
+}
+
+/// One accepted client connection.
+struct Connection {
+    state: Arc<AppState>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    limits: ConnLimits,
+    watcher: hyper_util::server::graceful::Watcher,
+}
+
+impl Connection {
+    async fn serve(self, stream: tokio::net::TcpStream, peer: SocketAddr) {
+        let Connection {
+            state,
+            tls,
+            limits,
+            watcher,
+        } = self;
+        let _open = crate::metrics::metrics().connection_opened();
+        let service = service_fn(move |req| routes::handle(state.clone(), req));
+        let mut http = http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read);
+        let stream = StallGuard::new(stream, limits.write_stall);
+        let result = match tls {
+            None => {
+                let conn = http.serve_connection(TokioIo::new(stream), service);
+                watcher.watch(conn).await
             }
-            Err(e) => {
-                let pause = backoff.next_pause();
-                tracing::warn!("accept failed, pausing {pause:?}: {e}");
-                tokio::time::sleep(pause).await;
-                continue;
-            }
-        };
-        let state = state.clone();
-        let tls = config.tls.clone();
-        tokio::spawn(async move {
-            let _slot = slot;
-            let open = crate::metrics::metrics().connection_opened();
-            let service = service_fn(move |req| routes::handle(state.clone(), req));
-            let mut http = http1::Builder::new();
-            http.timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read);
-            let stream = StallGuard::new(stream, limits.write_stall);
-            let result = match tls {
-                Some(acceptor) => {
-                    match tokio::time::timeout(limits.tls_handshake, acceptor.accept(stream)).await
-                    {
-                        Ok(Ok(s)) => http.serve_connection(TokioIo::new(s), service).await,
-                        Ok(Err(e)) => {
-                            tracing::debug!(%peer, "TLS handshake failed: {e}");
-                            return;
-                        }
-                        Err(_) => {
-                            tracing::debug!(%peer, "TLS handshake timed out");
-                            return;
-                        }
+            Some(acceptor) => {
+                match tokio::time::timeout(limits.tls_handshake, acceptor.accept(stream)).await {
+                    Ok(Ok(s)) => {
+                        let conn = http.serve_connection(TokioIo::new(s), service);
+                        watcher.watch(conn).await
+                    }
+                    Ok(Err(e)) => {
+                        tracing::debug!(%peer, "TLS handshake failed: {e}");
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::debug!(%peer, "TLS handshake timed out");
+                        return;
                     }
                 }
-                None => http.serve_connection(TokioIo::new(stream), service).await,
-            };
-            if let Err(e) = result {
-                tracing::debug!(%peer, "connection closed: {e}");
             }
-            drop(open);
-        });
+        };
+        if let Err(e) = result {
+            tracing::debug!(%peer, "connection closed: {e}");
+        }
     }
 }
 

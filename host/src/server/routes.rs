@@ -73,22 +73,41 @@ pub async fn handle(state: Arc<AppState>, req: Request<Incoming>) -> Result<Repl
     Ok(reply)
 }
 
-/// Ready once the policy set is loaded; lists the policies that did not
-/// load (each denies the requests in its scope) by name, with the error.
+/// Ready while a policy set is loaded (the listener only opens once the
+/// first one is) and no shutdown has begun. Reports the generation, what
+/// loaded, the policies that did not load (each denies the requests in its
+/// scope) and the stale ones (a reload rejected them; their last good
+/// version still enforces), by name, with the error.
 fn readiness(state: &AppState) -> Reply {
-    let summary = state.pool.summary();
+    let generation = state.live.current();
+    let summary = generation.pool.summary();
     let rejected: Vec<Value> = summary
         .rejected
         .iter()
         .map(|r| json!({"name": r.name, "namespace": r.namespace, "kind": r.kind, "error": r.message}))
         .collect();
+    let stale: Vec<Value> = generation
+        .stale
+        .iter()
+        .map(
+            |s| json!({"name": s.name, "namespace": s.namespace, "kind": s.kind, "error": s.error}),
+        )
+        .collect();
+    let draining = state.draining.load(std::sync::atomic::Ordering::SeqCst);
+    let (status, code) = match draining {
+        false => ("ready", StatusCode::OK),
+        true => ("shutting down", StatusCode::SERVICE_UNAVAILABLE),
+    };
     json_reply(
-        StatusCode::OK,
+        code,
         json!({
-            "status": "ready",
+            "status": status,
+            "generation": generation.number,
+            "hash": generation.hash,
             "policies": summary.policies.len(),
             "rejected": summary.diagnostics.len(),
             "rejectedPolicies": rejected,
+            "stalePolicies": stale,
         }),
     )
 }
@@ -159,10 +178,12 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
     } else {
         wit::Scope::Cluster
     };
-    let namespace = crate::policies::namespace_object(&state.namespaces, &review.namespace);
-    let deadline = state.pool.deadline(&route.names);
-    let outcome = state
-        .pool
+    // One generation for the whole request, even if a reload swaps it.
+    let generation = state.live.current();
+    let pool = &generation.pool;
+    let namespace = crate::policies::namespace_object(&generation.namespaces, &review.namespace);
+    let deadline = pool.deadline(&route.names);
+    let outcome = pool
         .admit(
             route.phase,
             scope,
@@ -190,7 +211,7 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
                 namespace: route.namespaced.then_some(review.namespace.as_str()),
                 names: &route.names,
             };
-            let verdict = fallback::verdict(state.pool.summary(), &reach, &failure.to_string());
+            let verdict = fallback::verdict(pool.summary(), &reach, &failure.to_string());
             let body = review::response(&review.uid, &verdict);
             return (json_reply(StatusCode::OK, body), "error");
         }

@@ -104,7 +104,7 @@ fn main() {
         let (t, c, s) = (traffic.clone(), counts.clone(), stop.clone());
         workers.push(std::thread::spawn(move || stalled(&t.base, &c, &s)));
     }
-    let samples = sample_rss(server.pid(), run, &stop);
+    let samples = sample(server.pid(), &server.base, run, &stop);
     stop.store(true, Ordering::Relaxed);
     for w in workers {
         let _ = w.join();
@@ -227,17 +227,48 @@ fn stalled(base: &str, c: &Counts, stop: &AtomicBool) {
     }
 }
 
-/// RSS in KiB of `pid` every second for `run`, as (seconds, MiB).
-fn sample_rss(pid: u32, run: Duration, stop: &AtomicBool) -> Vec<(f64, f64)> {
+/// One second of the server's memory: RSS, the linear memory of its
+/// component instances (which only grows), and instances created so far.
+#[derive(Clone, Copy)]
+struct Sample {
+    secs: f64,
+    rss_mib: f64,
+    wasm_mib: f64,
+    instances: f64,
+}
+
+/// A [`Sample`] every second for `run`.
+fn sample(pid: u32, base: &str, run: Duration, stop: &AtomicBool) -> Vec<Sample> {
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(2))
+        .build();
     let start = Instant::now();
     let mut samples = Vec::new();
     while start.elapsed() < run && !stop.load(Ordering::Relaxed) {
         if let Some(kib) = rss_kib(pid) {
-            samples.push((start.elapsed().as_secs_f64(), kib as f64 / 1024.0));
+            let metrics = agent
+                .get(&format!("{base}/metrics"))
+                .call()
+                .ok()
+                .and_then(|r| r.into_string().ok())
+                .unwrap_or_default();
+            samples.push(Sample {
+                secs: start.elapsed().as_secs_f64(),
+                rss_mib: kib as f64 / 1024.0,
+                wasm_mib: metric(&metrics, "ivpol_instance_memory_bytes") / 1048576.0,
+                instances: metric(&metrics, "ivpol_instances_created_total"),
+            });
         }
         std::thread::sleep(Duration::from_secs(1));
     }
     samples
+}
+
+/// The value of an unlabelled metric in Prometheus text, 0 when absent.
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
 }
 
 fn rss_kib(pid: u32) -> Option<u64> {
@@ -246,7 +277,7 @@ fn rss_kib(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Least-squares slope of MiB over minutes.
+/// Least-squares slope of `(seconds, MiB)` in MiB per minute.
 fn slope(samples: &[(f64, f64)]) -> f64 {
     let n = samples.len() as f64;
     if n < 2.0 {
@@ -268,7 +299,7 @@ fn slope(samples: &[(f64, f64)]) -> f64 {
 
 fn report(
     c: &Counts,
-    samples: &[(f64, f64)],
+    samples: &[Sample],
     minutes: f64,
     alive: bool,
     wrong: &Mutex<Option<String>>,
@@ -276,9 +307,13 @@ fn report(
     let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
     // The first fifth (at least 30 s) warms caches and the instance pool.
     let warm = (minutes * 60.0 / 5.0).max(30.0);
-    let steady: Vec<(f64, f64)> = samples.iter().copied().filter(|s| s.0 >= warm).collect();
-    let peak = samples.iter().map(|s| s.1).fold(0.0, f64::max);
-    let last = samples.last().map_or(0.0, |s| s.1);
+    let steady: Vec<Sample> = samples.iter().copied().filter(|s| s.secs >= warm).collect();
+    let series = |f: fn(&Sample) -> f64| -> Vec<(f64, f64)> {
+        steady.iter().map(|s| (s.secs, f(s))).collect()
+    };
+    let peak = samples.iter().map(|s| s.rss_mib).fold(0.0, f64::max);
+    let last = samples.last().copied();
+    let last_rss = last.map_or(0.0, |s| s.rss_mib);
     println!("soak: {minutes} min, {CLIENTS} clients, {STALLED} stalled clients");
     println!(
         "requests: cache hit {}, cold {}, mutate {}, bad input {}; stalled connections {}",
@@ -296,8 +331,33 @@ fn report(
         println!("first wrong answer: {first}");
     }
     println!(
-        "RSS: peak {peak:.1} MiB, last {last:.1} MiB, slope after {warm:.0} s: {:+.2} MiB/min ({} samples)",
-        slope(&steady),
+        "RSS: peak {peak:.1} MiB, last {last_rss:.1} MiB, slope after {warm:.0} s: {:+.2} MiB/min ({} samples)",
+        slope(&series(|s| s.rss_mib)),
         samples.len()
     );
+    println!(
+        "instance linear memory: last {:.1} MiB, slope {:+.2} MiB/min; RSS less linear memory: slope {:+.2} MiB/min; instances created: {}",
+        last.map_or(0.0, |s| s.wasm_mib),
+        slope(&series(|s| s.wasm_mib)),
+        slope(&series(|s| s.rss_mib - s.wasm_mib)),
+        last.map_or(0.0, |s| s.instances),
+    );
+    write_samples(samples);
+}
+
+/// Every sample, for a closer look: `target/soak/samples.csv`.
+fn write_samples(samples: &[Sample]) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/soak");
+    let mut csv = String::from("seconds,rss_mib,wasm_mib,instances_created\n");
+    for s in samples {
+        csv.push_str(&format!(
+            "{:.0},{:.1},{:.1},{}\n",
+            s.secs, s.rss_mib, s.wasm_mib, s.instances
+        ));
+    }
+    let path = dir.join("samples.csv");
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, csv)) {
+        Ok(()) => println!("samples: {}", path.display()),
+        Err(e) => println!("cannot write {}: {e}", path.display()),
+    }
 }
