@@ -11,12 +11,13 @@ wit_bindgen::generate!({
 });
 
 use crate::verify::standalone;
+use crate::verify::Reason as VReason;
 use exports::ivpol::admission::engine::WebhookOptions;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::sigstore::Signer;
 use ivpol::admission::types::{
-    Actions, Diagnostic, Document, Phase, PolicyInfo, PolicyResult, RejectedPolicy, Scope, Status,
-    Verdict,
+    Actions, CacheUse, Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Reason,
+    RejectedPolicy, Scope, Status, Verdict, Verification, VerificationFailure,
 };
 use ivpol::admission::verification_cache::CredentialScope;
 
@@ -215,8 +216,47 @@ fn verdict(v: engine::Verdict) -> Verdict {
                 actions: r.actions,
                 audit_annotations: r.audit_annotations,
                 exceptions: r.exceptions,
+                verifications: r.verifications.into_iter().map(verification).collect(),
             })
             .collect(),
+    }
+}
+
+fn verification(v: engine::Verification) -> Verification {
+    Verification {
+        image: v.image,
+        digest: v.digest,
+        attestor: v.attestor,
+        attestor_kind: v.attestor_kind.to_string(),
+        micros: v.micros,
+        attestation: v.attestation,
+        cache: match v.cache {
+            engine::CacheUse::Hit => CacheUse::Hit,
+            engine::CacheUse::Miss => CacheUse::Miss,
+            engine::CacheUse::Unkeyed => CacheUse::Unkeyed,
+        },
+        failure: v.failure.map(|f| VerificationFailure {
+            reason: reason(f.reason),
+            message: f.message,
+            registry: f.registry,
+            status: f.status,
+        }),
+    }
+}
+
+fn reason(r: VReason) -> Reason {
+    match r {
+        VReason::NotFound => Reason::NotFound,
+        VReason::BadSignature => Reason::BadSignature,
+        VReason::Identity => Reason::Identity,
+        VReason::UntrustedChain => Reason::UntrustedChain,
+        VReason::TransparencyLog => Reason::TransparencyLog,
+        VReason::Timestamp => Reason::Timestamp,
+        VReason::PayloadMismatch => Reason::PayloadMismatch,
+        VReason::AttestationMissing => Reason::AttestationMissing,
+        VReason::Registry => Reason::Registry,
+        VReason::RegistryRefused => Reason::RegistryRefused,
+        VReason::Malformed => Reason::Malformed,
     }
 }
 

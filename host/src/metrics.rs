@@ -57,6 +57,28 @@ pub struct HashLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HostLabels {
+    pub host: String,
+}
+
+/// One policy's result. `policy` is bounded by the loaded policies.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PolicyResultLabels {
+    pub policy: String,
+    pub kind: String,
+    pub phase: String,
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct VerificationLabels {
+    /// `cosign` or `notary`.
+    pub attestor: String,
+    /// `hit`, `miss` or `unkeyed`.
+    pub cache: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct FailureLabels {
     /// `deadline`, `out_of_memory`, `busy` or `trap`.
     pub reason: String,
@@ -89,6 +111,9 @@ pub struct Metrics {
     pub digest_hits: Counter,
     pub digest_misses: Counter,
     pub registry_requests: Family<RegistryLabels, Counter>,
+    pub registry_latency: Histograms<HostLabels>,
+    pub policy_results: Family<PolicyResultLabels, Counter>,
+    pub verification_seconds: Histograms<VerificationLabels>,
     pub instances_idle: Gauge,
     pub instances_created: Counter,
     /// Instances replaced after `--instance-max-calls` calls.
@@ -167,6 +192,9 @@ impl Metrics {
             digest_hits: Counter::default(),
             digest_misses: Counter::default(),
             registry_requests: Family::default(),
+            registry_latency: Family::new_with_constructor(latency_buckets),
+            policy_results: Family::default(),
+            verification_seconds: Family::new_with_constructor(latency_buckets),
             instances_idle: Gauge::default(),
             instances_created: Counter::default(),
             instances_retired: Counter::default(),
@@ -233,6 +261,21 @@ impl Metrics {
             "registry_requests",
             "HTTP requests the component made to registries, by host and status",
             self.registry_requests.clone(),
+        );
+        r.register(
+            "registry_request_duration_seconds",
+            "Registry call latency by host (at most 64 hosts; the rest are `other`)",
+            self.registry_latency.clone(),
+        );
+        r.register(
+            "policy_results",
+            "Policy results by policy, kind, phase and result (pass, fail, skip, error)",
+            self.policy_results.clone(),
+        );
+        r.register(
+            "verification_duration_seconds",
+            "Verification time by attestor type (cosign, notary) and cache outcome (hit, miss, unkeyed)",
+            self.verification_seconds.clone(),
         );
         r.register(
             "instances_idle",
@@ -314,14 +357,38 @@ impl Metrics {
         out
     }
 
-    pub fn registry_request(&self, host: &str, status: Option<u16>) {
+    /// Counts a registry call to `host` and observes how long it took.
+    pub fn registry_request(&self, host: &str, status: Option<u16>, took: std::time::Duration) {
         let status = status.map_or_else(|| "error".to_string(), |s| s.to_string());
+        let host = self.registry_hosts.label(host);
+        self.registry_latency
+            .get_or_create(&HostLabels { host: host.clone() })
+            .observe(took.as_secs_f64());
         self.registry_requests
-            .get_or_create(&RegistryLabels {
-                host: self.registry_hosts.label(host),
-                status,
-            })
+            .get_or_create(&RegistryLabels { host, status })
             .inc();
+    }
+
+    /// Counts one policy's result (`pass`, `fail`, `skip`, `error`).
+    pub fn count_policy_result(&self, policy: &str, kind: &str, phase: &str, result: &str) {
+        let labels = PolicyResultLabels {
+            policy: policy.to_string(),
+            kind: kind.to_string(),
+            phase: phase.to_string(),
+            result: result.to_string(),
+        };
+        self.policy_results.get_or_create(&labels).inc();
+    }
+
+    /// Observes one verification's duration.
+    pub fn observe_verification(&self, attestor: &str, cache: &str, seconds: f64) {
+        let labels = VerificationLabels {
+            attestor: attestor.to_string(),
+            cache: cache.to_string(),
+        };
+        self.verification_seconds
+            .get_or_create(&labels)
+            .observe(seconds);
     }
 
     /// Counts a reload that ended with `result`.
@@ -375,7 +442,11 @@ mod tests {
     fn registry_requests_have_at_most_64_hosts() {
         let m = Metrics::new();
         for i in 0..200 {
-            m.registry_request(&format!("registry-{i}.example:443"), Some(200));
+            m.registry_request(
+                &format!("registry-{i}.example:443"),
+                Some(200),
+                std::time::Duration::ZERO,
+            );
         }
         let text = m.encode();
         let hosts: HashSet<&str> = text

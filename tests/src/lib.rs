@@ -252,7 +252,11 @@ fn wait_for_listen(rx: &mpsc::Receiver<String>) -> Result<(String, String), Stri
         match rx.recv_timeout(Duration::from_secs(120)) {
             Ok(line) => {
                 if let Some(rest) = line.split("listening on ").nth(1) {
+                    // The address ends the text line, or the JSON message.
                     let addr = rest
+                        .split('"')
+                        .next()
+                        .unwrap_or_default()
                         .trim()
                         .trim_start_matches("http://")
                         .trim_start_matches("https://");

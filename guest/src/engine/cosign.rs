@@ -6,7 +6,8 @@
 //! The trust options come from the attestor; the checks themselves are in
 //! `verify::cosign` and `verify::sigstore_bundle`.
 
-use super::referrers::{bounded_reason, check_shape, descriptor, first_success, single_layer};
+use super::failure::Failure;
+use super::referrers::{bounded, check_shape, descriptor, first_success, single_layer};
 use crate::images::reference::{self, ImageRef};
 use crate::oci::transport::HttpRequest;
 use crate::oci::{Client, OciError, Transport, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
@@ -17,7 +18,7 @@ use crate::verify::sigstore_bundle::{self as bundles, Artifact, Policy};
 use crate::verify::trust::{CertificateAuthority, LogKey, TrustMaterial, Validity};
 use crate::verify::x509::fulcio::IdentityRule;
 use crate::verify::x509::Certificate;
-use crate::verify::{tuf, VerifyError};
+use crate::verify::{tuf, Reason, VerifyError};
 use serde_json::Value;
 
 /// Media type prefix of Sigstore bundles (v0.1 to v0.3, old and new spellings).
@@ -254,15 +255,18 @@ pub fn verify_signatures(
     client: &Client,
     subject: &Subject,
     attestor: &ResolvedCosign,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let bundles = for_each_bundle(client, subject, attestor, |b| {
         let v = verify_bundle(subject, attestor, b)?;
         match v.statement {
             None => Ok(()),
             Some(s) if predicate_of(&s) == SIGN_PREDICATE => Ok(()),
-            Some(s) => Err(format!(
-                "bundle holds a {} attestation, not a signature",
-                predicate_of(&s)
+            Some(s) => Err(Failure::new(
+                Reason::PayloadMismatch,
+                format!(
+                    "bundle holds a {} attestation, not a signature",
+                    predicate_of(&s)
+                ),
             )),
         }
     })?;
@@ -272,7 +276,7 @@ pub fn verify_signatures(
     for_each_legacy_layer(client, subject, attestor, "sig", |l| {
         layers::verify_signature(l, subject.digest, &attestor.options)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(Failure::from)
     })
 }
 
@@ -282,7 +286,7 @@ pub fn verify_attestation(
     subject: &Subject,
     attestor: &ResolvedCosign,
     predicate_type: &str,
-) -> Result<Value, String> {
+) -> Result<Value, Failure> {
     // Predicate types of statements that verified but are not the one
     // asked for, for the error (bounded: one per candidate).
     let seen = std::cell::RefCell::new(Vec::new());
@@ -292,27 +296,41 @@ pub fn verify_attestation(
         }
         seen.borrow_mut()
             .push(crate::oci::clip(predicate_of(&statement)));
-        Err(String::new())
+        Err(Failure::new(Reason::AttestationMissing, String::new()))
     };
     let bundles = for_each_bundle(client, subject, attestor, |b| {
         let statement = verify_bundle(subject, attestor, b)?
             .statement
-            .ok_or_else(|| "bundle holds a message signature, not an attestation".to_string())?;
+            .ok_or_else(|| {
+                Failure::new(
+                    Reason::AttestationMissing,
+                    "bundle holds a message signature, not an attestation",
+                )
+            })?;
         wanted(statement)
     })?;
     let found = match bundles {
         Some(outcome) => outcome,
         None => for_each_legacy_layer(client, subject, attestor, "att", |l| {
-            let statement = layers::verify_attestation(l, subject.digest, &attestor.options)
-                .map_err(|e| e.to_string())?;
+            let statement = layers::verify_attestation(l, subject.digest, &attestor.options)?;
             wanted(statement)
         }),
     };
-    found.map_err(|_| {
-        format!(
+    // Kyverno's wording whatever failed; the class says what did.
+    found.map_err(|f| {
+        let reason = match f.reason {
+            Reason::NotFound => Reason::AttestationMissing,
+            other => other,
+        };
+        let message = format!(
             "required predicate type {predicate_type} not found, found {:?}",
             seen.into_inner()
-        )
+        );
+        Failure {
+            reason,
+            message,
+            ..f
+        }
     })
 }
 
@@ -332,36 +350,30 @@ fn for_each_bundle<T>(
     client: &Client,
     subject: &Subject,
     attestor: &ResolvedCosign,
-    mut verify: impl FnMut(&[u8]) -> Result<T, String>,
-) -> Result<Option<Result<T, String>>, String> {
+    mut verify: impl FnMut(&[u8]) -> Result<T, Failure>,
+) -> Result<Option<Result<T, Failure>>, Failure> {
     if attestor.repository.is_some() {
         return Ok(None);
     }
     let image = subject.image;
     // At most MAX_REFERRERS, or the client refuses the listing.
-    let descriptors = client
-        .referrers(image, subject.digest, Some(BUNDLE_ARTIFACT_TYPE))
-        .map_err(|e| e.to_string())?;
+    let descriptors = client.referrers(image, subject.digest, Some(BUNDLE_ARTIFACT_TYPE))?;
     let mut any = false;
     let mut errors = Vec::new();
     for d in descriptors.iter().take(MAX_REFERRERS) {
-        let manifest = client
-            .referrer_manifest(image, subject.digest, d)
-            .map_err(|e| e.to_string())?;
+        let manifest = client.referrer_manifest(image, subject.digest, d)?;
         let layer = single_layer(&manifest.json)?;
         if !layer.media_type.starts_with(BUNDLE_MEDIA_TYPE_PREFIX) {
             continue;
         }
         any = true;
-        let bundle = client
-            .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
-            .map_err(|e| e.to_string())?;
+        let bundle = client.blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)?;
         let outcome = check_shape(client, &bundle, "/dsseEnvelope/payload")
-            .map_err(|e| format!("bundle {}: {e}", layer.digest))
+            .map_err(|e| Failure::from(format!("bundle {}: {e}", layer.digest)))
             .and_then(|()| verify(&bundle));
         match outcome {
             Ok(v) => return Ok(Some(Ok(v))),
-            Err(e) => errors.push(bounded_reason(e)),
+            Err(e) => errors.push(bounded(e)),
         }
     }
     Ok(any.then(|| first_success(errors.into_iter().map(Err))))
@@ -371,27 +383,26 @@ fn verify_bundle(
     subject: &Subject,
     attestor: &ResolvedCosign,
     bundle: &[u8],
-) -> Result<bundles::Verified, String> {
+) -> Result<bundles::Verified, Failure> {
     let artifact = Artifact::Sha256(sha256_bytes(subject.digest)?);
     let opts = bundles::Options {
         ignore_tlog: attestor.options.ignore_tlog,
         ignore_sct: attestor.options.ignore_sct,
         now: attestor.options.now,
     };
-    let verified = bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)
-        .map_err(|e| e.to_string())?;
+    let verified = bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)?;
     // --- sec-fields: `cosign.annotations` on bundles ---
     // cosign v3 keeps `sign -a` annotations on the statement's subject and
     // checks them there; a message-signature bundle has nowhere to hold
     // them, so it cannot satisfy a policy that requires some.
     let wanted = &attestor.options.annotations;
     match &verified.statement {
-        Some(s) => layers::check_subject_annotations(s, subject.digest, wanted)
-            .map_err(|e| e.to_string())?,
+        Some(s) => layers::check_subject_annotations(s, subject.digest, wanted)?,
         None if !wanted.is_empty() => {
-            return Err(
-                "bundle holds a message signature, which carries no annotations to check".into(),
-            )
+            return Err(Failure::new(
+                Reason::PayloadMismatch,
+                "bundle holds a message signature, which carries no annotations to check",
+            ))
         }
         None => {}
     }
@@ -417,8 +428,8 @@ fn for_each_legacy_layer<T>(
     subject: &Subject,
     attestor: &ResolvedCosign,
     suffix: &str,
-    mut verify: impl FnMut(&Layer) -> Result<T, String>,
-) -> Result<T, String> {
+    mut verify: impl FnMut(&Layer) -> Result<T, Failure>,
+) -> Result<T, Failure> {
     let repo = attestor.repository.as_ref().unwrap_or(subject.image);
     let tag = format!(
         "{}{}.{suffix}",
@@ -427,8 +438,10 @@ fn for_each_legacy_layer<T>(
     );
     let manifest = match client.manifest(repo, &tag) {
         Ok(m) => m,
-        Err(OciError::Status { status: 404, .. }) => return Err("signatures not found".into()),
-        Err(e) => return Err(e.to_string()),
+        Err(OciError::Status { status: 404, .. }) => {
+            return Err(Failure::new(Reason::NotFound, "signatures not found"))
+        }
+        Err(e) => return Err(e.into()),
     };
     let descriptors = manifest
         .json
@@ -437,28 +450,26 @@ fn for_each_legacy_layer<T>(
         .map(Vec::as_slice)
         .unwrap_or_default();
     if descriptors.len() > MAX_REFERRERS {
-        return Err(format!(
+        return Err(Failure::from(format!(
             "{tag} has {} layers, more than the {MAX_REFERRERS} ivpol reads",
             descriptors.len()
-        ));
+        )));
     }
     let mut errors = Vec::new();
     for d in descriptors {
         let d = descriptor(d);
-        let payload = client
-            .blob(repo, &d.digest, MAX_REFERRER_LAYER_BYTES)
-            .map_err(|e| e.to_string())?;
+        let payload = client.blob(repo, &d.digest, MAX_REFERRER_LAYER_BYTES)?;
         let layer = Layer {
             media_type: d.media_type,
             payload,
             annotations: d.annotations,
         };
         let outcome = check_shape(client, &layer.payload, "/payload")
-            .map_err(|e| format!("layer {}: {e}", d.digest))
+            .map_err(|e| Failure::from(format!("layer {}: {e}", d.digest)))
             .and_then(|()| verify(&layer));
         match outcome {
             Ok(v) => return Ok(v),
-            Err(e) => errors.push(bounded_reason(e)),
+            Err(e) => errors.push(bounded(e)),
         }
     }
     first_success(errors.into_iter().map(Err))

@@ -7,6 +7,7 @@
 pub mod cache;
 mod cosign;
 mod evaluate;
+mod failure;
 mod image_data;
 mod images;
 mod mutate;
@@ -15,6 +16,7 @@ mod referrers;
 pub mod rejected;
 pub mod required;
 pub mod results;
+pub use failure::Failure;
 #[cfg(test)]
 mod tests;
 mod verifier;
@@ -28,7 +30,7 @@ use crate::oci::{
 };
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 use evaluate::{Input, Outcome};
-pub use results::{PolicyResult, Status, Verdict};
+pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +208,7 @@ impl PolicySet {
             .iter()
             .filter(|p| p.spec.json_mode() && p.autogen.is_none())
         {
+            let log = verifier::DecisionLog::default();
             let input = Input {
                 // Kyverno evaluates JSON payloads without its cache too.
                 bindings: bindings_for(
@@ -214,12 +217,13 @@ impl PolicySet {
                     &transport,
                     &cache::none(),
                     &collected.verifications,
+                    &log,
                 ),
                 resource: None,
                 object: &object,
             };
             let outcome = within_budget(&budget, || evaluate::evaluate(p, &input));
-            collected.record(p, outcome, |e| {
+            collected.record(p, outcome, &log, |e| {
                 format!("failed to evaluate policy for JSON: {e}")
             });
         }
@@ -316,13 +320,15 @@ fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
 
 /// One policy's bindings: its lazy `variables`, and image data and
 /// verification through the registry with its own credentials. What
-/// verifies is recorded in `verifications` for `required`.
+/// verifies is recorded in `verifications` for `required`, and what each
+/// attestor concluded in `log`, for the policy's result.
 fn bindings_for(
     p: &CompiledPolicy,
     builder: &BindingsBuilder,
     transport: &SharedTransport,
     cache: &cache::SharedCache,
     verifications: &verifier::SharedVerifications,
+    log: &verifier::DecisionLog,
 ) -> Bindings {
     let transport = policy_transport(p, transport);
     let source = image_data::RegistryImageData::new(transport.clone());
@@ -337,6 +343,7 @@ fn bindings_for(
         transport,
         cache.clone(),
         verifications.clone(),
+        log.clone(),
     );
     base.with_verifier(Arc::new(verifier))
 }
@@ -400,6 +407,7 @@ fn result(
         actions: p.actions.clone(),
         audit_annotations: annotations,
         exceptions: vec![],
+        verifications: vec![],
     }
 }
 
@@ -428,17 +436,26 @@ fn validate(
             Ok(false) => continue,
             Err(e) => {
                 let message = format!("failed to execute matching: {e}");
-                collected.record(p, Outcome::Error(message), |e| e);
+                let none = verifier::DecisionLog::default();
+                collected.record(p, Outcome::Error(message), &none, |e| e);
                 continue;
             }
         }
+        let log = verifier::DecisionLog::default();
         let input = Input {
-            bindings: bindings_for(p, &builder, &transport, cache, &collected.verifications),
+            bindings: bindings_for(
+                p,
+                &builder,
+                &transport,
+                cache,
+                &collected.verifications,
+                &log,
+            ),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),
         };
         let outcome = within_budget(budget, || evaluate::evaluate(p, &input));
-        collected.record(p, outcome, |e| e);
+        collected.record(p, outcome, &log, |e| e);
     }
     results::verdict(collected.finish(), None)
 }
@@ -455,8 +472,15 @@ struct Collected {
 }
 
 impl Collected {
-    /// Records `outcome`; `error` words an evaluation error for this path.
-    fn record(&mut self, p: &CompiledPolicy, outcome: Outcome, error: impl Fn(String) -> String) {
+    /// Records `outcome` with what `log` holds; `error` words an evaluation
+    /// error for this path.
+    fn record(
+        &mut self,
+        p: &CompiledPolicy,
+        outcome: Outcome,
+        log: &verifier::DecisionLog,
+        error: impl Fn(String) -> String,
+    ) {
         let r = match outcome {
             Outcome::NotMatched => return,
             Outcome::Pass {
@@ -487,6 +511,8 @@ impl Collected {
                 r
             }
         };
+        let mut r = r;
+        r.verifications = verifier::take(log);
         self.results.push(r);
     }
 

@@ -52,6 +52,7 @@ pub fn mutate(
                 &transport,
                 &super::cache::none(),
                 &verifications,
+                &super::verifier::DecisionLog::default(),
             ),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),

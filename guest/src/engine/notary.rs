@@ -8,12 +8,14 @@
 //! whose own Notary signature verifies; its payload is the JSON of its one
 //! layer, read from the very manifest whose digest that signature covers.
 
+use super::failure::Failure;
 use super::referrers::{check_shape, first_success, single_layer};
 use crate::images::reference::ImageRef;
 use crate::oci::{json_shape, Client, Manifest, MAX_REFERRER_LAYER_BYTES};
 use crate::policy::attestor::{CompiledNotary, StringSource};
 use crate::verify::notary::{self, Target, Trust};
 use crate::verify::x509::Certificate;
+use crate::verify::Reason;
 use serde_json::Value;
 
 /// The artifactType of Notary signatures (notation-go's `ArtifactTypeNotation`).
@@ -76,16 +78,17 @@ pub fn verify_signatures(
     image: &ImageRef,
     target: &Target,
     attestor: &ResolvedNotary,
-) -> Result<(), String> {
-    let found = client
-        .referrers(image, &target.digest, Some(SIGNATURE_ARTIFACT_TYPE))
-        .map_err(|e| e.to_string())?;
+) -> Result<(), Failure> {
+    let found = client.referrers(image, &target.digest, Some(SIGNATURE_ARTIFACT_TYPE))?;
     if found.is_empty() {
         // notation's wording.
-        return Err(format!(
-            "no signature is associated with \"{}@{}\", make sure the artifact was signed successfully",
-            image.repository(),
-            target.digest
+        return Err(Failure::new(
+            Reason::NotFound,
+            format!(
+                "no signature is associated with \"{}@{}\", make sure the artifact was signed successfully",
+                image.repository(),
+                target.digest
+            ),
         ));
     }
     first_success(
@@ -102,14 +105,10 @@ fn verify_signature(
     target: &Target,
     descriptor: &Value,
     attestor: &ResolvedNotary,
-) -> Result<(), String> {
-    let manifest = client
-        .referrer_manifest(image, &target.digest, descriptor)
-        .map_err(|e| e.to_string())?;
+) -> Result<(), Failure> {
+    let manifest = client.referrer_manifest(image, &target.digest, descriptor)?;
     let layer = single_layer(&manifest.json)?;
-    let envelope = client
-        .blob(image, &layer.digest, notary::MAX_ENVELOPE_BYTES)
-        .map_err(|e| e.to_string())?;
+    let envelope = client.blob(image, &layer.digest, notary::MAX_ENVELOPE_BYTES)?;
     // A JWS envelope is JSON: bound its shape before the verifier parses it
     // (COSE envelopes are CBOR, bounded by their byte limit).
     if layer.media_type == notary::MEDIA_TYPE_JWS {
@@ -124,7 +123,7 @@ fn verify_signature(
         attestor.now,
     )
     .map(|_| ())
-    .map_err(|e| format!("signature {}: {e}", manifest.digest))
+    .map_err(|e| Failure::from(e).context(format!("signature {}", manifest.digest)))
 }
 
 /// The payload of the first referrer of `artifact_type` attached to
@@ -136,20 +135,19 @@ pub fn verify_referrer(
     subject: &str,
     artifact_type: &str,
     attestor: &ResolvedNotary,
-) -> Result<Value, String> {
-    let found = client
-        .referrers(image, subject, Some(artifact_type))
-        .map_err(|e| e.to_string())?;
+) -> Result<Value, Failure> {
+    let found = client.referrers(image, subject, Some(artifact_type))?;
     if found.is_empty() {
         // Kyverno's wording.
-        return Err(format!(
-            "attestation verification failed, no attestations found for type: {artifact_type}"
+        return Err(Failure::new(
+            Reason::AttestationMissing,
+            format!(
+                "attestation verification failed, no attestations found for type: {artifact_type}"
+            ),
         ));
     }
     first_success(found.iter().map(|d| {
-        let manifest = client
-            .referrer_manifest(image, subject, d)
-            .map_err(|e| e.to_string())?;
+        let manifest = client.referrer_manifest(image, subject, d)?;
         verify_signatures(client, image, &target_of(&manifest), attestor)?;
         referrer_payload(client, image, &manifest)
     }))
@@ -161,15 +159,17 @@ fn referrer_payload(
     client: &Client,
     image: &ImageRef,
     manifest: &Manifest,
-) -> Result<Value, String> {
+) -> Result<Value, Failure> {
     let layer = single_layer(&manifest.json)
         .map_err(|_| format!("referrer {} must have exactly one layer", manifest.digest))?;
-    let bytes = client
-        .blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)
-        .map_err(|e| e.to_string())?;
+    let bytes = client.blob(image, &layer.digest, MAX_REFERRER_LAYER_BYTES)?;
     let values = json_shape::check(&bytes, &json_shape::PAYLOAD)
         .map_err(|e| format!("referrer {}: its layer is refused: {e}", manifest.digest))?;
     client.charge_parsed(values).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| format!("referrer {}: its layer is not JSON: {e}", manifest.digest))
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Failure::from(format!(
+            "referrer {}: its layer is not JSON: {e}",
+            manifest.digest
+        ))
+    })
 }

@@ -1,6 +1,7 @@
 //! What cosign and Notary attestors share about signatures stored as OCI
 //! artifacts: descriptors, single-layer referrers, and "first success wins".
 
+use super::failure::{self, Failure};
 use crate::oci::json_shape;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -18,21 +19,24 @@ pub fn bounded_reason(reason: String) -> String {
     }
 }
 
+/// `failure` with its message cut to [`MAX_REASON_CHARS`].
+pub fn bounded(mut failure: Failure) -> Failure {
+    failure.message = bounded_reason(failure.message);
+    failure
+}
+
 /// Verifies candidates in order until one passes; otherwise every reason,
 /// each cut to [`MAX_REASON_CHARS`], joined (or "signatures not found" when
 /// there was no candidate).
-pub fn first_success<T>(results: impl Iterator<Item = Result<T, String>>) -> Result<T, String> {
+pub fn first_success<T>(results: impl Iterator<Item = Result<T, Failure>>) -> Result<T, Failure> {
     let mut errors = Vec::new();
     for r in results {
         match r {
             Ok(v) => return Ok(v),
-            Err(e) => errors.push(bounded_reason(e)),
+            Err(e) => errors.push(bounded(e)),
         }
     }
-    Err(match errors.is_empty() {
-        true => "signatures not found".into(),
-        false => errors.join("; "),
-    })
+    Err(failure::all_failed(errors))
 }
 
 /// A descriptor's fields the verifiers read.
@@ -116,9 +120,15 @@ mod tests {
     #[test]
     fn reasons_are_cut_and_shapes_checked() {
         let huge = "x".repeat(1 << 20);
-        let err =
-            first_success::<()>([Err(huge.clone()), Err("short".into())].into_iter()).unwrap_err();
-        assert_eq!(err.chars().count(), MAX_REASON_CHARS + 1 + "; short".len());
+        let candidates = [
+            Err(Failure::from(huge.clone())),
+            Err(Failure::from("short")),
+        ];
+        let err = first_success::<()>(candidates.into_iter()).unwrap_err();
+        assert_eq!(
+            err.message.chars().count(),
+            MAX_REASON_CHARS + 1 + "; short".len()
+        );
         // A DSSE envelope whose statement is a flat array of millions.
         use base64::Engine;
         let statement = format!("[{}0]", "0,".repeat(300_000));

@@ -81,6 +81,7 @@ pub fn results(rejected: &[Rejected], scope: &Scope, names: &[String]) -> Vec<Po
             actions: vec!["Deny".into()],
             audit_annotations: vec![],
             exceptions: vec![],
+            verifications: vec![],
         })
         .collect()
 }

@@ -23,6 +23,34 @@ impl Status {
     }
 }
 
+/// At most this many verifications are reported per policy result.
+pub const MAX_VERIFICATIONS: usize = 64;
+
+/// How a verification used the host's cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    Hit,
+    Miss,
+    /// No key: an attestor's trust material did not evaluate.
+    Unkeyed,
+}
+
+/// One attestor's verification of one image, for the decision log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    pub image: String,
+    pub digest: Option<String>,
+    pub attestor: String,
+    /// `cosign` or `notary`.
+    pub attestor_kind: &'static str,
+    /// Microseconds the verification took.
+    pub micros: u64,
+    pub attestation: Option<String>,
+    pub cache: CacheUse,
+    /// Why it did not verify; none when it did.
+    pub failure: Option<super::failure::Failure>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyResult {
     pub policy: String,
@@ -33,6 +61,8 @@ pub struct PolicyResult {
     pub audit_annotations: Vec<(String, String)>,
     /// The PolicyExceptions that made this a skip (`ns/name` or `name`).
     pub exceptions: Vec<String>,
+    /// What each attestor concluded (at most [`MAX_VERIFICATIONS`]).
+    pub verifications: Vec<Verification>,
 }
 
 impl PolicyResult {
@@ -101,6 +131,7 @@ mod tests {
             actions: actions.iter().map(|a| a.to_string()).collect(),
             audit_annotations: vec![],
             exceptions: vec![],
+            verifications: vec![],
         }
     }
 

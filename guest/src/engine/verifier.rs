@@ -18,9 +18,11 @@
 
 use super::cache::{self, Credentials, Function, KeyParts, SharedCache};
 use super::cosign::{self, ResolvedCosign};
+use super::failure::Failure;
 use super::images::matches_image_references;
 use super::notary::{self, ResolvedNotary};
 use super::required::Verifications;
+use super::results::{CacheUse, Verification, MAX_VERIFICATIONS};
 use crate::cel::verify_lib::ImageVerifier;
 use crate::cel::Bindings;
 use crate::images::reference::{self, ImageRef};
@@ -35,6 +37,14 @@ use std::sync::{Arc, Mutex};
 
 pub type SharedVerifications = Arc<Mutex<Verifications>>;
 
+/// What each attestor concluded in one policy's evaluation, in order.
+pub type DecisionLog = Arc<Mutex<Vec<Verification>>>;
+
+/// Empties `log` (at most [`MAX_VERIFICATIONS`] entries).
+pub fn take(log: &DecisionLog) -> Vec<Verification> {
+    std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 pub struct PolicyVerifier {
     policy: Arc<VerifierPolicy>,
     /// Bindings for attestor expressions and `ref` matching (without the
@@ -43,6 +53,7 @@ pub struct PolicyVerifier {
     transport: Arc<dyn Transport + Send + Sync>,
     cache: SharedCache,
     record: SharedVerifications,
+    log: DecisionLog,
     now: i64,
     state: Mutex<State>,
 }
@@ -84,9 +95,9 @@ enum Resolved {
 
 #[derive(Default)]
 struct State {
-    digests: HashMap<String, Result<(ImageRef, String), String>>,
+    digests: HashMap<String, Result<(ImageRef, String), Failure>>,
     /// The manifest descriptor of each resolved image (Notary signs it).
-    targets: HashMap<String, Result<Target, String>>,
+    targets: HashMap<String, Result<Target, Failure>>,
     attestors: HashMap<String, Result<Arc<Resolved>, String>>,
     /// The fingerprint of each attestor's evaluated trust material.
     fingerprints: HashMap<String, Result<String, String>>,
@@ -102,6 +113,7 @@ impl PolicyVerifier {
         transport: Arc<dyn Transport + Send + Sync>,
         cache: SharedCache,
         record: SharedVerifications,
+        log: DecisionLog,
     ) -> PolicyVerifier {
         PolicyVerifier {
             policy: Arc::new(policy),
@@ -109,6 +121,7 @@ impl PolicyVerifier {
             transport,
             cache,
             record,
+            log,
             now: crate::verify::unix_now(),
             state: Mutex::new(State::default()),
         }
@@ -123,17 +136,17 @@ impl PolicyVerifier {
     }
 
     /// The image and the manifest digest it resolves to, once per evaluation.
-    fn resolve(&self, image: &str) -> Result<(ImageRef, String), String> {
+    fn resolve(&self, image: &str) -> Result<(ImageRef, String), Failure> {
         if let Some(hit) = self.state().digests.get(image) {
             return hit.clone();
         }
         let resolved = reference::parse(image)
-            .map_err(|e| e.to_string())
+            .map_err(|e| Failure::from(e.to_string()))
             .and_then(|r| match r.digest() {
                 Some(d) => Ok((r.clone(), d.to_string())),
                 None => self.resolve_tag(image, &r).map(|d| (r, d)),
             })
-            .map_err(|e| format!("failed to get imagedata: {e}"));
+            .map_err(|e| e.context("failed to get imagedata"));
         self.state()
             .digests
             .insert(image.to_string(), resolved.clone());
@@ -143,7 +156,7 @@ impl PolicyVerifier {
     /// A tag's digest: from the host's short-lived digest cache, else from
     /// the registry (and then recorded there), within the policy's
     /// registry credentials.
-    fn resolve_tag(&self, image: &str, r: &ImageRef) -> Result<String, String> {
+    fn resolve_tag(&self, image: &str, r: &ImageRef) -> Result<String, Failure> {
         let name = format!("{}/{}:{}", r.registry(), r.repository(), r.identifier());
         let credentials = Credentials::new(
             [Client::api_host(r.registry()).to_string()],
@@ -152,9 +165,7 @@ impl PolicyVerifier {
         if let Some(digest) = self.cache.get_digest(&name, &credentials) {
             return Ok(digest);
         }
-        let m = Client::new(&*self.transport)
-            .manifest(r, r.identifier())
-            .map_err(|e| e.to_string())?;
+        let m = Client::new(&*self.transport).manifest(r, r.identifier())?;
         self.cache.put_digest(&name, &credentials, &m.digest);
         // The tag's manifest is at hand: keep its descriptor.
         self.state()
@@ -228,14 +239,14 @@ impl PolicyVerifier {
 
     /// The resolved image's manifest descriptor (media type and size too),
     /// fetched by digest when the image named one.
-    fn target(&self, image: &str, image_ref: &ImageRef, digest: &str) -> Result<Target, String> {
+    fn target(&self, image: &str, image_ref: &ImageRef, digest: &str) -> Result<Target, Failure> {
         if let Some(hit) = self.state().targets.get(image) {
             return hit.clone();
         }
         let target = Client::new(&*self.transport)
             .manifest(image_ref, digest)
             .map(|m| notary::target_of(&m))
-            .map_err(|e| e.to_string());
+            .map_err(Failure::from);
         self.state()
             .targets
             .insert(image.to_string(), target.clone());
@@ -294,10 +305,16 @@ impl PolicyVerifier {
     }
 
     /// One attestor's verdict on the image's signatures.
-    fn verify_signature(&self, image: &str, resolved: &(ImageRef, String), name: &str) -> bool {
+    fn verify_signature(
+        &self,
+        image: &str,
+        resolved: &(ImageRef, String),
+        name: &str,
+    ) -> Result<(), Failure> {
         let (image_ref, digest) = resolved;
         let client = Client::new(&*self.transport);
-        let result = self.attestor(name).and_then(|a| match &*a {
+        let attestor = self.attestor(name).map_err(Failure::from)?;
+        match &*attestor {
             Resolved::Cosign(c) => {
                 let subject = cosign::Subject {
                     image: image_ref,
@@ -309,8 +326,7 @@ impl PolicyVerifier {
                 let target = self.target(image, image_ref, digest)?;
                 notary::verify_signatures(&client, image_ref, &target, n)
             }
-        });
-        result.is_ok()
+        }
     }
 
     /// One attestor's verified payload for the attestation, if any.
@@ -319,10 +335,11 @@ impl PolicyVerifier {
         resolved: &(ImageRef, String),
         spec: &Attestation,
         name: &str,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, Failure> {
         let (image_ref, digest) = resolved;
         let client = Client::new(&*self.transport);
-        match (&*self.attestor(name)?, &spec.intoto, &spec.referrer) {
+        let attestor = self.attestor(name).map_err(Failure::from)?;
+        match (&*attestor, &spec.intoto, &spec.referrer) {
             (Resolved::Cosign(c), Some(intoto), _) => {
                 let subject = cosign::Subject {
                     image: image_ref,
@@ -336,6 +353,66 @@ impl PolicyVerifier {
             // `check_kinds` turned these into errors already.
             _ => Err("the attestor cannot verify this attestation".into()),
         }
+    }
+
+    /// The image resolved to its digest; when it does not resolve, every
+    /// attestor is noted as failing for that reason (Kyverno's text).
+    fn resolved(
+        &self,
+        image: &str,
+        attestation: Option<&str>,
+        attestors: &[String],
+    ) -> Result<(ImageRef, String), String> {
+        let started = std::time::Instant::now();
+        self.resolve(image).map_err(|failure| {
+            for name in attestors {
+                let outcome = Err(failure.clone());
+                self.note(
+                    started,
+                    image,
+                    None,
+                    name,
+                    attestation,
+                    CacheUse::Unkeyed,
+                    outcome,
+                );
+            }
+            failure.message
+        })
+    }
+
+    /// Notes what `attestor` concluded about `image` since `started`
+    /// (bounded).
+    #[allow(clippy::too_many_arguments)]
+    fn note(
+        &self,
+        started: std::time::Instant,
+        image: &str,
+        digest: Option<&str>,
+        attestor: &str,
+        attestation: Option<&str>,
+        cache: CacheUse,
+        outcome: Result<(), Failure>,
+    ) {
+        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let attestor_kind = match self.compiled(attestor).map(|a| &a.kind) {
+            Some(AttestorKind::Notary(_)) => "notary",
+            _ => "cosign",
+        };
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        if log.len() >= MAX_VERIFICATIONS {
+            return;
+        }
+        log.push(Verification {
+            image: crate::oci::clip(image),
+            digest: digest.map(String::from),
+            attestor: attestor.to_string(),
+            attestor_kind,
+            micros,
+            attestation: attestation.map(String::from),
+            cache,
+            failure: outcome.err().map(super::referrers::bounded),
+        });
     }
 
     fn string(&self, source: &StringSource) -> Result<String, String> {
@@ -373,22 +450,45 @@ impl ImageVerifier for PolicyVerifier {
         if !self.matches(image)? {
             return Ok(0);
         }
-        let resolved = self.resolve(image)?;
+        let resolved = self.resolved(image, None, attestors)?;
         if attestors.is_empty() {
             return Ok(0);
         }
+        let noted = |started, name: &str, cache, outcome| {
+            self.note(
+                started,
+                image,
+                Some(&resolved.1),
+                name,
+                None,
+                cache,
+                outcome,
+            )
+        };
+        let started = std::time::Instant::now();
         let key = self.cache_key(Function::ImageSignatures, "", attestors, &resolved);
         // A hit is a full success recorded earlier: every attestor verified.
         if let Some((key, credentials)) = &key {
             if self.cache.get(key, credentials).is_some() {
+                attestors
+                    .iter()
+                    .for_each(|n| noted(started, n, CacheUse::Hit, Ok(())));
                 self.record(image, true);
                 return Ok(attestors.len() as i64);
             }
         }
-        let verified = attestors
-            .iter()
-            .filter(|name| self.verify_signature(image, &resolved, name))
-            .count();
+        let cache = if key.is_some() {
+            CacheUse::Miss
+        } else {
+            CacheUse::Unkeyed
+        };
+        let mut verified = 0;
+        for name in attestors {
+            let started = std::time::Instant::now();
+            let outcome = self.verify_signature(image, &resolved, name);
+            verified += usize::from(outcome.is_ok());
+            noted(started, name, cache, outcome);
+        }
         if let (true, Some((key, credentials))) = (verified == attestors.len(), &key) {
             self.cache.put(key, credentials, &[]);
         }
@@ -407,10 +507,23 @@ impl ImageVerifier for PolicyVerifier {
         }
         let spec = self.attestation(attestation)?;
         self.check_kinds(spec, attestors)?;
-        let resolved = self.resolve(image)?;
+        let resolved = self.resolved(image, Some(attestation), attestors)?;
         if attestors.is_empty() {
             return Ok(0);
         }
+        let noted = |started, name: &str, cache, outcome| {
+            let digest = Some(resolved.1.as_str());
+            self.note(
+                started,
+                image,
+                digest,
+                name,
+                Some(attestation),
+                cache,
+                outcome,
+            )
+        };
+        let started = std::time::Instant::now();
         let slot = (image.to_string(), attestation.to_string());
         let key = self.cache_key(
             Function::AttestationSignatures,
@@ -422,15 +535,29 @@ impl ImageVerifier for PolicyVerifier {
         let cached = key.as_ref().and_then(|(k, c)| self.cache.get(k, c));
         if let Some(payload) = cached.and_then(|v| serde_json::from_slice(&v).ok()) {
             self.state().payloads.entry(slot).or_insert(payload);
+            attestors
+                .iter()
+                .for_each(|n| noted(started, n, CacheUse::Hit, Ok(())));
             self.record(image, true);
             return Ok(attestors.len() as i64);
         }
+        let cache = if key.is_some() {
+            CacheUse::Miss
+        } else {
+            CacheUse::Unkeyed
+        };
         let mut verified = 0;
         for name in attestors {
-            if let Ok(payload) = self.verify_attestation(&resolved, spec, name) {
-                verified += 1;
-                self.state().payloads.entry(slot.clone()).or_insert(payload);
-            }
+            let started = std::time::Instant::now();
+            let outcome = match self.verify_attestation(&resolved, spec, name) {
+                Ok(payload) => {
+                    verified += 1;
+                    self.state().payloads.entry(slot.clone()).or_insert(payload);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            };
+            noted(started, name, cache, outcome);
         }
         if let (true, Some((key, credentials))) = (verified == attestors.len(), &key) {
             let payload = self.state().payloads.get(&slot).map(serde_json::to_vec);

@@ -11,14 +11,78 @@
 use thiserror::Error;
 
 /// Why a signature, certificate or log entry was not accepted. The text is
-/// what users see in a failed verification, so it names what was wrong.
+/// what users see in a failed verification, so it names what was wrong;
+/// the [`Reason`] is its class, for decision logs and metrics.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]
-pub struct VerifyError(pub String);
+pub struct VerifyError(pub String, pub Reason);
+
+/// The class of a failed verification. Every failure has one; evidence
+/// that cannot even be read is [`Reason::Malformed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// No signature or attestation was found for the image.
+    NotFound,
+    /// A signature does not verify with the key (or certificate key).
+    BadSignature,
+    /// The certificate's identity or issuer does not match, or a required
+    /// extension is missing or different.
+    Identity,
+    /// The certificate does not chain to a trusted root.
+    UntrustedChain,
+    /// A transparency-log entry (or an SCT) is missing or invalid.
+    TransparencyLog,
+    /// A signing time outside the certificate's (or key's) validity
+    /// window, or a timestamp that does not verify.
+    Timestamp,
+    /// The signed payload does not name this image's digest, or its
+    /// content does not match what the policy asks.
+    PayloadMismatch,
+    /// No attestation of the wanted type verified.
+    AttestationMissing,
+    /// The registry answered with an error, or could not be reached.
+    Registry,
+    /// The host's network policy refused the registry.
+    RegistryRefused,
+    /// The evidence or the trust material could not be read.
+    Malformed,
+}
 
 impl VerifyError {
+    /// A failure of class [`Reason::Malformed`].
     pub fn new(message: impl Into<String>) -> VerifyError {
-        VerifyError(message.into())
+        VerifyError(message.into(), Reason::Malformed)
+    }
+
+    /// A failure of class `reason`.
+    pub fn of(reason: Reason, message: impl Into<String>) -> VerifyError {
+        VerifyError(message.into(), reason)
+    }
+
+    pub fn reason(&self) -> Reason {
+        self.1
+    }
+
+    /// The same failure with `context` in front of its message.
+    pub fn context(self, context: impl std::fmt::Display) -> VerifyError {
+        VerifyError(format!("{context}: {}", self.0), self.1)
+    }
+}
+
+/// Classes the failures of one verification stage: a failure that its
+/// own check left [`Reason::Malformed`] takes the stage's class (a
+/// signature that does not verify inside the chain stage is an untrusted
+/// chain); one that knows its class better keeps it (a validity window).
+pub trait Classify<T> {
+    fn class(self, reason: Reason) -> Result<T>;
+}
+
+impl<T> Classify<T> for Result<T> {
+    fn class(self, reason: Reason) -> Result<T> {
+        self.map_err(|e| match e.1 {
+            Reason::Malformed => VerifyError(e.0, reason),
+            _ => e,
+        })
     }
 }
 

@@ -20,8 +20,17 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "ivpol", version, about)]
 struct Cli {
+    /// Log lines as text, or one JSON object per line.
+    #[arg(long = "log-format", global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -61,8 +70,8 @@ pub type Exit = u8;
 pub const EXIT_USAGE: Exit = 2;
 
 pub async fn run() -> ExitCode {
-    init_tracing();
     let cli = Cli::parse();
+    init_tracing(cli.log_format);
     let offline = |r: anyhow::Result<Exit>| match r {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -100,11 +109,14 @@ pub async fn run() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+fn init_tracing(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("IVPOL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).init(),
+    }
 }

@@ -273,6 +273,7 @@ impl Net {
             .body(Full::new(req.body.clone()))
             .map_err(|_| HttpError::HttpRequestUriInvalid)?;
         self.sent.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
         // The deadline rides along to the resolver (DNS is bounded by it).
         let answer = resolve::DEADLINE
             .scope(
@@ -285,7 +286,7 @@ impl Net {
             Ok(Ok(r)) => Some(r.status().as_u16()),
             _ => None,
         };
-        crate::metrics::metrics().registry_request(authority, status);
+        crate::metrics::metrics().registry_request(authority, status, started.elapsed());
         match answer {
             Err(_) => Err(HttpError::ConnectionTimeout),
             Ok(Err(e)) => match ResolveError::find(&e) {

@@ -10,6 +10,9 @@ pub struct Review {
     pub uid: String,
     pub operation: String,
     pub namespace: String,
+    /// `request.kind.kind` and `request.name`, for the decision log.
+    pub kind: String,
+    pub name: String,
     /// The `request` object, re-serialised for the component.
     pub request: String,
 }
@@ -50,6 +53,12 @@ pub fn parse(body: &[u8]) -> Result<Review, String> {
         uid,
         operation: field("operation"),
         namespace: field("namespace"),
+        kind: request
+            .pointer("/kind/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        name: field("name"),
         request: request.to_string(),
     })
 }

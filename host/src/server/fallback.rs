@@ -86,6 +86,7 @@ fn error_result(
             .collect(),
         audit_annotations: vec![],
         exceptions: vec![],
+        verifications: vec![],
     }
 }
 

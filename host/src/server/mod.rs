@@ -18,6 +18,7 @@
 //! `accept` (EMFILE, ENFILE, ENOBUFS) backs off, 10 ms doubling to 1 s,
 //! instead of spinning.
 
+mod decision;
 mod envelope;
 mod fallback;
 mod review;

@@ -15,6 +15,10 @@ pub fn response(uid: &str, verdict: &wit::Verdict) -> Value {
     if !verdict.warnings.is_empty() {
         resp["warnings"] = json!(verdict.warnings);
     }
+    let annotations = super::decision::audit_annotations(verdict);
+    if !annotations.is_empty() {
+        resp["auditAnnotations"] = serde_json::Value::Object(annotations);
+    }
     if let Some(patch) = &verdict.patch {
         resp["patchType"] = json!("JSONPatch");
         resp["patch"] = json!(base64::engine::general_purpose::STANDARD.encode(patch));

@@ -1,5 +1,6 @@
 //! Request routing and the handlers.
 
+use super::decision;
 use super::envelope;
 use super::fallback::{self, Reach};
 use super::review;
@@ -123,7 +124,8 @@ fn metrics_reply() -> Reply {
     resp
 }
 
-/// One admission request, counted and timed by route, phase and verdict.
+/// One admission request, counted and timed by route, phase and verdict,
+/// with its decision line.
 async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Reply {
     let start = std::time::Instant::now();
     let labels = (
@@ -133,45 +135,103 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
             wit::Phase::Mutate => "mutate",
         },
     );
-    let (reply, verdict) = decide(state, route, req).await;
+    let decided = decide(state, route, req).await;
+    let took = start.elapsed();
+    let review = decided.review.as_ref();
+    let subject = decision::Subject {
+        uid: review.map_or(decided.uid.as_str(), |r| r.uid.as_str()),
+        route: labels.0,
+        phase: labels.1,
+        namespace: review.map_or("", |r| r.namespace.as_str()),
+        kind: review.map_or("", |r| r.kind.as_str()),
+        name: review.map_or("", |r| r.name.as_str()),
+        operation: review.map_or("", |r| r.operation.as_str()),
+    };
+    let allowed =
+        decided.verdict.as_ref().is_some_and(|v| v.allowed) || (decided.label == "allowed");
+    decision::log(
+        &subject,
+        allowed,
+        took,
+        decided.verdict.as_ref(),
+        decided.why.as_deref(),
+    );
+    if let Some(v) = &decided.verdict {
+        decision::count(v, labels.1);
+    }
     let m = metrics();
     m.requests
         .get_or_create(&RequestLabels {
             route: labels.0.into(),
             phase: labels.1.into(),
-            verdict: verdict.into(),
+            verdict: decided.label.into(),
         })
         .inc();
     m.latency
         .get_or_create(&PhaseLabels {
             phase: labels.1.into(),
         })
-        .observe(start.elapsed().as_secs_f64());
-    reply
+        .observe(took.as_secs_f64());
+    decided.reply
 }
 
-/// The reply, and the verdict label: `allowed`, `denied` or `error` (no
-/// verdict from the policies: a request that could not be judged).
-async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Reply, &'static str) {
+/// What [`decide`] did: the reply, the verdict label (`allowed`, `denied`
+/// or `error`: no verdict from the policies, a request that could not be
+/// judged), and what the decision line reports.
+struct Decided {
+    reply: Reply,
+    label: &'static str,
+    review: Option<envelope::Review>,
+    /// The uid scanned from a body that did not parse.
+    uid: String,
+    verdict: Option<wit::Verdict>,
+    why: Option<String>,
+}
+
+impl Decided {
+    fn unjudged(reply: Reply, uid: String, why: String) -> Decided {
+        Decided {
+            reply,
+            label: "error",
+            review: None,
+            uid,
+            verdict: None,
+            why: Some(why),
+        }
+    }
+}
+
+async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decided {
     let body = match read_body(req, state.body_read_timeout).await {
         Ok(b) => b,
         Err(unread) => {
-            let reply = unjudged(&unread.prefix, unread.why, unread.status);
-            return (reply, "error");
+            let uid = envelope::scan_uid(&unread.prefix).unwrap_or_default();
+            let reply = unjudged(&unread.prefix, unread.why.clone(), unread.status);
+            return Decided::unjudged(reply, uid, unread.why);
         }
     };
-    let review = match envelope::parse(&body) {
+    let mut review = match envelope::parse(&body) {
         Ok(r) => r,
-        Err(e) => return (unjudged(&body, e, StatusCode::BAD_REQUEST), "error"),
+        Err(e) => {
+            let uid = envelope::scan_uid(&body).unwrap_or_default();
+            let reply = unjudged(&body, e.clone(), StatusCode::BAD_REQUEST);
+            return Decided::unjudged(reply, uid, e);
+        }
+    };
+    let judged = |reply, label, review, verdict, why| Decided {
+        reply,
+        label,
+        review: Some(review),
+        uid: String::new(),
+        verdict,
+        why,
     };
     // Kyverno's mutate routes only act on CREATE, UPDATE and CONNECT.
     if route.phase == wit::Phase::Mutate
         && !matches!(review.operation.as_str(), "CREATE" | "UPDATE" | "CONNECT")
     {
-        return (
-            json_reply(StatusCode::OK, review::allowed(&review.uid)),
-            "allowed",
-        );
+        let reply = json_reply(StatusCode::OK, review::allowed(&review.uid));
+        return judged(reply, "allowed", review, None, None);
     }
     let scope = if route.namespaced {
         wit::Scope::Namespaced(review.namespace.clone())
@@ -183,12 +243,13 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
     let pool = &generation.pool;
     let namespace = crate::policies::namespace_object(&generation.namespaces, &review.namespace);
     let deadline = pool.deadline(&route.names);
+    let request = std::mem::take(&mut review.request);
     let outcome = pool
         .admit(
             route.phase,
             scope,
             route.names.clone(),
-            review.request,
+            request,
             namespace,
             deadline,
         )
@@ -197,7 +258,8 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
         Ok(Ok(verdict)) => verdict,
         Ok(Err(bad_request)) => {
             let message = format!("the admission request cannot be evaluated: {bad_request}");
-            return (deny(&review.uid, &message), "error");
+            let reply = deny(&review.uid, &message);
+            return judged(reply, "error", review, None, Some(message));
         }
         Err(failure) => {
             tracing::error!(uid = %review.uid, "no answer from the component: {failure}");
@@ -213,12 +275,25 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> (Repl
             };
             let verdict = fallback::verdict(pool.summary(), &reach, &failure.to_string());
             let body = review::response(&review.uid, &verdict);
-            return (json_reply(StatusCode::OK, body), "error");
+            let reply = json_reply(StatusCode::OK, body);
+            return judged(
+                reply,
+                "error",
+                review,
+                Some(verdict),
+                Some(failure.to_string()),
+            );
         }
     };
     let label = if verdict.allowed { "allowed" } else { "denied" };
     let body = review::response(&review.uid, &verdict);
-    (json_reply(StatusCode::OK, body), label)
+    judged(
+        json_reply(StatusCode::OK, body),
+        label,
+        review,
+        Some(verdict),
+        None,
+    )
 }
 
 /// The reply to a body that cannot be judged: a denial echoing its uid

@@ -11,7 +11,7 @@ use crate::verify::rekor::{Body, CosignBundle};
 use crate::verify::x509::fulcio::{identities_match, Identity, IdentityRule};
 use crate::verify::x509::sct::verify_embedded_sct;
 use crate::verify::x509::{verify_chain, Certificate, Purpose, MAX_PATH_LEN};
-use crate::verify::{Result, VerifyError};
+use crate::verify::{Classify, Reason, Result, VerifyError};
 
 pub const MEDIA_TYPE_SIMPLESIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 pub const MEDIA_TYPE_DSSE: &str = "application/vnd.dsse.envelope.v1+json";
@@ -206,32 +206,22 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
     }
     let Some((signer, signature)) = found else {
         let why = last_error.map(|e| e.0).unwrap_or_default();
-        return Err(VerifyError::new(match signers.len() {
-            1 => format!("signature does not verify: {why}"),
-            n => format!("signature does not verify with any of the {n} configured keys"),
-        }));
+        return Err(VerifyError::of(
+            Reason::BadSignature,
+            match signers.len() {
+                1 => format!("signature does not verify: {why}"),
+                n => format!("signature does not verify with any of the {n} configured keys"),
+            },
+        ));
     };
 
     let (trusted_time, tlog_verified) = if opts.ignore_tlog {
         (opts.now, false)
     } else {
-        let json = annotation(layer, ANNOTATION_BUNDLE).ok_or_else(|| {
-            VerifyError::new(format!(
-                "no Rekor bundle ({ANNOTATION_BUNDLE} annotation) on the signature, and the transparency log is not ignored"
-            ))
-        })?;
-        let bundle = CosignBundle::parse(json)?;
-        let time = bundle.verify(&opts.tlogs)?;
-        let body = bundle.entry()?;
-        let mut result = Err(VerifyError::new("no verifier"));
-        for pem in &signer.pems {
-            result = signed.check_entry(&body, &signature, pem);
-            if result.is_ok() {
-                break;
-            }
-        }
-        result?;
-        (time, true)
+        (
+            transparency(layer, opts, signed, signer, &signature).class(Reason::TransparencyLog)?,
+            true,
+        )
     };
 
     let mut identity = None;
@@ -243,18 +233,21 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
             &check.roots,
             trusted_time,
             Purpose::CodeSigning,
-        )?;
-        let id = Identity::of(&check.leaf)?;
+        )
+        .class(Reason::UntrustedChain)?;
+        let id = Identity::of(&check.leaf).class(Reason::Identity)?;
         if let Some(rules) = check.identities {
-            identities_match(rules, &id)?;
+            identities_match(rules, &id).class(Reason::Identity)?;
         }
         if !opts.ignore_sct {
             let issuer = path.get(1).ok_or_else(|| {
-                VerifyError::new(
+                VerifyError::of(
+                    Reason::TransparencyLog,
                     "certificate chain must contain at least a certificate and its issuer to check its SCT",
                 )
             })?;
-            verify_embedded_sct(&check.leaf, issuer, &opts.ctlogs)?;
+            verify_embedded_sct(&check.leaf, issuer, &opts.ctlogs)
+                .class(Reason::TransparencyLog)?;
         }
         identity = Some(id);
         certificate = Some(check.leaf);
@@ -270,6 +263,34 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
         key: signer.key.clone(),
         payload: Value::Null,
     })
+}
+
+/// The layer's Rekor bundle, verified against the logs and the signature:
+/// the time it proves.
+fn transparency(
+    layer: &Layer,
+    opts: &Options,
+    signed: &dyn Signed,
+    signer: &Signer,
+    signature: &[u8],
+) -> Result<i64> {
+    let json = annotation(layer, ANNOTATION_BUNDLE).ok_or_else(|| {
+            VerifyError::new(format!(
+                "no Rekor bundle ({ANNOTATION_BUNDLE} annotation) on the signature, and the transparency log is not ignored"
+            ))
+        })?;
+    let bundle = CosignBundle::parse(json)?;
+    let time = bundle.verify(&opts.tlogs)?;
+    let body = bundle.entry()?;
+    let mut result = Err(VerifyError::new("no verifier"));
+    for pem in &signer.pems {
+        result = signed.check_entry(&body, signature, pem);
+        if result.is_ok() {
+            break;
+        }
+    }
+    result?;
+    Ok(time)
 }
 
 fn check_size(layer: &Layer) -> Result<()> {
@@ -308,19 +329,25 @@ pub fn verify_signature(layer: &Layer, digest: &str, opts: &Options) -> Result<V
         .pointer("/critical/image/docker-manifest-digest")
         .and_then(Value::as_str);
     if signed_digest != Some(digest) {
-        return Err(VerifyError::new(format!(
-            "signature is for image digest {}, not {digest}",
-            signed_digest.unwrap_or("(none)")
-        )));
+        return Err(VerifyError::of(
+            Reason::PayloadMismatch,
+            format!(
+                "signature is for image digest {}, not {digest}",
+                signed_digest.unwrap_or("(none)")
+            ),
+        ));
     }
     for (k, want) in &opts.annotations {
         let have = payload.pointer("/optional").and_then(|o| o.get(k));
         if have.and_then(Value::as_str) != Some(want.as_str()) {
-            return Err(VerifyError::new(format!(
-                "signature annotation {k:?} is {}, required {want:?}",
-                have.map(Value::to_string)
-                    .unwrap_or_else(|| "missing".into())
-            )));
+            return Err(VerifyError::of(
+                Reason::PayloadMismatch,
+                format!(
+                    "signature annotation {k:?} is {}, required {want:?}",
+                    have.map(Value::to_string)
+                        .unwrap_or_else(|| "missing".into())
+                ),
+            ));
         }
     }
     let sig_b64 = annotation(layer, ANNOTATION_SIGNATURE).ok_or_else(|| {
@@ -379,9 +406,10 @@ pub fn verify_attestation_verified(
         )));
     }
     if subject_of(&statement, hex).is_none() {
-        return Err(VerifyError::new(format!(
-            "attestation subjects do not include the image digest {digest}"
-        )));
+        return Err(VerifyError::of(
+            Reason::PayloadMismatch,
+            format!("attestation subjects do not include the image digest {digest}"),
+        ));
     }
     check_subject_annotations(&statement, digest, &opts.annotations)?;
     verified.payload = statement;
@@ -414,20 +442,24 @@ pub fn check_subject_annotations(
     }
     let hex = digest_hex(digest)?;
     let subject = subject_of(statement, hex).ok_or_else(|| {
-        VerifyError::new(format!(
-            "no subject of the in-toto statement has the image digest {digest}"
-        ))
+        VerifyError::of(
+            Reason::PayloadMismatch,
+            format!("no subject of the in-toto statement has the image digest {digest}"),
+        )
     })?;
     let have = subject.get("annotations");
     for (k, want) in wanted {
         let value = have.and_then(|a| a.get(k));
         if value.and_then(Value::as_str) != Some(want.as_str()) {
-            return Err(VerifyError::new(format!(
-                "statement subject annotation {k:?} is {}, required {want:?}",
-                value
-                    .map(Value::to_string)
-                    .unwrap_or_else(|| "missing".into())
-            )));
+            return Err(VerifyError::of(
+                Reason::PayloadMismatch,
+                format!(
+                    "statement subject annotation {k:?} is {}, required {want:?}",
+                    value
+                        .map(Value::to_string)
+                        .unwrap_or_else(|| "missing".into())
+                ),
+            ));
         }
     }
     Ok(())

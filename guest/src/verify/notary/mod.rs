@@ -38,7 +38,7 @@ mod tests;
 
 use crate::verify::timestamp::{self, TimeStampToken};
 use crate::verify::x509::Certificate;
-use crate::verify::{Result, VerifyError};
+use crate::verify::{Classify, Reason, Result, VerifyError};
 
 pub const MEDIA_TYPE_JWS: &str = "application/jose+json";
 pub const MEDIA_TYPE_COSE: &str = "application/cose";
@@ -293,7 +293,8 @@ pub fn verify(
             )))
         }
     }?;
-    let (chain, payload) = integrity(&env)?;
+    // Integrity: the chain is well formed and signed the payload.
+    let (chain, payload) = integrity(&env).class(Reason::BadSignature)?;
     check_target(&payload, target)?;
     check_extended(&env)?;
     let trusted = if env.scheme == SCHEME_SIGNING_AUTHORITY {
@@ -301,16 +302,20 @@ pub fn verify(
     } else {
         &trust.roots
     };
-    authenticity(&chain, trusted)?;
+    authenticity(&chain, trusted).class(Reason::UntrustedChain)?;
     if let Some(expiry) = env.expiry {
         if now >= expiry {
-            return Err(VerifyError::new(format!(
-                "digital signature has expired on \"{}\"",
-                fmt_rfc1123z(expiry)
-            )));
+            return Err(VerifyError::of(
+                Reason::Timestamp,
+                format!(
+                    "digital signature has expired on \"{}\"",
+                    fmt_rfc1123z(expiry)
+                ),
+            ));
         }
     }
-    let signing_time = authentic_timestamp(&env, &chain, &trust.tsa_roots, now)?;
+    let signing_time =
+        authentic_timestamp(&env, &chain, &trust.tsa_roots, now).class(Reason::Timestamp)?;
     Ok(Verified {
         signing_time,
         chain,
@@ -338,7 +343,7 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
     let leaf = &chain[0];
     let key = leaf.public_key()?;
     if !key.verify_scheme(env.alg.scheme(), &env.signed, &env.signature) {
-        return Err(VerifyError::new(format!(
+        return Err(VerifyError::of(Reason::BadSignature, format!(
             "signature is invalid. Error: {} signature does not verify with the signing certificate's key",
             env.alg.name()
         )));
@@ -346,7 +351,7 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
     certs::validate_chain(&chain)?;
     let leaf_alg = certs::signing_algorithm(leaf)?;
     if leaf_alg != env.alg {
-        return Err(VerifyError::new(format!(
+        return Err(VerifyError::of(Reason::BadSignature, format!(
             "mismatch between signature algorithm derived from signing certificate ({}) and signing algorithm specified ({})",
             leaf_alg.name(),
             env.alg.name()
@@ -378,7 +383,7 @@ fn check_target(payload: &serde_json::Value, target: &Target) -> Result<()> {
         || size != Some(target.size)
         || media_type != Some(target.media_type.as_str())
     {
-        return Err(VerifyError::new(format!(
+        return Err(VerifyError::of(Reason::PayloadMismatch, format!(
             "integrity check failed. signature does not match the given artifact: the signature is for {} ({}, {} bytes), the artifact is {} ({}, {} bytes)",
             digest.unwrap_or("no digest"),
             media_type.unwrap_or("no mediaType"),
@@ -418,14 +423,16 @@ fn check_extended(env: &Envelope) -> Result<()> {
 
 fn authenticity(chain: &[Certificate], trusted: &[Certificate]) -> Result<()> {
     if trusted.is_empty() {
-        return Err(VerifyError::new(
+        return Err(VerifyError::of(
+            Reason::UntrustedChain,
             "no trusted certificates are found to verify authenticity",
         ));
     }
     if chain.iter().any(|c| trusted.contains(c)) {
         Ok(())
     } else {
-        Err(VerifyError::new(
+        Err(VerifyError::of(
+            Reason::UntrustedChain,
             "the signature's certificate chain does not contain any trusted certificate",
         ))
     }
@@ -441,7 +448,7 @@ fn authentic_timestamp(
         let t = env.signing_time;
         for cert in chain {
             if t < cert.not_before() || t > cert.not_after() {
-                return Err(VerifyError::new(format!(
+                return Err(VerifyError::of(Reason::Timestamp, format!(
                     "certificate {:?} was not valid when the digital signature was produced at {:?}",
                     go_subject(cert),
                     fmt_rfc1123z(t)
@@ -453,14 +460,14 @@ fn authentic_timestamp(
     if tsa_roots.is_empty() {
         for cert in chain {
             if now < cert.not_before() {
-                return Err(VerifyError::new(format!(
+                return Err(VerifyError::of(Reason::Timestamp, format!(
                     "verification time is before certificate {:?} validity period, it will be valid from {:?}",
                     go_subject(cert),
                     fmt_rfc1123z(cert.not_before())
                 )));
             }
             if now > cert.not_after() {
-                return Err(VerifyError::new(format!(
+                return Err(VerifyError::of(Reason::Timestamp, format!(
                     "verification time is after certificate {:?} validity period, it was expired at {:?}",
                     go_subject(cert),
                     fmt_rfc1123z(cert.not_after())
@@ -470,37 +477,43 @@ fn authentic_timestamp(
         return Ok(None);
     }
     let Some(token) = &env.timestamp else {
-        return Err(VerifyError::new(
+        return Err(VerifyError::of(
+            Reason::Timestamp,
             "no timestamp countersignature was found in the signature envelope",
         ));
     };
     let token = TimeStampToken::parse_token(token).map_err(|e| {
-        VerifyError::new(format!(
-            "failed to parse timestamp countersignature with error: {e}"
-        ))
+        VerifyError::of(
+            Reason::Timestamp,
+            format!("failed to parse timestamp countersignature with error: {e}"),
+        )
     })?;
     let (gen_time, _) =
         timestamp::verify_with_roots(&token, &env.signature, env.alg.hash(), tsa_roots).map_err(
             |e| {
-                VerifyError::new(format!(
-                    "failed to verify the timestamp countersignature with error: {e}"
-                ))
+                VerifyError::of(
+                    Reason::Timestamp,
+                    format!("failed to verify the timestamp countersignature with error: {e}"),
+                )
             },
         )?;
     for cert in chain {
         if gen_time < cert.not_before() {
-            return Err(VerifyError::new(format!(
+            return Err(VerifyError::of(Reason::Timestamp, format!(
                 "timestamp can be before certificate {:?} validity period, it will be valid from {:?}",
                 go_subject(cert),
                 fmt_rfc1123z(cert.not_before())
             )));
         }
         if gen_time > cert.not_after() {
-            return Err(VerifyError::new(format!(
+            return Err(VerifyError::of(
+                Reason::Timestamp,
+                format!(
                 "timestamp can be after certificate {:?} validity period, it was expired at {:?}",
                 go_subject(cert),
                 fmt_rfc1123z(cert.not_after())
-            )));
+            ),
+            ));
         }
     }
     Ok(Some(gen_time))

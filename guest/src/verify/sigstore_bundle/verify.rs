@@ -21,7 +21,7 @@ use crate::verify::trust::{CertificateAuthority, LogKey, TrustMaterial};
 use crate::verify::x509::fulcio::{identities_match, Identity};
 use crate::verify::x509::sct::verify_embedded_sct;
 use crate::verify::x509::{verify_chain, Certificate, Purpose};
-use crate::verify::{Result, VerifyError};
+use crate::verify::{Classify, Reason, Result, VerifyError};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -60,21 +60,23 @@ pub fn verify_bundle(
     };
 
     // 1. The signature over the content.
-    let statement = verify_content(&bundle.content, &artifact, &digest, signer.key())?;
+    let statement = verify_content(&bundle.content, &artifact, &digest, signer.key())
+        .class(Reason::BadSignature)?;
 
     // 2. Times from RFC 3161 timestamps.
     let mut times = Vec::new();
     if !bundle.timestamps.is_empty() && trust.tsas.is_empty() {
-        return Err(VerifyError::new(
+        return Err(VerifyError::of(
+            Reason::Timestamp,
             "bundle carries RFC 3161 timestamps but the trust root has no timestamp authorities",
         ));
     }
     let signature = bundle.content.signature();
     for (i, der) in bundle.timestamps.iter().enumerate() {
-        let token = TimeStampToken::parse(der)
-            .map_err(|e| VerifyError::new(format!("timestamp {i}: {e}")))?;
+        let token = TimeStampToken::parse(der).map_err(|e| e.context(format!("timestamp {i}")))?;
         let t = super::timestamp::verify(&token, signature, &trust.tsas)
-            .map_err(|e| VerifyError::new(format!("timestamp {i}: {e}")))?;
+            .map_err(|e| e.context(format!("timestamp {i}")))
+            .class(Reason::Timestamp)?;
         times.push(t);
     }
     let tsa_times = times.clone();
@@ -82,7 +84,10 @@ pub fn verify_bundle(
     // 3. Transparency log entries.
     if !opts.ignore_tlog {
         if bundle.tlog_entries.is_empty() {
-            return Err(VerifyError::new("bundle has no transparency log entry"));
+            return Err(VerifyError::of(
+                Reason::TransparencyLog,
+                "bundle has no transparency log entry",
+            ));
         }
         for (i, a) in bundle.tlog_entries.iter().enumerate() {
             if bundle.tlog_entries[i + 1..]
@@ -94,9 +99,8 @@ pub fn verify_bundle(
         }
         for entry in &bundle.tlog_entries {
             if let Some(t) = verify_entry(bundle, entry, &signer, &digest, trust, opts, &tsa_times)
-                .map_err(|e| {
-                    VerifyError::new(format!("transparency log entry {}: {e}", entry.log_index))
-                })?
+                .map_err(|e| e.context(format!("transparency log entry {}", entry.log_index)))
+                .class(Reason::TransparencyLog)?
             {
                 times.push(t);
             }
@@ -112,29 +116,35 @@ pub fn verify_bundle(
             ..
         } => {
             if times.is_empty() {
-                return Err(VerifyError::new(
+                return Err(VerifyError::of(
+                    Reason::TransparencyLog,
                     "no verified time (from a log entry's inclusion promise or an RFC 3161 timestamp) to check the signing certificate at",
                 ));
             }
             let mut issuer = None;
             for &t in &times {
-                let chain = verify_cert_at(leaf, intermediates, &trust.cas, t)?;
+                let chain = verify_cert_at(leaf, intermediates, &trust.cas, t)
+                    .class(Reason::UntrustedChain)?;
                 issuer = chain.get(1).cloned();
             }
             if !opts.ignore_sct {
                 let issuer = issuer.ok_or_else(|| {
-                    VerifyError::new("certificate chain has no issuer to check the SCT with")
+                    VerifyError::of(
+                        Reason::TransparencyLog,
+                        "certificate chain has no issuer to check the SCT with",
+                    )
                 })?;
                 verify_embedded_sct(leaf, &issuer, &trust.ctlogs)
-                    .map_err(|e| VerifyError::new(format!("signing certificate SCT: {e}")))?;
+                    .map_err(|e| e.context("signing certificate SCT"))
+                    .class(Reason::TransparencyLog)?;
             }
-            let identity = Identity::of(leaf)?;
+            let identity = Identity::of(leaf).class(Reason::Identity)?;
             let Policy::Identities(rules) = policy else {
                 return Err(VerifyError::new(
                     "a keyless bundle needs a certificate identity policy",
                 ));
             };
-            identities_match(rules, &identity)?;
+            identities_match(rules, &identity).class(Reason::Identity)?;
             Some(identity)
         }
     };
@@ -222,11 +232,14 @@ fn verify_content(
                     )));
                 }
                 if md.digest.as_slice() != digest {
-                    return Err(VerifyError::new(format!(
-                        "bundle message digest {} does not match the artifact's sha256 {}",
-                        hex(&md.digest),
-                        hex(digest)
-                    )));
+                    return Err(VerifyError::of(
+                        Reason::PayloadMismatch,
+                        format!(
+                            "bundle message digest {} does not match the artifact's sha256 {}",
+                            hex(&md.digest),
+                            hex(digest)
+                        ),
+                    ));
                 }
             }
             let ok = match artifact {
@@ -257,9 +270,10 @@ fn verify_content(
                     .is_some_and(|h| h.eq_ignore_ascii_case(&want))
             });
             if !found {
-                return Err(VerifyError::new(format!(
-                    "no subject of the in-toto statement has the artifact's sha256 {want}"
-                )));
+                return Err(VerifyError::of(
+                    Reason::PayloadMismatch,
+                    format!("no subject of the in-toto statement has the artifact's sha256 {want}"),
+                ));
             }
             Ok(Some(statement))
         }
@@ -307,10 +321,19 @@ fn verify_cert_at(
             Err(e) => last_err = Some(e),
         }
     }
-    Err(VerifyError::new(match last_err {
-        Some(e) => format!("signing certificate does not chain to a trusted CA at time {t}: {e}"),
-        None => format!("no certificate authority in the trust root is valid at time {t}"),
-    }))
+    let reason = match &last_err {
+        Some(e) if e.reason() == Reason::Timestamp => Reason::Timestamp,
+        _ => Reason::UntrustedChain,
+    };
+    Err(VerifyError::of(
+        reason,
+        match last_err {
+            Some(e) => {
+                format!("signing certificate does not chain to a trusted CA at time {t}: {e}")
+            }
+            None => format!("no certificate authority in the trust root is valid at time {t}"),
+        },
+    ))
 }
 
 /// The authority (`host[:port]`) and host of a log's base URL.

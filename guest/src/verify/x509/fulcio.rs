@@ -9,7 +9,7 @@ use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::SubjectAltName;
 
 use super::Certificate;
-use crate::verify::{Result, VerifyError};
+use crate::verify::{Reason, Result, VerifyError};
 
 const OID_OTHERNAME_USERNAME: &str = "1.3.6.1.4.1.57264.1.7";
 const OID_ISSUER_V2: &str = "1.3.6.1.4.1.57264.1.8";
@@ -199,7 +199,7 @@ pub fn identities_match(rules: &[IdentityRule], id: &Identity) -> Result<()> {
     } else {
         String::new()
     };
-    Err(VerifyError::new(format!(
+    Err(VerifyError::of(Reason::Identity, format!(
         "none of the expected identities matched what was in the certificate, got subjects [{}] with issuer {}{extensions}",
         id.sans.join(", "),
         id.issuer.as_deref().unwrap_or("(none)")

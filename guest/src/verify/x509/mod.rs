@@ -23,7 +23,7 @@ use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage};
 
 use super::encoding::{pem_blocks, pem_encode};
 use super::keys::{HashAlgorithm, PublicKey};
-use super::{Result, VerifyError};
+use super::{Reason, Result, VerifyError};
 
 /// Largest DER certificate, and largest PEM text of one certificate.
 pub const MAX_CERT_SIZE: usize = 64 * 1024;
@@ -277,13 +277,16 @@ impl Certificate {
 
     fn check_valid_at(&self, at: i64) -> Result<()> {
         if at < self.not_before() || at > self.not_after() {
-            return Err(VerifyError::new(format!(
-                "certificate {} is not valid at {} (valid {} to {})",
-                self.subject(),
-                fmt_time(at),
-                fmt_time(self.not_before()),
-                fmt_time(self.not_after())
-            )));
+            return Err(VerifyError::of(
+                Reason::Timestamp,
+                format!(
+                    "certificate {} is not valid at {} (valid {} to {})",
+                    self.subject(),
+                    fmt_time(at),
+                    fmt_time(self.not_before()),
+                    fmt_time(self.not_after())
+                ),
+            ));
         }
         Ok(())
     }
@@ -432,15 +435,27 @@ pub fn verify_chain(
         return Ok(path);
     }
     Err(match last_error {
-        Some(e) => VerifyError::new(format!(
-            "certificate {} does not chain to a trusted root: {e}",
-            leaf.subject()
-        )),
-        None => VerifyError::new(format!(
-            "certificate {} does not chain to a trusted root (no issuer {} found)",
-            leaf.subject(),
-            leaf.cert.tbs_certificate().issuer()
-        )),
+        Some(e) => {
+            let reason = match e.reason() {
+                Reason::Timestamp => Reason::Timestamp,
+                _ => Reason::UntrustedChain,
+            };
+            VerifyError::of(
+                reason,
+                format!(
+                    "certificate {} does not chain to a trusted root: {e}",
+                    leaf.subject()
+                ),
+            )
+        }
+        None => VerifyError::of(
+            Reason::UntrustedChain,
+            format!(
+                "certificate {} does not chain to a trusted root (no issuer {} found)",
+                leaf.subject(),
+                leaf.cert.tbs_certificate().issuer()
+            ),
+        ),
     })
 }
 
