@@ -382,12 +382,19 @@ fn ticks(d: Duration) -> u64 {
 }
 
 /// One ticker per engine (wasmtime#11814: a ticker per request is ruinous).
+/// It holds the engine weakly and ends with it, so that a short-lived
+/// runtime (the one that checks a pulled component's signature) leaves
+/// neither a thread nor its compiled code behind.
 fn start_epoch_ticker(engine: Engine) {
+    let engine = engine.weak();
     std::thread::Builder::new()
         .name("ivpol-epoch".into())
         .spawn(move || loop {
             std::thread::sleep(EPOCH_TICK);
-            engine.increment_epoch();
+            match engine.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => break,
+            }
         })
         .map(|_| ())
         .unwrap_or_else(|e| tracing::error!("cannot start the epoch ticker: {e}"));
