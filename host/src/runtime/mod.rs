@@ -357,6 +357,30 @@ impl Runtime {
         );
         wt(call.await).context("the component trapped verifying the bundle")
     }
+
+    /// Verifies, in a fresh instance, that already fetched `signatures`
+    /// hold a cosign signature of the OCI manifest `digest` by `signer`
+    /// (a pulled component's own signature). The outer error is a trap,
+    /// the inner one a failed verification.
+    pub async fn verify_artifact(
+        &self,
+        digest: &str,
+        signatures: &sigstore::ArtifactSignatures,
+        signer: &sigstore::Signer,
+        trusted_root: Option<&str>,
+        ignore_tlog: bool,
+    ) -> Result<std::result::Result<(), String>> {
+        let (mut store, module) = self.instantiate().await?;
+        let call = module.ivpol_admission_sigstore().call_verify_artifact(
+            &mut store,
+            digest,
+            signatures,
+            signer,
+            trusted_root,
+            ignore_tlog,
+        );
+        wt(call.await).context("the component trapped verifying the signatures")
+    }
 }
 
 /// The WIT types of bundle verification.
