@@ -14,7 +14,7 @@ use crate::verify::standalone;
 use crate::verify::Reason as VReason;
 use exports::ivpol::admission::engine::WebhookOptions;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
-use exports::ivpol::admission::sigstore::Signer;
+use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
     Actions, CacheUse, Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Reason,
     RejectedPolicy, Scope, Status, Verdict, Verification, VerificationFailure,
@@ -267,13 +267,7 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
         signer: Signer,
         trusted_root: Option<String>,
     ) -> Result<(), String> {
-        let signer = match signer {
-            Signer::Identity(i) => standalone::Signer::Identity {
-                subject: i.subject,
-                issuer: i.issuer,
-            },
-            Signer::Key(pem) => standalone::Signer::Key(pem),
-        };
+        let signer = standalone_signer(signer);
         let now = crate::verify::unix_now();
         standalone::verify_bundle(
             &bundle,
@@ -282,6 +276,43 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
             trusted_root.as_deref(),
             now,
         )
+    }
+
+    fn verify_artifact(
+        digest: String,
+        signatures: ArtifactSignatures,
+        signer: Signer,
+        trusted_root: Option<String>,
+        ignore_tlog: bool,
+    ) -> Result<(), String> {
+        let sig_layers: Vec<(String, Vec<u8>)> = signatures
+            .sig_layers
+            .into_iter()
+            .map(|b| (b.digest, b.content))
+            .collect();
+        let fetched = engine::Fetched {
+            sig_manifest: signatures.sig_manifest.as_deref(),
+            sig_layers: &sig_layers,
+            bundles: &signatures.bundles,
+        };
+        engine::verify_artifact(
+            &digest,
+            &fetched,
+            &standalone_signer(signer),
+            trusted_root.as_deref(),
+            ignore_tlog,
+            crate::verify::unix_now(),
+        )
+    }
+}
+
+fn standalone_signer(signer: Signer) -> standalone::Signer {
+    match signer {
+        Signer::Identity(i) => standalone::Signer::Identity {
+            subject: i.subject,
+            issuer: i.issuer,
+        },
+        Signer::Key(pem) => standalone::Signer::Key(pem),
     }
 }
 

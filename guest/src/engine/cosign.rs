@@ -7,7 +7,9 @@
 //! `verify::cosign` and `verify::sigstore_bundle`.
 
 use super::failure::Failure;
-use super::referrers::{bounded, check_shape, descriptor, first_success, single_layer};
+use super::referrers::{
+    bounded, bounded_reason, check_shape, descriptor, first_success, single_layer,
+};
 use crate::images::reference::{self, ImageRef};
 use crate::oci::transport::HttpRequest;
 use crate::oci::{Client, OciError, Transport, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
@@ -15,6 +17,7 @@ use crate::policy::attestor::{CompiledCosign, StringSource, Tuf};
 use crate::verify::cosign::{self as layers, Layer, Options, Verifier};
 use crate::verify::keys::{HashAlgorithm, PublicKey};
 use crate::verify::sigstore_bundle::{self as bundles, Artifact, Policy};
+use crate::verify::standalone::Signer;
 use crate::verify::trust::{CertificateAuthority, LogKey, TrustMaterial, Validity};
 use crate::verify::x509::fulcio::IdentityRule;
 use crate::verify::x509::Certificate;
@@ -257,27 +260,38 @@ pub fn verify_signatures(
     attestor: &ResolvedCosign,
 ) -> Result<(), Failure> {
     let bundles = for_each_bundle(client, subject, attestor, |b| {
-        let v = verify_bundle(subject, attestor, b)?;
-        match v.statement {
-            None => Ok(()),
-            Some(s) if predicate_of(&s) == SIGN_PREDICATE => Ok(()),
-            Some(s) => Err(Failure::new(
-                Reason::PayloadMismatch,
-                format!(
-                    "bundle holds a {} attestation, not a signature",
-                    predicate_of(&s)
-                ),
-            )),
-        }
+        signature_bundle(subject.digest, attestor, b)
     })?;
     if let Some(outcome) = bundles {
         return outcome;
     }
     for_each_legacy_layer(client, subject, attestor, "sig", |l| {
-        layers::verify_signature(l, subject.digest, &attestor.options)
-            .map(|_| ())
-            .map_err(Failure::from)
+        signature_layer(subject.digest, attestor, l)
     })
+}
+
+/// Whether `bundle` is a signature (a message signature, or cosign v3's
+/// sign statement) of `digest` that passes the attestor.
+fn signature_bundle(digest: &str, attestor: &ResolvedCosign, bundle: &[u8]) -> Result<(), Failure> {
+    let v = verify_bundle(digest, attestor, bundle)?;
+    match v.statement {
+        None => Ok(()),
+        Some(s) if predicate_of(&s) == SIGN_PREDICATE => Ok(()),
+        Some(s) => Err(Failure::new(
+            Reason::PayloadMismatch,
+            format!(
+                "bundle holds a {} attestation, not a signature",
+                predicate_of(&s)
+            ),
+        )),
+    }
+}
+
+/// Whether the `.sig` layer `layer` signs `digest` and passes the attestor.
+fn signature_layer(digest: &str, attestor: &ResolvedCosign, layer: &Layer) -> Result<(), Failure> {
+    layers::verify_signature(layer, digest, &attestor.options)
+        .map(|_| ())
+        .map_err(Failure::from)
 }
 
 /// The first verified in-toto statement of `predicate_type` for `subject`.
@@ -299,7 +313,7 @@ pub fn verify_attestation(
         Err(Failure::new(Reason::AttestationMissing, String::new()))
     };
     let bundles = for_each_bundle(client, subject, attestor, |b| {
-        let statement = verify_bundle(subject, attestor, b)?
+        let statement = verify_bundle(subject.digest, attestor, b)?
             .statement
             .ok_or_else(|| {
                 Failure::new(
@@ -380,11 +394,11 @@ fn for_each_bundle<T>(
 }
 
 fn verify_bundle(
-    subject: &Subject,
+    digest: &str,
     attestor: &ResolvedCosign,
     bundle: &[u8],
 ) -> Result<bundles::Verified, Failure> {
-    let artifact = Artifact::Sha256(sha256_bytes(subject.digest)?);
+    let artifact = Artifact::Sha256(sha256_bytes(digest)?);
     let opts = bundles::Options {
         ignore_tlog: attestor.options.ignore_tlog,
         ignore_sct: attestor.options.ignore_sct,
@@ -397,7 +411,7 @@ fn verify_bundle(
     // them, so it cannot satisfy a policy that requires some.
     let wanted = &attestor.options.annotations;
     match &verified.statement {
-        Some(s) => layers::check_subject_annotations(s, subject.digest, wanted)?,
+        Some(s) => layers::check_subject_annotations(s, digest, wanted)?,
         None if !wanted.is_empty() => {
             return Err(Failure::new(
                 Reason::PayloadMismatch,
@@ -473,4 +487,273 @@ fn for_each_legacy_layer<T>(
         }
     }
     first_success(errors.into_iter().map(Err))
+}
+
+/// The signatures of one OCI artifact, fetched beforehand by the host
+/// (`sigstore.verify-artifact`): nothing is read from a registry here,
+/// and nothing in it is trusted until it verifies.
+pub struct Fetched<'a> {
+    /// The manifest of the legacy `sha256-<hex>.sig` image, if there is one.
+    pub sig_manifest: Option<&'a [u8]>,
+    /// The layer blobs that manifest names, by digest.
+    pub sig_layers: &'a [(String, Vec<u8>)],
+    /// Sigstore bundles attached to the artifact as referrers.
+    pub bundles: &'a [Vec<u8>],
+}
+
+impl ResolvedCosign {
+    /// The attestor a signer given directly stands for: `signer`'s key or
+    /// identity, `trust`, the transparency log required unless
+    /// `ignore_tlog`, SCTs required, no annotations.
+    fn for_signer(
+        signer: &Signer,
+        trust: TrustMaterial,
+        ignore_tlog: bool,
+        now: i64,
+    ) -> Result<ResolvedCosign, String> {
+        Ok(ResolvedCosign {
+            options: Options {
+                verifier: signer.layer_verifier(&trust)?,
+                hash: None,
+                tlogs: trust.tlogs.clone(),
+                ctlogs: trust.ctlogs.clone(),
+                ignore_tlog,
+                ignore_sct: false,
+                annotations: Default::default(),
+                now,
+            },
+            policy: signer.bundle_policy()?,
+            trust,
+            repository: None,
+            tag_prefix: String::new(),
+        })
+    }
+}
+
+/// Verifies, without a registry, that `fetched` holds a cosign signature
+/// of the manifest `digest` (`sha256:<hex>`) by `signer`, at time `now`:
+/// see [`verify_fetched`]. `trusted_root` (TrustedRoot JSON) defaults to
+/// the public-good root built in.
+pub fn verify_artifact(
+    digest: &str,
+    fetched: &Fetched,
+    signer: &Signer,
+    trusted_root: Option<&str>,
+    ignore_tlog: bool,
+    now: i64,
+) -> Result<(), String> {
+    let trust = crate::verify::standalone::trust(trusted_root)?;
+    let attestor = ResolvedCosign::for_signer(signer, trust, ignore_tlog, now)?;
+    verify_fetched(digest, fetched, &attestor)
+}
+
+/// Verifies that `fetched` holds a cosign signature of the manifest
+/// `digest` by `attestor`: a Sigstore bundle (message signature, or cosign
+/// v3's sign statement) or a `.sig` layer, checked exactly as an
+/// attestor's signatures are in admission.
+///
+/// Unlike admission's discovery, which reads the legacy layout only when
+/// there is no bundle referrer, every candidate is tried, bundles first:
+/// the host fetched both, and an artifact signed by cosign v2 and attested
+/// by cosign v3 (whose attestations are bundle referrers too) would
+/// otherwise never verify. Any one signature by the signer is enough.
+fn verify_fetched(
+    digest: &str,
+    fetched: &Fetched,
+    attestor: &ResolvedCosign,
+) -> Result<(), String> {
+    sha256_bytes(digest)?;
+    let offline = crate::oci::transport::Offline;
+    let client = Client::new(&offline);
+    let mut errors = Vec::new();
+    for (i, bundle) in fetched.bundles.iter().take(MAX_REFERRERS).enumerate() {
+        let outcome = check_shape(&client, bundle, "/dsseEnvelope/payload")
+            .and_then(|()| signature_bundle(digest, attestor, bundle).map_err(|f| f.message));
+        match outcome {
+            Ok(()) => return Ok(()),
+            Err(e) => errors.push(bounded_reason(format!("bundle {}: {e}", i + 1))),
+        }
+    }
+    if fetched.bundles.len() > MAX_REFERRERS {
+        errors.push(format!(
+            "{} more bundles not read (at most {MAX_REFERRERS})",
+            fetched.bundles.len() - MAX_REFERRERS
+        ));
+    }
+    if let Some(manifest) = fetched.sig_manifest {
+        let tag = digest.replacen(':', "-", 1) + ".sig";
+        for (d, outcome) in fetched_layers(&client, manifest, fetched.sig_layers)
+            .map_err(|e| format!("{tag}: {e}"))?
+        {
+            let verified = outcome
+                .and_then(|layer| signature_layer(digest, attestor, &layer).map_err(|f| f.message));
+            match verified {
+                Ok(()) => return Ok(()),
+                Err(e) => errors.push(bounded_reason(format!("{tag} layer {d}: {e}"))),
+            }
+        }
+    }
+    Err(match errors.is_empty() {
+        true => format!(
+            "no signature found for {digest}: no Sigstore bundle referrer and no layer in a cosign {} image",
+            digest.replacen(':', "-", 1) + ".sig"
+        ),
+        false => errors.join("; "),
+    })
+}
+
+/// A layer a fetched `.sig` manifest names (its digest, for messages),
+/// with its blob, or why it cannot be used.
+type FetchedLayer = (String, Result<Layer, String>);
+
+/// The layers a fetched `.sig` manifest names, each with its blob checked
+/// against the descriptor's digest.
+fn fetched_layers(
+    client: &Client,
+    manifest: &[u8],
+    blobs: &[(String, Vec<u8>)],
+) -> Result<Vec<FetchedLayer>, String> {
+    let values = crate::oci::json_shape::check(manifest, &crate::oci::json_shape::MANIFEST)
+        .map_err(|e| format!("manifest refused: {e}"))?;
+    client.charge_parsed(values).map_err(|e| e.to_string())?;
+    let manifest: Value =
+        serde_json::from_slice(manifest).map_err(|e| format!("manifest is not JSON: {e}"))?;
+    let descriptors = manifest
+        .get("layers")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if descriptors.len() > MAX_REFERRERS {
+        return Err(format!(
+            "{} layers, more than the {MAX_REFERRERS} ivpol reads",
+            descriptors.len()
+        ));
+    }
+    Ok(descriptors
+        .iter()
+        .map(|d| {
+            let d = descriptor(d);
+            let blob = blobs.iter().find(|(digest, _)| *digest == d.digest);
+            let layer = match blob {
+                None => Err("its blob was not fetched".to_string()),
+                Some((_, bytes)) if crate::oci::digest::sha256(bytes) != d.digest => {
+                    Err("its blob does not match its digest".to_string())
+                }
+                Some((_, bytes)) => check_shape(client, bytes, "/payload").map(|()| Layer {
+                    media_type: d.media_type,
+                    payload: bytes.clone(),
+                    annotations: d.annotations,
+                }),
+            };
+            (crate::oci::clip(&d.digest), layer)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::x509::tests::{read, DERIVED, FIXTURES};
+
+    /// containers/image's `dir-img-cosign-valid`: one `.sig` layer, key
+    /// `cosign.pub`, no Rekor bundle.
+    const DIGEST: &str = "sha256:634a8f35b5f16dcf4aaa0822adc0b1964bb786fca12f6831de8ddc45e5986a00";
+    const NOW: i64 = 1_796_169_600;
+
+    fn sig_image() -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
+        let case = format!("{DERIVED}dir-img-cosign-valid/");
+        let descriptor: Value =
+            serde_json::from_str(&read(&format!("{case}sig-layer-descriptor.json"))).unwrap();
+        let layer = std::fs::read(format!("{case}simplesigning-layer.json")).unwrap();
+        let digest = descriptor["digest"].as_str().unwrap().to_string();
+        let manifest = serde_json::json!({"schemaVersion": 2, "layers": [descriptor]});
+        (manifest.to_string().into_bytes(), vec![(digest, layer)])
+    }
+
+    fn verify(fetched: &Fetched, pem: &str, ignore_tlog: bool) -> Result<(), String> {
+        let signer = Signer::Key(pem.to_string());
+        verify_artifact(DIGEST, fetched, &signer, None, ignore_tlog, NOW)
+    }
+
+    #[test]
+    fn fetched_signatures_are_verified_as_in_admission() {
+        let key = read(&format!("{FIXTURES}cosign.pub"));
+        let other = read(&format!("{FIXTURES}cosign2.pub"));
+        let (manifest, layers) = sig_image();
+        let fetched = Fetched {
+            sig_manifest: Some(&manifest),
+            sig_layers: &layers,
+            bundles: &[],
+        };
+        verify(&fetched, &key, true).expect("signed by cosign.pub");
+        let err = verify(&fetched, &other, true).unwrap_err();
+        assert!(err.contains("signature does not verify"), "{err}");
+        let err = verify(&fetched, &key, false).unwrap_err();
+        assert!(err.contains("no Rekor bundle"), "{err}");
+        let signer = Signer::Key(key.clone());
+        let err = verify_artifact(
+            &format!("{}1", &DIGEST[..DIGEST.len() - 1]),
+            &fetched,
+            &signer,
+            None,
+            true,
+            NOW,
+        )
+        .unwrap_err();
+        assert!(err.contains("signature is for image digest"), "{err}");
+
+        // A blob that is not the one the manifest names, or none.
+        let mut swapped = layers.clone();
+        swapped[0].1.push(b' ');
+        let err = verify(
+            &Fetched {
+                sig_layers: &swapped,
+                ..fetched
+            },
+            &key,
+            true,
+        )
+        .unwrap_err();
+        assert!(err.contains("does not match its digest"), "{err}");
+        let err = verify(
+            &Fetched {
+                sig_layers: &[],
+                ..fetched
+            },
+            &key,
+            true,
+        )
+        .unwrap_err();
+        assert!(err.contains("its blob was not fetched"), "{err}");
+
+        // Nothing at all, and a bundle that is not one.
+        let none = Fetched {
+            sig_manifest: None,
+            sig_layers: &[],
+            bundles: &[],
+        };
+        let err = verify(&none, &key, true).unwrap_err();
+        assert!(err.starts_with("no signature found for sha256:"), "{err}");
+        // A bad bundle does not hide a good `.sig` layer.
+        let junk = [b"{}".to_vec()];
+        verify(
+            &Fetched {
+                bundles: &junk,
+                ..fetched
+            },
+            &key,
+            true,
+        )
+        .expect("the .sig layer verifies");
+        let err = verify(
+            &Fetched {
+                bundles: &junk,
+                ..none
+            },
+            &key,
+            true,
+        )
+        .unwrap_err();
+        assert!(err.starts_with("bundle 1: "), "{err}");
+    }
 }

@@ -29,6 +29,7 @@ use crate::oci::{
     MAX_REGISTRY_BYTES_PER_EVALUATION,
 };
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
+pub use cosign::{verify_artifact, Fetched};
 use evaluate::{Input, Outcome};
 pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification};
 use std::sync::Arc;

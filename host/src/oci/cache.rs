@@ -4,6 +4,12 @@
 //! A reference pinned by digest whose manifest is here starts without the
 //! registry. Every read re-hashes the file, so a corrupted or edited entry
 //! is a miss, never a wrong component.
+//!
+//! Next to a manifest, `sha256-<hex>.signatures.json` keeps the cosign
+//! signatures fetched for it (`signatures`), so that a start from the cache
+//! verifies the component again. That file is not addressed by its
+//! content; it needs no such check, since the component verifies every
+//! piece of it, and an edited one fails verification.
 
 use super::artifact::sha256_digest;
 use anyhow::{Context, Result};
@@ -39,13 +45,39 @@ impl ComponentCache {
     /// Stores `bytes` under their digest, atomically (a crash leaves no
     /// half-written entry under the final name).
     pub fn put(&self, bytes: &[u8], ext: &str) -> Result<()> {
+        self.write(&self.path(&sha256_digest(bytes), ext), bytes)
+    }
+
+    /// The signatures kept for the manifest `digest`, if any (read up to
+    /// [`MAX_SIGNATURES_FILE`] bytes; a larger file is ignored).
+    pub fn get_signatures(&self, digest: &str) -> Option<Vec<u8>> {
+        let path = self.path(digest, SIGNATURES_EXT);
+        let size = std::fs::metadata(&path).ok()?.len();
+        if size > MAX_SIGNATURES_FILE {
+            tracing::warn!(path = %path.display(), "ignoring kept signatures larger than {MAX_SIGNATURES_FILE} bytes");
+            return None;
+        }
+        std::fs::read(&path).ok()
+    }
+
+    /// Keeps `bytes` as the signatures of the manifest `digest`, replacing
+    /// what was kept.
+    pub fn put_signatures(&self, digest: &str, bytes: &[u8]) -> Result<()> {
+        self.write(&self.path(digest, SIGNATURES_EXT), bytes)
+    }
+
+    fn write(&self, path: &Path, bytes: &[u8]) -> Result<()> {
         crate::runtime::precompiled::create_private_dir(&self.dir)?;
-        let path = self.path(&sha256_digest(bytes), ext);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))
+        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
     }
 }
+
+const SIGNATURES_EXT: &str = "signatures.json";
+/// Kept signatures are base64 (4/3) of at most
+/// [`MAX_SIGNATURES_TOTAL`](super::signatures::MAX_SIGNATURES_TOTAL) bytes.
+const MAX_SIGNATURES_FILE: u64 = 2 * super::signatures::MAX_SIGNATURES_TOTAL;
 
 #[cfg(test)]
 mod tests {
@@ -64,6 +96,25 @@ mod tests {
         assert_eq!(cache.get(&digest, "json"), None);
         std::fs::write(cache.path(&digest, "wasm"), b"tampered").expect("edit");
         assert_eq!(cache.get(&digest, "wasm"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn signatures_are_kept_by_the_manifest_digest() {
+        let dir = tempdir("component-signatures");
+        let cache = ComponentCache::new(&dir);
+        let digest = sha256_digest(b"manifest");
+        assert_eq!(cache.get_signatures(&digest), None);
+        cache.put_signatures(&digest, b"first").expect("put");
+        cache.put_signatures(&digest, b"second").expect("replace");
+        assert_eq!(
+            cache.get_signatures(&digest).as_deref(),
+            Some(&b"second"[..])
+        );
+        assert!(dir
+            .join("components")
+            .join(format!("{}.signatures.json", digest.replace(':', "-")))
+            .exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -15,6 +15,8 @@ pub struct Pulled {
     pub config: WasmConfig,
     pub layer: Descriptor,
     pub component: Vec<u8>,
+    /// Whether the manifest came from the cache, with no registry call.
+    pub from_cache: bool,
 }
 
 /// Pulls the artifact `client` names. With a cache, a reference pinned by
@@ -56,6 +58,7 @@ pub async fn pull(client: &Client, cache: Option<&ComponentCache>) -> Result<Pul
         config,
         layer,
         component,
+        from_cache: false,
     })
 }
 
@@ -76,6 +79,7 @@ fn from_cache(cache: &ComponentCache, digest: &str) -> Result<Option<Pulled>> {
         config: artifact::check_config(&config, &layer)?,
         layer,
         component,
+        from_cache: true,
     }))
 }
 
@@ -104,7 +108,12 @@ pub async fn manifest(client: &Client) -> Result<(String, Vec<u8>)> {
 }
 
 /// A blob, bounded by `limit` and checked against its descriptor.
-async fn blob(client: &Client, d: &Descriptor, limit: u64, what: &str) -> Result<Vec<u8>> {
+pub(super) async fn blob(
+    client: &Client,
+    d: &Descriptor,
+    limit: u64,
+    what: &str,
+) -> Result<Vec<u8>> {
     eprintln!("pulling {what} {} ({} bytes)", d.digest, d.size);
     let path = format!("blobs/{}", d.digest);
     // Bounded by the layout's limit, not the descriptor's size, so a blob of

@@ -383,6 +383,30 @@ impl Runtime {
         );
         wt(call.await).context("the component trapped verifying the bundle")
     }
+
+    /// Verifies, in a fresh instance, that already fetched `signatures`
+    /// hold a cosign signature of the OCI manifest `digest` by `signer`
+    /// (a pulled component's own signature). The outer error is a trap,
+    /// the inner one a failed verification.
+    pub async fn verify_artifact(
+        &self,
+        digest: &str,
+        signatures: &sigstore::ArtifactSignatures,
+        signer: &sigstore::Signer,
+        trusted_root: Option<&str>,
+        ignore_tlog: bool,
+    ) -> Result<std::result::Result<(), String>> {
+        let (mut store, module) = self.instantiate().await?;
+        let call = module.ivpol_admission_sigstore().call_verify_artifact(
+            &mut store,
+            digest,
+            signatures,
+            signer,
+            trusted_root,
+            ignore_tlog,
+        );
+        wt(call.await).context("the component trapped verifying the signatures")
+    }
 }
 
 /// The WIT types of bundle verification.
@@ -408,12 +432,19 @@ fn ticks(d: Duration) -> u64 {
 }
 
 /// One ticker per engine (wasmtime#11814: a ticker per request is ruinous).
+/// It holds the engine weakly and ends with it, so that a short-lived
+/// runtime (the one that checks a pulled component's signature) leaves
+/// neither a thread nor its compiled code behind.
 fn start_epoch_ticker(engine: Engine) {
+    let engine = engine.weak();
     std::thread::Builder::new()
         .name("ivpol-epoch".into())
         .spawn(move || loop {
             std::thread::sleep(EPOCH_TICK);
-            engine.increment_epoch();
+            match engine.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => break,
+            }
         })
         .map(|_| ())
         .unwrap_or_else(|e| tracing::error!("cannot start the epoch ticker: {e}"));
