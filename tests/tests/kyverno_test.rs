@@ -232,3 +232,169 @@ fn a_test_that_cannot_run_fails_and_the_others_still_run() {
     assert_eq!(run.code, 2, "{run}");
     assert!(run.stdout.contains("No test yamls available"), "{run}");
 }
+
+/// A test file whose one expectation holds (good-pod passes), with `top`
+/// (top-level YAML lines) and `result` (lines of that result) added.
+fn file_with(top: &str, result: &str) -> String {
+    format!(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: kyverno-test\npolicies:\n- ../policy.yaml\nresources:\n- resources.yaml\n{top}results:\n{}{result}",
+        expect("ivpol-sample", "good-pod", "pass")
+    )
+}
+
+/// Writes the policy, the two pods and `test` under `dir/`, as [`layout`].
+fn write_case(w: &Workdir, imgs: &KeyImages, dir: &str, test: &str) {
+    w.write(&format!("{dir}/policy.yaml"), &imgs.policy("ivpol-sample"));
+    w.write(
+        &format!("{dir}/.kyverno-test/resources.yaml"),
+        &format!(
+            "{}---\n{}",
+            pod_yaml("good-pod", "default", &imgs.signed),
+            pod_yaml("bad-pod", "default", &imgs.unsigned)
+        ),
+    );
+    w.write(&format!("{dir}/.kyverno-test/kyverno-test.yaml"), test);
+}
+
+/// Every Kyverno test-file field ivpol does not implement, set, with the
+/// YAML that sets it: (field as named in the message, top-level lines,
+/// lines of the IVP result).
+const REFUSED: &[(&str, &str, &str)] = &[
+    ("clusterResources", "clusterResources:\n- cluster.yaml\n", ""),
+    ("variables", "variables: values.yaml\n", ""),
+    (
+        "values",
+        "values:\n  globalValues:\n    request.operation: UPDATE\n",
+        "",
+    ),
+    ("userinfo", "userinfo: user_info.yaml\n", ""),
+    (
+        "checks",
+        "checks:\n- match:\n    policy:\n      name: ivpol-sample\n  assert:\n    status: pass\n",
+        "",
+    ),
+    ("jsonPayloads", "jsonPayloads:\n- payload.json\n", ""),
+    ("jsonPayload", "jsonPayload: payload.json\n", ""),
+    ("httpPayloads", "httpPayloads:\n- http.json\n", ""),
+    ("envoyPayloads", "envoyPayloads:\n- envoy.json\n", ""),
+    ("targetResources", "targetResources:\n- target.yaml\n", ""),
+    ("paramResources", "paramResources:\n- params.yaml\n", ""),
+    ("context", "context: context.yaml\n", ""),
+    (
+        "apiCallResponses",
+        "apiCallResponses:\n- url: https://example.com/x\n  response:\n    body: {a: 1}\n",
+        "",
+    ),
+    (
+        "globalContextEntries",
+        "globalContextEntries:\n- name: e\n  data: {a: 1}\n",
+        "",
+    ),
+    (
+        "results[0].patchedResources",
+        "",
+        "  patchedResources: patched.yaml\n",
+    ),
+    ("results[0].patchedResource", "", "  patchedResource: patched.yaml\n"),
+    (
+        "results[0].generatedResource",
+        "",
+        "  generatedResource: generated.yaml\n",
+    ),
+    (
+        "results[0].generatedResources",
+        "",
+        "  generatedResources:\n  - generated.yaml\n",
+    ),
+    (
+        "results[0].cloneSourceResource",
+        "",
+        "  cloneSourceResource: source.yaml\n",
+    ),
+    (
+        "results[0].resourceSpecs",
+        "",
+        "  resourceSpecs:\n  - version: v1\n    kind: Pod\n    namespace: default\n    name: good-pod\n",
+    ),
+    (
+        "results[0].failOnMissingResources",
+        "",
+        "  failOnMissingResources: true\n",
+    ),
+    ("results[0].status", "", "  status: pass\n"),
+];
+
+#[test]
+fn a_file_setting_a_field_ivpol_does_not_implement_is_not_run_and_fails() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    // Without the field each file passes: had ivpol ignored one, its file
+    // would count as passed.
+    for (i, (_, top, result)) in REFUSED.iter().enumerate() {
+        write_case(&w, &imgs, &format!("case-{i:02}"), &file_with(top, result));
+    }
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 1, "{run}");
+    for (i, (field, _, _)) in REFUSED.iter().enumerate() {
+        let message = format!(
+            "  Error: ./case-{i:02}/.kyverno-test/kyverno-test.yaml: field \"{field}\" is not supported by ivpol test; the file was not run\n"
+        );
+        assert!(run.stdout.contains(&message), "{field}: {run}");
+    }
+    assert!(
+        run.stdout.contains(&format!(
+            "\nTest Summary: 0 tests passed and {} tests failed\n",
+            REFUSED.len()
+        )),
+        "{run}"
+    );
+}
+
+#[test]
+fn empty_values_and_fields_of_results_that_do_not_run_are_accepted() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    let test_file = file_with(
+        "variables: \"\"\nchecks: []\nvalues: {}\nuserinfo:\nclusterResources: []\n",
+        "  failOnMissingResources: false\n",
+    ) + "- isMutatingPolicy: true\n  kind: Deployment\n  patchedResources: patchedResource.yaml\n  policy: test-mpol-jsonpatch\n  resources:\n  - dev-deploy-2\n  result: pass\n";
+    write_case(&w, &imgs, "case", &test_file);
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 1 tests passed and 0 tests failed\n"),
+        "{run}"
+    );
+    assert_eq!(
+        row(&run.stdout, "dev-deploy-2")[4..],
+        ["Skip", "Not supported by ivpol"],
+        "{run}"
+    );
+}
+
+#[test]
+fn an_unknown_key_is_refused_as_kyverno_refuses_it() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    write_case(
+        &w,
+        &imgs,
+        "top",
+        &file_with("polices:\n- ../policy.yaml\n", ""),
+    );
+    write_case(&w, &imgs, "result", &file_with("", "  reslt: fail\n"));
+    let run = test(&w, &imgs, &[]);
+    assert_eq!(run.code, 1, "{run}");
+    for (dir, field) in [("top", "polices"), ("result", "results[0].reslt")] {
+        let message = format!(
+            "./{dir}/.kyverno-test/kyverno-test.yaml: unknown field \"{field}\" (not a field of Kyverno's cli.kyverno.io/v1alpha1 Test); the file was not run"
+        );
+        assert!(run.stdout.contains(&message), "{field}: {run}");
+    }
+    assert!(
+        run.stdout
+            .contains("\nTest Summary: 0 tests passed and 2 tests failed\n"),
+        "{run}"
+    );
+}

@@ -4,7 +4,10 @@
 //!
 //! Results for other policy types (`isValidatingPolicy`, ...) cannot run
 //! here: each is listed as `Skip` / `Not supported by ivpol`, counted
-//! neither as passed nor as failed.
+//! neither as passed nor as failed. A file that sets a field ivpol does not
+//! implement is not run at all ([`schema`]).
+
+mod schema;
 
 use super::engine::{self, PolicyRegistryArgs, Run};
 use super::Exit;
@@ -14,7 +17,7 @@ use crate::report::resources::{self, Resource};
 use crate::report::table::{self, Row};
 use crate::report::{Outcome, Status};
 use crate::runtime::{Pool, Runtime};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +26,8 @@ use std::sync::Arc;
 #[derive(clap::Args)]
 #[command(
     after_help = "Exit status: 0 when every expectation held; 1 when any did not \
-(or a test could not run); 2 for bad usage or when no test file was found."
+(or a test file could not run, or sets a field ivpol does not implement); \
+2 for bad usage or when no test file was found."
 )]
 pub struct TestArgs {
     /// Directories searched (recursively) for test files.
@@ -47,7 +51,8 @@ pub struct TestArgs {
     registry: PolicyRegistryArgs,
 }
 
-/// A `kyverno-test.yaml` (the fields ivpol reads).
+/// A `kyverno-test.yaml`: the fields ivpol reads ([`schema`] refuses the
+/// fields it does not implement before this is parsed).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct TestFile {
@@ -108,7 +113,9 @@ pub async fn run(args: TestArgs) -> Result<Exit> {
         let rows = match run_file(&runtime, file, &namespaces).await {
             Ok(rows) => rows,
             Err(e) => {
-                println!("  Error: {e:#}");
+                for line in format!("{e:#}").lines() {
+                    println!("  Error: {line}");
+                }
                 tally.fail += 1;
                 continue;
             }
@@ -193,8 +200,7 @@ async fn run_file(
 ) -> Result<Vec<Row>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let test: TestFile =
-        serde_yaml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let test = parse(&text, path)?;
     let name = match test.metadata.name.is_empty() {
         true => &test.name,
         false => &test.metadata.name,
@@ -222,6 +228,20 @@ async fn run_file(
     let runs = evaluate(&pool, &resources, &test.results, namespaces).await?;
     println!("  Checking results ...");
     Ok(check(&pool, &resources, &test.results, &runs))
+}
+
+/// The test file `text`, refused when it sets a field ivpol does not
+/// implement or one Kyverno does not know.
+fn parse(text: &str, path: &Path) -> Result<TestFile> {
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
+    let refusals = schema::refusals(&doc);
+    if !refusals.is_empty() {
+        let file = path.display().to_string();
+        let lines: Vec<String> = refusals.iter().map(|r| r.message(&file)).collect();
+        return Err(anyhow!(lines.join("\n")));
+    }
+    serde_yaml::from_value(doc).with_context(|| format!("parsing {}", path.display()))
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
