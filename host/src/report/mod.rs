@@ -1,8 +1,9 @@
 //! Results outside admission, for `apply`, `test` and `scan`: the resources
 //! they read, one [`Outcome`] per policy and resource, and the shapes they
 //! are printed in (Kyverno's apply text, openreports reports, Kyverno's test
-//! table).
+//! table, JUnit XML).
 
+pub mod junit;
 pub mod openreports;
 pub mod resources;
 pub mod table;
