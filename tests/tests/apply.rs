@@ -457,3 +457,100 @@ fn a_policy_that_does_not_load_is_listed_and_exits_2() {
     // The policy that loaded still ran.
     assert!(run.stdout.contains("pass: 1, fail: 0"), "{run}");
 }
+
+/// The key policy `name` with `spec.validationActions: [actions]`.
+fn with_actions(imgs: &KeyImages, name: &str, actions: &str) -> String {
+    imgs.policy(name).replace(
+        "  attestors:\n",
+        &format!("  validationActions: [{actions}]\n  attestors:\n"),
+    )
+}
+
+#[test]
+fn audit_warn_reports_an_audit_policys_failures_as_warnings_and_exits_0() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &with_actions(&imgs, "audit-key", "Audit"));
+    w.write("resources.yaml", &two_pods(&imgs));
+    // Without the flag the failure is a failure, as in Kyverno.
+    let run = apply(&w, &imgs, &[]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout
+            .contains("policy audit-key -> resource default/Pod/bad failed:\n"),
+        "{run}"
+    );
+    let run = apply(&w, &imgs, &["--audit-warn"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "\nApplying 1 policy rule(s) to 2 resource(s)...\n\
+             policy audit-key -> resource default/Pod/bad failed as audit warning:\n\
+             1 - audit-key {NOT_SIGNED}\n\n\
+             pass: 1, fail: 0, warn: 1, error: 0, skip: 0 \n"
+        ),
+        "{run}"
+    );
+    // The results and reports say warn too.
+    let run = apply(&w, &imgs, &["--audit-warn", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run}");
+    let v: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    assert_eq!(v["summary"]["warn"], 1, "{run}");
+    assert_eq!(v["summary"]["fail"], 0, "{run}");
+    assert_eq!(v["results"][1]["result"], "warn", "{run}");
+    assert_eq!(v["results"][1]["message"], NOT_SIGNED, "{run}");
+    let run = apply(&w, &imgs, &["--audit-warn", "-p", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run}");
+    let report: Value = serde_json::from_str(run.stdout.trim()).expect("report");
+    assert_eq!(
+        report["summary"],
+        serde_json::json!({"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0}),
+        "{run}"
+    );
+}
+
+#[test]
+fn audit_warn_leaves_the_failures_of_policies_that_deny() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    // (policy, validationActions, whether --audit-warn makes its failure a warning)
+    let cases = [
+        ("audit", "Audit", true),
+        ("warn", "Warn", true),
+        ("warn-audit", "Warn, Audit", true),
+        ("deny", "Deny", false),
+        ("deny-audit", "Deny, Audit", false),
+    ];
+    let mut policies = Vec::new();
+    for (name, actions, _) in cases {
+        policies.push(with_actions(&imgs, name, actions));
+    }
+    // The default (no validationActions) is Deny.
+    policies.push(imgs.policy("default"));
+    w.write("policy.yaml", &policies.join("---\n"));
+    w.write(
+        "resources.yaml",
+        &pod_yaml("bad", "default", &imgs.unsigned),
+    );
+    let run = apply(&w, &imgs, &["--audit-warn"]);
+    assert_eq!(run.code, 1, "{run}");
+    for (name, _, warned) in cases.iter().copied().chain([("default", "", false)]) {
+        let verb = match warned {
+            true => "failed as audit warning",
+            false => "failed",
+        };
+        assert!(
+            run.stdout.contains(&format!(
+                "policy {name} -> resource default/Pod/bad {verb}:\n1 - {name} {NOT_SIGNED}\n"
+            )),
+            "{name}: {run}"
+        );
+    }
+    assert!(
+        run.stdout
+            .contains("pass: 0, fail: 3, warn: 3, error: 0, skip: 0 "),
+        "{run}"
+    );
+    assert!(run.stderr.contains("policy violations"), "{run}");
+}

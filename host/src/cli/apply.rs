@@ -6,7 +6,7 @@ use super::engine::{self, PolicyRegistryArgs, Run};
 use super::{Exit, EXIT_USAGE};
 use crate::cache::CacheConfig;
 use crate::policies;
-use crate::report::{openreports, resources, text, Counts, Outcome, Status};
+use crate::report::{self, openreports, resources, text, Counts, Outcome, Status};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -23,8 +23,9 @@ pub enum Output {
 
 #[derive(Args)]
 #[command(
-    after_help = "Exit status: 0 when no result failed or errored; 1 when any did; \
-2 for bad usage, unreadable input, or policies that did not load."
+    after_help = "Exit status: 0 when no result failed or errored (warnings, such as \
+--audit-warn makes, do not count); 1 when any did; 2 for bad usage, unreadable \
+input, or policies that did not load."
 )]
 pub struct ApplyArgs {
     /// Policy files or directories, as in `kyverno apply policy.yaml`.
@@ -67,6 +68,10 @@ pub struct ApplyArgs {
     /// Print openreports.io reports (a ClusterReport `merged`, a Report per NIVP).
     #[arg(short = 'p', long = "policy-report")]
     policy_report: bool,
+    /// Report the failures of audit policies (validationActions without
+    /// Deny) as warnings instead of failures; they then do not fail the run.
+    #[arg(long = "audit-warn")]
+    audit_warn: bool,
     /// Namespace manifests that `namespaceSelector` and `namespaceObject` read.
     #[arg(long, value_name = "FILE|DIR")]
     namespaces: Option<PathBuf>,
@@ -117,6 +122,9 @@ pub async fn run(args: ApplyArgs) -> Result<Exit> {
     };
     let mut outcomes = engine::evaluate_all(&pool, &resources, &run).await?;
     outcomes.extend(engine::evaluate_payloads(&pool, &payloads).await?);
+    if args.audit_warn {
+        report::audit_failures_as_warnings(&mut outcomes);
+    }
     let counts = Counts::of(&outcomes);
     print!("{}", render(&args, &outcomes, &counts));
     eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));

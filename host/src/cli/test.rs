@@ -1,29 +1,48 @@
 //! `ivpol test`: runs Kyverno CLI test files (`kyverno-test.yaml`, kind
 //! `cli.kyverno.io/v1alpha1 Test`) for their ImageValidatingPolicy results,
-//! and prints Kyverno's results table and summary.
+//! and prints Kyverno's results table and summary, or the same results as
+//! one JSON document or as JUnit XML.
 //!
 //! Results for other policy types (`isValidatingPolicy`, ...) cannot run
 //! here: each is listed as `Skip` / `Not supported by ivpol`, counted
-//! neither as passed nor as failed.
+//! neither as passed nor as failed. A file that sets a field ivpol does not
+//! implement is not run at all ([`schema`]).
+
+mod schema;
 
 use super::engine::{self, PolicyRegistryArgs, Run};
 use super::Exit;
 use crate::cache::CacheConfig;
 use crate::policies::{self, Document};
+use crate::report::junit;
 use crate::report::resources::{self, Resource};
 use crate::report::table::{self, Row};
 use crate::report::{Outcome, Status};
 use crate::runtime::{Pool, Runtime};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::ValueEnum;
 use serde::Deserialize;
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// How results are printed.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Kyverno's table per test file, then the summary.
+    Table,
+    /// One JSON object: the summary, every row, every file that could not run.
+    Json,
+    /// JUnit XML: a testsuite per test file, a testcase per expectation.
+    Junit,
+}
+
 #[derive(clap::Args)]
 #[command(
     after_help = "Exit status: 0 when every expectation held; 1 when any did not \
-(or a test could not run); 2 for bad usage or when no test file was found."
+(or a test file could not run, or sets a field ivpol does not implement); \
+2 for bad usage or when no test file was found."
 )]
 pub struct TestArgs {
     /// Directories searched (recursively) for test files.
@@ -32,12 +51,22 @@ pub struct TestArgs {
     /// The test file name looked for.
     #[arg(short = 'f', long = "file-name", default_value = "kyverno-test.yaml")]
     file_name: String,
-    /// Add a MESSAGE column with each result's message.
+    /// Add a MESSAGE column with each result's message (table output).
     #[arg(long = "detailed-results")]
     detailed_results: bool,
-    /// Print only the failed expectations, after the summary.
+    /// Print only the failed expectations (after the summary in table output).
     #[arg(long = "fail-only")]
     fail_only: bool,
+    /// Output format; with json and junit stdout holds that document only,
+    /// and the progress lines go to stderr.
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "output-format",
+        value_enum,
+        default_value = "table"
+    )]
+    output: Output,
     /// Namespace manifests that `namespaceSelector` and `namespaceObject` read.
     #[arg(long, value_name = "FILE|DIR")]
     namespaces: Option<PathBuf>,
@@ -47,7 +76,8 @@ pub struct TestArgs {
     registry: PolicyRegistryArgs,
 }
 
-/// A `kyverno-test.yaml` (the fields ivpol reads).
+/// A `kyverno-test.yaml`: the fields ivpol reads ([`schema`] refuses the
+/// fields it does not implement before this is parsed).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct TestFile {
@@ -90,6 +120,32 @@ struct Tally {
     unsupported: usize,
 }
 
+/// One test file and what came of it.
+struct FileRun {
+    path: PathBuf,
+    /// The test's name (`metadata.name`, or the deprecated `name`).
+    name: String,
+    rows: Vec<Row>,
+    /// Why the file did not run.
+    error: Option<String>,
+}
+
+/// Where the progress lines go: stdout for the table, stderr when stdout
+/// holds a JSON or JUnit document.
+#[derive(Clone, Copy)]
+struct Progress {
+    stderr: bool,
+}
+
+impl Progress {
+    fn say(self, line: &str) {
+        match self.stderr {
+            true => eprintln!("{line}"),
+            false => println!("{line}"),
+        }
+    }
+}
+
 pub async fn run(args: TestArgs) -> Result<Exit> {
     let files = find(&args.dirs, &args.file_name)?;
     if files.is_empty() {
@@ -102,28 +158,53 @@ pub async fn run(args: TestArgs) -> Result<Exit> {
         Some(p) => policies::read_namespaces(p)?,
         None => Default::default(),
     };
+    let progress = Progress {
+        stderr: args.output != Output::Table,
+    };
     let mut tally = Tally::default();
-    let mut failed_rows = Vec::new();
+    let mut runs = Vec::new();
     for file in &files {
-        let rows = match run_file(&runtime, file, &namespaces).await {
-            Ok(rows) => rows,
+        let run = match run_file(&runtime, file, &namespaces, progress).await {
+            Ok((name, rows)) => FileRun {
+                path: file.clone(),
+                name,
+                rows,
+                error: None,
+            },
             Err(e) => {
-                println!("  Error: {e:#}");
+                let message = format!("{e:#}");
+                for line in message.lines() {
+                    progress.say(&format!("  Error: {line}"));
+                }
                 tally.fail += 1;
-                continue;
+                FileRun {
+                    path: file.clone(),
+                    name: String::new(),
+                    rows: Vec::new(),
+                    error: Some(message),
+                }
             }
         };
-        count(&rows, &mut tally);
-        failed_rows.extend(rows.iter().filter(|r| r.failed()).cloned());
-        if !args.fail_only && !rows.is_empty() {
-            println!("\n{}", table::render(&rows, args.detailed_results));
+        count(&run.rows, &mut tally);
+        if args.output == Output::Table && !args.fail_only && !run.rows.is_empty() {
+            println!("\n{}", table::render(&run.rows, args.detailed_results));
+        }
+        runs.push(run);
+    }
+    if args.fail_only {
+        for run in &mut runs {
+            run.rows.retain(Row::failed);
         }
     }
-    print_summary(&args, &tally, &failed_rows);
+    match args.output {
+        Output::Table => print_summary(&args, &tally, &runs),
+        Output::Json => println!("{}", render_json(&tally, &runs)),
+        Output::Junit => print!("{}", render_junit(&runs)),
+    }
     Ok(if tally.fail > 0 { 1 } else { 0 })
 }
 
-fn print_summary(args: &TestArgs, tally: &Tally, failed_rows: &[Row]) {
+fn print_summary(args: &TestArgs, tally: &Tally, runs: &[FileRun]) {
     let total = tally.pass + tally.skip + tally.fail;
     match args.fail_only {
         false => println!(
@@ -140,10 +221,89 @@ fn print_summary(args: &TestArgs, tally: &Tally, failed_rows: &[Row]) {
         );
     }
     println!();
+    let failed_rows: Vec<Row> = runs.iter().flat_map(|r| r.rows.clone()).collect();
     if args.fail_only && !failed_rows.is_empty() {
         println!("Aggregated Failed Test Cases : ");
-        print!("{}", table::render(failed_rows, args.detailed_results));
+        print!("{}", table::render(&failed_rows, args.detailed_results));
     }
+}
+
+/// `-o json`: the summary line's counts, every row with its file and test,
+/// and the files that did not run.
+fn render_json(tally: &Tally, runs: &[FileRun]) -> String {
+    let mut results = Vec::new();
+    let mut errors = Vec::new();
+    for run in runs {
+        let file = run.path.display().to_string();
+        if let Some(e) = &run.error {
+            errors.push(json!({"file": file, "message": e}));
+        }
+        for (i, r) in run.rows.iter().enumerate() {
+            results.push(json!({
+                "file": file,
+                "test": run.name,
+                "id": i + 1,
+                "policy": r.policy,
+                "rule": r.rule,
+                "resource": r.resource,
+                "result": r.result,
+                "reason": r.reason,
+                "message": r.message,
+            }));
+        }
+    }
+    let v = json!({
+        "summary": {
+            "passed": tally.pass + tally.skip,
+            "failed": tally.fail,
+            "notSupported": tally.unsupported,
+        },
+        "results": results,
+        "errors": errors,
+    });
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+/// `-o junit`: a testsuite per test file (named by its path), a testcase
+/// per row (`<skipped>` for results ivpol does not run), and an `<error>`
+/// testcase for a file that did not run.
+fn render_junit(runs: &[FileRun]) -> String {
+    let suites: Vec<junit::Suite> = runs
+        .iter()
+        .map(|run| {
+            let file = run.path.display().to_string();
+            let mut cases: Vec<junit::Case> = run
+                .rows
+                .iter()
+                .map(|r| junit::Case {
+                    classname: r.policy.clone(),
+                    name: r.resource.clone(),
+                    outcome: match r.result.as_str() {
+                        "Pass" => junit::CaseOutcome::Passed,
+                        "Skip" => junit::CaseOutcome::Skipped {
+                            message: r.reason.clone(),
+                        },
+                        _ => junit::CaseOutcome::Failed {
+                            message: r.reason.clone(),
+                            text: format!(
+                                "policy: {}\nrule: {}\nresource: {}\nmessage: {}",
+                                r.policy, r.rule, r.resource, r.message
+                            ),
+                        },
+                    },
+                })
+                .collect();
+            if let Some(e) = &run.error {
+                cases.push(junit::Case {
+                    classname: "ivpol test".into(),
+                    name: file.clone(),
+                    outcome: junit::CaseOutcome::Error { message: e.clone() },
+                });
+            }
+            junit::Suite { name: file, cases }
+        })
+        .collect();
+    junit::render("ivpol test", &suites)
 }
 
 fn count(rows: &[Row], tally: &mut Tally) {
@@ -185,43 +345,57 @@ fn find(dirs: &[PathBuf], name: &str) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Loads, runs and checks one test file.
+/// Loads, runs and checks one test file: its name and rows.
 async fn run_file(
     runtime: &Arc<Runtime>,
     path: &Path,
     namespaces: &BTreeMap<String, serde_json::Value>,
-) -> Result<Vec<Row>> {
+    progress: Progress,
+) -> Result<(String, Vec<Row>)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let test: TestFile =
-        serde_yaml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let test = parse(&text, path)?;
     let name = match test.metadata.name.is_empty() {
-        true => &test.name,
-        false => &test.metadata.name,
+        true => test.name.clone(),
+        false => test.metadata.name.clone(),
     };
-    println!("Loading test {name} ( {} ) ...", path.display());
+    progress.say(&format!("Loading test {name} ( {} ) ...", path.display()));
     let dir = path.parent().unwrap_or(Path::new("."));
     let paths = |list: &[String]| -> Vec<PathBuf> { list.iter().map(|p| dir.join(p)).collect() };
-    println!("  Loading policies ...");
+    progress.say("  Loading policies ...");
     let mut documents = read_each(&paths(&test.policies))?;
-    println!("  Loading resources ...");
+    progress.say("  Loading resources ...");
     let resource_paths = paths(&test.resources);
     exist(&resource_paths)?;
     let resources = resources::read(&resource_paths)?;
-    println!("  Loading exceptions ...");
+    progress.say("  Loading exceptions ...");
     documents.extend(read_each(&paths(&test.exceptions))?);
     let pool = Pool::load(runtime.clone(), documents).await?;
     engine::report_diagnostics(&pool);
-    println!(
+    progress.say(&format!(
         "  Applying {} {} to {} {} ...",
         pool.summary().policies.len(),
         plural(pool.summary().policies.len(), "policy", "policies"),
         resources.len(),
         plural(resources.len(), "resource", "resources"),
-    );
+    ));
     let runs = evaluate(&pool, &resources, &test.results, namespaces).await?;
-    println!("  Checking results ...");
-    Ok(check(&pool, &resources, &test.results, &runs))
+    progress.say("  Checking results ...");
+    Ok((name, check(&pool, &resources, &test.results, &runs)))
+}
+
+/// The test file `text`, refused when it sets a field ivpol does not
+/// implement or one Kyverno does not know.
+fn parse(text: &str, path: &Path) -> Result<TestFile> {
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
+    let refusals = schema::refusals(&doc);
+    if !refusals.is_empty() {
+        let file = path.display().to_string();
+        let lines: Vec<String> = refusals.iter().map(|r| r.message(&file)).collect();
+        return Err(anyhow!(lines.join("\n")));
+    }
+    serde_yaml::from_value(doc).with_context(|| format!("parsing {}", path.display()))
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {

@@ -1,8 +1,9 @@
 //! Results outside admission, for `apply`, `test` and `scan`: the resources
 //! they read, one [`Outcome`] per policy and resource, and the shapes they
 //! are printed in (Kyverno's apply text, openreports reports, Kyverno's test
-//! table).
+//! table, JUnit XML).
 
+pub mod junit;
 pub mod openreports;
 pub mod resources;
 pub mod table;
@@ -62,6 +63,8 @@ pub struct Outcome {
     pub message: String,
     /// Audit annotations, `process` and `exceptions`.
     pub properties: BTreeMap<String, String>,
+    /// The policy's `spec.validationActions` (`Deny`, `Warn`, `Audit`).
+    pub actions: Vec<String>,
 }
 
 impl Outcome {
@@ -97,7 +100,15 @@ impl Outcome {
             status,
             message: result.message.clone(),
             properties,
+            actions: result.actions.clone(),
         }
+    }
+
+    /// Whether the policy denies when it fails: `Deny` is among its
+    /// validationActions (the default). A policy that does not is what
+    /// Kyverno's CLI calls an audit policy.
+    pub fn denies(&self) -> bool {
+        self.actions.is_empty() || self.actions.iter().any(|a| a == "Deny")
     }
 
     /// `namespace/name` for namespaced policies, as a report's `policy`.
@@ -105,6 +116,16 @@ impl Outcome {
         match &self.policy_namespace {
             Some(ns) => format!("{ns}/{}", self.policy),
             None => self.policy.clone(),
+        }
+    }
+}
+
+/// `--audit-warn`, as `kyverno apply --audit-warn`: the failures of
+/// policies that do not deny become warnings. Errors stay errors.
+pub fn audit_failures_as_warnings(outcomes: &mut [Outcome]) {
+    for o in outcomes.iter_mut() {
+        if o.status == Status::Fail && !o.denies() {
+            o.status = Status::Warn;
         }
     }
 }

@@ -28,23 +28,36 @@ pub fn resource_path(o: &Outcome) -> String {
 pub fn blocks(outcomes: &[Outcome], status: Status, verb: &str) -> String {
     let mut out = String::new();
     for o in outcomes.iter().filter(|o| o.status == status) {
-        let _ = writeln!(
-            out,
-            "policy {} -> resource {} {verb}:",
-            o.policy,
-            resource_path(o)
-        );
-        let _ = writeln!(out, "1 - {} {}", o.rule, o.message);
-        out.push('\n');
+        block(&mut out, o, verb);
     }
     out
 }
 
-/// The failure blocks, then `pass: X, fail: Y, warn: 0, error: Z, skip: W \n`
-/// (Kyverno's trailing space included) after one empty line: the blank line
-/// that ends the last block, or its own when nothing failed.
+fn block(out: &mut String, o: &Outcome, verb: &str) {
+    let _ = writeln!(
+        out,
+        "policy {} -> resource {} {verb}:",
+        o.policy,
+        resource_path(o)
+    );
+    let _ = writeln!(out, "1 - {} {}", o.rule, o.message);
+    out.push('\n');
+}
+
+/// The failure blocks in result order (`failed:`, or `failed as audit
+/// warning:` for a failure `--audit-warn` made a warning), then `pass: X,
+/// fail: Y, warn: W, error: Z, skip: S \n` (Kyverno's trailing space
+/// included) after one empty line: the blank line that ends the last
+/// block, or its own when nothing failed.
 pub fn failures_and_counts(outcomes: &[Outcome], c: &Counts) -> String {
-    let mut out = blocks(outcomes, Status::Fail, "failed");
+    let mut out = String::new();
+    for o in outcomes {
+        match o.status {
+            Status::Fail => block(&mut out, o, "failed"),
+            Status::Warn => block(&mut out, o, "failed as audit warning"),
+            _ => {}
+        }
+    }
     if out.is_empty() {
         out.push('\n');
     }
@@ -76,6 +89,7 @@ mod tests {
             status,
             message: message.into(),
             properties: Default::default(),
+            actions: vec!["Deny".into()],
         }
     }
 
