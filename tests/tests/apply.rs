@@ -554,3 +554,41 @@ fn audit_warn_leaves_the_failures_of_policies_that_deny() {
     );
     assert!(run.stderr.contains("policy violations"), "{run}");
 }
+
+/// `--explain` says why each verification ended as it did, on stderr,
+/// leaving Kyverno's stdout untouched.
+#[test]
+fn explain_names_each_verifications_reason() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write("resources.yaml", &two_pods(&imgs));
+    let plain = apply(&w, &imgs, &[]);
+    let run = apply(&w, &imgs, &["--explain"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(
+        run.stdout, plain.stdout,
+        "stdout is Kyverno's, with or without --explain"
+    );
+    assert!(
+        run.stderr
+            .contains("why: policy verify-key -> resource default/Pod/bad: fail"),
+        "{run}"
+    );
+    let unsigned = run
+        .stderr
+        .lines()
+        .find(|l| l.contains(&format!("{}@sha256:", imgs.unsigned)))
+        .unwrap_or_default();
+    assert!(
+        unsigned.ends_with(" cosign: not-found: signatures not found"),
+        "{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("why: policy verify-key -> resource default/Pod/good: pass")
+            && run.stderr.contains("cosign: verified (cache miss)"),
+        "{run}"
+    );
+    assert!(!plain.stderr.contains("why: "), "{plain}");
+}

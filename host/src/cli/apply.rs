@@ -72,6 +72,11 @@ pub struct ApplyArgs {
     /// Deny) as warnings instead of failures; they then do not fail the run.
     #[arg(long = "audit-warn")]
     audit_warn: bool,
+    /// After the results, say on stderr why each verification ended as it
+    /// did: the image, digest, attestor and the reason (not-found,
+    /// bad-signature, identity, ...).
+    #[arg(long)]
+    explain: bool,
     /// Namespace manifests that `namespaceSelector` and `namespaceObject` read.
     #[arg(long, value_name = "FILE|DIR")]
     namespaces: Option<PathBuf>,
@@ -128,6 +133,9 @@ pub async fn run(args: ApplyArgs) -> Result<Exit> {
     let counts = Counts::of(&outcomes);
     print!("{}", render(&args, &outcomes, &counts));
     eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
+    if args.explain {
+        eprint!("{}", report::explain(&outcomes));
+    }
     Ok(exit(&counts, broken))
 }
 

@@ -44,6 +44,11 @@ pub struct ScanArgs {
     /// Namespace manifests that `namespaceSelector` and `namespaceObject` read.
     #[arg(long, value_name = "FILE|DIR")]
     namespaces: Option<PathBuf>,
+    /// After the results, say on stderr why each verification ended as it
+    /// did: the image, digest, attestor and the reason (not-found,
+    /// bad-signature, identity, ...).
+    #[arg(long)]
+    explain: bool,
     /// Report format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
     output: Format,
@@ -109,5 +114,8 @@ async fn scan_once(args: &ScanArgs, pool: &crate::runtime::Pool, run: &Run<'_>) 
         openreports::render(&reports, args.output == Format::Json)
     );
     eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
+    if args.explain {
+        eprint!("{}", crate::report::explain(&outcomes));
+    }
     Ok(Counts::of(&outcomes))
 }

@@ -70,6 +70,11 @@ pub struct TestArgs {
     /// Namespace manifests that `namespaceSelector` and `namespaceObject` read.
     #[arg(long, value_name = "FILE|DIR")]
     namespaces: Option<PathBuf>,
+    /// After the results, say on stderr why each verification ended as it
+    /// did: the image, digest, attestor and the reason (not-found,
+    /// bad-signature, identity, ...).
+    #[arg(long)]
+    explain: bool,
     #[command(flatten)]
     component: super::component::ComponentArgs,
     #[command(flatten)]
@@ -135,6 +140,8 @@ struct FileRun {
 #[derive(Clone, Copy)]
 struct Progress {
     stderr: bool,
+    /// `--explain`: why each verification ended as it did, on stderr.
+    explain: bool,
 }
 
 impl Progress {
@@ -160,6 +167,7 @@ pub async fn run(args: TestArgs) -> Result<Exit> {
     };
     let progress = Progress {
         stderr: args.output != Output::Table,
+        explain: args.explain,
     };
     let mut tally = Tally::default();
     let mut runs = Vec::new();
@@ -380,6 +388,11 @@ async fn run_file(
         plural(resources.len(), "resource", "resources"),
     ));
     let runs = evaluate(&pool, &resources, &test.results, namespaces).await?;
+    if progress.explain {
+        for outcomes in runs.values() {
+            eprint!("{}", crate::report::explain(outcomes));
+        }
+    }
     progress.say("  Checking results ...");
     Ok((name, check(&pool, &resources, &test.results, &runs)))
 }

@@ -65,6 +65,8 @@ pub struct Outcome {
     pub properties: BTreeMap<String, String>,
     /// The policy's `spec.validationActions` (`Deny`, `Warn`, `Audit`).
     pub actions: Vec<String>,
+    /// What each verification concluded, one line each (`--explain`).
+    pub why: Vec<String>,
 }
 
 impl Outcome {
@@ -101,6 +103,7 @@ impl Outcome {
             message: result.message.clone(),
             properties,
             actions: result.actions.clone(),
+            why: result.verifications.iter().map(explain_one).collect(),
         }
     }
 
@@ -161,5 +164,77 @@ impl Counts {
             "error": self.error, "fail": self.fail, "pass": self.pass,
             "skip": self.skip, "warn": self.warn,
         })
+    }
+}
+
+/// One verification in words: `image@digest attestor: verified (cache
+/// hit)`, or `image@digest attestor: <reason>: <message>`.
+pub fn explain_one(x: &wit::Verification) -> String {
+    let digest = x
+        .digest
+        .as_deref()
+        .map(|d| format!("@{d}"))
+        .unwrap_or_default();
+    let what = match &x.attestation {
+        Some(a) => format!("{} {a}", x.attestor),
+        None => x.attestor.clone(),
+    };
+    match &x.failure {
+        None => format!(
+            "{}{digest} {what}: verified (cache {})",
+            x.image,
+            cache_name(x.cache)
+        ),
+        Some(f) => format!(
+            "{}{digest} {what}: {}: {}",
+            x.image,
+            reason_name(f.reason),
+            f.message
+        ),
+    }
+}
+
+/// `--explain`: each result that verified something, with why.
+pub fn explain(outcomes: &[Outcome]) -> String {
+    let mut out = String::new();
+    for o in outcomes.iter().filter(|o| !o.why.is_empty()) {
+        let resource = o
+            .subject
+            .as_ref()
+            .map(|s| s.path())
+            .unwrap_or_else(|| "JSON payload".into());
+        out.push_str(&format!(
+            "why: policy {} -> resource {resource}: {}\n",
+            o.policy,
+            o.status.as_str()
+        ));
+        for line in &o.why {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out
+}
+
+pub fn cache_name(c: wit::CacheUse) -> &'static str {
+    match c {
+        wit::CacheUse::Hit => "hit",
+        wit::CacheUse::Miss => "miss",
+        wit::CacheUse::Unkeyed => "unkeyed",
+    }
+}
+
+pub fn reason_name(r: wit::Reason) -> &'static str {
+    match r {
+        wit::Reason::NotFound => "not-found",
+        wit::Reason::BadSignature => "bad-signature",
+        wit::Reason::Identity => "identity",
+        wit::Reason::UntrustedChain => "untrusted-chain",
+        wit::Reason::TransparencyLog => "transparency-log",
+        wit::Reason::Timestamp => "timestamp",
+        wit::Reason::PayloadMismatch => "payload-mismatch",
+        wit::Reason::AttestationMissing => "attestation-missing",
+        wit::Reason::Registry => "registry",
+        wit::Reason::RegistryRefused => "registry-refused",
+        wit::Reason::Malformed => "malformed",
     }
 }

@@ -90,6 +90,7 @@ mod tests {
             message: message.into(),
             properties: Default::default(),
             actions: vec!["Deny".into()],
+            why: vec![],
         }
     }
 

@@ -108,29 +108,7 @@ pub fn status(s: wit::Status) -> &'static str {
     }
 }
 
-pub fn cache(c: wit::CacheUse) -> &'static str {
-    match c {
-        wit::CacheUse::Hit => "hit",
-        wit::CacheUse::Miss => "miss",
-        wit::CacheUse::Unkeyed => "unkeyed",
-    }
-}
-
-pub fn reason(r: wit::Reason) -> &'static str {
-    match r {
-        wit::Reason::NotFound => "not-found",
-        wit::Reason::BadSignature => "bad-signature",
-        wit::Reason::Identity => "identity",
-        wit::Reason::UntrustedChain => "untrusted-chain",
-        wit::Reason::TransparencyLog => "transparency-log",
-        wit::Reason::Timestamp => "timestamp",
-        wit::Reason::PayloadMismatch => "payload-mismatch",
-        wit::Reason::AttestationMissing => "attestation-missing",
-        wit::Reason::Registry => "registry",
-        wit::Reason::RegistryRefused => "registry-refused",
-        wit::Reason::Malformed => "malformed",
-    }
-}
+use crate::report::{cache_name as cache, explain_one as summary, reason_name as reason};
 
 /// The longest audit annotation value written (the reasons of one policy).
 const MAX_ANNOTATION_VALUE: usize = 4096;
@@ -159,33 +137,6 @@ pub fn audit_annotations(v: &wit::Verdict) -> Map<String, Value> {
         );
     }
     out
-}
-
-/// `image@digest attestor: verified (cache hit)` or
-/// `image@digest attestor: <reason>: <message>`.
-fn summary(x: &wit::Verification) -> String {
-    let digest = x
-        .digest
-        .as_deref()
-        .map(|d| format!("@{d}"))
-        .unwrap_or_default();
-    let what = match &x.attestation {
-        Some(a) => format!("{} {a}", x.attestor),
-        None => x.attestor.clone(),
-    };
-    match &x.failure {
-        None => format!(
-            "{}{digest} {what}: verified (cache {})",
-            x.image,
-            cache(x.cache)
-        ),
-        Some(f) => format!(
-            "{}{digest} {what}: {}: {}",
-            x.image,
-            reason(f.reason),
-            f.message
-        ),
-    }
 }
 
 /// A qualified-name key for `policy` (of `namespace`).

@@ -13,7 +13,7 @@ use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use serde::Deserialize;
 
-use crate::verify::{Result, VerifyError};
+use crate::verify::{Reason, Result, VerifyError};
 
 /// The largest bundle accepted, in bytes.
 pub const MAX_BUNDLE_BYTES: usize = 10 * 1024 * 1024;
@@ -465,20 +465,21 @@ impl Bundle {
         for entry in &tlog_entries {
             if version == BundleVersion::V01 {
                 if entry.set.is_none() {
-                    return Err(VerifyError::new(
+                    return Err(VerifyError::of(
+                        Reason::TransparencyLog,
                         "a v0.1 bundle's log entry must carry an inclusion promise",
                     ));
                 }
             } else {
                 match &entry.proof {
                     None => {
-                        return Err(VerifyError::new(format!(
+                        return Err(VerifyError::of(Reason::TransparencyLog, format!(
                             "log entry {} has no inclusion proof, which a bundle of version 0.2 or later requires",
                             entry.log_index
                         )))
                     }
                     Some(p) if p.checkpoint.is_none() => {
-                        return Err(VerifyError::new(format!(
+                        return Err(VerifyError::of(Reason::TransparencyLog, format!(
                             "log entry {}'s inclusion proof has no checkpoint",
                             entry.log_index
                         )))

@@ -848,6 +848,48 @@ mod tests {
         assert!(e.is_err());
     }
 
+    /// Each failing conformance case fails for the class of reason its
+    /// name says, so decision logs tell them apart.
+    #[test]
+    fn failures_carry_their_reason_class() {
+        use crate::verify::Reason;
+        let cases = [
+            ("signature-mismatch_fail", Reason::BadSignature),
+            ("dsse-invalid-sig_fail", Reason::BadSignature),
+            (
+                "rekor2-timestamp-outside-tsa-cert-validity_fail",
+                Reason::Timestamp,
+            ),
+            ("integrated-time-in-future_fail", Reason::Timestamp),
+            (
+                "intoto-missing-inclusion-proof_fail",
+                Reason::TransparencyLog,
+            ),
+            ("invalid-inclusion-proof_fail", Reason::TransparencyLog),
+            ("checkpoint-wrong-roothash_fail", Reason::TransparencyLog),
+            ("set-invalid-signature_fail", Reason::TransparencyLog),
+            ("invalid-ct-key_fail", Reason::TransparencyLog),
+            ("bundle-malformed-json_fail", Reason::Malformed),
+        ];
+        let mut wrong = Vec::new();
+        for (case, want) in cases {
+            match run(case, &keyless(IDENTITY), &opts()) {
+                Ok(_) => wrong.push(format!("{case}: verified")),
+                Err(e) if e.reason() != want => {
+                    wrong.push(format!("{case}: {:?}, want {want:?}: {e}", e.reason()))
+                }
+                Err(_) => {}
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        let other = run(
+            "happy-path-v0.3",
+            &keyless("https://example.com/other"),
+            &opts(),
+        );
+        assert_eq!(other.unwrap_err().reason(), Reason::Identity);
+    }
+
     #[test]
     fn subject_expression_results_are_matched_against_the_sans() {
         let ok = |re: &str| run("happy-path-v0.3", &keyless_with(&[], Some(re)), &opts());
