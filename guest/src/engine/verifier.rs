@@ -445,6 +445,14 @@ impl PolicyVerifier {
     }
 }
 
+/// How a verification that was not a cache hit used the cache.
+fn miss_or_unkeyed(keyed: bool) -> CacheUse {
+    match keyed {
+        true => CacheUse::Miss,
+        false => CacheUse::Unkeyed,
+    }
+}
+
 impl ImageVerifier for PolicyVerifier {
     fn verify_image_signatures(&self, image: &str, attestors: &[String]) -> Result<i64, String> {
         if !self.matches(image)? {
@@ -477,11 +485,7 @@ impl ImageVerifier for PolicyVerifier {
                 return Ok(attestors.len() as i64);
             }
         }
-        let cache = if key.is_some() {
-            CacheUse::Miss
-        } else {
-            CacheUse::Unkeyed
-        };
+        let cache = miss_or_unkeyed(key.is_some());
         let mut verified = 0;
         for name in attestors {
             let started = std::time::Instant::now();
@@ -541,11 +545,7 @@ impl ImageVerifier for PolicyVerifier {
             self.record(image, true);
             return Ok(attestors.len() as i64);
         }
-        let cache = if key.is_some() {
-            CacheUse::Miss
-        } else {
-            CacheUse::Unkeyed
-        };
+        let cache = miss_or_unkeyed(key.is_some());
         let mut verified = 0;
         for name in attestors {
             let started = std::time::Instant::now();

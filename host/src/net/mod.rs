@@ -374,9 +374,9 @@ impl Net {
             return None;
         }
         let sep = if realm.contains('?') { '&' } else { '?' };
-        let mut url = format!("{realm}{sep}service={}", encode(service));
+        let mut url = format!("{realm}{sep}service={}", percent_encode(service));
         if !scope.is_empty() {
-            url.push_str(&format!("&scope={}", encode(scope)));
+            url.push_str(&format!("&scope={}", percent_encode(scope)));
         }
         let uri: http::Uri = url.parse().ok()?;
         let mut headers = http::HeaderMap::new();
@@ -456,7 +456,9 @@ impl Net {
 /// (`SECRETS_HEADER` in the guest's `oci::transport`).
 const SECRETS_HEADER: &str = "x-ivpol-registry-secrets";
 
-fn encode(s: &str) -> String {
+/// RFC 3986 percent-encoding of everything but the unreserved characters
+/// (query values: token `service` and `scope`, referrers `artifactType`).
+pub fn percent_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {

@@ -267,7 +267,7 @@ async fn bundles(client: &Client, digest: &str, budget: &mut Budget) -> Result<V
 async fn referrers(client: &Client, digest: &str, budget: &mut Budget) -> Result<Value> {
     let path = format!(
         "referrers/{digest}?artifactType={}",
-        percent_encode(BUNDLE_ARTIFACT_TYPE)
+        crate::net::percent_encode(BUNDLE_ARTIFACT_TYPE)
     );
     let answer = client.get(&path, OCI_INDEX, MAX_MANIFEST_BYTES).await?;
     let bytes = match answer.status {
@@ -285,17 +285,6 @@ async fn referrers(client: &Client, digest: &str, budget: &mut Budget) -> Result
         s => return Err(registry_error("GET", &path, s, &answer.body)),
     };
     serde_json::from_slice(&bytes).context("the referrers index is not JSON")
-}
-
-fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -321,7 +310,7 @@ mod tests {
     #[test]
     fn the_artifact_type_is_percent_encoded() {
         assert_eq!(
-            percent_encode(BUNDLE_ARTIFACT_TYPE),
+            crate::net::percent_encode(BUNDLE_ARTIFACT_TYPE),
             "application%2Fvnd.dev.sigstore.bundle.v0.3%2Bjson"
         );
     }
