@@ -32,6 +32,10 @@ pub fn log(
     verdict: Option<&wit::Verdict>,
     why: Option<&str>,
 ) {
+    // The JSON below is only built when the line is written.
+    if !tracing::enabled!(target: "ivpol::decision", tracing::Level::INFO) {
+        return;
+    }
     let (policies, verifications) = match verdict {
         Some(v) => (policies(v).to_string(), verifications(v).to_string()),
         None => ("[]".to_string(), "[]".to_string()),
