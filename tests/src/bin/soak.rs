@@ -104,7 +104,7 @@ fn main() {
         let (t, c, s) = (traffic.clone(), counts.clone(), stop.clone());
         workers.push(std::thread::spawn(move || stalled(&t.base, &c, &s)));
     }
-    let samples = sample(server.pid(), &server.base, run, &stop);
+    let samples = sample(&server, run, &stop);
     stop.store(true, Ordering::Relaxed);
     for w in workers {
         let _ = w.join();
@@ -237,8 +237,10 @@ struct Sample {
     instances: f64,
 }
 
-/// A [`Sample`] every second for `run`.
-fn sample(pid: u32, base: &str, run: Duration, stop: &AtomicBool) -> Vec<Sample> {
+/// A [`Sample`] every second for `run`. The server's log (a decision line
+/// per request) is drained as it goes, so the harness does not hoard it.
+fn sample(server: &Server, run: Duration, stop: &AtomicBool) -> Vec<Sample> {
+    let (pid, base) = (server.pid(), server.base.as_str());
     let agent = ureq::AgentBuilder::new()
         .timeout(Duration::from_secs(2))
         .build();
@@ -259,6 +261,7 @@ fn sample(pid: u32, base: &str, run: Duration, stop: &AtomicBool) -> Vec<Sample>
                 instances: metric(&metrics, "ivpol_instances_created_total"),
             });
         }
+        drop(server.log());
         std::thread::sleep(Duration::from_secs(1));
     }
     samples
