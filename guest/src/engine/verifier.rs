@@ -34,6 +34,7 @@ use crate::verify::notary::Target;
 use cel::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 pub type SharedVerifications = Arc<Mutex<Verifications>>;
 
@@ -363,35 +364,38 @@ impl PolicyVerifier {
         attestation: Option<&str>,
         attestors: &[String],
     ) -> Result<(ImageRef, String), String> {
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         self.resolve(image).map_err(|failure| {
+            let checked = Checked {
+                image,
+                digest: None,
+                attestation,
+            };
             for name in attestors {
                 let outcome = Err(failure.clone());
-                self.note(
-                    started,
-                    image,
-                    None,
-                    name,
-                    attestation,
-                    CacheUse::Unkeyed,
-                    outcome,
-                );
+                self.note(&checked, name, CacheUse::Unkeyed, started, outcome);
             }
             failure.message
         })
     }
 
-    /// Notes what `attestor` concluded about `image` since `started`
+    /// A cache hit: every attestor verified earlier.
+    fn hit(&self, checked: &Checked<'_>, attestors: &[String], started: Instant) -> i64 {
+        for name in attestors {
+            self.note(checked, name, CacheUse::Hit, started, Ok(()));
+        }
+        self.record(checked.image, true);
+        attestors.len() as i64
+    }
+
+    /// Notes what `attestor` concluded about `checked` since `started`
     /// (bounded).
-    #[allow(clippy::too_many_arguments)]
     fn note(
         &self,
-        started: std::time::Instant,
-        image: &str,
-        digest: Option<&str>,
+        checked: &Checked<'_>,
         attestor: &str,
-        attestation: Option<&str>,
         cache: CacheUse,
+        started: Instant,
         outcome: Result<(), Failure>,
     ) {
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -404,12 +408,12 @@ impl PolicyVerifier {
             return;
         }
         log.push(Verification {
-            image: crate::oci::clip(image),
-            digest: digest.map(String::from),
+            image: crate::oci::clip(checked.image),
+            digest: checked.digest.map(String::from),
             attestor: attestor.to_string(),
             attestor_kind,
             micros,
-            attestation: attestation.map(String::from),
+            attestation: checked.attestation.map(String::from),
             cache,
             failure: outcome.err().map(super::referrers::bounded),
         });
@@ -445,6 +449,14 @@ impl PolicyVerifier {
     }
 }
 
+/// What a verification was of, for its [`Verification`] record.
+struct Checked<'a> {
+    image: &'a str,
+    /// None when the image did not resolve.
+    digest: Option<&'a str>,
+    attestation: Option<&'a str>,
+}
+
 /// How a verification that was not a cache hit used the cache.
 fn miss_or_unkeyed(keyed: bool) -> CacheUse {
     match keyed {
@@ -462,36 +474,26 @@ impl ImageVerifier for PolicyVerifier {
         if attestors.is_empty() {
             return Ok(0);
         }
-        let noted = |started, name: &str, cache, outcome| {
-            self.note(
-                started,
-                image,
-                Some(&resolved.1),
-                name,
-                None,
-                cache,
-                outcome,
-            )
+        let checked = Checked {
+            image,
+            digest: Some(&resolved.1),
+            attestation: None,
         };
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let key = self.cache_key(Function::ImageSignatures, "", attestors, &resolved);
         // A hit is a full success recorded earlier: every attestor verified.
         if let Some((key, credentials)) = &key {
             if self.cache.get(key, credentials).is_some() {
-                attestors
-                    .iter()
-                    .for_each(|n| noted(started, n, CacheUse::Hit, Ok(())));
-                self.record(image, true);
-                return Ok(attestors.len() as i64);
+                return Ok(self.hit(&checked, attestors, started));
             }
         }
         let cache = miss_or_unkeyed(key.is_some());
         let mut verified = 0;
         for name in attestors {
-            let started = std::time::Instant::now();
+            let started = Instant::now();
             let outcome = self.verify_signature(image, &resolved, name);
             verified += usize::from(outcome.is_ok());
-            noted(started, name, cache, outcome);
+            self.note(&checked, name, cache, started, outcome);
         }
         if let (true, Some((key, credentials))) = (verified == attestors.len(), &key) {
             self.cache.put(key, credentials, &[]);
@@ -515,19 +517,12 @@ impl ImageVerifier for PolicyVerifier {
         if attestors.is_empty() {
             return Ok(0);
         }
-        let noted = |started, name: &str, cache, outcome| {
-            let digest = Some(resolved.1.as_str());
-            self.note(
-                started,
-                image,
-                digest,
-                name,
-                Some(attestation),
-                cache,
-                outcome,
-            )
+        let checked = Checked {
+            image,
+            digest: Some(&resolved.1),
+            attestation: Some(attestation),
         };
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let slot = (image.to_string(), attestation.to_string());
         let key = self.cache_key(
             Function::AttestationSignatures,
@@ -539,16 +534,12 @@ impl ImageVerifier for PolicyVerifier {
         let cached = key.as_ref().and_then(|(k, c)| self.cache.get(k, c));
         if let Some(payload) = cached.and_then(|v| serde_json::from_slice(&v).ok()) {
             self.state().payloads.entry(slot).or_insert(payload);
-            attestors
-                .iter()
-                .for_each(|n| noted(started, n, CacheUse::Hit, Ok(())));
-            self.record(image, true);
-            return Ok(attestors.len() as i64);
+            return Ok(self.hit(&checked, attestors, started));
         }
         let cache = miss_or_unkeyed(key.is_some());
         let mut verified = 0;
         for name in attestors {
-            let started = std::time::Instant::now();
+            let started = Instant::now();
             let outcome = match self.verify_attestation(&resolved, spec, name) {
                 Ok(payload) => {
                     verified += 1;
@@ -557,7 +548,7 @@ impl ImageVerifier for PolicyVerifier {
                 }
                 Err(e) => Err(e),
             };
-            noted(started, name, cache, outcome);
+            self.note(&checked, name, cache, started, outcome);
         }
         if let (true, Some((key, credentials))) = (verified == attestors.len(), &key) {
             let payload = self.state().payloads.get(&slot).map(serde_json::to_vec);
