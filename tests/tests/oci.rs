@@ -676,6 +676,41 @@ mod signed {
         run.stderr
     }
 
+    /// A registry, a test Rekor with a trusted root naming it, a key
+    /// signer, and the public keys of that signer and of someone else, as
+    /// files in `dir`.
+    struct KeySigning {
+        reg: Registry,
+        dir: tempfile::TempDir,
+        rekor: Rekor,
+        root: String,
+        signer: Signer,
+        key: String,
+        wrong: String,
+    }
+
+    impl KeySigning {
+        fn new() -> KeySigning {
+            let dir = tempfile::tempdir().expect("dir");
+            let rekor = Rekor::new();
+            let trusted = TrustedRoot::new().rekor(&rekor).to_string_pretty();
+            let root = write(dir.path(), "root.json", &trusted);
+            let signer = Signer::keyed(KeyKind::P256);
+            let key = write(dir.path(), "cosign.pub", &signer.public_pem());
+            let other = Signer::with_key(KeyPair::from_seed(KeyKind::P256, "someone else"));
+            let wrong = write(dir.path(), "other.pub", &other.public_pem());
+            KeySigning {
+                reg: Registry::start(),
+                dir,
+                rekor,
+                root,
+                signer,
+                key,
+                wrong,
+            }
+        }
+    }
+
     fn refs(v: &[String]) -> Vec<&str> {
         v.iter().map(String::as_str).collect()
     }
@@ -686,22 +721,19 @@ mod signed {
 
     #[test]
     fn a_component_loads_only_with_a_valid_key_signature() {
-        let reg = Registry::start();
+        let KeySigning {
+            reg,
+            dir: _dir,
+            rekor,
+            root,
+            signer,
+            key,
+            wrong,
+        } = KeySigning::new();
         let p = Pusher {
             addr: &reg.addr,
             auth: None,
         };
-        let dir = tempfile::tempdir().expect("dir");
-        let rekor = Rekor::new();
-        let root = write(
-            dir.path(),
-            "root.json",
-            &TrustedRoot::new().rekor(&rekor).to_string_pretty(),
-        );
-        let signer = Signer::keyed(KeyKind::P256);
-        let key = write(dir.path(), "cosign.pub", &signer.public_pem());
-        let other = Signer::with_key(KeyPair::from_seed(KeyKind::P256, "someone else"));
-        let wrong = write(dir.path(), "other.pub", &other.public_pem());
         let net = ["--insecure-registry", reg.addr.as_str()];
         let with_key = flags(
             &net,
@@ -866,22 +898,19 @@ mod signed {
 
     #[test]
     fn a_cached_component_is_verified_again_without_the_registry() {
-        let reg = Registry::start();
+        let KeySigning {
+            reg,
+            dir: _dir,
+            rekor,
+            root,
+            signer,
+            key,
+            wrong,
+        } = KeySigning::new();
         let p = Pusher {
             addr: &reg.addr,
             auth: None,
         };
-        let dir = tempfile::tempdir().expect("dir");
-        let rekor = Rekor::new();
-        let root = write(
-            dir.path(),
-            "root.json",
-            &TrustedRoot::new().rekor(&rekor).to_string_pretty(),
-        );
-        let signer = Signer::keyed(KeyKind::P256);
-        let key = write(dir.path(), "cosign.pub", &signer.public_pem());
-        let other = Signer::with_key(KeyPair::from_seed(KeyKind::P256, "someone else"));
-        let wrong = write(dir.path(), "other.pub", &other.public_pem());
         let (_, digest) = push_unique(&p, "comp/cached");
         signer.sign_image(
             &p,
