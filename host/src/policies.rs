@@ -89,23 +89,38 @@ pub fn read_namespaces(path: &Path) -> Result<BTreeMap<String, serde_json::Value
     Ok(out)
 }
 
-/// The Namespace object for `name`: from `--namespaces`, else the minimal
-/// object the API server guarantees (the `kubernetes.io/metadata.name` label).
+/// The Namespace object for `name` from `--namespaces`, if it is there.
+///
+/// An unknown namespace is `None`, never a stand-in: the component then
+/// fails closed on any `namespaceSelector` or `namespaceObject` that needs
+/// its labels (a stand-in without them would let `env: prod` policies
+/// silently not match).
 pub fn namespace_object(
+    namespaces: &BTreeMap<String, serde_json::Value>,
+    name: &str,
+) -> Option<String> {
+    namespaces.get(name).map(|object| object.to_string())
+}
+
+/// [`namespace_object`], else the minimal object the API server guarantees
+/// (only the `kubernetes.io/metadata.name` label): what the Kyverno CLI
+/// assumes for a namespace its values do not describe, so that `ivpol
+/// apply` and `ivpol test` give Kyverno's verdicts on Kyverno's test files.
+pub fn namespace_or_minimal(
     namespaces: &BTreeMap<String, serde_json::Value>,
     name: &str,
 ) -> Option<String> {
     if name.is_empty() {
         return None;
     }
-    let object = namespaces.get(name).cloned().unwrap_or_else(|| {
-        serde_json::json!({
+    namespace_object(namespaces, name).or_else(|| {
+        let minimal = serde_json::json!({
             "apiVersion": "v1",
             "kind": "Namespace",
             "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-        })
-    });
-    Some(object.to_string())
+        });
+        Some(minimal.to_string())
+    })
 }
 
 #[cfg(test)]

@@ -140,9 +140,16 @@ fn namespace_and_object_selectors() {
         s.review("/ivpol/validate/team-a-only", &in_ns("team-b"))["allowed"],
         true
     );
-    assert_eq!(
-        s.review("/ivpol/validate/team-a-only", &in_ns("unknown"))["allowed"],
-        true
+    // A namespace `--namespaces` does not describe: its labels are
+    // needed, so the policy errors and denies (issue 18: never a silent
+    // mismatch that admits unverified).
+    let unknown = s.review("/ivpol/validate/team-a-only", &in_ns("unknown"));
+    assert_eq!(unknown["allowed"], false, "{unknown}");
+    assert!(
+        unknown["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("namespace \"unknown\" is not known to ivpol")),
+        "{unknown}"
     );
     let mut critical = pod("p", &[BAD]);
     critical["metadata"]["labels"] = json!({"tier": "critical"});

@@ -207,3 +207,77 @@ fn an_out_of_memory_trap_is_an_error_result_of_every_policy_in_scope() {
     let ok = s.review("/ivpol/validate", &create_pod(&["ghcr.io/a/b:1"]));
     assert_eq!(ok["allowed"], true, "a fresh instance answers: {ok}");
 }
+
+/// A policy of Pods in namespaces selected by `selector` (YAML flow
+/// mapping), whose one validation is `expression`.
+fn namespace_policy(name: &str, selector: &str, expression: &str) -> String {
+    pod_policy(
+        name,
+        "\"CREATE\"",
+        &format!("    namespaceSelector: {selector}\n  validationConfigurations: {{mutateDigest: false, verifyDigest: false, required: false}}\n  attestors: []\n  validations:\n    - expression: {expression:?}\n      message: {name} says no\n"),
+    )
+}
+
+/// Issue 18, item 2: a namespace whose labels ivpol does not know never
+/// makes a selector silently not match (Kyverno's stand-in namespace
+/// would: `env: prod` fails to match and the pod is admitted unverified),
+/// nor judges `namespaceObject` as null. Name-only selectors still work.
+#[test]
+fn an_unknown_namespace_fails_closed_where_its_labels_are_needed() {
+    let namespaces = json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "dev", "labels": {"env": "dev", "kubernetes.io/metadata.name": "dev"}}})
+    .to_string();
+    let s = Server::start_with(
+        &[
+            ("prod.yaml", &namespace_policy("prod-only", "{matchLabels: {env: prod}}", "false")),
+            (
+                "name.yaml",
+                &namespace_policy(
+                    "by-name",
+                    "{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [stranger]}]}",
+                    "false",
+                ),
+            ),
+            (
+                "object.yaml",
+                &namespace_policy(
+                    "ns-object",
+                    "{}",
+                    "namespaceObject == null || namespaceObject.metadata.labels.env != 'prod'",
+                ),
+            ),
+        ],
+        Options {
+            namespaces: Some(&namespaces),
+            ..Options::default()
+        },
+    );
+    let in_ns = |ns: &str, policy: &str| {
+        s.review(
+            &format!("/ivpol/validate/{policy}"),
+            &review("CREATE", ns, &pod("p", &["ghcr.io/a/b:1"])),
+        )
+    };
+    // A known namespace: the selector decides, namespaceObject is real.
+    assert_eq!(in_ns("dev", "prod-only")["allowed"], true);
+    assert_eq!(in_ns("dev", "ns-object")["allowed"], true);
+    assert_eq!(in_ns("dev", "by-name")["allowed"], true);
+    // An unknown one: an error that denies, naming the namespace.
+    for policy in ["prod-only", "ns-object"] {
+        let r = in_ns("stranger", policy);
+        assert_eq!(r["allowed"], false, "{policy}: {r}");
+        let message = r["status"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with(&format!("Policy {policy} error: "))
+                && message.contains("namespace \"stranger\" is not known to ivpol"),
+            "{policy}: {message}"
+        );
+    }
+    // The name alone answers a name-only selector: no error, a real verdict.
+    let r = in_ns("stranger", "by-name");
+    assert_eq!(
+        r["status"]["message"], "Policy by-name failed: by-name says no",
+        "{r}"
+    );
+    assert_eq!(in_ns("elsewhere", "by-name")["allowed"], true);
+}

@@ -42,6 +42,11 @@ pub fn is_cost_limit_error(message: &str) -> bool {
 }
 
 impl Expression {
+    /// Whether the expression names `variable` anywhere (evaluated or not).
+    pub fn reads(&self, variable: &str) -> bool {
+        self.program.references().has_variable(variable)
+    }
+
     /// Evaluates against `bindings`, within [`PER_CALL_COST_LIMIT`].
     pub fn eval(&self, bindings: &Bindings) -> Result<Value, String> {
         let ctx = bindings.context();

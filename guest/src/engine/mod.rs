@@ -244,6 +244,11 @@ fn attach_exceptions(loaded: &mut policy::LoadedSet) {
             .filter(|e| e.refers_to(&p.name, p.kind, p.namespace.as_deref()))
             .cloned()
             .collect();
+        p.reads_namespace_object |= p.exceptions.iter().any(|e| {
+            e.match_conditions
+                .iter()
+                .any(|(_, c)| c.reads(policy::NAMESPACE_OBJECT))
+        });
     }
 }
 
@@ -251,6 +256,8 @@ fn attach_exceptions(loaded: &mut policy::LoadedSet) {
 pub struct NamespaceInfo {
     pub object: serde_json::Value,
     pub labels: Option<std::collections::BTreeMap<String, String>>,
+    /// The request is in a namespace whose object the host does not know.
+    pub unknown: bool,
 }
 
 fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, String> {
@@ -268,7 +275,11 @@ fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, Stri
     } else {
         labels_of(&object)
     };
-    Ok(NamespaceInfo { object, labels })
+    Ok(NamespaceInfo {
+        object,
+        labels,
+        unknown: json.is_none() && !name.is_empty(),
+    })
 }
 
 /// URL names (`MatchNames`) plus `ClusteredPolicy()` / `NamespacedPolicy(ns)`.
@@ -292,8 +303,26 @@ fn in_scope_of(
     named && scoped
 }
 
-/// matchConstraints against the request. A selector error is an error result.
+/// matchConstraints against the request. A selector error is an error
+/// result, and so is a matching policy that reads `namespaceObject` in a
+/// namespace the host does not know: judged against `null`, it could pass
+/// what the real namespace would deny.
 fn constraints_match(
+    p: &CompiledPolicy,
+    req: &Request,
+    ns: &NamespaceInfo,
+) -> Result<bool, String> {
+    let matched = selectors_and_rules_match(p, req, ns)?;
+    if matched && p.reads_namespace_object && ns.unknown && !req.is_namespace_object() {
+        return Err(format!(
+            "namespaceObject: namespace {:?} is not known to ivpol",
+            req.namespace
+        ));
+    }
+    Ok(matched)
+}
+
+fn selectors_and_rules_match(
     p: &CompiledPolicy,
     req: &Request,
     ns: &NamespaceInfo,

@@ -185,16 +185,27 @@ impl MatchResources {
         }
         match &req.namespace_labels {
             Some(labels) => (selector.matches(labels), None),
-            None => {
-                // Unknown namespace: Kyverno (pkg/cel/matching/predicates/
-                // namespace) stands in a namespace carrying only the name
-                // label the API server sets on every namespace.
+            // Unknown namespace, but the selector only asks for its name:
+            // the name label the API server sets on every namespace answers.
+            None if selector.uses_only_key(NAMESPACE_NAME_LABEL) => {
                 let labels = BTreeMap::from([(
                     NAMESPACE_NAME_LABEL.to_string(),
                     namespace_name(req).to_string(),
                 )]);
                 (selector.matches(&labels), None)
             }
+            // Kyverno stands in a namespace with only the name label here
+            // (pkg/cel/matching/predicates/namespace), so `env: prod` fails
+            // to match and the request is admitted unverified. ivpol fails
+            // closed instead: an error result, deferred like any selector
+            // error until the rules would match.
+            None => (
+                false,
+                Some(format!(
+                    "{ROOT}.namespaceSelector: namespace {:?} is not known to ivpol, and the selector needs its labels",
+                    namespace_name(req)
+                )),
+            ),
         }
     }
 
@@ -751,17 +762,44 @@ mod tests {
     }
 
     #[test]
-    fn unknown_namespace_has_only_the_name_label() {
+    fn unknown_namespace_answers_name_only_selectors() {
         let mut input = pod_input();
         input.namespace_labels = None;
         let by_name = with_ns_selector(sel_labels(&[(NAMESPACE_NAME_LABEL, "default")]));
         assert_eq!(by_name.matches(&input), Ok(true));
         let by_other_name = with_ns_selector(sel_labels(&[(NAMESPACE_NAME_LABEL, "kube-system")]));
         assert_eq!(by_other_name.matches(&input), Ok(false));
-        let by_env = with_ns_selector(sel_labels(&[("env", "prod")]));
-        assert_eq!(by_env.matches(&input), Ok(false));
-        let not_prod = with_ns_selector(sel_expr("env", LabelSelectorOperator::NotIn, &["prod"]));
-        assert_eq!(not_prod.matches(&input), Ok(true));
+        let not_system = with_ns_selector(sel_expr(
+            NAMESPACE_NAME_LABEL,
+            LabelSelectorOperator::NotIn,
+            &["kube-system"],
+        ));
+        assert_eq!(not_system.matches(&input), Ok(true));
+    }
+
+    /// Kyverno would not match `env: prod` here and admit the pod
+    /// unverified; ivpol reports an error instead, whatever the operator.
+    #[test]
+    fn unknown_namespace_labels_are_an_error_not_a_mismatch() {
+        let mut input = pod_input();
+        input.namespace_labels = None;
+        for mc in [
+            with_ns_selector(sel_labels(&[("env", "prod")])),
+            with_ns_selector(sel_expr("env", LabelSelectorOperator::NotIn, &["prod"])),
+            with_ns_selector(sel_expr("env", LabelSelectorOperator::DoesNotExist, &[])),
+        ] {
+            let err = mc
+                .matches(&input)
+                .expect_err("unknown labels must not decide");
+            assert!(err.contains("not known to ivpol"), "{err}");
+        }
+        // Still deferred: a request the rules never cover is not touched.
+        let mut mc = with_ns_selector(sel_labels(&[("env", "prod")]));
+        mc.resource_rules = vec![rule(&["apps"], &["v1"], &["deployments"])];
+        assert_eq!(mc.matches(&input), Ok(false));
+        // Cluster-scoped requests have no namespace to know.
+        let mc = with_ns_selector(sel_labels(&[("env", "prod")]));
+        assert_eq!(mc.matches(&cluster_input()), Ok(true));
     }
 
     #[test]

@@ -59,6 +59,14 @@ pub enum LabelSelectorOperator {
 impl LabelSelector {
     /// True when the selector has no requirements at all (apimachinery's
     /// `labels.Everything()`), which matches every label set.
+    /// Whether every requirement names only `key`: such a selector is
+    /// answered by that label alone (for namespaces, the name label the API
+    /// server sets on every namespace).
+    pub fn uses_only_key(&self, key: &str) -> bool {
+        self.match_labels.keys().all(|k| k == key)
+            && self.match_expressions.iter().all(|r| r.key == key)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.match_labels.is_empty() && self.match_expressions.is_empty()
     }

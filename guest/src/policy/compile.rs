@@ -63,6 +63,10 @@ pub struct CompiledPolicy {
     pub content_hash: String,
     /// The PolicyExceptions that name this policy (attached by the engine).
     pub exceptions: Vec<Arc<super::exception::CompiledException>>,
+    /// Some expression of the policy (or of an exception naming it) names
+    /// `namespaceObject`: it cannot be judged in a namespace whose object
+    /// is not known.
+    pub reads_namespace_object: bool,
 }
 
 impl CompiledPolicy {
@@ -142,9 +146,8 @@ pub fn compile_policy(
             audit_annotations.push((a.key.clone(), e));
         }
     }
-    let errors = c.errors;
-    if !errors.is_empty() {
-        return Err(errors);
+    if !c.errors.is_empty() {
+        return Err(c.errors);
     }
     let match_constraints = match spec.match_constraints.clone() {
         Some(mc) => mc,
@@ -174,19 +177,27 @@ pub fn compile_policy(
         audit_annotations,
         actions,
         spec,
+        reads_namespace_object: c.reads_namespace_object,
     })
 }
+
+/// The variable holding the request's Namespace object.
+pub const NAMESPACE_OBJECT: &str = "namespaceObject";
 
 /// Compiles expressions, collecting every error with its field path.
 #[derive(Default)]
 struct Collector {
     errors: Vec<String>,
+    reads_namespace_object: bool,
 }
 
 impl Collector {
     fn expr(&mut self, path: String, source: &str) -> Option<Expression> {
         match cel::compile(source) {
-            Ok(e) => Some(e),
+            Ok(e) => {
+                self.reads_namespace_object |= e.reads(NAMESPACE_OBJECT);
+                Some(e)
+            }
             Err(e) => {
                 self.errors.push(format!("{path}: {e}"));
                 None

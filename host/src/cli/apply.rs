@@ -124,6 +124,7 @@ pub async fn run(args: ApplyArgs) -> Result<Exit> {
         operation: &args.operation,
         background: false,
         namespaces: &namespaces,
+        minimal_namespaces: true,
     };
     let mut outcomes = engine::evaluate_all(&pool, &resources, &run).await?;
     outcomes.extend(engine::evaluate_payloads(&pool, &payloads).await?);

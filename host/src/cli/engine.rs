@@ -88,11 +88,14 @@ pub async fn evaluate_all(
     let deadline = pool.deadline(&[]);
     let mut out = Vec::new();
     for r in resources {
-        let namespace = r
-            .subject
-            .namespace
-            .as_deref()
-            .and_then(|ns| policies::namespace_object(run.namespaces, ns));
+        let namespace =
+            r.subject
+                .namespace
+                .as_deref()
+                .and_then(|ns| match run.minimal_namespaces {
+                    true => policies::namespace_or_minimal(run.namespaces, ns),
+                    false => policies::namespace_object(run.namespaces, ns),
+                });
         let verdict = pool
             .evaluate(
                 r.object.to_string(),
@@ -120,6 +123,11 @@ pub struct Run<'a> {
     pub operation: &'a str,
     pub background: bool,
     pub namespaces: &'a BTreeMap<String, serde_json::Value>,
+    /// A namespace missing from `namespaces` is taken to carry only its
+    /// name label, as the Kyverno CLI does (`apply`, `test`); otherwise it
+    /// is unknown, and policies that need its labels report an error
+    /// (`scan`, like admission).
+    pub minimal_namespaces: bool,
 }
 
 /// Every JSON payload through `evaluate-json`.

@@ -89,6 +89,7 @@ pub async fn run(args: ScanArgs) -> Result<Exit> {
         operation: "CREATE",
         background: true,
         namespaces: &namespaces,
+        minimal_namespaces: false,
     };
     loop {
         let counts = scan_once(&args, &pool, &run).await;

@@ -459,6 +459,7 @@ async fn evaluate(
             operation: &op,
             background: false,
             namespaces,
+            minimal_namespaces: true,
         };
         let outcomes = engine::evaluate_all(pool, resources, &run).await?;
         runs.insert(op, outcomes);

@@ -1375,8 +1375,15 @@ fn namespace_selector_uses_the_namespace_object_labels() {
         Some(&dev),
     );
     assert_no_results(&v);
-    // Unknown namespace: only the name label is known.
-    assert_no_results(&validate(&set, &request));
+    // Unknown namespace: its labels are needed, so an error that denies
+    // (Kyverno's stand-in namespace would not match, admitting the pod).
+    let v = validate(&set, &request);
+    assert!(!v.allowed, "{v:?}");
+    assert_eq!(v.results[0].status, Status::Error);
+    assert!(
+        only_message(&v).contains("namespace \"default\" is not known to ivpol"),
+        "{v:?}"
+    );
 }
 
 #[test]
