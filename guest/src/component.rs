@@ -39,7 +39,9 @@ impl GuestPolicySet for PolicySet {
                 content: d.content,
             })
             .collect();
-        PolicySet(engine::PolicySet::load(&sources).with_cache(std::sync::Arc::new(HostCache)))
+        let set =
+            engine::PolicySet::load_with_resources(&sources, std::sync::Arc::new(HostResources));
+        PolicySet(set.with_cache(std::sync::Arc::new(HostCache)))
     }
 
     fn diagnostics(&self) -> Vec<Diagnostic> {
@@ -65,6 +67,7 @@ impl GuestPolicySet for PolicySet {
                 timeout_seconds: p.spec.timeout_seconds(),
                 fail_closed: p.spec.fail_closed(),
                 actions: actions(&p.actions),
+                registry_secrets: p.registry_secrets(),
             })
             .collect()
     }
@@ -191,6 +194,39 @@ impl engine::cache::VerificationCache for HostCache {
     }
     fn put_digest(&self, image: &str, credentials: &engine::cache::Credentials, digest: &str) {
         ivpol::admission::verification_cache::put_digest(image, &scope(credentials), digest)
+    }
+}
+
+/// The cluster objects the host grants (WIT `cluster-resources`).
+struct HostResources;
+
+impl crate::cel::resource_lib::ResourceSource for HostResources {
+    fn granted(&self) -> Vec<String> {
+        ivpol::admission::cluster_resources::granted()
+    }
+
+    fn get(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<serde_json::Value>, String> {
+        let found =
+            ivpol::admission::cluster_resources::get(api_version, resource, namespace, name)?;
+        found
+            .map(|text| serde_json::from_str(&text).map_err(|e| format!("{resource} {name}: {e}")))
+            .transpose()
+    }
+
+    fn list(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+    ) -> Result<serde_json::Value, String> {
+        let text = ivpol::admission::cluster_resources::list(api_version, resource, namespace)?;
+        serde_json::from_str(&text).map_err(|e| format!("{resource} list: {e}"))
     }
 }
 

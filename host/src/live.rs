@@ -13,6 +13,7 @@
 //! that cannot read its inputs, or whose component fails, keeps the current
 //! generation.
 
+use crate::cluster::Cluster;
 use crate::metrics::{metrics, PolicyLabels};
 use crate::policies::{self, Document};
 use crate::runtime::{wit, Pool, Runtime, Summary};
@@ -27,6 +28,8 @@ use std::sync::{Arc, Mutex, RwLock};
 pub struct Inputs {
     pub policies: Vec<PathBuf>,
     pub namespaces: Option<PathBuf>,
+    /// The cluster's policies and namespaces (`--kubernetes`).
+    pub cluster: Option<Arc<Cluster>>,
 }
 
 /// The inputs as read: policy documents and namespace objects.
@@ -40,7 +43,10 @@ pub struct Read {
 impl Inputs {
     /// Reads every input now.
     pub fn read(&self) -> Result<Read> {
-        let documents = policies::read_all(&self.policies)?;
+        let mut documents = policies::read_all(&self.policies)?;
+        if let Some(cluster) = &self.cluster {
+            documents.extend(cluster.documents());
+        }
         let namespaces = match &self.namespaces {
             Some(p) => policies::read_namespaces(p)?,
             None => BTreeMap::new(),
@@ -81,7 +87,20 @@ pub struct Generation {
     pub hash: String,
     pub pool: Arc<Pool>,
     pub namespaces: BTreeMap<String, Value>,
+    pub cluster: Option<Arc<Cluster>>,
     pub stale: Vec<Stale>,
+}
+
+impl Generation {
+    /// The Namespace object `name` as JSON: from the cluster's watch, else
+    /// from `--namespaces`; none when neither knows it (the component then
+    /// fails closed where its labels are needed).
+    pub fn namespace_object(&self, name: &str) -> Option<String> {
+        self.cluster
+            .as_ref()
+            .and_then(|c| c.namespace_object(name))
+            .or_else(|| policies::namespace_object(&self.namespaces, name))
+    }
 }
 
 /// A policy document's identity across generations.
@@ -155,12 +174,14 @@ impl Live {
                 hash: String::new(),
                 pool: Arc::new(pool),
                 namespaces: BTreeMap::new(),
+                cluster: None,
                 stale: vec![],
             })),
             last_good: Mutex::default(),
             reloading: tokio::sync::Mutex::new(()),
         };
         let pool = live.current().pool.clone();
+        live.fetch_secrets(pool.summary()).await;
         live.install(read, pool, vec![]);
         Ok(live)
     }
@@ -220,9 +241,22 @@ impl Live {
         for s in &stale {
             tracing::error!(policy = %s.name, namespace = ?s.namespace, "policy reload REJECTED this policy; its last good version still enforces (stale): {}", s.error);
         }
+        self.fetch_secrets(pool.summary()).await;
         let number = self.install(read, Arc::new(pool), stale);
         tracing::info!(generation = number, trigger = why, "policies reloaded");
         Ok(outcome)
+    }
+
+    /// Fetches the cluster Secrets the policies name, before they serve.
+    async fn fetch_secrets(&self, summary: &Summary) {
+        if let Some(cluster) = &self.inputs.cluster {
+            let names = summary
+                .policies
+                .iter()
+                .flat_map(|p| p.registry_secrets.iter().cloned())
+                .collect();
+            cluster.secrets.want(names).await;
+        }
     }
 
     /// Makes `pool` current as the next generation; returns its number.
@@ -239,6 +273,7 @@ impl Live {
             hash: read.hash,
             pool,
             namespaces: read.namespaces,
+            cluster: self.inputs.cluster.clone(),
             stale,
         });
         metrics().policy_generation.set(number as i64);

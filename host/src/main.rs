@@ -5,6 +5,7 @@
 
 mod cache;
 mod cli;
+mod cluster;
 mod live;
 mod metrics;
 mod net;

@@ -110,6 +110,11 @@ const KYVERNO: &[&str] = &[
     "verifyImageSignatures",
     "verifyAttestationSignatures",
     "extractPayload",
+    // resource library (cluster objects the host granted)
+    "Get",
+    "get",
+    "List",
+    "list",
 ];
 
 /// Whether a call to `name` can be evaluated.
@@ -126,7 +131,6 @@ fn is_operator(name: &str) -> bool {
 /// Kyverno's library namespaces this engine does not implement.
 const KYVERNO_LIBRARIES: &[&str] = &[
     "http",
-    "resource",
     "globalContext",
     "user",
     "random",
@@ -137,6 +141,15 @@ const KYVERNO_LIBRARIES: &[&str] = &[
     "hash",
     "transform",
 ];
+
+/// The first function in `functions` that is neither an operator nor a
+/// standard one: what a library call names.
+pub fn first_member<'a>(functions: &[&'a str]) -> Option<&'a str> {
+    functions
+        .iter()
+        .copied()
+        .find(|f| !is_operator(f) && !STANDARD.contains(f))
+}
 
 /// Whether `name` is one of Kyverno's (unimplemented) library namespaces.
 pub fn is_kyverno_library(name: &str) -> bool {
@@ -150,6 +163,9 @@ pub fn unsupported_reason(name: &str) -> String {
         "sha1" | "sha256" | "md5" | "listObjToMap" | "parseServiceAccount" => {
             format!("Kyverno function {name} is not implemented by ivpol")
         }
+        "Post" | "post" | "ToGVR" | "toGVR" => format!(
+            "Kyverno function resource.{name} is not implemented by ivpol (resource.get and resource.list are: it only reads)"
+        ),
         _ => format!("undeclared reference to function {name}"),
     }
 }

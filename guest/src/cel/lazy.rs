@@ -81,6 +81,7 @@ type Verifier = Arc<dyn super::verify_lib::ImageVerifier>;
 struct Services {
     image_data: Option<Source>,
     verifier: Option<Verifier>,
+    resources: Option<super::resource_lib::Scoped>,
 }
 
 impl Services {
@@ -90,6 +91,9 @@ impl Services {
         }
         if let Some(verifier) = &self.verifier {
             super::verify_lib::register(ctx, verifier.clone());
+        }
+        if let Some(resources) = &self.resources {
+            super::resource_lib::register(ctx, resources);
         }
     }
 }
@@ -317,6 +321,12 @@ impl BindingsBuilder {
     /// Makes `getImageData` and `image.GetMetadata` available.
     pub fn image_data(mut self, source: Source) -> Self {
         self.services.image_data = Some(source);
+        self
+    }
+
+    /// The `resource` library over `resources`, if the host granted any.
+    pub fn resources(mut self, resources: Option<super::resource_lib::Scoped>) -> Self {
+        self.services.resources = resources;
         self
     }
 

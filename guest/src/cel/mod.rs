@@ -12,6 +12,7 @@ pub mod image_lib;
 mod known;
 mod lazy;
 mod regex_lib;
+pub mod resource_lib;
 pub mod verify_lib;
 
 pub use lazy::{Bindings, BindingsBuilder, JsonSource, LazyVariables};
@@ -93,23 +94,22 @@ pub fn compile(source: &str) -> Result<Expression, String> {
         .compile(source)
         .map_err(|e| format!("failed to compile expression `{source}`: {e}"))?;
     let refs = program.references();
-    let mut unknown: Vec<&str> = refs
-        .functions()
+    let mut functions = refs.functions();
+    functions.sort_unstable();
+    // An unimplemented Kyverno library is refused whatever is called on
+    // it: its member names (`Get`) may be implemented for another one.
+    if let Some(lib) = refs
+        .variables()
         .into_iter()
-        .filter(|f| !known::is_supported(f))
-        .collect();
-    unknown.sort_unstable();
-    if let Some(first) = unknown.first() {
-        let why = match refs
-            .variables()
-            .into_iter()
-            .find(|v| known::is_kyverno_library(v))
-        {
-            Some(lib) => {
-                format!("Kyverno library {lib} ({lib}.{first}) is not implemented by ivpol")
-            }
-            None => known::unsupported_reason(first),
-        };
+        .find(|v| known::is_kyverno_library(v))
+    {
+        let member = known::first_member(&functions).unwrap_or("*");
+        return Err(format!(
+            "expression `{source}`: Kyverno library {lib} ({lib}.{member}) is not implemented by ivpol"
+        ));
+    }
+    if let Some(first) = functions.iter().find(|f| !known::is_supported(f)) {
+        let why = known::unsupported_reason(first);
         return Err(format!("expression `{source}`: {why}"));
     }
     Ok(Expression {
@@ -174,5 +174,7 @@ mod tests {
         assert!(err.contains("frobnicate"), "{err}");
         let err = compile("http.Get('https://example.com')").unwrap_err();
         assert!(err.contains("not implemented"), "{err}");
+        let err = compile("resource.Post('v1', 'configmaps', 'ns', {})").unwrap_err();
+        assert!(err.contains("resource.Post is not implemented"), "{err}");
     }
 }

@@ -22,6 +22,7 @@ mod tests;
 mod verifier;
 
 use crate::admission::{labels_of, Request};
+use crate::cel::resource_lib::{self, ResourceSource};
 use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
 use crate::matching::MatchInput;
 use crate::oci::{
@@ -63,6 +64,8 @@ pub struct PolicySet {
     /// Policies that did not load, which deny the requests in their scope.
     rejected: Vec<rejected::Rejected>,
     cache: cache::SharedCache,
+    /// The cluster objects the host grants (`resource` library), if any.
+    resources: Option<Arc<dyn ResourceSource>>,
 }
 
 impl PolicySet {
@@ -75,6 +78,25 @@ impl PolicySet {
             diagnostics: loaded.diagnostics,
             rejected,
             cache: cache::none(),
+            resources: None,
+        }
+    }
+
+    /// [`PolicySet::load`] with the `resource` library reading through
+    /// `resources`; policies that use it load only if something is granted.
+    pub fn load_with_resources(
+        sources: &[SourceDocument],
+        resources: Arc<dyn ResourceSource>,
+    ) -> PolicySet {
+        let mut loaded = policy::load_granting(sources, &resources.granted());
+        attach_exceptions(&mut loaded);
+        let rejected = rejected::collect(&loaded.diagnostics, &loaded.policies);
+        PolicySet {
+            policies: loaded.policies,
+            diagnostics: loaded.diagnostics,
+            rejected,
+            cache: cache::none(),
+            resources: Some(resources),
         }
     }
 
@@ -131,8 +153,11 @@ impl PolicySet {
                 transport,
                 &budget,
                 &self.cache,
+                &self.resources,
             ),
-            Phase::Mutate => mutate::mutate(&candidates, &req, &namespace, transport),
+            Phase::Mutate => {
+                mutate::mutate(&candidates, &req, &namespace, transport, &self.resources)
+            }
         };
         // In both phases: a mutation a broken policy might have refused is
         // not made either.
@@ -190,6 +215,7 @@ impl PolicySet {
             transport,
             &budget,
             &self.cache,
+            &self.resources,
         ))
     }
 
@@ -219,6 +245,7 @@ impl PolicySet {
                     &cache::none(),
                     &collected.verifications,
                     &log,
+                    self.resources.as_ref(),
                 ),
                 resource: None,
                 object: &object,
@@ -338,9 +365,11 @@ fn selectors_and_rules_match(
     p.match_constraints.matches(&input)
 }
 
-/// The Kubernetes-mode variables: `object`, `oldObject`, `request`, `namespaceObject`.
+/// The Kubernetes-mode variables: `object`, `oldObject`, `request`,
+/// `namespaceObject`, and the `image` and `resource` handles.
 fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
     Bindings::builder()
+        .value(policy::RESOURCE, resource_lib::context_value())
         .json("object", JsonSource::Value(req.object.clone()))
         .json("oldObject", JsonSource::Value(req.old_object.clone()))
         .json("request", JsonSource::Text(req.raw.clone()))
@@ -359,12 +388,17 @@ fn bindings_for(
     cache: &cache::SharedCache,
     verifications: &verifier::SharedVerifications,
     log: &verifier::DecisionLog,
+    resources: Option<&Arc<dyn ResourceSource>>,
 ) -> Bindings {
     let transport = policy_transport(p, transport);
     let source = image_data::RegistryImageData::new(transport.clone());
     let base = builder
         .clone()
         .image_data(Arc::new(source))
+        .resources(resources.map(|source| resource_lib::Scoped {
+            source: source.clone(),
+            namespace: p.namespace.clone(),
+        }))
         .variables(p.variables.clone())
         .build();
     let verifier = verifier::PolicyVerifier::new(
@@ -409,17 +443,13 @@ fn within_budget(budget: &Budget, evaluate: impl FnOnce() -> Outcome) -> Outcome
 
 /// The transport for `p`: with its `credentials.secrets` named to the host.
 fn policy_transport(p: &CompiledPolicy, transport: &SharedTransport) -> SharedTransport {
-    match p
-        .spec
-        .credentials
-        .as_ref()
-        .filter(|c| !c.secrets.is_empty())
-    {
-        Some(c) => Arc::new(crate::oci::transport::WithSecrets {
+    let secrets = p.registry_secrets();
+    match secrets.is_empty() {
+        false => Arc::new(crate::oci::transport::WithSecrets {
             inner: transport.clone(),
-            secrets: c.secrets.join(","),
+            secrets: secrets.join(","),
         }),
-        None => transport.clone(),
+        true => transport.clone(),
     }
 }
 
@@ -449,6 +479,7 @@ fn validate(
     transport: Arc<dyn Transport + Send + Sync>,
     budget: &Budget,
     cache: &cache::SharedCache,
+    resources: &Option<Arc<dyn ResourceSource>>,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
     let mut collected = Collected::default();
@@ -480,6 +511,7 @@ fn validate(
                 cache,
                 &collected.verifications,
                 &log,
+                resources.as_ref(),
             ),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),

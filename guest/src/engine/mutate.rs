@@ -26,6 +26,7 @@ pub fn mutate(
     req: &Request,
     ns: &NamespaceInfo,
     transport: SharedTransport,
+    resources: &Option<std::sync::Arc<dyn crate::cel::resource_lib::ResourceSource>>,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
     // One resolution per (credentials, image) per request, whichever policy asks.
@@ -53,6 +54,7 @@ pub fn mutate(
                 &super::cache::none(),
                 &verifications,
                 &super::verifier::DecisionLog::default(),
+                resources.as_ref(),
             ),
             resource: Some(req.resource.resource.as_str()),
             object: req.resource_object(),

@@ -78,12 +78,7 @@ impl VerifierPolicy {
             attestors: p.attestors.clone(),
             attestations: p.spec.attestations.clone(),
             content_hash: p.content_hash.clone(),
-            secrets: p
-                .spec
-                .credentials
-                .as_ref()
-                .map(|c| c.secrets.clone())
-                .unwrap_or_default(),
+            secrets: p.registry_secrets(),
         }
     }
 }

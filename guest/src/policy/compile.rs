@@ -67,11 +67,27 @@ pub struct CompiledPolicy {
     /// `namespaceObject`: it cannot be judged in a namespace whose object
     /// is not known.
     pub reads_namespace_object: bool,
+    /// The field path of the first expression that uses the `resource`
+    /// library (cluster objects), if any.
+    pub reads_resources: Option<String>,
 }
 
 impl CompiledPolicy {
     pub fn has_action(&self, action: &str) -> bool {
         self.actions.iter().any(|a| a == action)
+    }
+
+    /// `credentials.secrets` as named to the host: `<name>` for a cluster
+    /// policy (ivpol's own namespace, as Kyverno reads them), and
+    /// `<namespace>/<name>` for a namespaced one, which may only use the
+    /// Secrets of its own namespace. A Kubernetes name holds no `/`, so
+    /// the two cannot be confused.
+    pub fn registry_secrets(&self) -> Vec<String> {
+        let names = self.spec.credentials.iter().flat_map(|c| &c.secrets);
+        match (&self.kind, &self.namespace) {
+            (PolicyKind::Namespaced, Some(ns)) => names.map(|n| format!("{ns}/{n}")).collect(),
+            _ => names.cloned().collect(),
+        }
     }
 }
 
@@ -178,17 +194,22 @@ pub fn compile_policy(
         actions,
         spec,
         reads_namespace_object: c.reads_namespace_object,
+        reads_resources: c.reads_resources,
     })
 }
 
 /// The variable holding the request's Namespace object.
 pub const NAMESPACE_OBJECT: &str = "namespaceObject";
 
+/// The variable the `resource` library is called on.
+pub const RESOURCE: &str = "resource";
+
 /// Compiles expressions, collecting every error with its field path.
 #[derive(Default)]
 struct Collector {
     errors: Vec<String>,
     reads_namespace_object: bool,
+    reads_resources: Option<String>,
 }
 
 impl Collector {
@@ -196,6 +217,9 @@ impl Collector {
         match cel::compile(source) {
             Ok(e) => {
                 self.reads_namespace_object |= e.reads(NAMESPACE_OBJECT);
+                if e.reads(RESOURCE) && self.reads_resources.is_none() {
+                    self.reads_resources = Some(path);
+                }
                 Some(e)
             }
             Err(e) => {

@@ -71,14 +71,21 @@ const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 const MAX_DOCUMENTS: usize = 1000;
 
 pub fn load(sources: &[SourceDocument]) -> LoadedSet {
+    load_granting(sources, &[])
+}
+
+/// [`load`] where the host grants reading the cluster resources `granted`
+/// (the `resource` library); without any, a policy that uses the library
+/// is refused.
+pub fn load_granting(sources: &[SourceDocument], granted: &[String]) -> LoadedSet {
     let mut set = LoadedSet::default();
     for src in sources {
-        load_source(src, &mut set);
+        load_source(src, granted, &mut set);
     }
     set
 }
 
-fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
+fn load_source(src: &SourceDocument, granted: &[String], set: &mut LoadedSet) {
     let diag = |index: usize, policy: Option<String>, message: String| Diagnostic {
         source: src.source.clone(),
         document: u32::try_from(index).unwrap_or(u32::MAX),
@@ -115,7 +122,7 @@ fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
                 return;
             }
         };
-        match load_document(&value) {
+        match load_document(&value, granted) {
             Ok(Loaded::Policies(policies)) => set.policies.extend(policies),
             Ok(Loaded::Exception(e)) => set.exceptions.push(e),
             Err((policy, messages)) => {
@@ -134,7 +141,7 @@ fn load_source(src: &SourceDocument, set: &mut LoadedSet) {
 type LoadError = (Option<String>, Vec<String>);
 
 /// Loads one document into its policy and autogen variants, or an exception.
-fn load_document(value: &serde_json::Value) -> Result<Loaded, LoadError> {
+fn load_document(value: &serde_json::Value, granted: &[String]) -> Result<Loaded, LoadError> {
     let api_version = value
         .get("apiVersion")
         .and_then(|v| v.as_str())
@@ -211,6 +218,11 @@ fn load_document(value: &serde_json::Value) -> Result<Loaded, LoadError> {
         let mut policy =
             compile_policy(&policy_name, namespace.clone(), kind, variant, autogen_name)
                 .map_err(&fail)?;
+        if let (Some(path), true) = (&policy.reads_resources, granted.is_empty()) {
+            return Err(fail(vec![format!(
+                "{path}: Kyverno library resource (resource.get) reads cluster objects, and the host grants none: run ivpol serve --kubernetes --grant-resource <resource> (e.g. configmaps)"
+            )]));
+        }
         policy.content_hash = content_hash.clone();
         compiled.push(policy);
     }

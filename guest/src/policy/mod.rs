@@ -9,5 +9,5 @@ mod load;
 pub mod spec;
 mod validate;
 
-pub use compile::{CompiledPolicy, ImageMatcher, PolicyKind, NAMESPACE_OBJECT};
-pub use load::{load, Diagnostic, LoadedSet, SourceDocument};
+pub use compile::{CompiledPolicy, ImageMatcher, PolicyKind, NAMESPACE_OBJECT, RESOURCE};
+pub use load::{load, load_granting, Diagnostic, LoadedSet, SourceDocument};

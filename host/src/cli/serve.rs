@@ -1,6 +1,7 @@
 //! `ivpol serve`: the admission webhook server.
 
 use crate::cache::CacheConfig;
+use crate::cluster::Cluster;
 use crate::live::{Inputs, Live};
 use crate::runtime::Limits;
 use crate::server::{self, ServerConfig};
@@ -17,9 +18,12 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:9443")]
     listen: SocketAddr,
-    /// Directory (or file) of IVP/NIVP policies; repeatable.
-    #[arg(long = "policies", default_value = "policies")]
+    /// Directory (or file) of IVP/NIVP policies; repeatable. Default
+    /// `policies`, or none with --kubernetes.
+    #[arg(long = "policies")]
     policies: Vec<PathBuf>,
+    #[command(flatten)]
+    cluster: crate::cluster::ClusterArgs,
     #[command(flatten)]
     component: super::component::ComponentArgs,
     /// Namespace manifests (file or directory) that `namespaceSelector` and
@@ -111,11 +115,21 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         pod_memory_needed_mib = limits.memory_needed() >> 20,
         "instance pool sized (two policy-set generations may overlap during a reload)"
     );
+    let cluster = Cluster::connect(&args.cluster).await?;
     let runtime =
         super::engine::runtime_with(&args.component, &args.registry, &cache, limits).await?;
+    if let Some(cluster) = &cluster {
+        runtime.net().use_cluster_secrets(cluster.secrets.clone());
+        runtime.grant_resources(cluster.resources.clone());
+    }
+    let policies = match (args.policies.is_empty(), &cluster) {
+        (true, None) => vec![PathBuf::from("policies")],
+        _ => args.policies.clone(),
+    };
     let inputs = Inputs {
-        policies: args.policies.clone(),
+        policies,
         namespaces: args.namespaces.clone(),
+        cluster: cluster.clone(),
     };
     let live = Arc::new(Live::start(runtime, inputs).await?);
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -128,6 +142,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         }
     };
     reload_on_change(live.clone(), args.reload_interval);
+    if let Some(cluster) = cluster {
+        reload_on_cluster_change(live.clone(), cluster, args.reload_interval);
+    }
     reload_on_sighup(live.clone())?;
     let config = ServerConfig {
         listen: args.listen,
@@ -159,6 +176,34 @@ fn reload_on_change(live: Arc<Live>, interval: Duration) {
         loop {
             tick.tick().await;
             live.reload("a policy or namespace file changed").await;
+        }
+    });
+}
+
+/// Reloads when the cluster's policies or exceptions change (after a short
+/// pause, so that `kubectl apply` of many objects is one reload), and
+/// fetches the policies' registry Secrets again every `interval` (10 s
+/// when file watching is off), so that a rotation reaches registries.
+fn reload_on_cluster_change(live: Arc<Live>, cluster: Arc<Cluster>, interval: Duration) {
+    let changed = cluster.changed.clone();
+    let reloading = live.clone();
+    tokio::spawn(async move {
+        loop {
+            changed.notified().await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            reloading.reload("the cluster's policies changed").await;
+        }
+    });
+    let interval = match interval.is_zero() {
+        true => Duration::from_secs(10),
+        false => interval,
+    };
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            cluster.secrets.refresh().await;
         }
     });
 }

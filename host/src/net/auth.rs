@@ -139,7 +139,14 @@ impl Keychain {
                 dir.display()
             )
         })?;
-        let config = secret_config(&text)
+        Keychain::from_secret_text(name, &text)
+    }
+}
+
+impl Keychain {
+    /// The credentials in a Secret object (JSON or YAML) named `name`.
+    pub fn from_secret_text(name: &str, text: &str) -> Result<Keychain, String> {
+        let config = secret_config(text)
             .ok_or_else(|| format!("registry secret {name} holds no docker config"))?;
         Keychain::parse(&config).map_err(|e| format!("registry secret {name}: {e}"))
     }

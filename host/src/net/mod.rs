@@ -68,6 +68,8 @@ pub struct Net {
     keychain: Keychain,
     /// Where policies' `credentials.secrets` are read from.
     secrets_dir: Option<std::path::PathBuf>,
+    /// The cluster's Secrets instead (`serve --kubernetes`), once set.
+    cluster_secrets: std::sync::OnceLock<Arc<dyn SecretSource>>,
     tokens: TokenCache,
     client: HttpsClient,
     /// Requests sent to registries (for tests and metrics).
@@ -132,6 +134,7 @@ impl Net {
             policy,
             keychain,
             secrets_dir: secrets_dir.map(Path::to_path_buf),
+            cluster_secrets: std::sync::OnceLock::new(),
             tokens: TokenCache::default(),
             client,
             sent: AtomicU64::new(0),
@@ -438,6 +441,13 @@ impl Net {
         if names.is_empty() {
             return Ok(None);
         }
+        if let Some(cluster) = self.cluster_secrets.get() {
+            let mut merged = Keychain::default();
+            for name in names {
+                merged.extend(cluster.keychain(name)?);
+            }
+            return Ok(Some(merged));
+        }
         let Some(dir) = &self.secrets_dir else {
             return Err(format!(
                 "the policy names registry secrets ({}) but ivpol serve has no --secrets-dir",
@@ -446,10 +456,26 @@ impl Net {
         };
         let mut merged = Keychain::default();
         for name in names {
+            // A namespaced policy names `<namespace>/<name>`; a secrets
+            // directory is one namespace's worth, the one ivpol runs in.
+            let name = name.rsplit_once('/').map_or(name.as_str(), |(_, n)| n);
             merged.extend(Keychain::from_secret(dir, name)?);
         }
         Ok(Some(merged))
     }
+
+    /// Reads policies' `credentials.secrets` from the cluster from now on
+    /// (`serve --kubernetes`); `--secrets-dir` is then not consulted.
+    pub fn use_cluster_secrets(&self, source: Arc<dyn SecretSource>) {
+        let _ = self.cluster_secrets.set(source);
+    }
+}
+
+/// Registry secrets by the name a policy gives them (`<name>` for a
+/// cluster policy, `<namespace>/<name>` for a namespaced one).
+pub trait SecretSource: Send + Sync {
+    /// The credentials in the secret, or why there are none.
+    fn keychain(&self, name: &str) -> Result<Keychain, String>;
 }
 
 /// The header through which the component names a policy's secrets

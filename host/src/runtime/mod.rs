@@ -9,6 +9,7 @@ mod bindings;
 pub mod precompiled;
 
 use crate::cache::{Claims, VerificationCache};
+use crate::cluster::ClusterResources;
 use crate::metrics::metrics;
 use crate::net::{Hooks, Net};
 use crate::policies::Document;
@@ -203,6 +204,8 @@ pub struct HostState {
     limits: MemoryLimiter,
     /// Verification cache keys this instance claimed in its current call.
     claims: Claims,
+    /// The cluster objects granted to policies, if any.
+    resources: Option<Arc<ClusterResources>>,
 }
 
 /// The shared WIT types need no host functions.
@@ -249,6 +252,59 @@ impl bindings::ivpol::admission::verification_cache::Host for HostState {
     }
 }
 
+impl bindings::ivpol::admission::cluster_resources::Host for HostState {
+    async fn granted(&mut self) -> Vec<String> {
+        self.resources
+            .as_ref()
+            .map(|r| r.granted())
+            .unwrap_or_default()
+    }
+
+    async fn get(
+        &mut self,
+        api_version: String,
+        resource: String,
+        namespace: String,
+        name: String,
+    ) -> Result<Option<String>, String> {
+        let resources = self.granted_resources()?;
+        let read = resources.get(&api_version, &resource, &namespace, &name);
+        within(self.hooks.deadline, read).await
+    }
+
+    async fn list(
+        &mut self,
+        api_version: String,
+        resource: String,
+        namespace: String,
+    ) -> Result<String, String> {
+        let resources = self.granted_resources()?;
+        let read = resources.list(&api_version, &resource, &namespace);
+        within(self.hooks.deadline, read).await
+    }
+}
+
+impl HostState {
+    fn granted_resources(&self) -> Result<Arc<ClusterResources>, String> {
+        self.resources.clone().ok_or_else(|| {
+            "no cluster resources are granted (ivpol serve --kubernetes --grant-resource)"
+                .to_string()
+        })
+    }
+}
+
+/// `read`, or an error once the request's deadline passes.
+async fn within<T>(
+    deadline: std::time::Instant,
+    read: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    let deadline = tokio::time::Instant::from_std(deadline);
+    match tokio::time::timeout_at(deadline, read).await {
+        Ok(result) => result,
+        Err(_) => Err("reading the cluster object took past the request's deadline".into()),
+    }
+}
+
 impl WasiHttpView for HostState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
         WasiHttpCtxView {
@@ -275,9 +331,22 @@ pub struct Runtime {
     net: Arc<Net>,
     cache: Arc<VerificationCache>,
     limits: Limits,
+    /// The cluster objects granted to policies (`serve --kubernetes`).
+    resources: std::sync::OnceLock<Arc<ClusterResources>>,
 }
 
 impl Runtime {
+    /// Lets policies read the cluster objects `resources` grants, in every
+    /// instance created from now on.
+    pub fn grant_resources(&self, resources: Arc<ClusterResources>) {
+        let _ = self.resources.set(resources);
+    }
+
+    /// The network capability every instance shares.
+    pub fn net(&self) -> &Arc<Net> {
+        &self.net
+    }
+
     /// Compiles the component (or loads it precompiled from `cache_dir`),
     /// with the default [`Limits`].
     pub fn new(
@@ -326,6 +395,7 @@ impl Runtime {
             net,
             cache,
             limits,
+            resources: std::sync::OnceLock::new(),
         })
     }
 
@@ -353,6 +423,7 @@ impl Runtime {
             table: ResourceTable::new(),
             limits: MemoryLimiter::new(self.limits.instance_memory),
             claims: Claims::new(self.cache.clone()),
+            resources: self.resources.get().cloned(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);

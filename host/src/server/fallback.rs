@@ -105,6 +105,7 @@ mod tests {
             timeout_seconds: 10,
             fail_closed: false,
             actions,
+            registry_secrets: vec![],
         }
     }
 

@@ -241,7 +241,7 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
     // One generation for the whole request, even if a reload swaps it.
     let generation = state.live.current();
     let pool = &generation.pool;
-    let namespace = crate::policies::namespace_object(&generation.namespaces, &review.namespace);
+    let namespace = generation.namespace_object(&review.namespace);
     let deadline = pool.deadline(&route.names);
     let request = std::mem::take(&mut review.request);
     let outcome = pool

@@ -6,6 +6,7 @@
 use super::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/kyverno");
 const DOC: &str = include_str!("../../../../docs/compatibility.md");
@@ -73,7 +74,23 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The quoted diagnostic of a `diagnostic` row: its first `code span`.
+/// A host that grants these resources and holds no objects.
+struct Grants(Vec<String>);
+
+impl crate::cel::resource_lib::ResourceSource for Grants {
+    fn granted(&self) -> Vec<String> {
+        self.0.clone()
+    }
+    fn get(&self, _: &str, _: &str, _: &str, _: &str) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
+    fn list(&self, _: &str, _: &str, _: &str) -> Result<Value, String> {
+        Ok(json!({"items": []}))
+    }
+}
+
+/// The quoted diagnostic of a `diagnostic` row (or the resource of a
+/// `granted` row): its first `code span`.
 fn quoted(note: &str) -> &str {
     note.split('`').nth(1).unwrap_or_default()
 }
@@ -108,6 +125,29 @@ fn kyverno_conformance() {
                 assert!(
                     diagnostics.iter().any(|d| d.contains(want)),
                     "{file}: {want:?} not in {diagnostics:?}"
+                );
+            }
+            // Loads where the quoted resource is granted (the `resource`
+            // library); refused without a grant.
+            "granted" => {
+                let grant = quoted(note).to_string();
+                let refused = "Kyverno library resource (resource.get) reads cluster objects";
+                assert!(
+                    diagnostics.iter().any(|d| d.contains(refused)),
+                    "{file}: {refused:?} not in {diagnostics:?}"
+                );
+                let granted = PolicySet::load_with_resources(
+                    &[SourceDocument {
+                        source: file.clone(),
+                        content: std::fs::read_to_string(Path::new(ROOT).join(file))
+                            .expect("readable"),
+                    }],
+                    Arc::new(Grants(vec![grant])),
+                );
+                assert!(
+                    granted.diagnostics().is_empty(),
+                    "{file}: {:?}",
+                    granted.diagnostics()
                 );
             }
             // A partial object: it must not load as a policy either.

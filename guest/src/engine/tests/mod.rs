@@ -2326,5 +2326,6 @@ mod cost;
 mod exceptions;
 mod fields;
 mod kyverno_conformance;
+mod resources;
 mod tuf;
 mod verification;

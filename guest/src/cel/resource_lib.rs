@@ -1,0 +1,126 @@
+//! Kyverno's `resource` library, read-only: `resource.Get(apiVersion,
+//! resource, namespace, name)` and `resource.List(apiVersion, resource,
+//! namespace)` (also `get` and `list`), on the `resource` variable.
+//!
+//! The objects come from a [`ResourceSource`]: in the component, the
+//! host's `cluster-resources` import, which serves only the kinds the
+//! operator granted. A namespaced policy may only read its own namespace
+//! (Kyverno scopes the library to the policy's namespace).
+
+use super::convert;
+use cel::extractors::This;
+use cel::objects::Opaque;
+use cel::{Context, ExecutionError, Value};
+use std::sync::Arc;
+
+/// Reads cluster objects for the `resource` library.
+pub trait ResourceSource: Send + Sync {
+    /// The resources that may be read (`configmaps`, `deployments.apps`).
+    fn granted(&self) -> Vec<String>;
+    /// One object; none when it does not exist.
+    fn get(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<serde_json::Value>, String>;
+    /// A `List` of the objects in `namespace`.
+    fn list(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+    ) -> Result<serde_json::Value, String>;
+}
+
+/// The value of the `resource` variable: the handle the functions are
+/// called on.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ResourceContext;
+
+impl Opaque for ResourceContext {
+    fn runtime_type_name(&self) -> &str {
+        "resource.Context"
+    }
+}
+
+/// The `resource` variable.
+pub fn context_value() -> Value {
+    Value::Opaque(Arc::new(ResourceContext))
+}
+
+/// What a policy may read: the source, and the namespace a namespaced
+/// policy is confined to.
+#[derive(Clone)]
+pub struct Scoped {
+    pub source: Arc<dyn ResourceSource>,
+    pub namespace: Option<String>,
+}
+
+pub fn register(ctx: &mut Context<'_, '_>, scoped: &Scoped) {
+    for name in ["Get", "get"] {
+        let s = scoped.clone();
+        let _ = ctx.add_function(
+            name,
+            move |This(this): This<Value>,
+                  api_version: Arc<String>,
+                  resource: Arc<String>,
+                  namespace: Arc<String>,
+                  object: Arc<String>| {
+                on_context(name, &this)?;
+                let ns = s.confine(name, &namespace)?;
+                match s.source.get(&api_version, &resource, &ns, &object) {
+                    Ok(Some(found)) => Ok(convert::to_cel(&found)),
+                    Ok(None) => Err(ExecutionError::function_error(
+                        name,
+                        format!("{resource} \"{object}\" not found in namespace \"{ns}\""),
+                    )),
+                    Err(e) => Err(ExecutionError::function_error(name, e)),
+                }
+            },
+        );
+    }
+    for name in ["List", "list"] {
+        let s = scoped.clone();
+        let _ = ctx.add_function(
+            name,
+            move |This(this): This<Value>,
+                  api_version: Arc<String>,
+                  resource: Arc<String>,
+                  namespace: Arc<String>| {
+                on_context(name, &this)?;
+                let ns = s.confine(name, &namespace)?;
+                s.source
+                    .list(&api_version, &resource, &ns)
+                    .map(|list| convert::to_cel(&list))
+                    .map_err(|e| ExecutionError::function_error(name, e))
+            },
+        );
+    }
+}
+
+fn on_context(name: &str, this: &Value) -> Result<(), ExecutionError> {
+    match this {
+        Value::Opaque(o) if o.downcast_ref::<ResourceContext>().is_some() => Ok(()),
+        _ => Err(ExecutionError::function_error(
+            name,
+            "must be called on the resource variable",
+        )),
+    }
+}
+
+impl Scoped {
+    /// The namespace to read: a namespaced policy's own, whatever it asked
+    /// for (an empty namespace means its own); any other is refused.
+    fn confine(&self, function: &str, asked: &str) -> Result<String, ExecutionError> {
+        match &self.namespace {
+            None => Ok(asked.to_string()),
+            Some(own) if asked.is_empty() || asked == own => Ok(own.clone()),
+            Some(own) => Err(ExecutionError::function_error(
+                function,
+                format!("a policy in namespace {own:?} may not read namespace {asked:?}"),
+            )),
+        }
+    }
+}

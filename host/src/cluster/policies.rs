@@ -1,0 +1,169 @@
+//! The cluster's policies and PolicyExceptions as policy documents.
+
+use super::drive;
+use crate::policies::Document;
+use anyhow::{bail, Result};
+use kube::api::{ApiResource, DynamicObject, ListParams};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, Client};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+const GROUP: &str = "policies.kyverno.io";
+
+/// The versions tried, newest first: the first one the cluster serves is
+/// watched (the API server converts every object to it).
+const VERSIONS: [&str; 3] = ["v1", "v1beta1", "v1alpha1"];
+
+/// A kind ivpol reads from the cluster.
+struct Kind {
+    kind: &'static str,
+    plural: &'static str,
+    /// Without it ivpol cannot serve (the policies themselves); an absent
+    /// PolicyException CRD only means there are no exceptions.
+    required: bool,
+}
+
+const KINDS: [Kind; 3] = [
+    Kind {
+        kind: "ImageValidatingPolicy",
+        plural: "imagevalidatingpolicies",
+        required: true,
+    },
+    Kind {
+        kind: "NamespacedImageValidatingPolicy",
+        plural: "namespacedimagevalidatingpolicies",
+        required: true,
+    },
+    Kind {
+        kind: "PolicyException",
+        plural: "policyexceptions",
+        required: false,
+    },
+];
+
+/// One reflector per kind.
+pub struct PolicyWatch {
+    stores: Vec<(ApiResource, Store<DynamicObject>)>,
+}
+
+impl PolicyWatch {
+    pub async fn start(client: &Client, changed: Arc<Notify>) -> Result<PolicyWatch> {
+        let mut stores = Vec::new();
+        for kind in &KINDS {
+            let Some(resource) = served(client, kind).await? else {
+                continue;
+            };
+            let writer = reflector::store::Writer::new(resource.clone());
+            let reader = writer.as_reader();
+            let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
+            let stream = reflector::reflector(writer, watcher(api, watcher::Config::default()))
+                .default_backoff();
+            tokio::spawn(drive(stream, kind.plural, Some(changed.clone())));
+            tracing::info!(api_version = %resource.api_version, kind = kind.kind, "watching");
+            stores.push((resource, reader));
+        }
+        Ok(PolicyWatch { stores })
+    }
+
+    pub async fn wait_synced(&self) {
+        for (_, store) in &self.stores {
+            let _ = store.wait_until_ready().await;
+        }
+    }
+
+    /// Every object as a document, in a stable order (the reload hash
+    /// compares them).
+    pub fn documents(&self) -> Vec<Document> {
+        let mut out: Vec<Document> = self
+            .stores
+            .iter()
+            .flat_map(|(resource, store)| {
+                store
+                    .state()
+                    .into_iter()
+                    .map(move |o| document(resource, &o))
+            })
+            .collect();
+        out.sort_by(|a, b| a.source.cmp(&b.source));
+        out
+    }
+}
+
+/// The newest version of `kind` the cluster serves; none for an optional
+/// kind it does not serve at all.
+async fn served(client: &Client, kind: &Kind) -> Result<Option<ApiResource>> {
+    for version in VERSIONS {
+        let resource = ApiResource {
+            group: GROUP.into(),
+            version: version.into(),
+            api_version: format!("{GROUP}/{version}"),
+            kind: kind.kind.into(),
+            plural: kind.plural.into(),
+        };
+        let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
+        match api.list_metadata(&ListParams::default().limit(1)).await {
+            Ok(_) => return Ok(Some(resource)),
+            Err(kube::Error::Api(status)) if status.code == 404 => continue,
+            Err(e) => bail!("listing {}.{GROUP}/{version}: {e}", kind.plural),
+        }
+    }
+    if kind.required {
+        bail!(
+            "the API server serves no version of {}.{GROUP} ({}): install Kyverno's CRDs",
+            kind.plural,
+            VERSIONS.join(", ")
+        );
+    }
+    tracing::warn!(
+        "the API server serves no {}.{GROUP}: no exceptions apply",
+        kind.plural
+    );
+    Ok(None)
+}
+
+/// The object as the component reads a policy file: apiVersion, kind,
+/// name, namespace, labels, annotations and spec. Status and server
+/// bookkeeping are left out, so that a status write is no reload.
+fn document(resource: &ApiResource, o: &DynamicObject) -> Document {
+    let meta = &o.metadata;
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), json!(meta.name));
+    if let Some(ns) = &meta.namespace {
+        metadata.insert("namespace".into(), json!(ns));
+    }
+    if let Some(labels) = meta.labels.as_ref().filter(|l| !l.is_empty()) {
+        metadata.insert("labels".into(), json!(labels));
+    }
+    let annotations: std::collections::BTreeMap<&String, &String> = meta
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(k, _)| *k != "kubectl.kubernetes.io/last-applied-configuration")
+        .collect();
+    if !annotations.is_empty() {
+        metadata.insert("annotations".into(), json!(annotations));
+    }
+    let mut value = json!({
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "metadata": metadata,
+    });
+    if let Some(spec) = o.data.get("spec") {
+        value["spec"] = spec.clone();
+    }
+    let place = match &meta.namespace {
+        Some(ns) => format!("{ns}/"),
+        None => String::new(),
+    };
+    Document {
+        source: format!(
+            "kubernetes:{}/{place}{}",
+            resource.plural,
+            meta.name.as_deref().unwrap_or_default()
+        ),
+        content: Value::to_string(&value),
+    }
+}
