@@ -168,9 +168,11 @@ impl Api {
         }
         if let Some(name) = &t.name {
             match meta.get("name").and_then(Value::as_str) {
-                Some(given) if given != name => return Err(ApiError::bad_request(format!(
+                Some(given) if given != name => {
+                    return Err(ApiError::bad_request(format!(
                     "the name of the object ({given}) does not match the name on the URL ({name})"
-                ))),
+                )))
+                }
                 Some(_) => {}
                 None => {
                     meta.insert("name".into(), json!(name));
