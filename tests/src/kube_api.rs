@@ -81,9 +81,12 @@
 //! - **No validation** against CRD `openAPIV3Schema` or builtin schemas,
 //!   no defaulting, no pruning; `fieldValidation` is ignored; `dryRun`
 //!   is refused (400).
-//! - **No discovery** (`/api`, `/apis`, `/version`), no protobuf, tables,
-//!   `deletecollection`, graceful deletion or finalizers, admission,
-//!   RBAC, or subresources other than `/status`.
+//! - **Discovery** is the legacy kind only (`/version`, `/api`, `/apis`,
+//!   `/apis/{group}`, `/api/v1`, `/apis/{group}/{version}`, made from the
+//!   served types; enough for `kube::Discovery::run` and
+//!   `discovery::pinned_kind`), not aggregated discovery (`run_aggregated`).
+//! - No protobuf, tables, `deletecollection`, graceful deletion or
+//!   finalizers, admission, RBAC, or subresources other than `/status`.
 //! - `generation` is kept for every type (the real one leaves it off
 //!   e.g. ConfigMaps and Secrets).
 //! - `fieldSelector` serves only `metadata.name` and `metadata.namespace`.
@@ -91,6 +94,7 @@
 //!   and moves the version counter on, so every version handed out before
 //!   is expired: watches and continue tokens from before get 410.
 
+mod discovery;
 mod error;
 mod handler;
 mod http;
@@ -323,7 +327,8 @@ impl KubeApi {
         name: &str,
     ) -> Option<Value> {
         let st = self.shared.lock();
-        let t = control_target(&st.api, api_version, kind, ns, Some(name)).expect("a served type");
+        let t = control_target(&st.api, api_version, kind, ns, Some(name))
+            .unwrap_or_else(|e| panic!("{e}"));
         st.api.get(&t).ok()
     }
 
@@ -331,7 +336,8 @@ impl KubeApi {
     /// by namespace and name. Panics if the server serves no such type.
     pub fn list(&self, api_version: &str, kind: &str, ns: Option<&str>) -> Vec<Value> {
         let st = self.shared.lock();
-        let t = control_target(&st.api, api_version, kind, ns, None).expect("a served type");
+        let t =
+            control_target(&st.api, api_version, kind, ns, None).unwrap_or_else(|e| panic!("{e}"));
         let q = ListQuery {
             selectors: Default::default(),
             limit: None,
@@ -352,7 +358,8 @@ impl KubeApi {
         name: &str,
     ) -> Option<Value> {
         self.write(|api| {
-            let t = control_target(api, api_version, kind, ns, Some(name)).expect("a served type");
+            let t = control_target(api, api_version, kind, ns, Some(name))
+                .unwrap_or_else(|e| panic!("{e}"));
             api.delete(&t, &json!({}))
         })
         .ok()

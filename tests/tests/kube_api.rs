@@ -978,3 +978,46 @@ fn oversized_bodies_are_refused_with_413() {
         "{answer}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_lists_the_served_types_and_versions() {
+    let kube = KubeApi::start();
+    let client = client(&kube).await;
+    let version = client.apiserver_version().await.expect("/version");
+    assert_eq!(
+        (version.major.as_str(), version.minor.as_str()),
+        ("1", "35")
+    );
+
+    let discovery = kube::Discovery::new(client.clone())
+        .run()
+        .await
+        .expect("discovery");
+    let policies = discovery
+        .get("policies.kyverno.io")
+        .expect("the Kyverno group");
+    assert_eq!(policies.preferred_version_or_latest(), "v1");
+    let gvk = GroupVersionKind::gvk("policies.kyverno.io", "v1alpha1", "ImageValidatingPolicy");
+    let (ar, caps) = discovery.resolve_gvk(&gvk).expect("IVP at v1alpha1");
+    assert_eq!(ar.plural, "imagevalidatingpolicies");
+    assert_eq!(caps.scope, kube::discovery::Scope::Cluster);
+    assert!(caps.subresources.iter().any(|(s, _)| s.plural == "status"));
+    let unserved = GroupVersionKind::gvk(
+        "policies.kyverno.io",
+        "v1alpha1",
+        "NamespacedImageValidatingPolicy",
+    );
+    assert!(discovery.resolve_gvk(&unserved).is_none());
+
+    let report = GroupVersionKind::gvk("openreports.io", "v1alpha1", "Report");
+    let (ar, caps) = kube::discovery::pinned_kind(&client, &report)
+        .await
+        .expect("pinned Report");
+    assert_eq!(ar.plural, "reports");
+    assert_eq!(caps.scope, kube::discovery::Scope::Namespaced);
+    assert!(caps.subresources.is_empty(), "Reports have no /status");
+    let lease = discovery
+        .resolve_gvk(&GroupVersionKind::gvk("coordination.k8s.io", "v1", "Lease"))
+        .expect("Lease");
+    assert_eq!(lease.0.plural, "leases");
+}

@@ -1,6 +1,7 @@
 //! From an HTTP request to a reply: the URL layout, the verbs, and the
 //! list and watch options, validated as the API server validates them.
 
+use super::discovery;
 use super::error::{ApiError, FieldError};
 use super::http::{decode_segment, Request};
 use super::ops::{Api, Continue, ListAt, ListQuery, PatchKind, Target};
@@ -37,8 +38,8 @@ pub(crate) struct WatchSpec {
     pub bookmarks: bool,
 }
 
-/// A watch without `timeoutSeconds` ends after this (the API server
-/// picks 30 to 60 minutes).
+/// A watch without `timeoutSeconds` (or with 0) ends after this (the API
+/// server picks 30 to 60 minutes).
 const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Answers one authenticated request.
@@ -47,6 +48,12 @@ pub(crate) fn handle(api: &mut Api, req: &Request) -> Result<Reply, ApiError> {
         return Err(ApiError::bad_request(
             "dryRun is not supported by this fake API server",
         ));
+    }
+    if req.method == "GET" {
+        let host = req.header("host").unwrap_or("");
+        if let Some(doc) = discovery::document(&api.resources, &req.path, host) {
+            return Ok(Reply::Json(200, doc));
+        }
     }
     let t = route(&api.resources, &req.path)?;
     let named = t.name.is_some();
@@ -353,11 +360,12 @@ fn watch_spec(api: &Api, target: Target, req: &Request) -> Result<WatchSpec, Api
             }
         }
     };
-    let timeout = match req.param("timeoutSeconds") {
-        None => DEFAULT_WATCH_TIMEOUT,
-        Some(s) => Duration::from_secs(
-            s.parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {s:?}")))?,
+    // As upstream, no timeout (or 0) means the server's own.
+    let timeout = match req.param("timeoutSeconds").unwrap_or("") {
+        "" | "0" => DEFAULT_WATCH_TIMEOUT,
+        n => Duration::from_secs(
+            n.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {n:?}")))?,
         ),
     };
     Ok(WatchSpec {
