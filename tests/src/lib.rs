@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod faulty;
 pub mod fixtures;
+pub mod kube_api;
 pub mod kyverno;
 pub mod oci;
 pub mod policy;
