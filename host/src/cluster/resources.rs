@@ -132,7 +132,8 @@ impl ClusterResources {
                 "{grant} is not granted to policies (ivpol serve --grant-resource {grant})"
             ));
         }
-        if !is_name(version) || !is_name(resource) || !group.split('.').all(is_name) {
+        let group_ok = group.is_empty() || group.split('.').all(is_name);
+        if !is_name(version) || !is_name(resource) || !group_ok {
             return Err(format!("invalid resource {api_version} {resource}"));
         }
         let resource = ApiResource {

@@ -1,0 +1,326 @@
+//! `ivpol serve --kubernetes` against the test API server
+//! (`ivpol_tests::kube_api`, real kube-rs on the ivpol side): policies,
+//! namespaces, registry Secrets and granted ConfigMaps come from the
+//! cluster and reach admission within seconds, and a dropped or expired
+//! watch recovers.
+
+use base64::Engine as _;
+use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
+use ivpol_tests::kube_api::KubeApi;
+use ivpol_tests::kyverno::conformance_dir;
+use ivpol_tests::policy::pod_policy;
+use ivpol_tests::registry::Registry;
+use ivpol_tests::review::{pod, review};
+use ivpol_tests::{Options, Server};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// How long a cluster change may take to reach admission.
+const SOON: Duration = Duration::from_secs(5);
+
+fn yaml(text: &str) -> Value {
+    serde_yaml::from_str(text).expect("YAML")
+}
+
+/// A test API server with ivpol's own namespace and `team`.
+fn cluster() -> KubeApi {
+    let api = KubeApi::start();
+    for ns in ["ivpol", "team"] {
+        api.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+            .expect("namespace");
+    }
+    api
+}
+
+/// `ivpol serve --kubeconfig` against `api`, with no policy files.
+fn serve(api: &KubeApi, extra: &[&str]) -> (Server, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("dir");
+    let kubeconfig = api.write_kubeconfig(dir.path());
+    let mut extra_args = vec!["--kubeconfig".to_string(), kubeconfig.display().to_string()];
+    extra_args.extend(extra.iter().map(|a| a.to_string()));
+    let server = Server::start_with(
+        &[],
+        Options {
+            extra_args,
+            ..Options::default()
+        },
+    );
+    (server, dir)
+}
+
+/// A Pod policy whose one validation is `expression`.
+fn deny_unless(name: &str, expression: &str, head: &str) -> Value {
+    yaml(&pod_policy(
+        name,
+        "\"CREATE\"",
+        &format!("{head}  validationConfigurations: {{mutateDigest: false, verifyDigest: false, required: false}}\n  attestors: []\n  validations:\n    - expression: {expression:?}\n      message: {name} says no\n"),
+    ))
+}
+
+/// A Pod CREATE as the API server sends it (the object carries its namespace).
+fn pod_in(namespace: &str) -> Value {
+    let mut object = pod("p", &["ghcr.io/a/b:1"]);
+    object["metadata"]["namespace"] = json!(namespace);
+    review("CREATE", namespace, &object)
+}
+
+fn allowed(s: &Server, path: &str, r: &Value) -> bool {
+    s.review(path, r)["allowed"] == true
+}
+
+#[test]
+fn a_policy_applied_through_the_api_is_enforced_within_seconds() {
+    let api = cluster();
+    let (s, _dir) = serve(&api, &[]);
+    assert!(allowed(&s, "/ivpol/validate", &pod_in("team")));
+    api.apply(deny_unless("no-pods", "false", ""))
+        .expect("apply");
+    assert!(
+        s.eventually(SOON, |s| !allowed(s, "/ivpol/validate", &pod_in("team"))),
+        "the applied policy is not enforced"
+    );
+    let r = s.review("/ivpol/validate", &pod_in("team"));
+    assert_eq!(
+        r["status"]["message"], "Policy no-pods failed: no-pods says no",
+        "{r}"
+    );
+    // A namespaced policy, in its namespace only.
+    let mut nivp = deny_unless("team-rule", "false", "");
+    nivp["kind"] = json!("NamespacedImageValidatingPolicy");
+    nivp["metadata"]["namespace"] = json!("team");
+    api.apply(nivp).expect("apply");
+    assert!(s.eventually(SOON, |s| !allowed(s, "/nivpol/validate", &pod_in("team"))));
+    assert!(allowed(&s, "/nivpol/validate", &pod_in("default")));
+    // Deleting it lifts it.
+    api.delete(
+        "policies.kyverno.io/v1",
+        "ImageValidatingPolicy",
+        None,
+        "no-pods",
+    );
+    assert!(
+        s.eventually(SOON, |s| allowed(s, "/ivpol/validate", &pod_in("team"))),
+        "the deleted policy still denies"
+    );
+    // A PolicyException from the cluster applies too.
+    api.apply(deny_unless("no-pods", "false", ""))
+        .expect("apply");
+    assert!(s.eventually(SOON, |s| !allowed(s, "/ivpol/validate", &pod_in("team"))));
+    api.apply(yaml(
+        "apiVersion: policies.kyverno.io/v1beta1\nkind: PolicyException\nmetadata: {name: team-ok, namespace: team}\nspec:\n  policyRefs: [{name: no-pods, kind: ImageValidatingPolicy}]\n  matchConditions: [{name: team, expression: \"object.metadata.namespace == 'team'\"}]\n",
+    ))
+    .expect("exception");
+    let excepted = s.eventually(SOON, |s| allowed(s, "/ivpol/validate", &pod_in("team")));
+    assert!(excepted, "the exception is not applied");
+    assert!(!allowed(&s, "/ivpol/validate", &pod_in("default")));
+}
+
+#[test]
+fn relabelling_a_namespace_changes_the_verdict() {
+    let api = cluster();
+    let policy = deny_unless(
+        "prod-locked",
+        "false",
+        "    namespaceSelector: {matchLabels: {env: prod}}\n",
+    );
+    api.apply(policy).expect("apply");
+    let (s, _dir) = serve(&api, &[]);
+    let path = "/ivpol/validate/prod-locked";
+    assert!(allowed(&s, path, &pod_in("team")), "team is not prod yet");
+    // A namespace the cluster does not have: its labels are unknown.
+    let r = s.review(path, &pod_in("ghost"));
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("namespace \"ghost\" is not known to ivpol")),
+        "{r}"
+    );
+    api.apply(json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "team", "labels": {"env": "prod"}}}))
+        .expect("relabel");
+    assert!(
+        s.eventually(SOON, |s| !allowed(s, path, &pod_in("team"))),
+        "the new label is not seen"
+    );
+}
+
+#[test]
+fn a_secret_rotation_reaches_registry_authentication() {
+    const PASSWORD: &str = "rotated-in-only-the-host-knows";
+    let dir = tempfile::tempdir().expect("dir");
+    let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
+    let digest = Pusher {
+        addr: &plain.addr,
+        auth: None,
+    }
+    .image("app", "v1", OCI_MANIFEST, "amd64");
+    let api = cluster();
+    let secret = |password: &str| {
+        let config =
+            json!({"auths": {reg.addr.clone(): {"username": "bob", "password": password}}});
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+            "metadata": {"name": "regcred", "namespace": "ivpol"},
+            "data": {".dockerconfigjson": base64::engine::general_purpose::STANDARD.encode(config.to_string())}})
+    };
+    api.apply(secret("stale")).expect("secret");
+    let policy = yaml(&pod_policy(
+        "pin",
+        "\"CREATE\"",
+        "  credentials: {secrets: [regcred]}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    ));
+    api.apply(policy).expect("policy");
+    let crt = crt.display().to_string();
+    let (s, _kube) = serve(
+        &api,
+        &["--allow-registry", &reg.addr, "--registry-ca", &crt],
+    );
+    let image = format!("{}/app:v1", reg.addr);
+    let create = review("CREATE", "team", &pod("p", &[&image]));
+    let r = s.review("/ivpol/mutate/pin", &create);
+    assert!(
+        r["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("registry answered HTTP 401")),
+        "{r}"
+    );
+    api.apply(secret(PASSWORD)).expect("rotate");
+    assert!(
+        s.eventually(SOON, |s| s.review("/ivpol/mutate/pin", &create)["allowed"]
+            == true),
+        "the rotated secret is not used"
+    );
+    let r = s.review("/ivpol/mutate/pin", &create);
+    let patch = base64::engine::general_purpose::STANDARD
+        .decode(r["patch"].as_str().unwrap_or_default())
+        .expect("patch");
+    assert!(String::from_utf8_lossy(&patch).contains(&format!("{image}@{digest}")));
+    // A namespaced policy's secrets come from its own namespace.
+    let mut nivp = yaml(&pod_policy(
+        "team-pin",
+        "\"CREATE\"",
+        "  credentials: {secrets: [regcred]}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    ));
+    nivp["kind"] = json!("NamespacedImageValidatingPolicy");
+    nivp["metadata"]["namespace"] = json!("team");
+    api.apply(nivp).expect("nivp");
+    let team_secret = "/api/v1/namespaces/team/secrets/regcred";
+    assert!(
+        s.eventually(SOON, |_| api
+            .requests()
+            .iter()
+            .any(|r| r.path == team_secret)),
+        "the NIVP's secret is not read from its namespace"
+    );
+    // Secrets are fetched by name, never listed, and only where allowed.
+    let reads: Vec<_> = api
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/secrets"))
+        .collect();
+    assert!(!reads.is_empty());
+    for r in reads {
+        assert_eq!(r.method, "GET", "{r:?}");
+        assert!(
+            [team_secret, "/api/v1/namespaces/ivpol/secrets/regcred"].contains(&r.path.as_str()),
+            "{r:?}"
+        );
+    }
+}
+
+/// Kyverno's `context/configmap` chainsaw case, with configmaps granted:
+/// the vendored policy, ConfigMap and Deployments, and the verdicts its
+/// chainsaw test expects; then a ConfigMap edit reaches `resource.get`.
+#[test]
+fn a_config_map_change_reaches_resource_get() {
+    let case = conformance_dir()
+        .join("test/conformance/chainsaw/image-validating-policies/context/configmap");
+    let read = |f: &str| yaml(&std::fs::read_to_string(case.join(f)).expect("case file"));
+    let api = cluster();
+    let mut policy = read("policy.yaml");
+    // Its Notary attestor is never called (no validation verifies), but
+    // ivpol requires digests by default like Kyverno 1.19 does; the case's
+    // image is not reachable here, so the checks the case does not test
+    // are off.
+    policy["spec"]["validationConfigurations"] =
+        json!({"mutateDigest": false, "verifyDigest": false, "required": false});
+    api.apply(policy).expect("policy");
+    let mut cm = read("configmap.yaml");
+    cm["metadata"]["namespace"] = json!("team");
+    api.apply(cm.clone()).expect("configmap");
+    let (s, _dir) = serve(&api, &["--grant-resource", "configmaps"]);
+    // As the API server sends it: the object carries its namespace.
+    let deployment = |f: &str| {
+        let mut object = read(f);
+        object["metadata"]["namespace"] = json!("team");
+        review("CREATE", "team", &object)
+    };
+    let path = "/ivpol/validate/check-deployment-labels";
+    let r = s.review(path, &deployment("positive.yaml"));
+    assert_eq!(r["allowed"], true, "{r}");
+    let r = s.review(path, &deployment("negative.yaml"));
+    assert_eq!(
+        r["status"]["message"],
+        "Policy check-deployment-labels failed: Deployment labels must be env=prod",
+        "{r}"
+    );
+    cm["data"]["env"] = json!("testing");
+    api.apply(cm).expect("edit");
+    assert!(
+        s.eventually(SOON, |s| allowed(s, path, &deployment("negative.yaml"))),
+        "the edited ConfigMap is not read"
+    );
+    assert!(!allowed(&s, path, &deployment("positive.yaml")));
+}
+
+#[test]
+fn without_a_grant_resource_policies_deny_with_the_load_diagnostic() {
+    let api = cluster();
+    let mut policy = deny_unless("reads", "variables.cm.data.ok == 'yes'", "");
+    policy["spec"]["variables"] =
+        json!([{"name": "cm", "expression": "resource.get('v1', 'configmaps', 'team', 'x')"}]);
+    api.apply(policy).expect("policy");
+    let (s, _dir) = serve(&api, &[]);
+    let r = s.review("/ivpol/validate", &pod_in("team"));
+    let message = r["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Policy reads error: policy failed to load:")
+            && message.contains("--grant-resource"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_dropped_or_expired_watch_recovers() {
+    let api = cluster();
+    let (s, _dir) = serve(&api, &[]);
+    assert!(
+        s.eventually(SOON, |_| api.watch_count() >= 3),
+        "watches not open"
+    );
+    api.drop_watches();
+    api.apply(deny_unless("after-drop", "false", ""))
+        .expect("apply");
+    assert!(
+        s.eventually(SOON * 2, |s| !allowed(
+            s,
+            "/ivpol/validate/after-drop",
+            &pod_in("team")
+        )),
+        "a policy applied after a dropped watch is not seen"
+    );
+    api.expire_watches();
+    api.delete(
+        "policies.kyverno.io/v1",
+        "ImageValidatingPolicy",
+        None,
+        "after-drop",
+    );
+    assert!(
+        s.eventually(SOON * 2, |s| allowed(
+            s,
+            "/ivpol/validate/after-drop",
+            &pod_in("team")
+        )),
+        "a deletion after an expired watch (410, relist) is not seen"
+    );
+}
