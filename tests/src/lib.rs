@@ -9,6 +9,7 @@ pub mod kube_api;
 pub mod kyverno;
 pub mod oci;
 pub mod policy;
+pub mod rbac;
 pub mod registry;
 pub mod review;
 pub mod sign;

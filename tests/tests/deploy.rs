@@ -78,10 +78,118 @@ fn every_manifest_parses_and_names_itself() {
     ] {
         assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
     }
-    // ivpol reads no cluster API: no RBAC at all.
     for kind in ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"] {
-        assert!(!kinds.contains(&kind), "deploy/ grants {kind}");
+        assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
     }
+}
+
+/// Least privilege: no wildcard, nothing that lists or writes Secrets, no
+/// cluster-wide Secret access bound to ivpol, and no verb beyond the
+/// issue's list for each resource.
+#[test]
+fn the_rbac_is_least_privilege() {
+    use ivpol_tests::rbac::{allows, Attributes};
+    let all = ivpol_tests::rbac::deploy_manifests();
+    for role in all
+        .iter()
+        .filter(|v| v["kind"] == "ClusterRole" || v["kind"] == "Role")
+    {
+        for rule in role["rules"].as_array().expect("rules") {
+            for field in ["apiGroups", "resources", "verbs"] {
+                assert!(
+                    !strings(&rule[field]).contains(&"*".to_string()),
+                    "{}: a wildcard in {field}",
+                    role["metadata"]["name"]
+                );
+            }
+        }
+    }
+    let may =
+        |verb: &str, group: &str, resource: &str, namespace: Option<&str>, name: Option<&str>| {
+            allows(
+                &all,
+                "ivpol",
+                "ivpol",
+                &Attributes {
+                    verb: verb.into(),
+                    group: group.into(),
+                    resource: resource.into(),
+                    namespace: namespace.map(String::from),
+                    name: name.map(String::from),
+                },
+            )
+        };
+    // What it needs.
+    assert!(may(
+        "watch",
+        "policies.kyverno.io",
+        "imagevalidatingpolicies",
+        None,
+        None
+    ));
+    assert!(may("list", "", "namespaces", None, None));
+    assert!(may("get", "", "secrets", Some("ivpol"), Some("regcred")));
+    assert!(may(
+        "update",
+        "coordination.k8s.io",
+        "leases",
+        Some("ivpol"),
+        Some("ivpol")
+    ));
+    assert!(may(
+        "patch",
+        "openreports.io",
+        "reports",
+        Some("team"),
+        Some("x")
+    ));
+    assert!(may(
+        "patch",
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        None,
+        Some("ivpol")
+    ));
+    // What it must not have.
+    for verb in ["list", "watch", "create", "update", "patch", "delete"] {
+        assert!(
+            !may(verb, "", "secrets", Some("ivpol"), None),
+            "{verb} secrets"
+        );
+    }
+    assert!(
+        !may("get", "", "secrets", Some("team"), Some("regcred")),
+        "another namespace's secrets"
+    );
+    assert!(
+        !may("get", "", "secrets", None, Some("regcred")),
+        "secrets cluster-wide"
+    );
+    assert!(!may(
+        "update",
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        None,
+        Some("someone-else")
+    ));
+    assert!(!may(
+        "delete",
+        "policies.kyverno.io",
+        "imagevalidatingpolicies",
+        None,
+        Some("p")
+    ));
+    assert!(
+        !may("get", "", "configmaps", Some("team"), Some("x")),
+        "nothing is granted by default"
+    );
+    assert!(!may(
+        "update",
+        "coordination.k8s.io",
+        "leases",
+        Some("kube-system"),
+        Some("x")
+    ));
 }
 
 fn container(deployment: &Value) -> &Value {
@@ -149,10 +257,12 @@ fn the_deployment_runs_serve_with_flags_the_binary_has() {
             "{path} not mounted read-only: {mounts:?}"
         );
     }
-    // Locked down: non-root, read-only root, no capabilities, no token.
+    // Locked down: non-root, read-only root, no capabilities; the token
+    // is mounted for --kubernetes.
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
-    assert_eq!(pod["automountServiceAccountToken"], false);
+    assert_eq!(pod["automountServiceAccountToken"], true);
+    assert!(args.iter().any(|a| a == "--kubernetes"), "{args:?}");
     let sc = &c["securityContext"];
     assert_eq!(sc["readOnlyRootFilesystem"], true);
     assert_eq!(sc["allowPrivilegeEscalation"], false);

@@ -324,3 +324,40 @@ fn a_dropped_or_expired_watch_recovers() {
         "a deletion after an expired watch (410, relist) is not seen"
     );
 }
+
+/// deploy/'s RBAC lets ivpol make every request it made here (plus the
+/// RoleBinding deploy/README.md tells teams to add for their namespaced
+/// policies' secrets): a cluster running deploy/ never answers it 403.
+#[test]
+fn deploy_rbac_allows_every_request_ivpol_makes() {
+    use ivpol_tests::rbac::{allows, attributes, deploy_manifests};
+    let api = cluster();
+    let mut nivp = yaml(&pod_policy(
+        "team-pin",
+        "\"CREATE\"",
+        "  credentials: {secrets: [regcred]}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    ));
+    nivp["kind"] = json!("NamespacedImageValidatingPolicy");
+    nivp["metadata"]["namespace"] = json!("team");
+    api.apply(nivp).expect("nivp");
+    let mut own = deny_unless("own", "true", "");
+    own["spec"]["credentials"] = json!({"secrets": ["regcred"]});
+    api.apply(own).expect("policy");
+    let (s, _dir) = serve(&api, &[]);
+    assert!(allowed(&s, "/ivpol/validate", &pod_in("team")));
+    let mut manifests = deploy_manifests();
+    manifests.push(yaml(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ivpol-registry-secrets, namespace: team}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ivpol-registry-secrets}\nsubjects: [{kind: ServiceAccount, name: ivpol, namespace: ivpol}]\n",
+    ));
+    let requests = api.requests();
+    assert!(requests.iter().any(|r| r.path.contains("/secrets/")));
+    for r in requests {
+        let Some(a) = attributes(&r) else { continue };
+        assert!(
+            allows(&manifests, "ivpol", "ivpol", &a),
+            "deploy/ RBAC refuses {} {} ({a:?})",
+            r.method,
+            r.path
+        );
+    }
+}
