@@ -227,49 +227,92 @@ fn a_secret_rotation_reaches_registry_authentication() {
     }
 }
 
-/// Kyverno's `context/configmap` chainsaw case, with configmaps granted:
-/// the vendored policy, ConfigMap and Deployments, and the verdicts its
-/// chainsaw test expects; then a ConfigMap edit reaches `resource.get`.
-#[test]
-fn a_config_map_change_reaches_resource_get() {
+/// One of Kyverno's `context/*` chainsaw cases, with `grant` granted: the
+/// vendored policy and the object it reads (created in `team`), then the
+/// verdicts its chainsaw test expects for the positive and negative
+/// Deployments. Returns the API, the server and the object.
+fn context_case(
+    dir: &str,
+    object: &str,
+    grant: &str,
+) -> (KubeApi, Server, tempfile::TempDir, Value) {
     let case = conformance_dir()
-        .join("test/conformance/chainsaw/image-validating-policies/context/configmap");
+        .join("test/conformance/chainsaw/image-validating-policies/context")
+        .join(dir);
     let read = |f: &str| yaml(&std::fs::read_to_string(case.join(f)).expect("case file"));
     let api = cluster();
     let mut policy = read("policy.yaml");
-    // Its Notary attestor is never called (no validation verifies), but
-    // ivpol requires digests by default like Kyverno 1.19 does; the case's
-    // image is not reachable here, so the checks the case does not test
-    // are off.
+    let name = policy["metadata"]["name"]
+        .as_str()
+        .expect("name")
+        .to_string();
+    // The cases' images are not reachable here and no validation verifies
+    // them; Kyverno 1.19 requires digests by default, so those checks,
+    // which the cases do not test, are off (as `context/resource` has it).
     policy["spec"]["validationConfigurations"] =
         json!({"mutateDigest": false, "verifyDigest": false, "required": false});
     api.apply(policy).expect("policy");
-    let mut cm = read("configmap.yaml");
-    cm["metadata"]["namespace"] = json!("team");
-    api.apply(cm.clone()).expect("configmap");
-    let (s, _dir) = serve(&api, &["--grant-resource", "configmaps"]);
-    // As the API server sends it: the object carries its namespace.
-    let deployment = |f: &str| {
-        let mut object = read(f);
-        object["metadata"]["namespace"] = json!("team");
-        review("CREATE", "team", &object)
-    };
-    let path = "/ivpol/validate/check-deployment-labels";
-    let r = s.review(path, &deployment("positive.yaml"));
+    let mut read_object = read(object);
+    read_object["metadata"]["namespace"] = json!("team");
+    api.apply(read_object.clone())
+        .expect("the object the policy reads");
+    let (s, dir) = serve(&api, &["--grant-resource", grant]);
+    let path = format!("/ivpol/validate/{name}");
+    let r = s.review(&path, &deployment(&case, "positive.yaml"));
     assert_eq!(r["allowed"], true, "{r}");
-    let r = s.review(path, &deployment("negative.yaml"));
+    let r = s.review(&path, &deployment(&case, "negative.yaml"));
     assert_eq!(
         r["status"]["message"],
-        "Policy check-deployment-labels failed: Deployment labels must be env=prod",
+        format!("Policy {name} failed: Deployment labels must be env=prod"),
         "{r}"
     );
+    (api, s, dir, read_object)
+}
+
+/// A case's Deployment CREATE in `team`, as the API server sends it.
+fn deployment(case: &std::path::Path, file: &str) -> Value {
+    let mut object = yaml(&std::fs::read_to_string(case.join(file)).expect("case file"));
+    object["metadata"]["namespace"] = json!("team");
+    review("CREATE", "team", &object)
+}
+
+/// Kyverno's `context/configmap` case; then a ConfigMap edit reaches
+/// `resource.get` within its cache's few seconds.
+#[test]
+fn a_config_map_change_reaches_resource_get() {
+    let (api, s, _dir, mut cm) = context_case("configmap", "configmap.yaml", "configmaps");
+    let case = conformance_dir()
+        .join("test/conformance/chainsaw/image-validating-policies/context/configmap");
+    let path = "/ivpol/validate/check-deployment-labels";
     cm["data"]["env"] = json!("testing");
     api.apply(cm).expect("edit");
     assert!(
-        s.eventually(SOON, |s| allowed(s, path, &deployment("negative.yaml"))),
+        s.eventually(SOON, |s| s
+            .review(path, &deployment(&case, "negative.yaml"))["allowed"]
+            == true),
         "the edited ConfigMap is not read"
     );
-    assert!(!allowed(&s, path, &deployment("positive.yaml")));
+    assert_eq!(
+        s.review(path, &deployment(&case, "positive.yaml"))["allowed"],
+        false
+    );
+}
+
+/// Kyverno's `context/resource` case: the policy reads a Pod.
+#[test]
+fn kyvernos_context_resource_case_reads_a_granted_pod() {
+    let (api, _s, _dir, _pod) = context_case("resource", "pod.yaml", "pods");
+    let reads: Vec<String> = api
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/pods"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert_eq!(
+        reads,
+        ["GET /api/v1/namespaces/team/pods/policy-pod"],
+        "cached, by name"
+    );
 }
 
 #[test]

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 /// How long a read object is reused.
 pub const TTL: Duration = Duration::from_secs(3);
-/// The most bytes of objects the cache holds.
+/// The most bytes of objects the cache holds (each entry counted as at
+/// least 1 KiB, which bounds the entries too).
 const MAX_CACHE_BYTES: u64 = 16 << 20;
 /// The largest object (or list) handed to the component.
 const MAX_OBJECT_BYTES: usize = 1 << 20;
@@ -32,9 +33,12 @@ impl ClusterResources {
     pub fn new(client: Client, granted: Vec<String>) -> ClusterResources {
         let cache = moka::sync::Cache::builder()
             .max_capacity(MAX_CACHE_BYTES)
+            // Bytes, but at least 1 KiB an entry: the cache holds at most
+            // 16 MiB and at most 16,384 entries.
             .weigher(|k: &(String, String, String, String), v: &Option<String>| {
                 let key = k.0.len() + k.1.len() + k.2.len() + k.3.len();
-                u32::try_from(key + v.as_ref().map_or(0, String::len)).unwrap_or(u32::MAX)
+                let bytes = (key + v.as_ref().map_or(0, String::len)).max(1024);
+                u32::try_from(bytes).unwrap_or(u32::MAX)
             })
             .time_to_live(TTL)
             .build();
