@@ -144,6 +144,18 @@ fn relabelling_a_namespace_changes_the_verdict() {
     );
 }
 
+/// A NamespacedImageValidatingPolicy in `team` naming the secret `regcred`.
+fn team_policy_naming_regcred() -> Value {
+    let mut nivp = yaml(&pod_policy(
+        "team-pin",
+        "\"CREATE\"",
+        "  credentials: {secrets: [regcred]}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    ));
+    nivp["kind"] = json!("NamespacedImageValidatingPolicy");
+    nivp["metadata"]["namespace"] = json!("team");
+    nivp
+}
+
 #[test]
 fn a_secret_rotation_reaches_registry_authentication() {
     const PASSWORD: &str = "rotated-in-only-the-host-knows";
@@ -195,14 +207,7 @@ fn a_secret_rotation_reaches_registry_authentication() {
         .expect("patch");
     assert!(String::from_utf8_lossy(&patch).contains(&format!("{image}@{digest}")));
     // A namespaced policy's secrets come from its own namespace.
-    let mut nivp = yaml(&pod_policy(
-        "team-pin",
-        "\"CREATE\"",
-        "  credentials: {secrets: [regcred]}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
-    ));
-    nivp["kind"] = json!("NamespacedImageValidatingPolicy");
-    nivp["metadata"]["namespace"] = json!("team");
-    api.apply(nivp).expect("nivp");
+    api.apply(team_policy_naming_regcred()).expect("nivp");
     let team_secret = "/api/v1/namespaces/team/secrets/regcred";
     assert!(
         s.eventually(SOON, |_| api
@@ -375,14 +380,7 @@ fn a_dropped_or_expired_watch_recovers() {
 fn deploy_rbac_allows_every_request_ivpol_makes() {
     use ivpol_tests::rbac::{allows, attributes, deploy_manifests};
     let api = cluster();
-    let mut nivp = yaml(&pod_policy(
-        "team-pin",
-        "\"CREATE\"",
-        "  credentials: {secrets: [regcred]}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
-    ));
-    nivp["kind"] = json!("NamespacedImageValidatingPolicy");
-    nivp["metadata"]["namespace"] = json!("team");
-    api.apply(nivp).expect("nivp");
+    api.apply(team_policy_naming_regcred()).expect("nivp");
     let mut own = deny_unless("own", "true", "");
     own["spec"]["credentials"] = json!({"secrets": ["regcred"]});
     api.apply(own).expect("policy");

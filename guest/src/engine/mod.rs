@@ -69,17 +69,10 @@ pub struct PolicySet {
 }
 
 impl PolicySet {
+    /// Loads `sources` with no cluster objects granted: policies that use
+    /// the `resource` library are refused.
     pub fn load(sources: &[SourceDocument]) -> PolicySet {
-        let mut loaded = policy::load(sources);
-        attach_exceptions(&mut loaded);
-        let rejected = rejected::collect(&loaded.diagnostics, &loaded.policies);
-        PolicySet {
-            policies: loaded.policies,
-            diagnostics: loaded.diagnostics,
-            rejected,
-            cache: cache::none(),
-            resources: None,
-        }
+        PolicySet::loaded(policy::load(sources), None)
     }
 
     /// [`PolicySet::load`] with the `resource` library reading through
@@ -88,7 +81,14 @@ impl PolicySet {
         sources: &[SourceDocument],
         resources: Arc<dyn ResourceSource>,
     ) -> PolicySet {
-        let mut loaded = policy::load_granting(sources, &resources.granted());
+        let loaded = policy::load_granting(sources, &resources.granted());
+        PolicySet::loaded(loaded, Some(resources))
+    }
+
+    fn loaded(
+        mut loaded: policy::LoadedSet,
+        resources: Option<Arc<dyn ResourceSource>>,
+    ) -> PolicySet {
         attach_exceptions(&mut loaded);
         let rejected = rejected::collect(&loaded.diagnostics, &loaded.policies);
         PolicySet {
@@ -96,7 +96,7 @@ impl PolicySet {
             diagnostics: loaded.diagnostics,
             rejected,
             cache: cache::none(),
-            resources: Some(resources),
+            resources,
         }
     }
 
