@@ -167,3 +167,59 @@ fn document(resource: &ApiResource, o: &DynamicObject) -> Document {
         content: Value::to_string(&value),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource() -> ApiResource {
+        ApiResource {
+            group: GROUP.into(),
+            version: "v1".into(),
+            api_version: format!("{GROUP}/v1"),
+            kind: "ImageValidatingPolicy".into(),
+            plural: "imagevalidatingpolicies".into(),
+        }
+    }
+
+    fn object(status: &str, resource_version: &str) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "policies.kyverno.io/v1",
+            "kind": "ImageValidatingPolicy",
+            "metadata": {
+                "name": "p",
+                "resourceVersion": resource_version,
+                "uid": "u-1",
+                "labels": {"team": "a"},
+                "annotations": {
+                    "kubectl.kubernetes.io/last-applied-configuration": "{...}",
+                    "note": "kept",
+                },
+            },
+            "spec": {"validationActions": ["Deny"]},
+            "status": {"conditionStatus": {"ready": status == "ready"}},
+        }))
+        .expect("object")
+    }
+
+    /// What the component reads: spec, name, labels and annotations; not
+    /// the status or the server's bookkeeping, so that writing a status
+    /// (ivpol's own, as leader) never triggers a reload.
+    #[test]
+    fn a_document_is_the_policy_without_status_or_bookkeeping() {
+        let d = document(&resource(), &object("ready", "7"));
+        assert_eq!(d.source, "kubernetes:imagevalidatingpolicies/p");
+        let v: Value = serde_json::from_str(&d.content).expect("JSON");
+        assert_eq!(
+            v,
+            json!({
+                "apiVersion": "policies.kyverno.io/v1",
+                "kind": "ImageValidatingPolicy",
+                "metadata": {"name": "p", "labels": {"team": "a"}, "annotations": {"note": "kept"}},
+                "spec": {"validationActions": ["Deny"]},
+            })
+        );
+        let other = document(&resource(), &object("not ready", "8"));
+        assert_eq!(d.content, other.content, "a status write changed the document");
+    }
+}
