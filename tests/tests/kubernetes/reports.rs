@@ -261,3 +261,35 @@ fn reports_match_kyvernos_chainsaw_report_asserts() {
         assert_subset(&expected, &actual, assert);
     }
 }
+
+/// Lists are paged, and a cluster with more Pods and pod controllers than
+/// `--max-resources` is refused: nothing is written.
+#[test]
+fn more_resources_than_the_maximum_are_refused() {
+    let api = cluster();
+    api.apply(deny_unless("no-bad", "true", ""))
+        .expect("policy");
+    for name in ["a", "b", "c"] {
+        api.create(deployment(name, "ghcr.io/good/app:1"))
+            .expect("deployment");
+    }
+    let run = scan(&api, &["--max-resources", "2"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(
+        run.stderr.contains("more than 2 Pods and pod controllers"),
+        "{run}"
+    );
+    assert!(api.list(REPORT, "Report", None).is_empty(), "{run}");
+    let run = scan(&api, &["--max-resources", "3"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(api.list(REPORT, "Report", None).len(), 3, "{run}");
+    let lists: Vec<_> = api
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET" && r.path == "/apis/apps/v1/deployments" && !r.watch)
+        .collect();
+    assert!(!lists.is_empty());
+    for l in lists {
+        assert_eq!(l.param("limit").as_deref(), Some("500"), "{l:?}");
+    }
+}
