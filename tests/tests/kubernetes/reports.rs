@@ -293,3 +293,51 @@ fn more_resources_than_the_maximum_are_refused() {
         assert_eq!(l.param("limit").as_deref(), Some("500"), "{l:?}");
     }
 }
+
+/// `scan --kubernetes --interval`: a policy changed in the cluster is
+/// loaded for the next scan, which rewrites the Report.
+#[test]
+fn with_an_interval_a_policy_change_reaches_the_next_scan() {
+    let api = cluster();
+    api.apply(deny_unless("flip", "true", "")).expect("policy");
+    let d = api
+        .create(deployment("web", "ghcr.io/good/app:1"))
+        .expect("deployment");
+    let dir = tempfile::tempdir().expect("dir");
+    let kubeconfig = api.write_kubeconfig(dir.path());
+    let mut child = std::process::Command::new(ivpol_tests::ivpol_bin())
+        .current_dir(dir.path())
+        .args(["scan", "--interval", "200ms", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .env("IVPOL_CACHE_DIR", ivpol_tests::precompile_cache_dir())
+        .env("IVPOL_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run ivpol");
+    let result = || {
+        api.get(REPORT, "Report", Some("team"), &uid(&d))
+            .map(|r| r["results"][0]["result"].clone())
+    };
+    let wait_for = |want: &str| {
+        let end = std::time::Instant::now() + super::SOON;
+        while std::time::Instant::now() < end {
+            if result().is_some_and(|r| r == want) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    };
+    let passed = wait_for("pass");
+    api.apply(deny_unless("flip", "false", "")).expect("policy");
+    let failed = wait_for("fail");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(passed, "no passing Report: {:?}", result());
+    assert!(
+        failed,
+        "the changed policy did not reach a later scan: {:?}",
+        result()
+    );
+}
