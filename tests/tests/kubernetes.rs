@@ -4,6 +4,9 @@
 //! cluster and reach admission within seconds, and a dropped or expired
 //! watch recovers.
 
+#[path = "kubernetes/reports.rs"]
+mod reports;
+
 use base64::Engine as _;
 use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
 use ivpol_tests::kube_api::KubeApi;

@@ -3,16 +3,24 @@
 //! every image is verified again (nothing the resource carries is trusted),
 //! and the results come out as openreports.io reports: one Report per
 //! namespace of the resources, one ClusterReport for cluster-scoped ones.
+//!
+//! With `--kubernetes`, the cluster is scanned instead: policies,
+//! exceptions and namespaces from the API server (and `--policies` too),
+//! its Pods and pod controllers as resources, and one Report per resource
+//! written back with server-side apply, as Kyverno's background scan does.
 
 use super::engine::{self, PolicyRegistryArgs, Run};
 use super::serve::parse_duration;
 use super::Exit;
 use crate::cache::CacheConfig;
-use crate::policies;
-use crate::report::{openreports, resources, text, Counts, Status};
+use crate::cluster::{Cluster, ClusterArgs};
+use crate::policies::{self, Document};
+use crate::report::{kubernetes, openreports, resources, text, Counts, Outcome, Status};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The name of every report `scan` prints.
@@ -27,20 +35,34 @@ pub enum Format {
 #[derive(Args)]
 #[command(
     after_help = "Exit status (without --interval): 0 when no result failed or errored; \
-1 when any did; 2 for bad usage, unreadable input, or policies that did not load."
+1 when any did; 2 for bad usage, unreadable input, or policies that did not load. \
+With --kubernetes, failed and errored results are in the Reports written: 0 once \
+every Report is written, 2 when the cluster could not be read or written or \
+policies did not load."
 )]
 pub struct ScanArgs {
     /// Resource file (multi-document YAML or JSON) or directory; repeatable.
+    /// Not with --kubernetes, which scans the cluster's resources.
     #[arg(
         long = "resources",
         alias = "resource",
-        required = true,
+        required_unless_present_any = ["kubernetes", "kubeconfig"],
+        conflicts_with_all = ["kubernetes", "kubeconfig"],
         value_name = "FILE|DIR"
     )]
     resources: Vec<PathBuf>,
-    /// Directory (or file) of IVP/NIVP policies and PolicyExceptions; repeatable.
-    #[arg(long = "policies", required = true, value_name = "DIR")]
+    /// Directory (or file) of IVP/NIVP policies and PolicyExceptions;
+    /// repeatable. With --kubernetes, optional: added to the cluster's.
+    #[arg(
+        long = "policies",
+        required_unless_present_any = ["kubernetes", "kubeconfig"],
+        value_name = "DIR"
+    )]
     policies: Vec<PathBuf>,
+    /// With --kubernetes: the most Pods and pod controllers a scan reads
+    /// (and Reports it looks through); past it the scan is refused.
+    #[arg(long = "max-resources", default_value_t = 10_000, value_name = "N")]
+    max_resources: usize,
     /// Namespace manifests that `namespaceSelector` and `namespaceObject` read.
     #[arg(long, value_name = "FILE|DIR")]
     namespaces: Option<PathBuf>,
@@ -62,6 +84,13 @@ pub struct ScanArgs {
     /// With --interval: most verification results kept.
     #[arg(long = "cache-size", default_value_t = 1000, value_name = "ENTRIES")]
     cache_size: u64,
+    /// Scan the cluster (--kubernetes, --kubeconfig): policies,
+    /// PolicyExceptions and Namespaces from the API server, its Pods,
+    /// Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and
+    /// CronJobs as resources, and one openreports.io Report per resource
+    /// written back (server-side apply, field manager `ivpol`).
+    #[command(flatten)]
+    cluster: ClusterArgs,
     #[command(flatten)]
     component: super::component::ComponentArgs,
     #[command(flatten)]
@@ -69,20 +98,15 @@ pub struct ScanArgs {
 }
 
 pub async fn run(args: ScanArgs) -> Result<Exit> {
+    if args.cluster.kubernetes || args.cluster.kubeconfig.is_some() {
+        return run_cluster(args).await;
+    }
     let documents = policies::read_all(&args.policies)?;
     let namespaces = match &args.namespaces {
         Some(p) => policies::read_namespaces(p)?,
         None => Default::default(),
     };
-    let cache = match args.interval {
-        Some(_) => CacheConfig {
-            enabled: true,
-            size: args.cache_size,
-            ttl: args.cache_ttl,
-            digest_ttl: Duration::ZERO,
-        },
-        None => CacheConfig::disabled(),
-    };
+    let cache = cache_config(&args);
     let pool = engine::load_pool(&args.component, &args.registry, &cache, documents).await?;
     let broken = engine::report_diagnostics(&pool);
     let run = Run {
@@ -118,5 +142,143 @@ async fn scan_once(args: &ScanArgs, pool: &crate::runtime::Pool, run: &Run<'_>) 
     if args.explain {
         eprint!("{}", crate::report::explain(&outcomes));
     }
+    Ok(Counts::of(&outcomes))
+}
+
+/// Verification results are reused across scans only with --interval.
+fn cache_config(args: &ScanArgs) -> CacheConfig {
+    match args.interval {
+        Some(_) => CacheConfig {
+            enabled: true,
+            size: args.cache_size,
+            ttl: args.cache_ttl,
+            digest_ttl: Duration::ZERO,
+        },
+        None => CacheConfig::disabled(),
+    }
+}
+
+/// `scan --kubernetes`: every scan reads the cluster's policies again (the
+/// pool is reloaded when they changed), lists the resources, evaluates
+/// them and writes the Reports.
+async fn run_cluster(args: ScanArgs) -> Result<Exit> {
+    let cluster = Cluster::connect(&args.cluster)
+        .await?
+        .expect("--kubernetes or --kubeconfig is set");
+    let client = crate::cluster::client(&args.cluster).await?;
+    let runtime = engine::runtime(&args.component, &args.registry, &cache_config(&args)).await?;
+    runtime.net().use_cluster_secrets(cluster.secrets.clone());
+    runtime.grant_resources(cluster.resources.clone());
+    let mut loaded: Option<Loaded> = None;
+    loop {
+        let documents = cluster_documents(&args, &cluster)?;
+        let key: Vec<(String, String)> = documents
+            .iter()
+            .map(|d| (d.source.clone(), d.content.clone()))
+            .collect();
+        if loaded.as_ref().is_none_or(|l| l.key != key) {
+            let pool = crate::runtime::Pool::load(runtime.clone(), documents).await?;
+            let broken = engine::report_diagnostics(&pool);
+            loaded = Some(Loaded { key, pool, broken });
+        }
+        let Loaded { pool, broken, .. } = loaded.as_ref().expect("loaded above");
+        let written = scan_cluster(&args, &cluster, &client, pool).await;
+        let Some(interval) = args.interval else {
+            written?;
+            return Ok(match broken {
+                true => {
+                    eprintln!("ivpol: some policies did not load");
+                    super::EXIT_USAGE
+                }
+                false => 0,
+            });
+        };
+        if let Err(e) = written {
+            eprintln!("ivpol: scan failed: {e:#}");
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// The policy set a cluster scan evaluates with, and the documents it
+/// was loaded from (`(source, content)`), to tell when they changed.
+struct Loaded {
+    key: Vec<(String, String)>,
+    pool: crate::runtime::Pool,
+    broken: bool,
+}
+
+/// The cluster's policy documents, then those of --policies.
+fn cluster_documents(args: &ScanArgs, cluster: &Cluster) -> Result<Vec<Document>> {
+    let mut documents = cluster.documents();
+    if !args.policies.is_empty() {
+        documents.extend(policies::read_all(&args.policies)?);
+    }
+    Ok(documents)
+}
+
+/// One scan of the cluster: lists, evaluates, writes one Report per
+/// resource with results (and deletes those of resources left without
+/// any), prints the Reports.
+async fn scan_cluster(
+    args: &ScanArgs,
+    cluster: &Arc<Cluster>,
+    client: &kube::Client,
+    pool: &crate::runtime::Pool,
+) -> Result<Counts> {
+    let resources = kubernetes::list_workloads(client, args.max_resources).await?;
+    let namespaces: BTreeMap<String, serde_json::Value> = resources
+        .iter()
+        .filter_map(|r| r.subject.namespace.clone())
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .filter_map(|ns| {
+            let object = cluster.namespace_object(&ns)?;
+            Some((ns, serde_json::from_str(&object).ok()?))
+        })
+        .collect();
+    let run = Run {
+        operation: "CREATE",
+        background: true,
+        namespaces: &namespaces,
+        minimal_namespaces: false,
+    };
+    let outcomes = engine::evaluate_all(pool, &resources, &run).await?;
+    let seconds = openreports::now_seconds();
+    let mut by_uid: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
+    for o in &outcomes {
+        if let Some(uid) = o.subject.as_ref().and_then(|s| s.uid.as_deref()) {
+            by_uid.entry(uid).or_default().push(o);
+        }
+    }
+    let mut reports = Vec::new();
+    let mut resultless = BTreeSet::new();
+    for r in &resources {
+        let uid = r.subject.uid.as_deref().unwrap_or_default();
+        let own = by_uid.get(uid).map(Vec::as_slice).unwrap_or_default();
+        match openreports::for_resource(&r.subject, own, seconds) {
+            Some(report) => reports.push(report),
+            None => {
+                if let (Some(ns), Some(uid)) = (&r.subject.namespace, &r.subject.uid) {
+                    resultless.insert((ns.clone(), uid.clone()));
+                }
+            }
+        }
+    }
+    kubernetes::apply_reports(client, &reports).await?;
+    let deleted = kubernetes::delete_stale(client, &resultless, args.max_resources).await?;
+    print!(
+        "{}",
+        openreports::render(&reports, args.output == Format::Json)
+    );
+    eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
+    if args.explain {
+        eprint!("{}", crate::report::explain(&outcomes));
+    }
+    eprintln!(
+        "ivpol: scanned {} resources; wrote {} Reports, deleted {deleted} left without results",
+        resources.len(),
+        reports.len()
+    );
     Ok(Counts::of(&outcomes))
 }

@@ -4,6 +4,7 @@
 //! table, JUnit XML).
 
 pub mod junit;
+pub mod kubernetes;
 pub mod openreports;
 pub mod resources;
 pub mod table;

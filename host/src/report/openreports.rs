@@ -4,6 +4,7 @@
 //!
 //! Keys come out sorted, as Kyverno's YAML marshaller writes them.
 
+use super::resources::Subject;
 use super::{Counts, Outcome};
 use serde_json::{json, Map, Value};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -110,6 +111,63 @@ pub fn by_resource_namespace(outcomes: &[Outcome], name: &str, seconds: u64) -> 
     out
 }
 
+/// The label Kyverno puts on every report it writes, and the value its
+/// chainsaw asserts (`report/background/report.yaml`) require.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kyverno");
+
+/// `ivpol scan --kubernetes`: the Report about one namespaced resource, as
+/// Kyverno's report aggregation writes it (`NewPolicyReport` and
+/// `SetOwner` in `pkg/utils/report` and `pkg/utils/controller`): named
+/// after the resource's UID in its namespace, owned by the resource (so it
+/// goes when the resource does), `scope` naming it, the managed-by label
+/// only, and results without `resources` (the scope says whose they are),
+/// sorted by policy and rule. None for a resource without UID or
+/// namespace, or without results (Kyverno deletes such a report).
+pub fn for_resource(subject: &Subject, outcomes: &[&Outcome], seconds: u64) -> Option<Value> {
+    let uid = subject.uid.as_deref()?;
+    let namespace = subject.namespace.as_deref()?;
+    if outcomes.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<&Outcome> = outcomes.to_vec();
+    sorted.sort_by_key(|o| (o.policy_key(), o.rule.clone()));
+    let results: Vec<Value> = sorted
+        .iter()
+        .map(|o| {
+            let mut r = result(o, seconds);
+            if let Some(r) = r.as_object_mut() {
+                r.remove("resources");
+            }
+            r
+        })
+        .collect();
+    let (label, value) = MANAGED_BY;
+    Some(json!({
+        "apiVersion": API_VERSION,
+        "kind": "Report",
+        "metadata": {
+            "name": uid,
+            "namespace": namespace,
+            "labels": {label: value},
+            "ownerReferences": [{
+                "apiVersion": subject.api_version,
+                "kind": subject.kind,
+                "name": subject.name,
+                "uid": uid,
+            }],
+        },
+        "scope": {
+            "apiVersion": subject.api_version,
+            "kind": subject.kind,
+            "name": subject.name,
+            "namespace": namespace,
+            "uid": uid,
+        },
+        "results": results,
+        "summary": Counts::of(sorted.iter().copied()).to_json(),
+    }))
+}
+
 /// Seconds since the epoch, for `timestamp.seconds`.
 pub fn now_seconds() -> u64 {
     SystemTime::now()
@@ -133,4 +191,60 @@ pub fn render(reports: &[Value], json: bool) -> String {
         out.push_str(&serde_yaml::to_string(r).unwrap_or_default());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Status;
+
+    fn outcome(subject: &Subject, policy: &str, status: Status) -> Outcome {
+        Outcome {
+            subject: Some(subject.clone()),
+            policy: policy.into(),
+            policy_namespace: None,
+            rule: policy.into(),
+            status,
+            message: String::new(),
+            properties: Default::default(),
+            actions: Vec::new(),
+            why: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_resources_report_is_named_by_uid_owned_by_it_and_sorted() {
+        let subject = Subject {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "web".into(),
+            namespace: Some("team".into()),
+            uid: Some("1234".into()),
+        };
+        let (b, a) = (
+            outcome(&subject, "b", Status::Fail),
+            outcome(&subject, "a", Status::Pass),
+        );
+        let report = for_resource(&subject, &[&b, &a], 7).expect("a report");
+        assert_eq!(report["kind"], "Report");
+        assert_eq!(report["metadata"]["name"], "1234");
+        assert_eq!(report["metadata"]["namespace"], "team");
+        assert_eq!(
+            report["metadata"]["ownerReferences"],
+            json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "1234"}])
+        );
+        assert_eq!(report["scope"]["namespace"], "team");
+        assert_eq!(report["results"][0]["policy"], "a");
+        assert_eq!(report["results"][1]["policy"], "b");
+        assert!(report["results"][0].get("resources").is_none());
+        assert_eq!(report["summary"]["fail"], 1);
+        assert_eq!(report["summary"]["pass"], 1);
+        // Nothing to report, or nothing to name it by: no report.
+        assert!(for_resource(&subject, &[], 7).is_none());
+        let no_uid = Subject {
+            uid: None,
+            ..subject.clone()
+        };
+        assert!(for_resource(&no_uid, &[&a], 7).is_none());
+    }
 }
