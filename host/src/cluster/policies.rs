@@ -220,6 +220,9 @@ mod tests {
             })
         );
         let other = document(&resource(), &object("not ready", "8"));
-        assert_eq!(d.content, other.content, "a status write changed the document");
+        assert_eq!(
+            d.content, other.content,
+            "a status write changed the document"
+        );
     }
 }
