@@ -148,7 +148,7 @@ fn the_rbac_is_least_privilege() {
         "admissionregistration.k8s.io",
         "validatingwebhookconfigurations",
         None,
-        Some("ivpol")
+        Some("kyverno-resource-validating-webhook-cfg")
     ));
     // What it must not have.
     for verb in ["list", "watch", "create", "update", "patch", "delete"] {
@@ -170,7 +170,7 @@ fn the_rbac_is_least_privilege() {
         "admissionregistration.k8s.io",
         "validatingwebhookconfigurations",
         None,
-        Some("someone-else")
+        Some("kyverno-resource-mutating-webhook-cfg")
     ));
     assert!(!may(
         "delete",
