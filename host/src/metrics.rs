@@ -135,6 +135,8 @@ pub struct Metrics {
     pub reloads: Family<ResultLabels, Counter>,
     /// The current policy set's generation (1 at start, +1 per reload).
     pub policy_generation: Gauge,
+    /// 1 while this replica holds the Lease and writes to the cluster.
+    pub leader: Gauge,
     /// 1, labelled with the hash of the current policy set's inputs.
     pub policy_set: Family<HashLabels, Gauge>,
     registry_hosts: BoundedLabels,
@@ -208,6 +210,7 @@ impl Metrics {
             policies_stale: Family::default(),
             reloads: Family::default(),
             policy_generation: Gauge::default(),
+            leader: Gauge::default(),
             policy_set: Family::default(),
             registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
         };
@@ -341,6 +344,11 @@ impl Metrics {
             "policy_generation",
             "Generation of the current policy set (1 at start, one more per reload)",
             self.policy_generation.clone(),
+        );
+        r.register(
+            "leader",
+            "1 while this replica holds the Lease: the one that writes policy status and webhooks",
+            self.leader.clone(),
         );
         r.register(
             "policy_set_info",

@@ -6,6 +6,8 @@
 
 #[path = "kubernetes/reports.rs"]
 mod reports;
+#[path = "kubernetes/writers.rs"]
+mod writers;
 
 use base64::Engine as _;
 use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
@@ -387,8 +389,22 @@ fn deploy_rbac_allows_every_request_ivpol_makes() {
     let mut own = deny_unless("own", "true", "");
     own["spec"]["credentials"] = json!({"secrets": ["regcred"]});
     api.apply(own).expect("policy");
-    let (s, _dir) = serve(&api, &[]);
+    // The leader's writes too: the Lease, webhooks, policy status.
+    let certs = tempfile::tempdir().expect("dir");
+    let ca = writers::ca_file(certs.path()).display().to_string();
+    let (s, _dir) = serve(&api, &["--register-webhooks", "--ca-bundle", &ca]);
     assert!(allowed(&s, "/ivpol/validate", &pod_in("team")));
+    let written = |verb: &str, what: &str| {
+        api.requests()
+            .iter()
+            .any(|r| r.method == verb && r.path.contains(what))
+    };
+    assert!(
+        s.eventually(SOON * 2, |_| written("PATCH", "/status")
+            && written("PATCH", "validatingwebhookconfigurations")
+            && written("POST", "/leases")),
+        "the leader wrote nothing"
+    );
     let mut manifests = deploy_manifests();
     manifests.push(yaml(
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ivpol-registry-secrets, namespace: team}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ivpol-registry-secrets}\nsubjects: [{kind: ServiceAccount, name: ivpol, namespace: ivpol}]\n",

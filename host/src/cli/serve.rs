@@ -143,7 +143,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     };
     reload_on_change(live.clone(), args.reload_interval);
     if let Some(cluster) = cluster {
+        start_writers(&args, live.clone(), cluster.clone()).await?;
         reload_on_cluster_change(live.clone(), cluster, args.reload_interval);
+    } else if args.cluster.register_webhooks {
+        bail!("--register-webhooks needs --kubernetes (or --kubeconfig)");
     }
     reload_on_sighup(live.clone())?;
     let config = ServerConfig {
@@ -206,6 +209,38 @@ fn reload_on_cluster_change(live: Arc<Live>, cluster: Arc<Cluster>, interval: Du
             cluster.secrets.refresh().await;
         }
     });
+}
+
+/// Elects the one replica that writes to the cluster, and has it write
+/// policy status and (with --register-webhooks) the webhook configurations.
+async fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Result<()> {
+    use crate::cluster::{leader, writers};
+    let flags = &args.cluster;
+    let webhooks = match flags.register_webhooks {
+        false => None,
+        true => Some(crate::runtime::engine::WebhookOptions {
+            service_name: flags.webhook_service.clone(),
+            service_namespace: cluster.own_namespace.clone(),
+            service_port: flags.webhook_port,
+            ca_bundle: writers::ca_bundle(flags.ca_bundle.as_deref(), args.tls_cert.as_deref())?,
+            exclude_namespaces: vec!["kube-system".into(), cluster.own_namespace.clone()],
+            force_failure_policy_ignore: false,
+        }),
+    };
+    let client = crate::cluster::client(&args.cluster).await?;
+    let leading = leader::elect(
+        client.clone(),
+        &cluster.own_namespace,
+        &flags.lease_name,
+        leader::identity(),
+    );
+    writers::start(
+        live,
+        cluster,
+        writers::Writers { client, webhooks },
+        leading,
+    );
+    Ok(())
 }
 
 /// SIGHUP reloads at once.

@@ -14,9 +14,11 @@
 //! Nothing serves before the first full list of policies and namespaces
 //! has arrived: an empty policy set would admit everything.
 
+pub mod leader;
 mod policies;
 mod resources;
 mod secrets;
+pub mod writers;
 
 pub use resources::ClusterResources;
 pub use secrets::ClusterSecrets;
@@ -51,6 +53,27 @@ pub struct ClusterArgs {
     /// repeatable. Nothing is granted by default.
     #[arg(long = "grant-resource", value_name = "RESOURCE")]
     pub grant_resource: Vec<String>,
+    /// Keep the MutatingWebhookConfiguration and
+    /// ValidatingWebhookConfiguration (`ivpol webhooks`' output) applied as
+    /// the policies change; written by the elected leader only.
+    #[arg(long = "register-webhooks")]
+    pub register_webhooks: bool,
+    /// PEM CA certificate(s) for the webhooks' caBundle (default: `ca.crt`
+    /// beside --tls-cert, as cert-manager writes it); a leaf certificate
+    /// is refused.
+    #[arg(long = "ca-bundle", value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
+    /// The Service in front of ivpol, in ivpol's own namespace, that the
+    /// registered webhooks call.
+    #[arg(long = "webhook-service", default_value = "ivpol", value_name = "NAME")]
+    pub webhook_service: String,
+    /// That Service's port.
+    #[arg(long = "webhook-port", default_value_t = 443)]
+    pub webhook_port: u16,
+    /// The Lease in ivpol's own namespace that elects the one replica
+    /// writing policy status and webhooks (every replica serves admission).
+    #[arg(long = "lease-name", default_value = "ivpol", value_name = "NAME")]
+    pub lease_name: String,
 }
 
 /// A connection to the cluster and what ivpol watches in it.
@@ -98,6 +121,12 @@ impl Cluster {
     /// The policy documents the cluster holds now.
     pub fn documents(&self) -> Vec<Document> {
         self.policies.documents()
+    }
+
+    /// The ImageValidatingPolicies and NamespacedImageValidatingPolicies the
+    /// cluster holds now (not the exceptions), for their status.
+    pub fn policy_objects(&self) -> Vec<(kube::api::ApiResource, Arc<kube::api::DynamicObject>)> {
+        self.policies.policy_objects()
     }
 
     /// The Namespace object `name` as JSON, if the watch has seen it.

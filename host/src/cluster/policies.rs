@@ -74,6 +74,20 @@ impl PolicyWatch {
         }
     }
 
+    /// The policies (not the exceptions) with their API resource.
+    pub fn policy_objects(&self) -> Vec<(ApiResource, Arc<DynamicObject>)> {
+        self.stores
+            .iter()
+            .filter(|(resource, _)| resource.kind != "PolicyException")
+            .flat_map(|(resource, store)| {
+                store
+                    .state()
+                    .into_iter()
+                    .map(move |o| (resource.clone(), o))
+            })
+            .collect()
+    }
+
     /// Every object as a document, in a stable order (the reload hash
     /// compares them).
     pub fn documents(&self) -> Vec<Document> {

@@ -1,0 +1,257 @@
+//! What the elected leader writes to the cluster: the webhook
+//! configurations (`--register-webhooks`) and each cluster policy's
+//! `status`. Every replica serves admission; only the Lease holder writes
+//! (`leader.rs`), and only what differs from what is there.
+
+use super::Cluster;
+use crate::live::{Generation, Live};
+use crate::runtime::engine::WebhookOptions;
+use anyhow::{bail, Context, Result};
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+use kube::{Api, Client};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// The field manager of every write.
+pub const FIELD_MANAGER: &str = "ivpol";
+/// How often the leader checks for a new policy set to write out.
+const EVERY: Duration = Duration::from_secs(1);
+
+/// What the leader writes, and where its webhooks point.
+pub struct Writers {
+    pub client: Client,
+    pub webhooks: Option<WebhookOptions>,
+}
+
+/// Writes after every new generation, and again whenever this replica
+/// becomes the leader.
+pub fn start(
+    live: Arc<Live>,
+    cluster: Arc<Cluster>,
+    writers: Writers,
+    leader: watch::Receiver<bool>,
+) {
+    tokio::spawn(async move {
+        let mut written: Option<u64> = None;
+        let mut tick = tokio::time::interval(EVERY);
+        loop {
+            tick.tick().await;
+            if !*leader.borrow() {
+                written = None;
+                continue;
+            }
+            let generation = live.current();
+            if written == Some(generation.number) {
+                continue;
+            }
+            match write(&generation, &cluster, &writers).await {
+                Ok(()) => written = Some(generation.number),
+                Err(e) => tracing::warn!("writing to the cluster (retrying): {e:#}"),
+            }
+        }
+    });
+}
+
+async fn write(generation: &Generation, cluster: &Cluster, writers: &Writers) -> Result<()> {
+    let webhooks = match &writers.webhooks {
+        Some(options) => Some(register_webhooks(generation, &writers.client, options).await),
+        None => None,
+    };
+    let configured = webhooks
+        .as_ref()
+        .map(|r| r.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
+    for (resource, object) in cluster.policy_objects() {
+        write_status(
+            generation,
+            &writers.client,
+            &resource,
+            &object,
+            configured.as_ref(),
+        )
+        .await?;
+    }
+    webhooks.transpose().map(|_| ())
+}
+
+/// Applies the two configurations `ivpol webhooks` would print.
+async fn register_webhooks(
+    generation: &Generation,
+    client: &Client,
+    options: &WebhookOptions,
+) -> Result<()> {
+    let list = generation
+        .pool
+        .webhook_configurations(options.clone())
+        .await?
+        .map_err(anyhow::Error::msg)
+        .context("building the webhook configurations")?;
+    let list: Value =
+        serde_json::from_str(&list).context("the component's webhook configurations")?;
+    for item in list["items"].as_array().into_iter().flatten() {
+        let kind = item["kind"].as_str().unwrap_or_default();
+        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+        let resource = ApiResource {
+            group: "admissionregistration.k8s.io".into(),
+            version: "v1".into(),
+            api_version: "admissionregistration.k8s.io/v1".into(),
+            kind: kind.into(),
+            plural: format!("{}s", kind.to_ascii_lowercase()),
+        };
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        api.patch(name, &params, &Patch::Apply(item))
+            .await
+            .with_context(|| format!("applying {kind} {name}"))?;
+    }
+    tracing::info!(
+        generation = generation.number,
+        "webhook configurations applied"
+    );
+    Ok(())
+}
+
+/// Sets `status.conditionStatus` of one cluster policy as Kyverno does,
+/// when it differs from what the object has.
+async fn write_status(
+    generation: &Generation,
+    client: &Client,
+    resource: &ApiResource,
+    object: &DynamicObject,
+    webhooks: Option<&Result<(), String>>,
+) -> Result<()> {
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let namespace = object.metadata.namespace.clone();
+    let wanted = condition_status(generation, &name, namespace.as_deref(), webhooks);
+    let current = object.data.pointer("/status/conditionStatus");
+    if current.is_some_and(|c| without_times(c) == without_times(&wanted)) {
+        return Ok(());
+    }
+    let api: Api<DynamicObject> = match &namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    };
+    let patch = json!({"status": {"conditionStatus": wanted}});
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .with_context(|| format!("writing the status of {} {name}", resource.kind))?;
+    Ok(())
+}
+
+/// The conditions Kyverno sets (`WebhookConfigured`,
+/// `RBACPermissionsGranted`), plus `PolicyLoaded`, false with the
+/// diagnostic when ivpol refused the document (or serves its last good
+/// version instead, stale); `ready` when every condition holds.
+fn condition_status(
+    generation: &Generation,
+    name: &str,
+    namespace: Option<&str>,
+    webhooks: Option<&Result<(), String>>,
+) -> Value {
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let condition = |kind: &str, ok: bool, message: &str| {
+        json!({
+            "type": kind,
+            "status": if ok { "True" } else { "False" },
+            "reason": if ok { "Succeeded" } else { "Failed" },
+            "message": message,
+            "lastTransitionTime": now,
+        })
+    };
+    let summary = generation.pool.summary();
+    let same = |n: &str, ns: &Option<String>| n == name && ns.as_deref() == namespace;
+    let rejected = summary
+        .rejected
+        .iter()
+        .find(|r| same(&r.name, &r.namespace));
+    let stale = generation
+        .stale
+        .iter()
+        .find(|s| same(&s.name, &s.namespace));
+    let loaded = match (rejected, stale) {
+        (Some(r), _) => Err(format!("policy failed to load: {}", r.message)),
+        (None, Some(s)) => Err(format!(
+            "this version was rejected, the last good version still enforces: {}",
+            s.error
+        )),
+        (None, None) => Ok(()),
+    };
+    let mut conditions = vec![condition(
+        "PolicyLoaded",
+        loaded.is_ok(),
+        loaded
+            .as_ref()
+            .err()
+            .map_or("Policy loaded.", String::as_str),
+    )];
+    if let Some(webhooks) = webhooks {
+        let message = webhooks
+            .as_ref()
+            .err()
+            .map_or("Webhook configured.", String::as_str);
+        conditions.push(condition("WebhookConfigured", webhooks.is_ok(), message));
+    }
+    conditions.push(condition(
+        "RBACPermissionsGranted",
+        true,
+        "Policy is ready for reporting.",
+    ));
+    let ready = loaded.is_ok() && webhooks.is_none_or(Result::is_ok);
+    json!({"conditions": conditions, "ready": ready})
+}
+
+/// The condition status with its transition times left out, to compare.
+fn without_times(status: &Value) -> Value {
+    let mut status = status.clone();
+    for c in status["conditions"].as_array_mut().into_iter().flatten() {
+        if let Some(c) = c.as_object_mut() {
+            c.remove("lastTransitionTime");
+        }
+    }
+    status
+}
+
+/// The `caBundle` for the webhooks: `--ca-bundle`, else the `ca.crt` beside
+/// the serving certificate (as cert-manager writes it). Every certificate
+/// in it must be a CA: a leaf certificate would make the API server trust
+/// exactly one key and break at the first rotation.
+pub fn ca_bundle(explicit: Option<&Path>, tls_cert: Option<&Path>) -> Result<Vec<u8>> {
+    let path = match (explicit, tls_cert) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(cert)) => cert.with_file_name("ca.crt"),
+        (None, None) => {
+            bail!("--register-webhooks needs --ca-bundle (or --tls-cert with a ca.crt beside it)")
+        }
+    };
+    let pem = std::fs::read(&path)
+        .with_context(|| format!("reading the CA bundle {}", path.display()))?;
+    let certs = x509_cert::Certificate::load_pem_chain(&pem).map_err(|e| {
+        anyhow::anyhow!(
+            "the CA bundle {} is not PEM certificates: {e}",
+            path.display()
+        )
+    })?;
+    if certs.is_empty() {
+        bail!("the CA bundle {} holds no certificate", path.display());
+    }
+    for cert in &certs {
+        let ca = cert
+            .tbs_certificate()
+            .get_extension::<x509_cert::ext::pkix::BasicConstraints>()
+            .ok()
+            .flatten()
+            .is_some_and(|(_, bc)| bc.ca);
+        if !ca {
+            bail!(
+                "the CA bundle {} holds a certificate that is not a CA (no basicConstraints CA:TRUE), subject {}: give the CA that signed the serving certificate, not the certificate itself",
+                path.display(),
+                cert.tbs_certificate().subject()
+            );
+        }
+    }
+    Ok(pem)
+}

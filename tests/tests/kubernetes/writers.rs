@@ -1,0 +1,253 @@
+//! What the elected leader of `ivpol serve --kubernetes` writes: the
+//! webhook configurations (`--register-webhooks`, with a CA's caBundle),
+//! each cluster policy's status as Kyverno sets it, and nothing from the
+//! other replicas; the Lease moves when the leader dies.
+
+use super::{allowed, cluster, deny_unless, pod_in, serve, SOON};
+use base64::Engine as _;
+use ivpol_tests::cli::ivpol_in;
+use ivpol_tests::kube_api::KubeApi;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const VALIDATING: &str = "kyverno-resource-validating-webhook-cfg";
+/// A Lease (15 s) expires and is taken over at the next renewal (5 s).
+const TAKEOVER: Duration = Duration::from_secs(30);
+
+/// A CA and a leaf it signed, as PEM files in `dir`.
+fn certificates(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let ca_key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = params.self_signed(&ca_key).expect("CA");
+    let leaf_key = rcgen::KeyPair::generate().expect("key");
+    let leaf = rcgen::CertificateParams::new(vec!["ivpol.ivpol.svc".to_string()])
+        .expect("params")
+        .signed_by(&leaf_key, &ca, &ca_key)
+        .expect("leaf");
+    let (ca_path, leaf_path) = (dir.join("ca.crt"), dir.join("tls.crt"));
+    std::fs::write(&ca_path, ca.pem()).expect("ca");
+    std::fs::write(&leaf_path, leaf.pem()).expect("leaf");
+    (ca_path, leaf_path)
+}
+
+/// A CA certificate file in `dir`.
+pub fn ca_file(dir: &std::path::Path) -> PathBuf {
+    certificates(dir).0
+}
+
+fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    check()
+}
+
+fn webhook_paths(api: &KubeApi) -> Vec<String> {
+    let config = api.get(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+        None,
+        VALIDATING,
+    );
+    config
+        .iter()
+        .flat_map(|c| c["webhooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|w| {
+            w["clientConfig"]["service"]["path"]
+                .as_str()
+                .map(String::from)
+        })
+        .collect()
+}
+
+fn status(api: &KubeApi, name: &str) -> Value {
+    api.get(
+        "policies.kyverno.io/v1",
+        "ImageValidatingPolicy",
+        None,
+        name,
+    )
+    .map(|p| p["status"]["conditionStatus"].clone())
+    .unwrap_or(Value::Null)
+}
+
+fn holder(api: &KubeApi) -> Option<String> {
+    api.get("coordination.k8s.io/v1", "Lease", Some("ivpol"), "ivpol")
+        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(String::from))
+}
+
+#[test]
+fn the_leader_registers_webhooks_and_writes_policy_status() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (ca, _leaf) = certificates(dir.path());
+    let api = cluster();
+    api.apply(deny_unless("first", "false", ""))
+        .expect("policy");
+    let ca_arg = ca.display().to_string();
+    let (s, _kube) = serve(&api, &["--register-webhooks", "--ca-bundle", &ca_arg]);
+    assert!(
+        eventually(SOON * 2, || webhook_paths(&api)
+            .iter()
+            .any(|p| p.contains("first"))),
+        "no validating webhook for the policy"
+    );
+    let config = api
+        .get(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+            VALIDATING,
+        )
+        .expect("the configuration");
+    let bundle = config["webhooks"][0]["clientConfig"]["caBundle"]
+        .as_str()
+        .expect("caBundle");
+    let bundle = base64::engine::general_purpose::STANDARD
+        .decode(bundle)
+        .expect("base64");
+    assert_eq!(
+        bundle,
+        std::fs::read(&ca).expect("ca"),
+        "the caBundle is the CA file"
+    );
+    assert_eq!(
+        config["webhooks"][0]["clientConfig"]["service"]["namespace"],
+        "ivpol"
+    );
+    // Kyverno's ready conditions, as its chainsaw step asserts them.
+    assert!(
+        eventually(SOON, || status(&api, "first")["ready"] == true),
+        "{}",
+        status(&api, "first")
+    );
+    let conditions = status(&api, "first")["conditions"].clone();
+    for (kind, message) in [
+        ("WebhookConfigured", "Webhook configured."),
+        ("RBACPermissionsGranted", "Policy is ready for reporting."),
+    ] {
+        let c = conditions
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind}: {conditions}"));
+        assert_eq!(
+            (
+                c["status"].as_str(),
+                c["reason"].as_str(),
+                c["message"].as_str()
+            ),
+            (Some("True"), Some("Succeeded"), Some(message)),
+            "{c}"
+        );
+    }
+    // A second policy gets its webhook; a broken one a status that says why.
+    api.apply(deny_unless("second", "false", ""))
+        .expect("policy");
+    let mut broken = deny_unless("broken", "false", "");
+    broken["spec"]["validationActions"] = json!(["Nope"]);
+    api.apply(broken).expect("policy");
+    assert!(
+        eventually(SOON * 2, || webhook_paths(&api)
+            .iter()
+            .any(|p| p.contains("second"))),
+        "the new policy's webhook is not registered"
+    );
+    assert!(eventually(SOON, || status(&api, "broken")["ready"] == false));
+    let loaded = status(&api, "broken")["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "PolicyLoaded")
+        .cloned()
+        .expect("PolicyLoaded");
+    assert_eq!(loaded["status"], "False");
+    assert!(
+        loaded["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("validationActions")),
+        "{loaded}"
+    );
+    // Writes go as ivpol, and a status already right is not written again.
+    let writes = |api: &KubeApi| {
+        api.requests()
+            .into_iter()
+            .filter(|r| r.method == "PATCH")
+            .count()
+    };
+    let before = writes(&api);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        writes(&api),
+        before,
+        "the leader rewrites what is already there"
+    );
+    assert!(api
+        .requests()
+        .iter()
+        .filter(|r| r.path.contains("webhookconfigurations"))
+        .all(|r| r.field_manager.as_deref() == Some("ivpol")));
+    assert!(!allowed(&s, "/ivpol/validate", &pod_in("team")));
+}
+
+#[test]
+fn one_of_two_replicas_writes_and_the_other_takes_over() {
+    let api = cluster();
+    api.apply(deny_unless("p", "false", "")).expect("policy");
+    let (mut first, _a) = serve(&api, &[]);
+    assert!(
+        eventually(SOON * 2, || holder(&api).is_some()),
+        "no Lease holder"
+    );
+    let leader = holder(&api).expect("holder");
+    assert!(leader.ends_with(&format!("-{}", first.pid())), "{leader}");
+    let (second, _b) = serve(&api, &[]);
+    // Both serve admission; the Lease stays with the first.
+    assert!(!allowed(&second, "/ivpol/validate", &pod_in("team")));
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(holder(&api).as_deref(), Some(leader.as_str()));
+    assert!(first.metrics_text().contains("ivpol_leader 1"));
+    assert!(second.metrics_text().contains("ivpol_leader 0"));
+    first.signal("KILL");
+    let _ = first.wait_exit(Duration::from_secs(5));
+    let second_id = format!("-{}", second.pid());
+    assert!(
+        eventually(TAKEOVER, || holder(&api)
+            .is_some_and(|h| h.ends_with(&second_id))),
+        "the second replica did not take the Lease over: {:?}",
+        holder(&api)
+    );
+    assert!(eventually(SOON * 2, || second
+        .metrics_text()
+        .contains("ivpol_leader 1")));
+}
+
+#[test]
+fn a_leaf_certificate_is_not_a_ca_bundle() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (_ca, leaf) = certificates(dir.path());
+    let api = cluster();
+    let kubeconfig = api.write_kubeconfig(dir.path()).display().to_string();
+    let leaf = leaf.display().to_string();
+    let run = ivpol_in(
+        dir.path(),
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--kubeconfig",
+            &kubeconfig,
+            "--register-webhooks",
+            "--ca-bundle",
+            &leaf,
+        ],
+    );
+    assert_ne!(run.code, 0, "{run}");
+    assert!(run.stderr.contains("is not a CA"), "{run}");
+}
