@@ -25,6 +25,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     cluster: crate::cluster::ClusterArgs,
     #[command(flatten)]
+    writers: crate::cluster::writers::WriterArgs,
+    #[command(flatten)]
     component: super::component::ComponentArgs,
     /// Namespace manifests (file or directory) that `namespaceSelector` and
     /// `namespaceObject` read; other namespaces only carry the
@@ -145,7 +147,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     if let Some(cluster) = cluster {
         start_writers(&args, live.clone(), cluster.clone()).await?;
         reload_on_cluster_change(live.clone(), cluster, args.reload_interval);
-    } else if args.cluster.register_webhooks {
+    } else if args.writers.register_webhooks {
         bail!("--register-webhooks needs --kubernetes (or --kubeconfig)");
     }
     reload_on_sighup(live.clone())?;
@@ -215,7 +217,7 @@ fn reload_on_cluster_change(live: Arc<Live>, cluster: Arc<Cluster>, interval: Du
 /// policy status and (with --register-webhooks) the webhook configurations.
 async fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Result<()> {
     use crate::cluster::{leader, writers};
-    let flags = &args.cluster;
+    let flags = &args.writers;
     let webhooks = match flags.register_webhooks {
         false => None,
         true => Some(crate::runtime::engine::WebhookOptions {

@@ -53,27 +53,6 @@ pub struct ClusterArgs {
     /// repeatable. Nothing is granted by default.
     #[arg(long = "grant-resource", value_name = "RESOURCE")]
     pub grant_resource: Vec<String>,
-    /// Keep the MutatingWebhookConfiguration and
-    /// ValidatingWebhookConfiguration (`ivpol webhooks`' output) applied as
-    /// the policies change; written by the elected leader only.
-    #[arg(long = "register-webhooks")]
-    pub register_webhooks: bool,
-    /// PEM CA certificate(s) for the webhooks' caBundle (default: `ca.crt`
-    /// beside --tls-cert, as cert-manager writes it); a leaf certificate
-    /// is refused.
-    #[arg(long = "ca-bundle", value_name = "FILE")]
-    pub ca_bundle: Option<PathBuf>,
-    /// The Service in front of ivpol, in ivpol's own namespace, that the
-    /// registered webhooks call.
-    #[arg(long = "webhook-service", default_value = "ivpol", value_name = "NAME")]
-    pub webhook_service: String,
-    /// That Service's port.
-    #[arg(long = "webhook-port", default_value_t = 443)]
-    pub webhook_port: u16,
-    /// The Lease in ivpol's own namespace that elects the one replica
-    /// writing policy status and webhooks (every replica serves admission).
-    #[arg(long = "lease-name", default_value = "ivpol", value_name = "NAME")]
-    pub lease_name: String,
 }
 
 /// A connection to the cluster and what ivpol watches in it.

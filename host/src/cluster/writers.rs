@@ -10,10 +10,36 @@ use anyhow::{bail, Context, Result};
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+
+/// The flags of `serve` for what its elected leader writes.
+#[derive(clap::Args, Clone, Default)]
+pub struct WriterArgs {
+    /// Keep the MutatingWebhookConfiguration and
+    /// ValidatingWebhookConfiguration (`ivpol webhooks`' output) applied as
+    /// the policies change; written by the elected leader only.
+    #[arg(long = "register-webhooks")]
+    pub register_webhooks: bool,
+    /// PEM CA certificate(s) for the webhooks' caBundle (default: `ca.crt`
+    /// beside --tls-cert, as cert-manager writes it); a leaf certificate
+    /// is refused.
+    #[arg(long = "ca-bundle", value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
+    /// The Service in front of ivpol, in ivpol's own namespace, that the
+    /// registered webhooks call.
+    #[arg(long = "webhook-service", default_value = "ivpol", value_name = "NAME")]
+    pub webhook_service: String,
+    /// That Service's port.
+    #[arg(long = "webhook-port", default_value_t = 443)]
+    pub webhook_port: u16,
+    /// The Lease in ivpol's own namespace that elects the one replica
+    /// writing policy status and webhooks (every replica serves admission).
+    #[arg(long = "lease-name", default_value = "ivpol", value_name = "NAME")]
+    pub lease_name: String,
+}
 
 /// The field manager of every write.
 pub const FIELD_MANAGER: &str = "ivpol";
