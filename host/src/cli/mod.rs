@@ -36,7 +36,8 @@ enum LogFormat {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the mutate and validate admission webhooks over HTTP(S).
-    Serve(serve::ServeArgs),
+    // Boxed: serve's flags are many times the size of the others'.
+    Serve(Box<serve::ServeArgs>),
     /// Apply IVP/NIVP policies to resources from files, as `kyverno apply`.
     Apply(apply::ApplyArgs),
     /// Run `kyverno-test.yaml` tests (cli.kyverno.io/v1alpha1 Test), as `kyverno test`.
@@ -83,7 +84,7 @@ pub async fn run() -> ExitCode {
         Command::Apply(args) => return offline(apply::run(args).await),
         Command::Test(args) => return offline(test::run(args).await),
         Command::Scan(args) => return offline(scan::run(args).await),
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::Webhooks(args) => webhooks::run(args).await,
         Command::Push(args) => push::run(args).await,
         Command::Pull(args) => pull::run(args).await,
