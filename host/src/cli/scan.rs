@@ -127,6 +127,19 @@ pub async fn run(args: ScanArgs) -> Result<Exit> {
     }
 }
 
+/// Prints the reports on stdout, and the errors (and with --explain, why)
+/// on stderr.
+fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Outcome]) {
+    print!(
+        "{}",
+        openreports::render(reports, args.output == Format::Json)
+    );
+    eprint!("{}", text::blocks(outcomes, Status::Error, "error"));
+    if args.explain {
+        eprint!("{}", crate::report::explain(outcomes));
+    }
+}
+
 /// Reads the resources (again: they may have changed), evaluates them and
 /// prints the reports.
 async fn scan_once(args: &ScanArgs, pool: &crate::runtime::Pool, run: &Run<'_>) -> Result<Counts> {
@@ -134,14 +147,7 @@ async fn scan_once(args: &ScanArgs, pool: &crate::runtime::Pool, run: &Run<'_>) 
     let outcomes = engine::evaluate_all(pool, &resources, run).await?;
     let seconds = openreports::now_seconds();
     let reports = openreports::by_resource_namespace(&outcomes, REPORT_NAME, seconds);
-    print!(
-        "{}",
-        openreports::render(&reports, args.output == Format::Json)
-    );
-    eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
-    if args.explain {
-        eprint!("{}", crate::report::explain(&outcomes));
-    }
+    print_reports(args, &reports, &outcomes);
     Ok(Counts::of(&outcomes))
 }
 
@@ -267,14 +273,7 @@ async fn scan_cluster(
     }
     kubernetes::apply_reports(client, &reports).await?;
     let deleted = kubernetes::delete_stale(client, &resultless, args.max_resources).await?;
-    print!(
-        "{}",
-        openreports::render(&reports, args.output == Format::Json)
-    );
-    eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
-    if args.explain {
-        eprint!("{}", crate::report::explain(&outcomes));
-    }
+    print_reports(args, &reports, &outcomes);
     eprintln!(
         "ivpol: scanned {} resources; wrote {} Reports, deleted {deleted} left without results",
         resources.len(),
