@@ -8,6 +8,8 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The guest's cargo profile (`[profile.guest]` in the workspace manifest).
+const GUEST_PROFILE: &str = "guest";
 const TARGET: &str = "wasm32-wasip2";
 
 fn main() {
@@ -32,7 +34,8 @@ fn main() {
     cmd.current_dir(&workspace)
         .args([
             "build",
-            "--release",
+            "--profile",
+            GUEST_PROFILE,
             "-p",
             "ivpol-guest",
             "--target",
@@ -57,7 +60,7 @@ fn main() {
     assert!(status.success(), "building the guest component failed");
     let built = target_dir
         .join(TARGET)
-        .join("release")
+        .join(GUEST_PROFILE)
         .join("ivpol_guest.wasm");
     std::fs::copy(&built, &out).unwrap_or_else(|e| panic!("copying {}: {e}", built.display()));
 }

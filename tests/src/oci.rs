@@ -60,7 +60,7 @@ pub fn component_file() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../target/guest/wasm32-wasip2/release/ivpol_guest.wasm")
+                .join("../target/guest/wasm32-wasip2/guest/ivpol_guest.wasm")
         });
     assert!(
         path.exists(),
