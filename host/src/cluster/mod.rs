@@ -186,3 +186,56 @@ where
         }
     }
 }
+
+/// The API resource `plural` (of `kind`) at `api_version` (`v1`, `apps/v1`).
+pub fn api_resource(api_version: &str, kind: &str, plural: &str) -> kube::api::ApiResource {
+    let (group, version) = match api_version.split_once('/') {
+        Some((group, version)) => (group, version),
+        None => ("", api_version),
+    };
+    kube::api::ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// A Kubernetes object name (a DNS-1123 subdomain): lowercase
+/// alphanumerics, `-` and `.`, at most 253 characters, starting and
+/// ending with an alphanumeric. It holds no `/`, `%` or `..`, so it cannot
+/// leave its URL path segment.
+pub fn is_object_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && !s.starts_with(['-', '.'])
+        && !s.ends_with(['-', '.'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{api_resource, is_object_name};
+
+    #[test]
+    fn only_object_names_reach_a_url() {
+        for good in ["regcred", "a.b-c", "x1", "configmaps", "v1", "apps"] {
+            assert!(is_object_name(good), "{good}");
+        }
+        for bad in [
+            "", ".", "..", "../etc", "a/b", "a?b", "A", "-a", "a.", "a%2f",
+        ] {
+            assert!(!is_object_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn api_versions_split_into_group_and_version() {
+        let core = api_resource("v1", "ConfigMap", "configmaps");
+        assert_eq!((core.group.as_str(), core.version.as_str()), ("", "v1"));
+        let apps = api_resource("apps/v1", "Deployment", "deployments");
+        assert_eq!((apps.group.as_str(), apps.version.as_str()), ("apps", "v1"));
+    }
+}

@@ -110,13 +110,7 @@ impl PolicyWatch {
 /// kind it does not serve at all.
 async fn served(client: &Client, kind: &Kind) -> Result<Option<ApiResource>> {
     for version in VERSIONS {
-        let resource = ApiResource {
-            group: GROUP.into(),
-            version: version.into(),
-            api_version: format!("{GROUP}/{version}"),
-            kind: kind.kind.into(),
-            plural: kind.plural.into(),
-        };
+        let resource = super::api_resource(&format!("{GROUP}/{version}"), kind.kind, kind.plural);
         let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
         match api.list_metadata(&ListParams::default().limit(1)).await {
             Ok(_) => return Ok(Some(resource)),

@@ -6,7 +6,8 @@
 //! reads one ConfigMap per request costs one GET per few seconds and a
 //! change reaches policies within the TTL. Nothing is granted by default.
 
-use kube::api::{ApiResource, DynamicObject, ListParams};
+use super::is_object_name;
+use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client};
 use std::time::Duration;
 
@@ -63,7 +64,7 @@ impl ClusterResources {
         name: &str,
     ) -> Result<Option<String>, String> {
         let api = self.api(api_version, resource, namespace)?;
-        if !is_name(name) {
+        if !is_object_name(name) {
             return Err(format!("invalid {resource} name {name:?}"));
         }
         let key = key(api_version, resource, namespace, name);
@@ -123,11 +124,8 @@ impl ClusterResources {
         resource: &str,
         namespace: &str,
     ) -> Result<Api<DynamicObject>, String> {
-        let (group, version) = match api_version.split_once('/') {
-            Some((group, version)) => (group, version),
-            None => ("", api_version),
-        };
-        let grant = match group {
+        let api = super::api_resource(api_version, "", resource);
+        let grant = match api.group.as_str() {
             "" => resource.to_string(),
             group => format!("{resource}.{group}"),
         };
@@ -136,20 +134,13 @@ impl ClusterResources {
                 "{grant} is not granted to policies (ivpol serve --grant-resource {grant})"
             ));
         }
-        let group_ok = group.is_empty() || group.split('.').all(is_name);
-        if !is_name(version) || !is_name(resource) || !group_ok {
+        let group_ok = api.group.is_empty() || api.group.split('.').all(is_object_name);
+        if !is_object_name(&api.version) || !is_object_name(resource) || !group_ok {
             return Err(format!("invalid resource {api_version} {resource}"));
         }
-        let resource = ApiResource {
-            group: group.into(),
-            version: version.into(),
-            api_version: api_version.into(),
-            kind: String::new(),
-            plural: resource.into(),
-        };
         Ok(match namespace {
-            "" => Api::all_with(self.client.clone(), &resource),
-            ns if is_name(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
+            "" => Api::all_with(self.client.clone(), &api),
+            ns if is_object_name(ns) => Api::namespaced_with(self.client.clone(), ns, &api),
             ns => return Err(format!("invalid namespace {ns:?}")),
         })
     }
@@ -178,30 +169,5 @@ fn bounded(resource: &str, value: &impl serde::Serialize) -> Result<String, Stri
             "{resource}: {} bytes is more than the {MAX_OBJECT_BYTES} a policy may read at once",
             text.len()
         )),
-    }
-}
-
-/// A name that stays within its URL path segment: DNS-1123 characters.
-fn is_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        && s != "."
-        && s != ".."
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_name;
-
-    #[test]
-    fn names_cannot_leave_their_path_segment() {
-        for good in ["configmaps", "v1", "keys", "a.b"] {
-            assert!(is_name(good), "{good}");
-        }
-        for bad in ["", "..", ".", "a/b", "a?b", "A", "a%2f"] {
-            assert!(!is_name(bad), "{bad}");
-        }
     }
 }

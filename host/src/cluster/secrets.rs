@@ -12,6 +12,7 @@
 //! again on every reload tick, so a rotated Secret reaches registry
 //! authentication within `--reload-interval`.
 
+use super::is_object_name;
 use crate::net::auth::Keychain;
 use crate::net::SecretSource;
 use k8s_openapi::api::core::v1::Secret;
@@ -76,7 +77,7 @@ impl ClusterSecrets {
             Some((ns, secret)) => (ns, secret),
             None => (self.own_namespace.as_str(), name),
         };
-        if !is_dns_subdomain(namespace) || !is_dns_subdomain(secret) {
+        if !is_object_name(namespace) || !is_object_name(secret) {
             return Err(format!("invalid registry secret name {name:?}"));
         }
         let api = Api::<Secret>::namespaced(self.client.clone(), namespace);
@@ -102,32 +103,6 @@ impl SecretSource for ClusterSecrets {
             None => Err(format!(
                 "registry secret {name} was not fetched: no loaded policy names it"
             )),
-        }
-    }
-}
-
-/// A Kubernetes object name: lowercase alphanumerics, `-` and `.`, at
-/// most 253 characters (no `/`, so it cannot leave its URL segment).
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        && !s.starts_with(['-', '.'])
-        && !s.ends_with(['-', '.'])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_dns_subdomain;
-
-    #[test]
-    fn only_object_names_reach_a_url() {
-        for good in ["regcred", "a.b-c", "x1"] {
-            assert!(is_dns_subdomain(good), "{good}");
-        }
-        for bad in ["", "..", "../etc", "a/b", "A", "-a", "a.", "a%2f"] {
-            assert!(!is_dns_subdomain(bad), "{bad}");
         }
     }
 }

@@ -119,13 +119,8 @@ async fn register_webhooks(
     for item in list["items"].as_array().into_iter().flatten() {
         let kind = item["kind"].as_str().unwrap_or_default();
         let name = item["metadata"]["name"].as_str().unwrap_or_default();
-        let resource = ApiResource {
-            group: "admissionregistration.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "admissionregistration.k8s.io/v1".into(),
-            kind: kind.into(),
-            plural: format!("{}s", kind.to_ascii_lowercase()),
-        };
+        let plural = format!("{}s", kind.to_ascii_lowercase());
+        let resource = super::api_resource("admissionregistration.k8s.io/v1", kind, &plural);
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let params = PatchParams::apply(FIELD_MANAGER).force();
         api.patch(name, &params, &Patch::Apply(item))

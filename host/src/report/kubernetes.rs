@@ -4,6 +4,7 @@
 
 use super::openreports::{self, MANAGED_BY};
 use super::resources::{self, Resource};
+use crate::cluster::api_resource;
 use anyhow::{bail, Context, Result};
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Api, Client};
@@ -27,20 +28,6 @@ const KINDS: [(&str, &str, &str); 7] = [
     ("batch/v1", "Job", "jobs"),
     ("batch/v1", "CronJob", "cronjobs"),
 ];
-
-fn api_resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = match api_version.split_once('/') {
-        Some((group, version)) => (group, version),
-        None => ("", api_version),
-    };
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
 
 /// openreports.io/v1alpha1 Report.
 fn report_resource() -> ApiResource {
