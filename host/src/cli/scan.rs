@@ -168,10 +168,10 @@ fn cache_config(args: &ScanArgs) -> CacheConfig {
 /// pool is reloaded when they changed), lists the resources, evaluates
 /// them and writes the Reports.
 async fn run_cluster(args: ScanArgs) -> Result<Exit> {
-    let cluster = Cluster::connect(&args.cluster)
-        .await?
-        .expect("--kubernetes or --kubeconfig is set");
-    let client = crate::cluster::client(&args.cluster).await?;
+    let cluster = Cluster::connect(&args.cluster).await?.ok_or_else(|| {
+        anyhow::anyhow!("scanning the cluster needs --kubernetes or --kubeconfig")
+    })?;
+    let client = cluster.client.clone();
     let runtime = engine::runtime(&args.component, &args.registry, &cache_config(&args)).await?;
     runtime.net().use_cluster_secrets(cluster.secrets.clone());
     runtime.grant_resources(cluster.resources.clone());

@@ -145,7 +145,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     };
     reload_on_change(live.clone(), args.reload_interval);
     if let Some(cluster) = cluster {
-        start_writers(&args, live.clone(), cluster.clone()).await?;
+        start_writers(&args, live.clone(), cluster.clone())?;
         reload_on_cluster_change(live.clone(), cluster, args.reload_interval);
     } else if args.writers.register_webhooks {
         bail!("--register-webhooks needs --kubernetes (or --kubeconfig)");
@@ -215,7 +215,7 @@ fn reload_on_cluster_change(live: Arc<Live>, cluster: Arc<Cluster>, interval: Du
 
 /// Elects the one replica that writes to the cluster, and has it write
 /// policy status and (with --register-webhooks) the webhook configurations.
-async fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Result<()> {
+fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Result<()> {
     use crate::cluster::{leader, writers};
     let flags = &args.writers;
     let webhooks = match flags.register_webhooks {
@@ -229,7 +229,7 @@ async fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>)
             force_failure_policy_ignore: false,
         }),
     };
-    let client = crate::cluster::client(&args.cluster).await?;
+    let client = cluster.client.clone();
     let leading = leader::elect(
         client.clone(),
         &cluster.own_namespace,

@@ -59,6 +59,8 @@ pub struct ClusterArgs {
 pub struct Cluster {
     /// The namespace ivpol runs in: cluster policies' Secrets live here.
     pub own_namespace: String,
+    /// The client every watch and fetch goes through, for the writers too.
+    pub client: Client,
     policies: policies::PolicyWatch,
     namespaces: Store<Namespace>,
     /// The registry Secrets that loaded policies name.
@@ -82,6 +84,7 @@ impl Cluster {
         let policies = policies::PolicyWatch::start(&client, changed.clone()).await?;
         let namespaces = watch_namespaces(&client);
         let cluster = Cluster {
+            client: client.clone(),
             secrets: Arc::new(ClusterSecrets::new(client.clone(), own_namespace.clone())),
             resources: Arc::new(ClusterResources::new(
                 client.clone(),
@@ -136,7 +139,7 @@ impl Cluster {
 
 /// The client: from --kubeconfig, else in-cluster (or the usual
 /// KUBECONFIG inference).
-pub async fn client(args: &ClusterArgs) -> Result<Client> {
+async fn client(args: &ClusterArgs) -> Result<Client> {
     let config = match &args.kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path)
