@@ -9,6 +9,7 @@
 mod load;
 mod noop;
 mod report;
+mod rss;
 
 use anyhow::{bail, Context, Result};
 use ivpol_tests::policy::{key_attestor, pod_policy, verifying_policy};
@@ -16,13 +17,15 @@ use ivpol_tests::registry::Registry;
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::{metric_sum, Options, Server};
 use load::Measured;
-use report::{Report, Row};
+use report::{Report, Row, Scaling, BASELINE, HIT, MUTATE};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const CONNECTIONS: [usize; 2] = [1, 64];
+/// Containers and matching policies in the scaling scenarios.
+const SCALE: usize = 10;
 const ALLOWED: &str = "\"allowed\":true";
 
 fn main() -> Result<()> {
@@ -32,6 +35,7 @@ fn main() -> Result<()> {
     }
     let mut duration = Duration::from_secs(5);
     let mut out: Option<PathBuf> = None;
+    let mut json_out: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -40,6 +44,7 @@ fn main() -> Result<()> {
                 duration = Duration::from_secs(secs);
             }
             "--out" => out = Some(PathBuf::from(it.next().context("--out FILE")?)),
+            "--json" => json_out = Some(PathBuf::from(it.next().context("--json FILE")?)),
             other => bail!("unknown argument {other}"),
         }
     }
@@ -51,6 +56,10 @@ fn main() -> Result<()> {
     println!("{text}");
     if let Some(path) = out {
         std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = json_out {
+        let json = serde_json::to_string_pretty(&report.to_json())?;
+        std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
@@ -72,6 +81,11 @@ struct Fixture {
     reg: Registry,
     policies: Vec<(String, String)>,
     review: String,
+    /// The scaling scenarios: `SCALE` copies of the verify policy under
+    /// other names, and a pod of `SCALE` containers (each its own signed
+    /// repository, so no verification is shared).
+    scaling_policies: Vec<(String, String)>,
+    wide_review: String,
     /// A GET the cold path makes (the signature manifest), for the RTT.
     registry_path: String,
 }
@@ -110,8 +124,26 @@ fn fixture() -> Fixture {
     );
     let review = ivpol_tests::review::create_pod(&[&pinned]).to_string();
     let registry_path = format!("/v2/{}/manifests/{}", sig.repo, sig.tag);
+    let mut images = vec![pinned.clone()];
+    for i in 1..SCALE {
+        let repo = format!("bench/app{i}");
+        let d = p.image(&repo, "v1", ivpol_tests::fixtures::OCI_MANIFEST, "amd64");
+        signer.sign_image(&p, &repo, &d, &SignOpts::default());
+        images.push(format!("{}/{repo}@{d}", reg.addr));
+    }
+    let refs: Vec<&str> = images.iter().map(String::as_str).collect();
+    let wide_review = ivpol_tests::review::create_pod(&refs).to_string();
+    let scaling_policies = (0..SCALE)
+        .map(|i| {
+            let name = format!("bench-verify-{i}");
+            let yaml = verify.replace("name: bench-verify", &format!("name: {name}"));
+            (format!("{name}.yaml"), yaml)
+        })
+        .collect();
     drop(p);
     Fixture {
+        scaling_policies,
+        wide_review,
         policies: vec![
             ("bench-verify.yaml".into(), verify),
             ("bench-mutate.yaml".into(), mutate),
@@ -123,8 +155,11 @@ fn fixture() -> Fixture {
 }
 
 fn serve(f: &Fixture, extra: &[&str]) -> Server {
-    let refs: Vec<(&str, &str)> = f
-        .policies
+    serve_policies(f, &f.policies, extra)
+}
+
+fn serve_policies(f: &Fixture, policies: &[(String, String)], extra: &[&str]) -> Server {
+    let refs: Vec<(&str, &str)> = policies
         .iter()
         .map(|(n, y)| (n.as_str(), y.as_str()))
         .collect();
@@ -149,6 +184,7 @@ async fn bench(duration: Duration) -> Result<Report> {
     let ivpol = serve(&f, &[]);
     let cold = serve(&f, &["--no-cache"]);
     let (ia, ca) = (addr_of(&ivpol), addr_of(&cold));
+    let rss = rss::Sampler::start(&[ivpol.pid(), cold.pid()]);
     // Warm up: compile paths, fill the cache and the instance pools.
     for (addr, path) in [
         (&ia, "/ivpol/validate/bench-verify"),
@@ -177,21 +213,13 @@ async fn bench(duration: Duration) -> Result<Report> {
         let calls_before = cold.metric("ivpol_registry_requests_total");
         let cold_run = run(ca.clone(), "/ivpol/validate/bench-verify").await?;
         let calls = cold.metric("ivpol_registry_requests_total") - calls_before;
-        report.rows.push(Row::of(
-            "no-op hyper webhook (baseline)",
-            conns,
-            &baseline,
-            None,
-        ));
+        report.rows.push(Row::of(BASELINE, conns, &baseline, None));
         report
             .rows
-            .push(Row::of("validate, cache hit", conns, &hit, Some(&baseline)));
-        report.rows.push(Row::of(
-            "mutate, nothing to pin",
-            conns,
-            &mutate,
-            Some(&baseline),
-        ));
+            .push(Row::of(HIT, conns, &hit, Some(&baseline)));
+        report
+            .rows
+            .push(Row::of(MUTATE, conns, &mutate, Some(&baseline)));
         report.rows.push(Row::of(
             "validate cold (cosign key)",
             conns,
@@ -214,6 +242,11 @@ async fn bench(duration: Duration) -> Result<Report> {
     .await?;
     report.registry_rtt_ms = rtt.quantile_ms(0.5);
     report.rss_mb = memory_mb(ivpol.pid(), "VmRSS:");
+    let peaks = rss.stop();
+    report.sampled_peak_rss_mb = peaks.first().copied().unwrap_or(f64::NAN);
+    report.cold_sampled_peak_rss_mb = peaks.get(1).copied().unwrap_or(f64::NAN);
+    drop(cold);
+    report.scaling = scaling(&f, duration).await?;
     report.peak_rss_mb = memory_mb(ivpol.pid(), "VmHWM:");
     report.instance_acquire_ms = acquire_ms(&ivpol);
     report.component_bytes = component_size();
@@ -223,6 +256,36 @@ async fn bench(duration: Duration) -> Result<Report> {
     report.startup_precompiled_ms = startup_ms(&f, Some(&cache))?;
     check_errors(&report)?;
     Ok(report)
+}
+
+/// Time per request at one connection with cache hits as the work grows:
+/// one container and one policy, `SCALE` containers, `SCALE` policies.
+async fn scaling(f: &Fixture, duration: Duration) -> Result<Scaling> {
+    let server = serve_policies(f, &f.scaling_policies, &[]);
+    let addr = addr_of(&server);
+    let all: Vec<String> = (0..SCALE).map(|i| format!("bench-verify-{i}")).collect();
+    let many = format!("/ivpol/validate/{}", all.join("/"));
+    let scenarios = [
+        ("/ivpol/validate/bench-verify-0".to_string(), &f.review),
+        ("/ivpol/validate/bench-verify-0".to_string(), &f.wide_review),
+        (many, &f.review),
+    ];
+    let mut ms = Vec::new();
+    for (path, body) in scenarios {
+        // Warm-up fills the verification cache for every image and policy.
+        load::run(&addr, &path, body, ALLOWED, 4, Duration::from_millis(500)).await?;
+        let m = load::run(&addr, &path, body, ALLOWED, 1, duration).await?;
+        if m.errors > 0 {
+            bail!("scaling scenario {path}: {} bad answers", m.errors);
+        }
+        ms.push(1000.0 / m.rps());
+    }
+    Ok(Scaling {
+        one_ms: ms[0],
+        containers_ms: ms[1],
+        policies_ms: ms[2],
+        n: SCALE,
+    })
 }
 
 fn check_errors(report: &Report) -> Result<()> {

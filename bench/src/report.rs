@@ -1,4 +1,8 @@
-//! The bench's one table, and the machine figures under it.
+//! The bench's one table, the machine figures under it, and the same
+//! figures by name as JSON (`report.json`), with the request-path targets
+//! (issue 15) checked against this run.
+
+use serde_json::{json, Value};
 
 /// One scenario at one connection count.
 pub struct Row {
@@ -20,13 +24,140 @@ pub struct Report {
     pub registry_rtt_ms: f64,
     pub rss_mb: f64,
     pub peak_rss_mb: f64,
+    /// The highest RSS sampled (every 50 ms) through the whole run, for
+    /// the cached and the `--no-cache` server.
+    pub sampled_peak_rss_mb: f64,
+    pub cold_sampled_peak_rss_mb: f64,
+    /// Time per request at 1 connection with cache hits, by work.
+    pub scaling: Scaling,
     pub instance_acquire_ms: f64,
     pub component_bytes: u64,
     pub startup_cold_ms: f64,
     pub startup_precompiled_ms: f64,
 }
 
+/// Mean time per request (1 / req/s at one connection, cache hits) for
+/// one container and one policy, ten containers, and ten policies.
+#[derive(Default)]
+pub struct Scaling {
+    pub one_ms: f64,
+    pub containers_ms: f64,
+    pub policies_ms: f64,
+    /// How many containers and policies the larger scenarios have.
+    pub n: usize,
+}
+
+impl Scaling {
+    /// The cost of each container beyond the first, in microseconds.
+    pub fn per_container_us(&self) -> f64 {
+        (self.containers_ms - self.one_ms) * 1000.0 / (self.n.saturating_sub(1).max(1)) as f64
+    }
+
+    /// The cost of each matching policy beyond the first, in microseconds.
+    pub fn per_policy_us(&self) -> f64 {
+        (self.policies_ms - self.one_ms) * 1000.0 / (self.n.saturating_sub(1).max(1)) as f64
+    }
+}
+
 impl Report {
+    fn row(&self, name: &str, conns: usize) -> Option<&Row> {
+        self.rows.iter().find(|r| r.name == name && r.conns == conns)
+    }
+
+    /// The p50 latency a scenario adds to the baseline's at `conns`.
+    fn p50_above_baseline(&self, name: &str, conns: usize) -> f64 {
+        match (self.row(name, conns), self.row(BASELINE, conns)) {
+            (Some(r), Some(b)) => r.p50 - b.p50,
+            _ => f64::NAN,
+        }
+    }
+
+    fn ratio(&self, name: &str, conns: usize) -> f64 {
+        self.row(name, conns)
+            .and_then(|r| r.ratio)
+            .unwrap_or(f64::NAN)
+    }
+
+    /// Issue 15's targets: (name, measured, target, met).
+    pub fn targets(&self) -> Vec<(&'static str, f64, f64, bool)> {
+        let peak = self
+            .sampled_peak_rss_mb
+            .max(self.cold_sampled_peak_rss_mb)
+            .max(self.peak_rss_mb);
+        let at_most = |name, got: f64, limit: f64| (name, got, limit, got <= limit);
+        let at_least = |name, got: f64, limit: f64| (name, got, limit, got >= limit);
+        vec![
+            at_least(
+                "validate_cache_hit_64_ratio",
+                self.ratio(HIT, 64),
+                0.50,
+            ),
+            at_least("mutate_64_ratio", self.ratio(MUTATE, 64), 0.60),
+            at_most(
+                "validate_cache_hit_1_p50_above_baseline_ms",
+                self.p50_above_baseline(HIT, 1),
+                0.1,
+            ),
+            at_most(
+                "component_mb",
+                self.component_bytes as f64 / 1e6,
+                3.0,
+            ),
+            at_most("peak_rss_mb", peak, 80.0),
+            at_most(
+                "per_container_us",
+                self.scaling.per_container_us(),
+                5.0,
+            ),
+            at_most("per_policy_us", self.scaling.per_policy_us(), 10.0),
+        ]
+    }
+
+    /// Every figure by name, for `report.json`.
+    pub fn to_json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "scenario": r.name, "conns": r.conns, "rps": r.rps,
+                    "p50_ms": r.p50, "p99_ms": r.p99, "errors": r.errors,
+                    "ratio_to_baseline": r.ratio,
+                })
+            })
+            .collect();
+        let targets: Vec<Value> = self
+            .targets()
+            .into_iter()
+            .map(|(name, got, limit, met)| {
+                json!({"name": name, "measured": got, "target": limit, "met": met})
+            })
+            .collect();
+        json!({
+            "rows": rows,
+            "cold_calls_per_request": self.cold_calls_per_request,
+            "cold_p50_ms": self.cold_p50_ms,
+            "registry_rtt_ms": self.registry_rtt_ms,
+            "rss_after_mb": self.rss_mb,
+            "vmhwm_mb": self.peak_rss_mb,
+            "sampled_peak_rss_mb": self.sampled_peak_rss_mb,
+            "cold_sampled_peak_rss_mb": self.cold_sampled_peak_rss_mb,
+            "component_bytes": self.component_bytes,
+            "startup_cold_ms": self.startup_cold_ms,
+            "startup_precompiled_ms": self.startup_precompiled_ms,
+            "instance_acquire_ms": self.instance_acquire_ms,
+            "scaling": {
+                "one_container_one_policy_ms": self.scaling.one_ms,
+                "containers_ms": self.scaling.containers_ms,
+                "policies_ms": self.scaling.policies_ms,
+                "n": self.scaling.n,
+                "per_container_us": self.scaling.per_container_us(),
+                "per_policy_us": self.scaling.per_policy_us(),
+            },
+            "targets": targets,
+        })
+    }
+
     pub fn render(&self) -> String {
         let mut out = String::from(
             "| scenario | conns | req/s | p50 ms | p99 ms | req/s vs baseline |\n|---|---:|---:|---:|---:|---:|\n",
@@ -49,8 +180,13 @@ impl Report {
             self.cold_p50_ms - registry_ms
         ));
         out.push_str(&format!(
-            "- ivpol RSS after the load: {:.1} MB (peak {:.1} MB)\n",
-            self.rss_mb, self.peak_rss_mb
+            "- ivpol RSS after the load: {:.1} MB (VmHWM {:.1} MB); highest sampled during the run: {:.1} MB, {:.1} MB for the --no-cache server\n",
+            self.rss_mb, self.peak_rss_mb, self.sampled_peak_rss_mb, self.cold_sampled_peak_rss_mb
+        ));
+        let s = &self.scaling;
+        out.push_str(&format!(
+            "- time per request at 1 connection, cache hits: {:.3} ms for 1 container and 1 policy, {:.3} ms for {n} containers (+{:.1} µs per container), {:.3} ms for {n} policies (+{:.1} µs per policy)\n",
+            s.one_ms, s.containers_ms, s.per_container_us(), s.policies_ms, s.per_policy_us(), n = s.n
         ));
         out.push_str(&format!(
             "- component: {:.1} MB\n",
@@ -64,6 +200,16 @@ impl Report {
             "- instance acquire (mean over the run): {:.3} ms\n",
             self.instance_acquire_ms
         ));
+        out.push_str("\n| target | measured | limit | met |\n|---|---:|---:|---|\n");
+        for (name, got, limit, met) in self.targets() {
+            let met = if met { "yes" } else { "no" };
+            out.push_str(&format!("| {name} | {got:.3} | {limit} | {met} |\n"));
+        }
         out
     }
 }
+
+/// Scenario names the targets refer to.
+pub const BASELINE: &str = "no-op hyper webhook (baseline)";
+pub const HIT: &str = "validate, cache hit";
+pub const MUTATE: &str = "mutate, nothing to pin";

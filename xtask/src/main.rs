@@ -264,7 +264,8 @@ fn install_sigstore_python() -> Result<PathBuf> {
 }
 
 /// The performance run (DESIGN.md §6): release builds of `ivpol` and the
-/// bench, a loopback registry, one table. Writes `target/bench/report.md`.
+/// bench, a loopback registry, one table. Writes `target/bench/report.md` and every figure by name
+/// in `target/bench/report.json`.
 fn bench(extra: &[String]) -> Result<()> {
     install_system_packages()?;
     run(cargo().args([
@@ -282,6 +283,8 @@ fn bench(extra: &[String]) -> Result<()> {
         .args(extra)
         .arg("--out")
         .arg(out.join("report.md"))
+        .arg("--json")
+        .arg(out.join("report.json"))
         .env("IVPOL_BIN", release.join("ivpol")))
 }
 
