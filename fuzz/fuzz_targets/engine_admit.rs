@@ -1,5 +1,7 @@
-//! The component's whole request path, offline: the `request` of an
-//! AdmissionReview judged by `engine::PolicySet::admit` in both phases
+//! The component's whole request path, offline: the input as an
+//! AdmissionReview body through `engine::PolicySet::review` on every
+//! route, and as the `request` of one judged by `engine::PolicySet::admit`
+//! in both phases
 //! against the sample policies (matching, image extraction, CEL on the
 //! request's objects; verifications fail fast on the offline transport),
 //! and the same object through `evaluate` as `ivpol apply` would.
@@ -7,6 +9,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use ivpol_guest::engine::review::{Namespaces, Route};
 use ivpol_guest::engine::{Mode, Phase, PolicySet, Scope};
 use ivpol_guest::oci::transport::Offline;
 use ivpol_guest::policy::SourceDocument;
@@ -44,11 +47,30 @@ fn policies() -> &'static PolicySet {
 const NAMESPACE: &str =
     r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default","labels":{"team":"a"}}}"#;
 
+/// Every namespace is `default` with a team label.
+struct Default;
+
+impl Namespaces for Default {
+    fn get(&self, _: &str) -> Option<String> {
+        Some(NAMESPACE.to_string())
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    let set = policies();
+    for phase in [Phase::Validate, Phase::Mutate] {
+        for namespaced in [false, true] {
+            let route = Route {
+                phase,
+                namespaced,
+                names: Vec::new(),
+            };
+            let _ = set.review(&route, data, &Default, Arc::new(Offline));
+        }
+    }
     let Ok(request) = std::str::from_utf8(data) else {
         return;
     };
-    let set = policies();
     for phase in [Phase::Validate, Phase::Mutate] {
         let _ = set.admit(
             phase,

@@ -1,7 +1,8 @@
 //! The WIT glue: exports `ivpol:admission/engine` over the native engine.
 //! The only wasm-specific code in the guest.
 
-use crate::engine::{self, Phase as EPhase, Scope as EScope, Status as EStatus};
+use crate::engine::review;
+use crate::engine::{self, Phase as EPhase, Status as EStatus};
 use crate::oci::wasi_transport::WasiTransport;
 use crate::policy::SourceDocument;
 
@@ -16,8 +17,8 @@ use exports::ivpol::admission::engine::WebhookOptions;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
-    Actions, CacheUse, Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Reason,
-    RejectedPolicy, Scope, Status, Verdict, Verification, VerificationFailure,
+    Actions, Answer, CacheUse, Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Reason,
+    RejectedPolicy, Route, Status, Subject, Verdict, Verification, VerificationFailure,
 };
 use ivpol::admission::verification_cache::CredentialScope;
 
@@ -97,36 +98,32 @@ impl GuestPolicySet for PolicySet {
         crate::webhooks::configurations(self.0.policies(), &options).map(|v| v.to_string())
     }
 
-    fn admit(
-        &self,
-        phase: Phase,
-        scope: Scope,
-        names: Vec<String>,
-        request: String,
-        namespace_object: Option<String>,
-    ) -> Result<Verdict, String> {
-        let phase = match phase {
-            Phase::Mutate => EPhase::Mutate,
-            Phase::Validate => EPhase::Validate,
-        };
-        let scope = match scope {
-            Scope::Cluster => EScope::Cluster,
-            Scope::Namespaced(ns) => EScope::Namespaced(ns),
+    fn review(&self, route: Route, body: Vec<u8>) -> Result<Answer, String> {
+        let route = review::Route {
+            phase: match route.phase {
+                Phase::Mutate => EPhase::Mutate,
+                Phase::Validate => EPhase::Validate,
+            },
+            namespaced: route.namespaced,
+            names: route.names,
         };
         // Registry calls are bounded by the host's deadline too; this keeps a
         // single call from outliving the longest policy timeout.
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
         let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
-        self.0
-            .admit(
-                phase,
-                &scope,
-                &names,
-                &request,
-                namespace_object.as_deref(),
-                transport,
-            )
-            .map(verdict)
+        let answer = self.0.review(&route, &body, &HostNamespaces, transport)?;
+        let s = answer.subject;
+        Ok(Answer {
+            response: answer.response,
+            subject: Subject {
+                uid: s.uid,
+                namespace: s.namespace,
+                kind: s.kind,
+                name: s.name,
+                operation: s.operation,
+            },
+            verdict: answer.verdict.map(verdict),
+        })
     }
 
     fn evaluate_json(&self, payload: String) -> Result<Verdict, String> {
@@ -197,6 +194,15 @@ impl engine::cache::VerificationCache for HostCache {
     }
 }
 
+/// The namespaces the host knows (WIT `namespaces`).
+struct HostNamespaces;
+
+impl review::Namespaces for HostNamespaces {
+    fn get(&self, name: &str) -> Option<String> {
+        ivpol::admission::namespaces::get(name)
+    }
+}
+
 /// The cluster objects the host grants (WIT `cluster-resources`).
 struct HostResources;
 
@@ -259,7 +265,9 @@ fn verdict(v: engine::Verdict) -> Verdict {
 }
 
 fn verification(v: engine::Verification) -> Verification {
+    let summary = v.summary();
     Verification {
+        summary,
         image: v.image,
         digest: v.digest,
         attestor: v.attestor,

@@ -1,13 +1,16 @@
-//! ivpol's guest: all of the verification logic, compiled to ONE
-//! wasm32-wasip2 component (see `wit/admission.wit`) and, natively, to an
-//! rlib for unit tests and benchmarks.
+//! ivpol's guest: all of the policy logic, compiled to ONE wasm32-wasip2
+//! component (see `wit/admission.wit`) and, natively, to an rlib for unit
+//! tests and the fuzz targets. It reads each AdmissionReview from its body
+//! bytes and writes the response; the host only moves bytes.
 //!
 //! Modules, one concern each: `policy` (IVP/NIVP types, defaults, loading),
 //! `admission` (AdmissionRequest, JSON Patch), `matching` (matchConstraints),
 //! `images` (references, globs, extraction), `cel` (environment and Kyverno
-//! functions), `verify` (signatures, certificates, transparency logs), `engine` (validate, mutate, results, `required`), `webhooks` (the
-//! webhook configurations Kyverno would register for the policies), and
-//! `component` (the WIT glue, wasm only).
+//! functions), `oci` (the registry client over wasi:http), `verify`
+//! (signatures, certificates, transparency logs), `engine` (the
+//! AdmissionReview in and out, validate, mutate, results, `required`),
+//! `webhooks` (the webhook configurations Kyverno would register for the
+//! policies), and `component` (the WIT glue, wasm only).
 
 pub mod admission;
 pub mod cel;

@@ -103,6 +103,12 @@ impl Generation {
     }
 }
 
+impl crate::runtime::Namespaces for Generation {
+    fn namespace_object(&self, name: &str) -> Option<String> {
+        Generation::namespace_object(self, name)
+    }
+}
+
 /// A policy document's identity across generations.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Debug)]
 struct Key {

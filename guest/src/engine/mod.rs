@@ -16,6 +16,7 @@ mod referrers;
 pub mod rejected;
 pub mod required;
 pub mod results;
+pub mod review;
 pub use failure::Failure;
 #[cfg(test)]
 mod tests;
@@ -136,7 +137,22 @@ impl PolicySet {
         transport: Arc<dyn Transport + Send + Sync>,
     ) -> Result<Verdict, String> {
         let req = Request::parse(request)?;
-        let namespace = parse_namespace(namespace_object, &req.namespace)?;
+        let lookup = |_: &str| namespace_object.map(str::to_string);
+        self.admit_request(phase, scope, names, &req, &lookup, transport)
+    }
+
+    /// [`PolicySet::admit`] on a parsed request; `namespace_object` is
+    /// asked for the request's namespace only when a policy in scope
+    /// needs its labels or object.
+    pub(crate) fn admit_request(
+        &self,
+        phase: Phase,
+        scope: &Scope,
+        names: &[String],
+        req: &Request,
+        namespace_object: &dyn Fn(&str) -> Option<String>,
+        transport: Arc<dyn Transport + Send + Sync>,
+    ) -> Result<Verdict, String> {
         let candidates: Vec<&CompiledPolicy> = self
             .policies
             .iter()
@@ -144,11 +160,15 @@ impl PolicySet {
                 in_scope(p, scope, names) && p.spec.admission_enabled() && !p.spec.json_mode()
             })
             .collect();
+        let namespace = match candidates.iter().any(|p| p.needs_namespace()) {
+            true => parse_namespace(namespace_object(&req.namespace).as_deref(), &req.namespace)?,
+            false => NamespaceInfo::unread(),
+        };
         let (transport, budget) = budgeted(transport);
         let verdict = match phase {
             Phase::Validate => validate(
                 &candidates,
-                &req,
+                req,
                 &namespace,
                 transport,
                 &budget,
@@ -156,7 +176,7 @@ impl PolicySet {
                 &self.resources,
             ),
             Phase::Mutate => {
-                mutate::mutate(&candidates, &req, &namespace, transport, &self.resources)
+                mutate::mutate(&candidates, req, &namespace, transport, &self.resources)
             }
         };
         // In both phases: a mutation a broken policy might have refused is
@@ -285,6 +305,17 @@ pub struct NamespaceInfo {
     pub labels: Option<std::collections::BTreeMap<String, String>>,
     /// The request is in a namespace whose object the host does not know.
     pub unknown: bool,
+}
+
+impl NamespaceInfo {
+    /// No policy in scope reads the namespace: nothing was asked for.
+    fn unread() -> NamespaceInfo {
+        NamespaceInfo {
+            object: serde_json::Value::Null,
+            labels: None,
+            unknown: false,
+        }
+    }
 }
 
 fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, String> {

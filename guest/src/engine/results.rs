@@ -35,6 +35,16 @@ pub enum CacheUse {
     Unkeyed,
 }
 
+impl CacheUse {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheUse::Hit => "hit",
+            CacheUse::Miss => "miss",
+            CacheUse::Unkeyed => "unkeyed",
+        }
+    }
+}
+
 /// One attestor's verification of one image, for the decision log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verification {
@@ -49,6 +59,36 @@ pub struct Verification {
     pub cache: CacheUse,
     /// Why it did not verify; none when it did.
     pub failure: Option<super::failure::Failure>,
+}
+
+impl Verification {
+    /// One line on what happened: `<image>@<digest> <attestor>: verified
+    /// (cache hit)`, or the reason and message of the failure. The audit
+    /// annotations and `--explain` print it.
+    pub fn summary(&self) -> String {
+        let digest = self
+            .digest
+            .as_deref()
+            .map(|d| format!("@{d}"))
+            .unwrap_or_default();
+        let what = match &self.attestation {
+            Some(a) => format!("{} {a}", self.attestor),
+            None => self.attestor.clone(),
+        };
+        match &self.failure {
+            None => format!(
+                "{}{digest} {what}: verified (cache {})",
+                self.image,
+                self.cache.as_str()
+            ),
+            Some(f) => format!(
+                "{}{digest} {what}: {}: {}",
+                self.image,
+                f.reason.as_str(),
+                f.message
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

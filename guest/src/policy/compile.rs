@@ -77,6 +77,13 @@ impl CompiledPolicy {
         self.actions.iter().any(|a| a == action)
     }
 
+    /// Whether judging a request needs its Namespace: a namespaceSelector
+    /// reads its labels, an expression its object. Only then is the host
+    /// asked for it.
+    pub fn needs_namespace(&self) -> bool {
+        self.reads_namespace_object || self.match_constraints.namespace_selector.is_some()
+    }
+
     /// `credentials.secrets` as named to the host: `<name>` for a cluster
     /// policy (ivpol's own namespace, as Kyverno reads them), and
     /// `<namespace>/<name>` for a namespaced one, which may only use the

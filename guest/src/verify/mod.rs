@@ -48,6 +48,25 @@ pub enum Reason {
     Malformed,
 }
 
+impl Reason {
+    /// The reason's name in decision logs, audit annotations and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::NotFound => "not-found",
+            Reason::BadSignature => "bad-signature",
+            Reason::Identity => "identity",
+            Reason::UntrustedChain => "untrusted-chain",
+            Reason::TransparencyLog => "transparency-log",
+            Reason::Timestamp => "timestamp",
+            Reason::PayloadMismatch => "payload-mismatch",
+            Reason::AttestationMissing => "attestation-missing",
+            Reason::Registry => "registry",
+            Reason::RegistryRefused => "registry-refused",
+            Reason::Malformed => "malformed",
+        }
+    }
+}
+
 impl VerifyError {
     /// A failure of class [`Reason::Malformed`].
     pub fn new(message: impl Into<String>) -> VerifyError {

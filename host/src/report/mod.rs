@@ -104,7 +104,11 @@ impl Outcome {
             message: result.message.clone(),
             properties,
             actions: result.actions.clone(),
-            why: result.verifications.iter().map(explain_one).collect(),
+            why: result
+                .verifications
+                .iter()
+                .map(|x| x.summary.clone())
+                .collect(),
         }
     }
 
@@ -165,33 +169,6 @@ impl Counts {
             "error": self.error, "fail": self.fail, "pass": self.pass,
             "skip": self.skip, "warn": self.warn,
         })
-    }
-}
-
-/// One verification in words: `image@digest attestor: verified (cache
-/// hit)`, or `image@digest attestor: <reason>: <message>`.
-pub fn explain_one(x: &wit::Verification) -> String {
-    let digest = x
-        .digest
-        .as_deref()
-        .map(|d| format!("@{d}"))
-        .unwrap_or_default();
-    let what = match &x.attestation {
-        Some(a) => format!("{} {a}", x.attestor),
-        None => x.attestor.clone(),
-    };
-    match &x.failure {
-        None => format!(
-            "{}{digest} {what}: verified (cache {})",
-            x.image,
-            cache_name(x.cache)
-        ),
-        Some(f) => format!(
-            "{}{digest} {what}: {}: {}",
-            x.image,
-            reason_name(f.reason),
-            f.message
-        ),
     }
 }
 

@@ -206,6 +206,15 @@ pub struct HostState {
     claims: Claims,
     /// The cluster objects granted to policies, if any.
     resources: Option<Arc<ClusterResources>>,
+    /// The namespaces of the generation serving the current call.
+    namespaces: Option<Arc<dyn Namespaces>>,
+}
+
+/// The Namespace objects the host knows (WIT `namespaces`): the cluster's
+/// watch or `--namespaces`, as the serving generation has them.
+pub trait Namespaces: Send + Sync {
+    /// The Namespace `name` as JSON; none when unknown.
+    fn namespace_object(&self, name: &str) -> Option<String>;
 }
 
 /// The shared WIT types need no host functions.
@@ -249,6 +258,12 @@ impl bindings::ivpol::admission::verification_cache::Host for HostState {
         if let Some(key) = self.scoped(&image, &credentials) {
             self.claims.cache().put_digest(&key, &digest);
         }
+    }
+}
+
+impl bindings::ivpol::admission::namespaces::Host for HostState {
+    async fn get(&mut self, name: String) -> Option<String> {
+        self.namespaces.as_ref()?.namespace_object(&name)
     }
 }
 
@@ -424,6 +439,7 @@ impl Runtime {
             limits: MemoryLimiter::new(self.limits.instance_memory),
             claims: Claims::new(self.cache.clone()),
             resources: self.resources.get().cloned(),
+            namespaces: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -677,29 +693,24 @@ impl Pool {
         }
     }
 
-    /// Runs `admit` in a pooled instance within `deadline`.
-    pub async fn admit(
+    /// Runs `review` (one AdmissionReview body on `route`) in a pooled
+    /// instance within `deadline`, the component asking `namespaces` for
+    /// the request's namespace if it needs it.
+    pub async fn review(
         &self,
-        phase: wit::Phase,
-        scope: wit::Scope,
-        names: Vec<String>,
-        request: String,
-        namespace: Option<String>,
+        route: wit::Route,
+        body: &[u8],
+        namespaces: Arc<dyn Namespaces>,
         deadline: Duration,
-    ) -> Result<Result<wit::Verdict, String>, Failure> {
+    ) -> Result<Result<wit::Answer, String>, Failure> {
         let (mut inst, _turn) = self.acquire(deadline).await?;
         arm_deadline(&mut inst, deadline);
+        inst.store.data_mut().namespaces = Some(namespaces);
         let engine = inst.module.ivpol_admission_engine().policy_set();
-        let call = engine.call_admit(
-            &mut inst.store,
-            inst.set,
-            phase,
-            &scope,
-            &names,
-            &request,
-            namespace.as_deref(),
-        );
+        let call = engine.call_review(&mut inst.store, inst.set, &route, body);
         let out = backstop(deadline, call).await?;
+        // The generation is not kept past its request.
+        inst.store.data_mut().namespaces = None;
         self.settle(inst, out, deadline)
     }
 

@@ -1,67 +1,9 @@
-//! Reading an AdmissionReview request (`admission.k8s.io/v1`): the host
-//! checks the envelope and echoes the uid; the `request` itself goes to the
-//! component untouched. Self-contained (serde_json only), so the fuzz
-//! targets build it on its own.
-
-use serde_json::Value;
-
-/// The parts of an AdmissionReview the host needs.
-pub struct Review {
-    pub uid: String,
-    pub operation: String,
-    pub namespace: String,
-    /// `request.kind.kind` and `request.name`, for the decision log.
-    pub kind: String,
-    pub name: String,
-    /// The `request` object, re-serialised for the component.
-    pub request: String,
-}
-
-/// Parses and checks an AdmissionReview body; the error names the problem.
-pub fn parse(body: &[u8]) -> Result<Review, String> {
-    let doc: Value =
-        serde_json::from_slice(body).map_err(|e| format!("body is not valid JSON: {e}"))?;
-    let api_version = doc
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
-    if kind != "AdmissionReview" {
-        return Err(format!("kind must be AdmissionReview, got {kind:?}"));
-    }
-    if api_version != "admission.k8s.io/v1" {
-        return Err(format!(
-            "apiVersion must be admission.k8s.io/v1, got {api_version:?}"
-        ));
-    }
-    let request = doc
-        .get("request")
-        .filter(|r| r.is_object())
-        .ok_or("AdmissionReview has no request")?;
-    let field = |name: &str| {
-        request
-            .get(name)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let uid = field("uid");
-    if uid.is_empty() {
-        return Err("request.uid is required".into());
-    }
-    Ok(Review {
-        uid,
-        operation: field("operation"),
-        namespace: field("namespace"),
-        kind: request
-            .pointer("/kind/kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        name: field("name"),
-        request: request.to_string(),
-    })
-}
+//! What the host reads of an AdmissionReview body itself: only the uid
+//! (and the namespace), found by a cheap scan, and only to answer a request
+//! the component could not judge (a trap, a deadline, a body too large or
+//! malformed). Everything else is the component's (`PolicySet::review`).
+//! Self-contained (serde_json only), so the fuzz targets build it on its
+//! own.
 
 /// The longest uid echoed back; Kubernetes' are 36 characters.
 const MAX_UID_BYTES: usize = 256;
@@ -70,13 +12,27 @@ const MAX_UID_BYTES: usize = 256;
 /// found by a cheap scan of the envelope's top level instead of a full
 /// parse: enough to answer a request that cannot be judged.
 pub fn scan_uid(body: &[u8]) -> Option<String> {
+    scan_request_field(body, "uid").filter(|u| !u.is_empty() && u.len() <= MAX_UID_BYTES)
+}
+
+/// `request.namespace`, by the same scan: which namespaced policies a
+/// request that could not be judged was for.
+pub fn scan_namespace(body: &[u8]) -> Option<String> {
+    scan_request_field(body, "namespace").filter(|n| n.len() <= MAX_NAMESPACE_BYTES)
+}
+
+/// A Namespace name is a DNS label.
+const MAX_NAMESPACE_BYTES: usize = 63;
+
+/// The string member `key` of the top-level `request` object.
+fn scan_request_field(body: &[u8], key: &str) -> Option<String> {
     let mut s = Scanner { b: body, i: 0 };
     s.expect(b'{')?;
     loop {
-        let key = s.string()?;
+        let name = s.string()?;
         s.expect(b':')?;
-        if key == "request" && s.peek()? == b'{' {
-            return s.uid_in_request();
+        if name == "request" && s.peek()? == b'{' {
+            return s.member_of_object(key);
         }
         s.skip_value()?;
         if s.peek()? != b',' {
@@ -161,16 +117,14 @@ impl Scanner<'_> {
         Some(())
     }
 
-    /// `uid` among the members of the object at the cursor.
-    fn uid_in_request(&mut self) -> Option<String> {
+    /// The string member `wanted` of the object at the cursor.
+    fn member_of_object(&mut self, wanted: &str) -> Option<String> {
         self.expect(b'{')?;
         loop {
             let key = self.string()?;
             self.expect(b':')?;
-            if key == "uid" {
-                return self
-                    .string()
-                    .filter(|u| !u.is_empty() && u.len() <= MAX_UID_BYTES);
+            if key == wanted {
+                return self.string();
             }
             self.skip_value()?;
             if self.peek()? != b',' {
@@ -183,7 +137,16 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::scan_uid;
+    use super::{scan_namespace, scan_uid};
+
+    #[test]
+    fn the_namespace_is_found_beside_the_uid() {
+        let body = br#"{"request":{"uid":"u","object":{"metadata":{"namespace":"inner"}},"namespace":"team-a"}}"#;
+        assert_eq!(scan_namespace(body).as_deref(), Some("team-a"));
+        assert_eq!(scan_namespace(br#"{"request":{"uid":"u"}}"#), None);
+        let long = format!(r#"{{"request":{{"namespace":"{}"}}}}"#, "n".repeat(64));
+        assert_eq!(scan_namespace(long.as_bytes()), None);
+    }
 
     #[test]
     fn the_uid_is_found_in_truncated_and_malformed_bodies() {

@@ -137,15 +137,15 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
     );
     let decided = decide(state, route, req).await;
     let took = start.elapsed();
-    let review = decided.review.as_ref();
+    let s = &decided.subject;
     let subject = decision::Subject {
-        uid: review.map_or(decided.uid.as_str(), |r| r.uid.as_str()),
+        uid: &s.uid,
         route: labels.0,
         phase: labels.1,
-        namespace: review.map_or("", |r| r.namespace.as_str()),
-        kind: review.map_or("", |r| r.kind.as_str()),
-        name: review.map_or("", |r| r.name.as_str()),
-        operation: review.map_or("", |r| r.operation.as_str()),
+        namespace: &s.namespace,
+        kind: &s.kind,
+        name: &s.name,
+        operation: &s.operation,
     };
     let allowed =
         decided.verdict.as_ref().is_some_and(|v| v.allowed) || (decided.label == "allowed");
@@ -181,119 +181,96 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
 struct Decided {
     reply: Reply,
     label: &'static str,
-    review: Option<envelope::Review>,
-    /// The uid scanned from a body that did not parse.
-    uid: String,
+    /// From the component; only the uid (scanned) when it gave no answer.
+    subject: wit::Subject,
     verdict: Option<wit::Verdict>,
     why: Option<String>,
 }
 
 impl Decided {
-    fn unjudged(reply: Reply, uid: String, why: String) -> Decided {
+    /// A request the component did not judge, known by what a scan of
+    /// its body found.
+    fn unjudged(reply: Reply, body: &[u8], verdict: Option<wit::Verdict>, why: String) -> Decided {
         Decided {
             reply,
             label: "error",
-            review: None,
-            uid,
-            verdict: None,
+            subject: wit::Subject {
+                uid: envelope::scan_uid(body).unwrap_or_default(),
+                namespace: envelope::scan_namespace(body).unwrap_or_default(),
+                kind: String::new(),
+                name: String::new(),
+                operation: String::new(),
+            },
+            verdict,
             why: Some(why),
         }
     }
 }
 
+/// Reads the body and hands it to the component with the route; the
+/// component parses the AdmissionReview, judges it and writes the
+/// response. The host reads the body itself only when the component
+/// cannot answer: then it denies by the uid it scans.
 async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decided {
     let body = match read_body(req, state.body_read_timeout).await {
         Ok(b) => b,
         Err(unread) => {
-            let uid = envelope::scan_uid(&unread.prefix).unwrap_or_default();
             let reply = unjudged(&unread.prefix, unread.why.clone(), unread.status);
-            return Decided::unjudged(reply, uid, unread.why);
+            return Decided::unjudged(reply, &unread.prefix, None, unread.why);
         }
-    };
-    let mut review = match envelope::parse(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            let uid = envelope::scan_uid(&body).unwrap_or_default();
-            let reply = unjudged(&body, e.clone(), StatusCode::BAD_REQUEST);
-            return Decided::unjudged(reply, uid, e);
-        }
-    };
-    let judged = |reply, label, review, verdict, why| Decided {
-        reply,
-        label,
-        review: Some(review),
-        uid: String::new(),
-        verdict,
-        why,
-    };
-    // Kyverno's mutate routes only act on CREATE, UPDATE and CONNECT.
-    if route.phase == wit::Phase::Mutate
-        && !matches!(review.operation.as_str(), "CREATE" | "UPDATE" | "CONNECT")
-    {
-        let reply = json_reply(StatusCode::OK, review::allowed(&review.uid));
-        return judged(reply, "allowed", review, None, None);
-    }
-    let scope = if route.namespaced {
-        wit::Scope::Namespaced(review.namespace.clone())
-    } else {
-        wit::Scope::Cluster
     };
     // One generation for the whole request, even if a reload swaps it.
     let generation = state.live.current();
     let pool = &generation.pool;
-    let namespace = generation.namespace_object(&review.namespace);
     let deadline = pool.deadline(&route.names);
-    let request = std::mem::take(&mut review.request);
-    let outcome = pool
-        .admit(
-            route.phase,
-            scope,
-            route.names.clone(),
-            request,
-            namespace,
-            deadline,
-        )
-        .await;
-    let verdict = match outcome {
-        Ok(Ok(verdict)) => verdict,
-        Ok(Err(bad_request)) => {
-            let message = format!("the admission request cannot be evaluated: {bad_request}");
-            let reply = deny(&review.uid, &message);
-            return judged(reply, "error", review, None, Some(message));
+    let wit_route = wit::Route {
+        phase: route.phase,
+        namespaced: route.namespaced,
+        names: route.names.clone(),
+    };
+    let namespaces: Arc<dyn crate::runtime::Namespaces> = generation.clone();
+    let outcome = pool.review(wit_route, &body, namespaces, deadline).await;
+    match outcome {
+        Ok(Ok(answer)) => {
+            let label = match &answer.verdict {
+                Some(v) if !v.allowed => "denied",
+                _ => "allowed",
+            };
+            Decided {
+                reply: bytes_reply(StatusCode::OK, answer.response),
+                label,
+                subject: answer.subject,
+                verdict: answer.verdict,
+                why: None,
+            }
+        }
+        Ok(Err(why)) => {
+            let reply = unjudged(&body, why.clone(), StatusCode::BAD_REQUEST);
+            Decided::unjudged(reply, &body, None, why)
         }
         Err(failure) => {
-            tracing::error!(uid = %review.uid, "no answer from the component: {failure}");
+            let why = failure.to_string();
+            let uid = envelope::scan_uid(&body).unwrap_or_default();
+            tracing::error!(uid = %uid, "no answer from the component: {why}");
             metrics()
                 .component_failures
                 .get_or_create(&crate::metrics::FailureLabels {
                     reason: failure.reason().into(),
                 })
                 .inc();
+            let namespace = envelope::scan_namespace(&body).unwrap_or_default();
             let reach = Reach {
-                namespace: route.namespaced.then_some(review.namespace.as_str()),
+                namespace: route.namespaced.then_some(namespace.as_str()),
                 names: &route.names,
             };
-            let verdict = fallback::verdict(pool.summary(), &reach, &failure.to_string());
-            let body = review::response(&review.uid, &verdict);
-            let reply = json_reply(StatusCode::OK, body);
-            return judged(
-                reply,
-                "error",
-                review,
-                Some(verdict),
-                Some(failure.to_string()),
-            );
+            let verdict = fallback::verdict(pool.summary(), &reach, &why);
+            let reply = match uid.is_empty() {
+                false => json_reply(StatusCode::OK, fallback::response(&uid, &verdict)),
+                true => error(StatusCode::BAD_REQUEST, why.clone()),
+            };
+            Decided::unjudged(reply, &body, Some(verdict), why)
         }
-    };
-    let label = if verdict.allowed { "allowed" } else { "denied" };
-    let body = review::response(&review.uid, &verdict);
-    judged(
-        json_reply(StatusCode::OK, body),
-        label,
-        review,
-        Some(verdict),
-        None,
-    )
+    }
 }
 
 /// The reply to a body that cannot be judged: a denial echoing its uid
@@ -366,7 +343,11 @@ async fn read_body(req: Request<Incoming>, timeout: std::time::Duration) -> Resu
 }
 
 fn json_reply(status: StatusCode, body: Value) -> Reply {
-    let mut resp = Response::new(Full::new(Bytes::from(body.to_string())));
+    bytes_reply(status, body.to_string().into_bytes())
+}
+
+fn bytes_reply(status: StatusCode, body: Vec<u8>) -> Reply {
+    let mut resp = Response::new(Full::new(Bytes::from(body)));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
         hyper::header::CONTENT_TYPE,

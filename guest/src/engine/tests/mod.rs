@@ -2255,7 +2255,26 @@ fn malformed_requests_are_errors() {
         .map(|o| o.remove("operation"));
     assert!(run(&missing_operation.to_string(), None).is_err());
     let good = create(&pod("p", &[SIGNED])).to_string();
-    assert!(run(&good, Some("{not json")).is_err());
+    // The namespace object is only read for a policy that needs it.
+    assert!(run(&good, Some("{not json")).is_ok());
+    let selecting = load(&[ivp(
+        "selected",
+        &spec(&[
+            "matchConstraints:\n  namespaceSelector:\n    matchLabels:\n      env: prod\n  resourceRules:\n    - apiGroups: ['']\n      apiVersions: [v1]\n      operations: [CREATE]\n      resources: [pods]\n",
+            RELAXED,
+            NO_ATTESTORS,
+            "validations:\n  - expression: \"false\"\n    message: checked\n",
+        ]),
+    )]);
+    let bad_namespace = selecting.admit(
+        Phase::Validate,
+        &Scope::Cluster,
+        &[],
+        &good,
+        Some("{not json"),
+        std::sync::Arc::new(Offline),
+    );
+    assert!(bad_namespace.is_err());
     assert!(set
         .admit(
             Phase::Mutate,
@@ -2327,5 +2346,6 @@ mod exceptions;
 mod fields;
 mod kyverno_conformance;
 mod resources;
+mod review;
 mod tuf;
 mod verification;

@@ -1,0 +1,212 @@
+//! One admission request from its HTTP body to its HTTP answer: the
+//! AdmissionReview envelope is parsed here, once, and the AdmissionReview
+//! response is written here. The host only routes bytes, and reads the
+//! [`Answer`]'s typed record for its decision log, metrics and reports.
+
+use super::{Phase, PolicySet, Scope, Verdict};
+use crate::admission::Request;
+use crate::oci::Transport;
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// The route a request came in on: `/{ivpol,nivpol}/{validate,mutate}/<names>`.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub phase: Phase,
+    /// `/nivpol/`: the NamespacedImageValidatingPolicies of the request's
+    /// namespace; `/ivpol/`: the cluster policies.
+    pub namespaced: bool,
+    /// Policy names from the path; empty means every policy in scope.
+    pub names: Vec<String>,
+}
+
+/// The Namespace objects the host knows (`serve --kubernetes` or
+/// `--namespaces`). Asked only when a policy in scope needs the
+/// namespace's labels or object.
+pub trait Namespaces {
+    /// The Namespace object `name` as JSON; none when it is not known.
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// Who and what a request is about, as far as its envelope says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subject {
+    pub uid: String,
+    pub namespace: String,
+    /// `request.kind.kind`.
+    pub kind: String,
+    pub name: String,
+    pub operation: String,
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The AdmissionReview response, as JSON.
+    pub response: Vec<u8>,
+    pub subject: Subject,
+    /// The policies' verdict; none when the request was answered without
+    /// evaluating any (a mutate route's DELETE).
+    pub verdict: Option<Verdict>,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, rename = "apiVersion")]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(borrow, default)]
+    request: Option<&'a RawValue>,
+}
+
+/// Kyverno's mutate routes only act on these operations.
+const MUTATED_OPERATIONS: [&str; 3] = ["CREATE", "UPDATE", "CONNECT"];
+
+impl PolicySet {
+    /// Judges the AdmissionReview `body` that came in on `route`. The error
+    /// says why the body cannot be judged at all; the host then answers by
+    /// the uid it can scan from the body, as it does when the component
+    /// cannot answer.
+    pub fn review(
+        &self,
+        route: &Route,
+        body: &[u8],
+        namespaces: &dyn Namespaces,
+        transport: Arc<dyn Transport + Send + Sync>,
+    ) -> Result<Answer, String> {
+        let raw = envelope(body)?;
+        let req = Request::parse(raw.get())?;
+        if req.uid.is_empty() {
+            return Err("request.uid is required".into());
+        }
+        let subject = Subject {
+            uid: req.uid.clone(),
+            namespace: req.namespace.clone(),
+            kind: req.kind.kind.clone(),
+            name: req.name.clone(),
+            operation: req.operation.clone(),
+        };
+        if route.phase == Phase::Mutate && !MUTATED_OPERATIONS.contains(&req.operation.as_str()) {
+            let response = envelope_response(json!({ "uid": req.uid, "allowed": true }));
+            return Ok(Answer {
+                response,
+                subject,
+                verdict: None,
+            });
+        }
+        let scope = match route.namespaced {
+            true => Scope::Namespaced(req.namespace.clone()),
+            false => Scope::Cluster,
+        };
+        let lookup = |name: &str| namespaces.get(name);
+        let verdict =
+            self.admit_request(route.phase, &scope, &route.names, &req, &lookup, transport)?;
+        Ok(Answer {
+            response: response(&req.uid, &verdict),
+            subject,
+            verdict: Some(verdict),
+        })
+    }
+}
+
+/// The `request` of an AdmissionReview `admission.k8s.io/v1`, as its text.
+fn envelope(body: &[u8]) -> Result<&RawValue, String> {
+    let doc: Envelope = serde_json::from_slice(body).map_err(|e| match e.is_data() {
+        true => format!("body is not an AdmissionReview: {e}"),
+        false => format!("body is not valid JSON: {e}"),
+    })?;
+    let kind = doc.kind.unwrap_or_default();
+    if kind != "AdmissionReview" {
+        return Err(format!("kind must be AdmissionReview, got {kind:?}"));
+    }
+    let api_version = doc.api_version.unwrap_or_default();
+    if api_version != "admission.k8s.io/v1" {
+        return Err(format!(
+            "apiVersion must be admission.k8s.io/v1, got {api_version:?}"
+        ));
+    }
+    doc.request
+        .filter(|r| r.get().starts_with('{'))
+        .ok_or_else(|| "AdmissionReview has no request".to_string())
+}
+
+/// The AdmissionReview response for a verdict.
+pub fn response(uid: &str, verdict: &Verdict) -> Vec<u8> {
+    let mut resp = json!({ "uid": uid, "allowed": verdict.allowed });
+    if let Some(message) = &verdict.message {
+        resp["status"] = json!({ "status": "Failure", "message": message });
+    }
+    if !verdict.warnings.is_empty() {
+        resp["warnings"] = json!(verdict.warnings);
+    }
+    let annotations = audit_annotations(verdict);
+    if !annotations.is_empty() {
+        resp["auditAnnotations"] = Value::Object(annotations);
+    }
+    if let Some(patch) = &verdict.patch {
+        resp["patchType"] = json!("JSONPatch");
+        resp["patch"] = json!(base64::engine::general_purpose::STANDARD.encode(patch));
+    }
+    envelope_response(resp)
+}
+
+fn envelope_response(response: Value) -> Vec<u8> {
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": response,
+    });
+    serde_json::to_vec(&review).unwrap_or_default()
+}
+
+/// The longest audit annotation value written (the reasons of one policy).
+const MAX_ANNOTATION_VALUE: usize = 4096;
+
+/// One `auditAnnotations` entry per policy that verified something: the
+/// key `verification.<policy>` (the API server prefixes the webhook's name
+/// and a `/`, and drops keys that are not qualified names: at most 63
+/// characters of `[A-Za-z0-9._-]`, alphanumeric at both ends), the value
+/// each verification's outcome, `; `-joined.
+fn audit_annotations(v: &Verdict) -> Map<String, Value> {
+    let mut out = Map::new();
+    for r in v.results.iter().filter(|r| !r.verifications.is_empty()) {
+        let text: Vec<String> = r.verifications.iter().map(|x| x.summary()).collect();
+        let mut value = text.join("; ");
+        if value.len() > MAX_ANNOTATION_VALUE {
+            let mut end = MAX_ANNOTATION_VALUE;
+            while !value.is_char_boundary(end) {
+                end -= 1;
+            }
+            value.truncate(end);
+            value.push('…');
+        }
+        out.insert(
+            annotation_key(&r.policy, r.namespace.as_deref()),
+            Value::String(value),
+        );
+    }
+    out
+}
+
+/// A qualified-name key for `policy` (of `namespace`).
+pub fn annotation_key(policy: &str, namespace: Option<&str>) -> String {
+    let raw = match namespace {
+        Some(ns) => format!("verification.{ns}.{policy}"),
+        None => format!("verification.{policy}"),
+    };
+    let cleaned: String = raw
+        .chars()
+        .map(|c| match c {
+            'A'..='Z' | 'a'..='z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '-',
+        })
+        .take(63)
+        .collect();
+    cleaned
+        .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string()
+}

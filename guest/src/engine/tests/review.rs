@@ -1,0 +1,309 @@
+//! `PolicySet::review`: the AdmissionReview from body bytes to response
+//! bytes, as the host hands it over and sends it back.
+
+use super::*;
+use crate::engine::review::{annotation_key, Namespaces, Route};
+use std::cell::RefCell;
+
+/// Namespaces that count how often they are asked.
+#[derive(Default)]
+struct Known {
+    objects: Vec<(String, String)>,
+    asked: RefCell<Vec<String>>,
+}
+
+impl Namespaces for Known {
+    fn get(&self, name: &str) -> Option<String> {
+        self.asked.borrow_mut().push(name.to_string());
+        self.objects
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, o)| o.clone())
+    }
+}
+
+fn route(phase: Phase, namespaced: bool) -> Route {
+    Route {
+        phase,
+        namespaced,
+        names: Vec::new(),
+    }
+}
+
+fn review_body(request: &Value) -> Vec<u8> {
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+        .to_string()
+        .into_bytes()
+}
+
+fn answer(set: &PolicySet, route: &Route, body: &[u8], ns: &Known) -> Value {
+    let a = set
+        .review(route, body, ns, std::sync::Arc::new(Offline))
+        .expect("judged");
+    serde_json::from_slice(&a.response).expect("the response is JSON")
+}
+
+fn failing() -> PolicySet {
+    load(&[simple(
+        "no-pods",
+        "validations:\n  - expression: 'false'\n    message: no pods here",
+    )])
+}
+
+#[test]
+fn a_review_is_answered_by_uid_with_the_verdict() {
+    let set = failing();
+    let request = create(&pod("p", &[NGINX]));
+    let got = answer(
+        &set,
+        &route(Phase::Validate, false),
+        &review_body(&request),
+        &Known::default(),
+    );
+    assert_eq!(got["apiVersion"], "admission.k8s.io/v1");
+    assert_eq!(got["kind"], "AdmissionReview");
+    assert_eq!(got["response"]["uid"], request["uid"]);
+    assert_eq!(got["response"]["allowed"], false);
+    assert_eq!(
+        got["response"]["status"]["message"],
+        "Policy no-pods failed: no pods here"
+    );
+}
+
+#[test]
+fn the_subject_and_verdict_come_back_typed() {
+    let set = failing();
+    let request = create(&pod("p", &[NGINX]));
+    let a = set
+        .review(
+            &route(Phase::Validate, false),
+            &review_body(&request),
+            &Known::default(),
+            std::sync::Arc::new(Offline),
+        )
+        .expect("judged");
+    assert_eq!(a.subject.uid, request["uid"].as_str().unwrap_or_default());
+    assert_eq!(
+        (a.subject.kind.as_str(), a.subject.operation.as_str()),
+        ("Pod", "CREATE")
+    );
+    let verdict = a.verdict.expect("evaluated");
+    assert!(!verdict.allowed);
+    assert_eq!(verdict.results[0].status, Status::Fail);
+}
+
+#[test]
+fn a_mutate_route_answers_delete_without_evaluating() {
+    let set = failing();
+    let p = pod("p", &[NGINX]);
+    let request = request_for("DELETE", None, Some(&p));
+    let a = set
+        .review(
+            &route(Phase::Mutate, false),
+            &review_body(&request),
+            &Known::default(),
+            std::sync::Arc::new(Offline),
+        )
+        .expect("judged");
+    assert!(a.verdict.is_none());
+    let got: Value = serde_json::from_slice(&a.response).expect("JSON");
+    assert_eq!(got["response"]["allowed"], true);
+    // The validate route judges the same DELETE.
+    let got = answer(
+        &set,
+        &route(Phase::Validate, false),
+        &review_body(&request),
+        &Known::default(),
+    );
+    assert_eq!(got["response"]["allowed"], true, "{got}");
+}
+
+#[test]
+fn bodies_that_cannot_be_judged_say_why() {
+    let set = failing();
+    let request = create(&pod("p", &[NGINX]));
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"{".to_vec(), "body is not valid JSON"),
+        (b"[1]".to_vec(), "body is not an AdmissionReview"),
+        (
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "Pod", "request": request})
+                .to_string()
+                .into_bytes(),
+            "kind must be AdmissionReview",
+        ),
+        (
+            json!({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": request})
+                .to_string()
+                .into_bytes(),
+            "apiVersion must be admission.k8s.io/v1",
+        ),
+        (
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": "x"})
+                .to_string()
+                .into_bytes(),
+            "AdmissionReview has no request",
+        ),
+        (
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"})
+                .to_string()
+                .into_bytes(),
+            "AdmissionReview has no request",
+        ),
+    ];
+    for (body, why) in cases {
+        let err = set
+            .review(
+                &route(Phase::Validate, false),
+                &body,
+                &Known::default(),
+                std::sync::Arc::new(Offline),
+            )
+            .expect_err("not judged");
+        assert!(err.contains(why), "{err} should say {why}");
+    }
+    let mut no_uid = request.clone();
+    no_uid["uid"] = json!("");
+    let err = set
+        .review(
+            &route(Phase::Validate, false),
+            &review_body(&no_uid),
+            &Known::default(),
+            std::sync::Arc::new(Offline),
+        )
+        .expect_err("no uid");
+    assert!(err.contains("request.uid is required"), "{err}");
+}
+
+#[test]
+fn the_namespace_is_asked_for_only_when_a_policy_needs_it() {
+    let set = failing();
+    let request = create(&pod("p", &[NGINX]));
+    let ns = Known::default();
+    answer(
+        &set,
+        &route(Phase::Validate, false),
+        &review_body(&request),
+        &ns,
+    );
+    assert!(ns.asked.borrow().is_empty(), "{:?}", ns.asked.borrow());
+
+    let selecting = load(&[ivp(
+        "prod-only",
+        &spec(&[
+            "matchConstraints:\n  namespaceSelector:\n    matchLabels:\n      env: prod\n  resourceRules:\n    - apiGroups: ['']\n      apiVersions: [v1]\n      operations: [CREATE]\n      resources: [pods]",
+            RELAXED,
+            NO_ATTESTORS,
+            "validations:\n  - expression: 'false'\n    message: not in prod",
+        ]),
+    )]);
+    let mut prod = request.clone();
+    prod["namespace"] = json!("prod");
+    let ns = Known {
+        objects: vec![(
+            "prod".into(),
+            namespace_object("prod", json!({"env": "prod"})),
+        )],
+        ..Known::default()
+    };
+    let got = answer(
+        &selecting,
+        &route(Phase::Validate, false),
+        &review_body(&prod),
+        &ns,
+    );
+    assert_eq!(*ns.asked.borrow(), vec!["prod".to_string()]);
+    assert_eq!(got["response"]["allowed"], false, "{got}");
+    // A namespace the host does not know fails closed under a selector.
+    let mut elsewhere = request;
+    elsewhere["namespace"] = json!("unknown");
+    let got = answer(
+        &selecting,
+        &route(Phase::Validate, false),
+        &review_body(&elsewhere),
+        &ns,
+    );
+    assert_eq!(got["response"]["allowed"], false, "{got}");
+}
+
+#[test]
+fn namespaced_routes_see_the_policies_of_the_requests_namespace() {
+    let set = load(&[nivp(
+        "team-rule",
+        "team",
+        &spec(&[
+            PODS,
+            RELAXED,
+            NO_ATTESTORS,
+            "validations:\n  - expression: 'false'\n    message: team says no",
+        ]),
+    )]);
+    let mut request = create(&pod("p", &[NGINX]));
+    request["namespace"] = json!("team");
+    let got = answer(
+        &set,
+        &route(Phase::Validate, true),
+        &review_body(&request),
+        &Known::default(),
+    );
+    assert_eq!(got["response"]["allowed"], false, "{got}");
+    let got = answer(
+        &set,
+        &route(Phase::Validate, false),
+        &review_body(&request),
+        &Known::default(),
+    );
+    assert_eq!(got["response"]["allowed"], true, "{got}");
+}
+
+/// k8s.io/apimachinery's IsQualifiedName, which the API server applies
+/// to `<webhook name>/<key>`: a DNS subdomain prefix, then a name of at
+/// most 63 characters, alphanumeric at both ends, `-`, `_` and `.`
+/// inside.
+fn is_qualified_name(s: &str) -> bool {
+    let (prefix, name) = match s.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, s),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.split('.').all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && l.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && l.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && l.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            })
+    });
+    name_ok && prefix_ok
+}
+
+#[test]
+fn annotation_keys_are_qualified_names_under_a_webhook_prefix() {
+    let long = "p".repeat(300);
+    let cases = [
+        ("require-signed", None),
+        ("a.b.c", Some("team-a")),
+        (long.as_str(), None),
+        ("ends-with-dash-", None),
+        ("Weird Name/with slash", Some("ns")),
+    ];
+    for (policy, ns) in cases {
+        let key = annotation_key(policy, ns);
+        assert!(key.len() <= 63, "{key}");
+        let full = format!("ivpol-validate.ivpol.svc/{key}");
+        assert!(is_qualified_name(&full), "{full}");
+    }
+    assert_eq!(
+        annotation_key("require-signed", None),
+        "verification.require-signed"
+    );
+}
