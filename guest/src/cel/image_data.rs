@@ -6,10 +6,10 @@
 //! The data comes from an [`ImageDataSource`] (the engine's registry client),
 //! cached per request, so several expressions about one image fetch it once.
 
-use super::convert;
+use super::{convert, services};
 use cel::extractors::This;
 use cel::objects::Opaque;
-use cel::{Context, ExecutionError, Value};
+use cel::{Context, ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
 
 /// Fetches the image data map for one image reference.
@@ -32,24 +32,29 @@ pub fn context_value() -> Value {
     Value::Opaque(Arc::new(ImageContext))
 }
 
-pub fn register(ctx: &mut Context<'_, '_>, source: Arc<dyn ImageDataSource>) {
-    let s = source.clone();
-    let _ = ctx.add_function("getImageData", move |image: Value| {
-        fetch(&*s, "getImageData", &image)
+/// Registers the functions; each fetches through the image data source
+/// of the evaluation it runs in (`super::services`).
+pub fn register(ctx: &mut Context<'_, '_>) {
+    let _ = ctx.add_function("getImageData", |ftx: &FunctionContext, image: Value| {
+        let source = services::image_data(ftx, "getImageData")?;
+        fetch(&*source, "getImageData", &image)
     });
     for name in ["GetMetadata", "getMetadata"] {
-        let s = source.clone();
-        let _ = ctx.add_function(name, move |This(this): This<Value>, image: Value| {
-            let is_context =
-                matches!(&this, Value::Opaque(o) if o.downcast_ref::<ImageContext>().is_some());
-            if !is_context {
-                return Err(ExecutionError::function_error(
-                    name,
-                    "must be called on the image variable",
-                ));
-            }
-            fetch(&*s, name, &image)
-        });
+        let _ = ctx.add_function(
+            name,
+            move |ftx: &FunctionContext, This(this): This<Value>, image: Value| {
+                let is_context =
+                    matches!(&this, Value::Opaque(o) if o.downcast_ref::<ImageContext>().is_some());
+                if !is_context {
+                    return Err(ExecutionError::function_error(
+                        name,
+                        "must be called on the image variable",
+                    ));
+                }
+                let source = services::image_data(ftx, name)?;
+                fetch(&*source, name, &image)
+            },
+        );
     }
 }
 

@@ -66,7 +66,7 @@ impl Binding {
 struct LazyInner {
     definitions: Arc<Vec<(String, Expression)>>,
     base: Base,
-    services: Services,
+    services: BoundServices,
     slots: Mutex<Slots>,
 }
 
@@ -75,26 +75,22 @@ type Source = Arc<dyn super::image_data::ImageDataSource>;
 /// What `verifyImageSignatures` and friends call.
 type Verifier = Arc<dyn super::verify_lib::ImageVerifier>;
 
-/// The registry-backed functions an evaluation may call; absent ones are
-/// simply not registered (an expression using them fails to resolve).
+/// The registry-backed functions an evaluation may call, and the hidden
+/// binding they find them through (`super::services`).
 #[derive(Clone, Default)]
-struct Services {
-    image_data: Option<Source>,
-    verifier: Option<Verifier>,
-    resources: Option<super::resource_lib::Scoped>,
+struct BoundServices {
+    services: super::services::Services,
+    /// `services` as the value of the hidden binding, made once.
+    binding: Option<Arc<Binding>>,
 }
 
-impl Services {
-    fn register(&self, ctx: &mut Context<'_, '_>) {
-        if let Some(source) = &self.image_data {
-            super::image_data::register(ctx, source.clone());
-        }
-        if let Some(verifier) = &self.verifier {
-            super::verify_lib::register(ctx, verifier.clone());
-        }
-        if let Some(resources) = &self.resources {
-            super::resource_lib::register(ctx, resources);
-        }
+impl BoundServices {
+    fn with(services: super::services::Services) -> BoundServices {
+        let value = services.clone().value();
+        let binding = Box::<dyn Val>::try_from(value)
+            .ok()
+            .map(|v| Arc::new(Binding::ready(v)));
+        BoundServices { services, binding }
     }
 }
 
@@ -201,7 +197,7 @@ impl Indexer for LazyVariables {
 pub struct Bindings {
     base: Base,
     variables: Option<LazyVariables>,
-    services: Services,
+    services: BoundServices,
 }
 
 impl VariableResolver for Bindings {
@@ -210,6 +206,14 @@ impl VariableResolver for Bindings {
             if let Some(vars) = &self.variables {
                 return Some(CowVal::Borrowed(vars));
             }
+        }
+        if variable == super::services::SERVICES {
+            return self
+                .services
+                .binding
+                .as_ref()
+                .and_then(|b| b.get())
+                .map(CowVal::Borrowed);
         }
         self.base
             .get(variable)
@@ -226,7 +230,6 @@ impl Bindings {
     /// A context that resolves these bindings.
     pub fn context(&self) -> Context<'_, '_> {
         let mut ctx = super::new_context();
-        self.services.register(&mut ctx);
         ctx.set_variable_resolver(self);
         ctx
     }
@@ -246,10 +249,10 @@ impl Bindings {
     /// These bindings with the verification functions calling `verifier`;
     /// `variables` start afresh, so that they can call them too.
     pub fn with_verifier(&self, verifier: Verifier) -> Bindings {
-        let services = Services {
+        let services = BoundServices::with(super::services::Services {
             verifier: Some(verifier),
-            ..self.services.clone()
-        };
+            ..self.services.services.clone()
+        });
         build(self.base.clone(), self.definitions(), services)
     }
 
@@ -273,10 +276,14 @@ impl Bindings {
 pub struct BindingsBuilder {
     base: BTreeMap<String, Arc<Binding>>,
     definitions: Vec<(String, Expression)>,
-    services: Services,
+    services: super::services::Services,
 }
 
-fn build(base: Base, definitions: Arc<Vec<(String, Expression)>>, services: Services) -> Bindings {
+fn build(
+    base: Base,
+    definitions: Arc<Vec<(String, Expression)>>,
+    services: BoundServices,
+) -> Bindings {
     let variables = LazyVariables {
         inner: Arc::new(LazyInner {
             definitions,
@@ -334,7 +341,7 @@ impl BindingsBuilder {
         build(
             Arc::new(self.base),
             Arc::new(self.definitions),
-            self.services,
+            BoundServices::with(self.services),
         )
     }
 }

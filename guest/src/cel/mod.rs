@@ -13,11 +13,12 @@ mod known;
 mod lazy;
 mod regex_lib;
 pub mod resource_lib;
+mod services;
 pub mod verify_lib;
 
 pub use lazy::{Bindings, BindingsBuilder, JsonSource, LazyVariables};
 
-use cel::{Context, Env, Program, Value};
+use cel::{Context, Env, FunctionRegistry, Program, Value};
 use std::sync::{Arc, OnceLock};
 
 /// A compiled expression with its source, for messages.
@@ -78,12 +79,27 @@ pub fn env() -> Arc<Env> {
     .clone()
 }
 
-/// A root context with Kyverno's functions registered.
+/// Kyverno's functions, registered once: every evaluation's context
+/// shares this table (the registry- and cluster-backed ones find their
+/// evaluation's services through `services`).
+fn functions() -> Arc<FunctionRegistry> {
+    static FUNCTIONS: OnceLock<Arc<FunctionRegistry>> = OnceLock::new();
+    FUNCTIONS
+        .get_or_init(|| {
+            let mut ctx = Context::with_env(env());
+            image_lib::register(&mut ctx);
+            regex_lib::register(&mut ctx);
+            image_data::register(&mut ctx);
+            verify_lib::register(&mut ctx);
+            resource_lib::register(&mut ctx);
+            ctx.functions()
+        })
+        .clone()
+}
+
+/// A root context with Kyverno's functions.
 pub fn new_context<'v>() -> Context<'v, 'v> {
-    let mut ctx = Context::with_env(env());
-    image_lib::register(&mut ctx);
-    regex_lib::register(&mut ctx);
-    ctx
+    Context::with_functions(env(), functions())
 }
 
 /// Compiles `source`, rejecting functions this engine does not implement.

@@ -7,10 +7,10 @@
 //! operator granted. A namespaced policy may only read its own namespace
 //! (Kyverno scopes the library to the policy's namespace).
 
-use super::convert;
+use super::{convert, services};
 use cel::extractors::This;
 use cel::objects::Opaque;
-use cel::{Context, ExecutionError, Value};
+use cel::{Context, ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
 
 /// Reads cluster objects for the `resource` library.
@@ -58,17 +58,18 @@ pub struct Scoped {
     pub namespace: Option<String>,
 }
 
-pub fn register(ctx: &mut Context<'_, '_>, scoped: &Scoped) {
+pub fn register(ctx: &mut Context<'_, '_>) {
     for name in ["Get", "get"] {
-        let s = scoped.clone();
         let _ = ctx.add_function(
             name,
-            move |This(this): This<Value>,
+            move |ftx: &FunctionContext,
+                  This(this): This<Value>,
                   api_version: Arc<String>,
                   resource: Arc<String>,
                   namespace: Arc<String>,
                   object: Arc<String>| {
                 on_context(name, &this)?;
+                let s = services::resources(ftx, name)?;
                 let ns = s.confine(name, &namespace)?;
                 match s.source.get(&api_version, &resource, &ns, &object) {
                     Ok(Some(found)) => Ok(convert::to_cel(&found)),
@@ -82,14 +83,15 @@ pub fn register(ctx: &mut Context<'_, '_>, scoped: &Scoped) {
         );
     }
     for name in ["List", "list"] {
-        let s = scoped.clone();
         let _ = ctx.add_function(
             name,
-            move |This(this): This<Value>,
+            move |ftx: &FunctionContext,
+                  This(this): This<Value>,
                   api_version: Arc<String>,
                   resource: Arc<String>,
                   namespace: Arc<String>| {
                 on_context(name, &this)?;
+                let s = services::resources(ftx, name)?;
                 let ns = s.confine(name, &namespace)?;
                 s.source
                     .list(&api_version, &resource, &ns)

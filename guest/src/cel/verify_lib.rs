@@ -7,9 +7,9 @@
 //! the engine's [`ImageVerifier`], which knows the policy's attestors, the
 //! registry and what was verified earlier in the same evaluation.
 
-use super::convert;
+use super::{convert, services};
 use cel::objects::Key;
-use cel::{Context, ExecutionError, Value};
+use cel::{Context, ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
 
 /// The engine side of the three functions. Counts are of attestors that
@@ -25,23 +25,25 @@ pub trait ImageVerifier: Send + Sync {
     fn extract_payload(&self, image: &str, attestation: &str) -> Result<serde_json::Value, String>;
 }
 
-pub fn register(ctx: &mut Context<'_, '_>, verifier: Arc<dyn ImageVerifier>) {
-    let v = verifier.clone();
+/// Registers the three functions; each calls the verifier of the
+/// evaluation it runs in (`super::services`).
+pub fn register(ctx: &mut Context<'_, '_>) {
     let _ = ctx.add_function(
         "verifyImageSignatures",
-        move |image: Value, attestors: Value| {
+        |ftx: &FunctionContext, image: Value, attestors: Value| {
             const NAME: &str = "verifyImageSignatures";
+            let v = services::verifier(ftx, NAME)?;
             let image = string_arg(NAME, &image)?;
             let names = attestor_names(NAME, &attestors)?;
             v.verify_image_signatures(&image, &names)
                 .map_err(|e| ExecutionError::function_error(NAME, e))
         },
     );
-    let v = verifier.clone();
     let _ = ctx.add_function(
         "verifyAttestationSignatures",
-        move |image: Value, attestation: Value, attestors: Value| {
+        |ftx: &FunctionContext, image: Value, attestation: Value, attestors: Value| {
             const NAME: &str = "verifyAttestationSignatures";
+            let v = services::verifier(ftx, NAME)?;
             let image = string_arg(NAME, &image)?;
             let attestation = string_arg(NAME, &attestation)?;
             let names = attestor_names(NAME, &attestors)?;
@@ -49,15 +51,18 @@ pub fn register(ctx: &mut Context<'_, '_>, verifier: Arc<dyn ImageVerifier>) {
                 .map_err(|e| ExecutionError::function_error(NAME, e))
         },
     );
-    let _ = ctx.add_function("extractPayload", move |image: Value, attestation: Value| {
-        const NAME: &str = "extractPayload";
-        let image = string_arg(NAME, &image)?;
-        let attestation = string_arg(NAME, &attestation)?;
-        verifier
-            .extract_payload(&image, &attestation)
-            .map(|json| convert::to_cel(&json))
-            .map_err(|e| ExecutionError::function_error(NAME, e))
-    });
+    let _ = ctx.add_function(
+        "extractPayload",
+        |ftx: &FunctionContext, image: Value, attestation: Value| {
+            const NAME: &str = "extractPayload";
+            let v = services::verifier(ftx, NAME)?;
+            let image = string_arg(NAME, &image)?;
+            let attestation = string_arg(NAME, &attestation)?;
+            v.extract_payload(&image, &attestation)
+                .map(|json| convert::to_cel(&json))
+                .map_err(|e| ExecutionError::function_error(NAME, e))
+        },
+    );
 }
 
 fn string_arg(function: &str, value: &Value) -> Result<String, ExecutionError> {

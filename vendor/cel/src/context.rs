@@ -42,7 +42,7 @@ use std::sync::Arc;
 /// parent context for a child scope; a root context does not use it.
 pub enum Context<'p, 'v> {
     Root {
-        functions: FunctionRegistry,
+        functions: Arc<FunctionRegistry>,
         variables: BTreeMap<String, Box<dyn Val + 'v>>,
         resolver: Option<&'v dyn VariableResolver>,
         env: Arc<Env>,
@@ -356,7 +356,7 @@ impl<'p, 'v> Context<'p, 'v> {
             if env.has_overload(name) || env.has_member_overload(name) {
                 return Err(DeclarationError::overload_conflict(name));
             }
-            functions.add(name, value);
+            Arc::make_mut(functions).add(name, value);
         };
         Ok(())
     }
@@ -397,6 +397,29 @@ impl<'p, 'v> Context<'p, 'v> {
             variables: Default::default(),
             functions: Default::default(),
             resolver: None,
+        }
+    }
+
+    /// A root context whose functions are `functions`, shared rather than
+    /// registered again (ivpol patch): build the registry once with
+    /// [`Context::functions`] of a context that added them, then make a
+    /// context per evaluation for the cost of two reference counts. A
+    /// function added to such a context copies the table first.
+    pub fn with_functions(env: Arc<Env>, functions: Arc<FunctionRegistry>) -> Self {
+        Context::Root {
+            env,
+            variables: Default::default(),
+            functions,
+            resolver: None,
+        }
+    }
+
+    /// The functions added to this root context (a child's root's), to
+    /// share with [`Context::with_functions`].
+    pub fn functions(&self) -> Arc<FunctionRegistry> {
+        match self {
+            Context::Root { functions, .. } => functions.clone(),
+            Context::Child { parent, .. } => parent.functions(),
         }
     }
 

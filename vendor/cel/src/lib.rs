@@ -67,6 +67,8 @@ mod json;
 pub use json::ConvertToJsonError;
 
 use magic::FromContext;
+/// The functions of a root context, shareable between contexts (ivpol patch).
+pub use magic::FunctionRegistry;
 
 pub mod extractors {
     pub use crate::magic::{Arguments, Identifier, This};

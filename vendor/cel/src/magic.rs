@@ -474,9 +474,13 @@ impl_handler!(C1, C2, C3, C4, C5, C6, C7, C8, C9);
 // Heavily inspired by https://users.rust-lang.org/t/common-data-type-for-functions-with-different-parameters-e-g-axum-route-handlers/90207/6
 // and https://play.rust-lang.org/?version=stable&mode=debug&edition=2021&gist=c6744c27c2358ec1d1196033a0ec11e4
 
-#[derive(Default)]
+/// The functions added to a root [`Context`](crate::Context). Cloning it
+/// shares the functions themselves (ivpol patch: a registry built once is
+/// shared by every context made with
+/// [`Context::with_functions`](crate::Context::with_functions)).
+#[derive(Default, Clone)]
 pub struct FunctionRegistry {
-    functions: BTreeMap<String, Function>,
+    functions: BTreeMap<String, Arc<Function>>,
     namespaces: BTreeSet<String>,
 }
 
@@ -487,7 +491,7 @@ impl FunctionRegistry {
         T: 'static,
     {
         self.functions
-            .insert(name.to_string(), function.into_function());
+            .insert(name.to_string(), Arc::new(function.into_function()));
         if let Some((namespace, _)) = name.split_once('.') {
             self.namespaces.insert(namespace.to_owned());
         }
@@ -499,7 +503,7 @@ impl FunctionRegistry {
 
     #[allow(dead_code)]
     pub(crate) fn get(&self, name: &str) -> Option<&Function> {
-        self.functions.get(name)
+        self.functions.get(name).map(|f| &**f)
     }
 }
 
