@@ -4,6 +4,7 @@ mod apply;
 mod component;
 mod engine;
 mod inspect;
+mod logs;
 mod pull;
 mod push;
 mod registry;
@@ -72,7 +73,9 @@ pub const EXIT_USAGE: Exit = 2;
 
 pub async fn run() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.log_format);
+    // `serve` logs a line per request: through the buffered writer.
+    let buffered = matches!(cli.command, Command::Serve(_));
+    init_tracing(cli.log_format, buffered);
     let offline = |r: anyhow::Result<Exit>| match r {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -101,6 +104,7 @@ pub async fn run() -> ExitCode {
             }
         }
     };
+    logs::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -110,14 +114,22 @@ pub async fn run() -> ExitCode {
     }
 }
 
-fn init_tracing(format: LogFormat) {
+fn init_tracing(format: LogFormat, buffered: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("IVPOL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => logs.init(),
-        LogFormat::Json => logs.json().flatten_event(true).init(),
+    let logs = tracing_subscriber::fmt().with_env_filter(filter);
+    match (format, buffered) {
+        (LogFormat::Text, false) => logs.with_writer(std::io::stderr).init(),
+        (LogFormat::Json, false) => logs
+            .with_writer(std::io::stderr)
+            .json()
+            .flatten_event(true)
+            .init(),
+        (LogFormat::Text, true) => logs.with_writer(logs::Buffered::stderr()).init(),
+        (LogFormat::Json, true) => logs
+            .with_writer(logs::Buffered::stderr())
+            .json()
+            .flatten_event(true)
+            .init(),
     }
 }
