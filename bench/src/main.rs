@@ -3,7 +3,8 @@
 //! drives each with the same AdmissionReview, and prints one table with
 //! every ivpol figure also as a ratio to the baseline (DESIGN.md §6).
 //!
-//! Usage: `ivpol-bench [--duration SECS] [--out FILE]` with `IVPOL_BIN` set
+//! Usage: `ivpol-bench [--duration SECS] [--out FILE] [--json FILE]
+//! [--serve-arg ARG]...` with `IVPOL_BIN` set
 //! to a release `ivpol`; `ivpol-bench noop` is the baseline server itself.
 
 mod load;
@@ -36,6 +37,7 @@ fn main() -> Result<()> {
     let mut duration = Duration::from_secs(5);
     let mut out: Option<PathBuf> = None;
     let mut json_out: Option<PathBuf> = None;
+    let mut serve_args: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -44,6 +46,7 @@ fn main() -> Result<()> {
                 duration = Duration::from_secs(secs);
             }
             "--out" => out = Some(PathBuf::from(it.next().context("--out FILE")?)),
+            "--serve-arg" => serve_args.push(it.next().context("--serve-arg ARG")?.clone()),
             "--json" => json_out = Some(PathBuf::from(it.next().context("--json FILE")?)),
             other => bail!("unknown argument {other}"),
         }
@@ -51,7 +54,7 @@ fn main() -> Result<()> {
     let report = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(bench(duration))?;
+        .block_on(bench(duration, serve_args))?;
     let text = report.render();
     println!("{text}");
     if let Some(path) = out {
@@ -86,6 +89,9 @@ struct Fixture {
     /// repository, so no verification is shared).
     scaling_policies: Vec<(String, String)>,
     wide_review: String,
+    /// Extra arguments for every `ivpol serve` (`--serve-arg`), such as
+    /// `--component FILE` to profile a guest built with symbol names.
+    serve_args: Vec<String>,
     /// A GET the cold path makes (the signature manifest), for the RTT.
     registry_path: String,
 }
@@ -144,6 +150,7 @@ fn fixture() -> Fixture {
     Fixture {
         scaling_policies,
         wide_review,
+        serve_args: Vec::new(),
         policies: vec![
             ("bench-verify.yaml".into(), verify),
             ("bench-mutate.yaml".into(), mutate),
@@ -164,6 +171,7 @@ fn serve_policies(f: &Fixture, policies: &[(String, String)], extra: &[&str]) ->
         .map(|(n, y)| (n.as_str(), y.as_str()))
         .collect();
     let mut extra_args = vec!["--insecure-registry".to_string(), f.reg.addr.clone()];
+    extra_args.extend(f.serve_args.iter().cloned());
     extra_args.extend(extra.iter().map(|s| s.to_string()));
     Server::start_with(
         &refs,
@@ -178,8 +186,9 @@ fn addr_of(s: &Server) -> String {
     s.base.trim_start_matches("http://").to_string()
 }
 
-async fn bench(duration: Duration) -> Result<Report> {
-    let f = fixture();
+async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
+    let mut f = fixture();
+    f.serve_args = serve_args;
     let noop = Noop::start()?;
     let ivpol = serve(&f, &[]);
     let cold = serve(&f, &["--no-cache"]);
@@ -214,9 +223,7 @@ async fn bench(duration: Duration) -> Result<Report> {
         let cold_run = run(ca.clone(), "/ivpol/validate/bench-verify").await?;
         let calls = cold.metric("ivpol_registry_requests_total") - calls_before;
         report.rows.push(Row::of(BASELINE, conns, &baseline, None));
-        report
-            .rows
-            .push(Row::of(HIT, conns, &hit, Some(&baseline)));
+        report.rows.push(Row::of(HIT, conns, &hit, Some(&baseline)));
         report
             .rows
             .push(Row::of(MUTATE, conns, &mutate, Some(&baseline)));
@@ -249,6 +256,10 @@ async fn bench(duration: Duration) -> Result<Report> {
     report.scaling = scaling(&f, duration).await?;
     report.peak_rss_mb = memory_mb(ivpol.pid(), "VmHWM:");
     report.instance_acquire_ms = acquire_ms(&ivpol);
+    let text = ivpol.metrics_text();
+    report.instances_created = metric_sum(&text, "ivpol_instances_created_total");
+    report.instances_retired = metric_sum(&text, "ivpol_instances_retired_total");
+    report.instance_memory_mb = metric_sum(&text, "ivpol_instance_memory_bytes") / 1e6;
     report.component_bytes = component_size();
     report.startup_cold_ms = startup_ms(&f, None)?;
     let cache = ivpol_tests::target_dir().join("bench-precompiled");

@@ -28,6 +28,11 @@ pub struct Report {
     /// the cached and the `--no-cache` server.
     pub sampled_peak_rss_mb: f64,
     pub cold_sampled_peak_rss_mb: f64,
+    /// The cached server's instances after the run: created, replaced
+    /// (`--instance-max-calls`), and their linear memory in MB.
+    pub instances_created: f64,
+    pub instances_retired: f64,
+    pub instance_memory_mb: f64,
     /// Time per request at 1 connection with cache hits, by work.
     pub scaling: Scaling,
     pub instance_acquire_ms: f64,
@@ -61,7 +66,9 @@ impl Scaling {
 
 impl Report {
     fn row(&self, name: &str, conns: usize) -> Option<&Row> {
-        self.rows.iter().find(|r| r.name == name && r.conns == conns)
+        self.rows
+            .iter()
+            .find(|r| r.name == name && r.conns == conns)
     }
 
     /// The p50 latency a scenario adds to the baseline's at `conns`.
@@ -87,28 +94,16 @@ impl Report {
         let at_most = |name, got: f64, limit: f64| (name, got, limit, got <= limit);
         let at_least = |name, got: f64, limit: f64| (name, got, limit, got >= limit);
         vec![
-            at_least(
-                "validate_cache_hit_64_ratio",
-                self.ratio(HIT, 64),
-                0.50,
-            ),
+            at_least("validate_cache_hit_64_ratio", self.ratio(HIT, 64), 0.50),
             at_least("mutate_64_ratio", self.ratio(MUTATE, 64), 0.60),
             at_most(
                 "validate_cache_hit_1_p50_above_baseline_ms",
                 self.p50_above_baseline(HIT, 1),
                 0.1,
             ),
-            at_most(
-                "component_mb",
-                self.component_bytes as f64 / 1e6,
-                3.0,
-            ),
+            at_most("component_mb", self.component_bytes as f64 / 1e6, 3.0),
             at_most("peak_rss_mb", peak, 80.0),
-            at_most(
-                "per_container_us",
-                self.scaling.per_container_us(),
-                5.0,
-            ),
+            at_most("per_container_us", self.scaling.per_container_us(), 5.0),
             at_most("per_policy_us", self.scaling.per_policy_us(), 10.0),
         ]
     }
@@ -146,6 +141,9 @@ impl Report {
             "startup_cold_ms": self.startup_cold_ms,
             "startup_precompiled_ms": self.startup_precompiled_ms,
             "instance_acquire_ms": self.instance_acquire_ms,
+            "instances_created": self.instances_created,
+            "instances_retired": self.instances_retired,
+            "instance_memory_mb": self.instance_memory_mb,
             "scaling": {
                 "one_container_one_policy_ms": self.scaling.one_ms,
                 "containers_ms": self.scaling.containers_ms,
@@ -182,6 +180,10 @@ impl Report {
         out.push_str(&format!(
             "- ivpol RSS after the load: {:.1} MB (VmHWM {:.1} MB); highest sampled during the run: {:.1} MB, {:.1} MB for the --no-cache server\n",
             self.rss_mb, self.peak_rss_mb, self.sampled_peak_rss_mb, self.cold_sampled_peak_rss_mb
+        ));
+        out.push_str(&format!(
+            "- instances: {:.0} created, {:.0} replaced; their linear memory at the end: {:.1} MB\n",
+            self.instances_created, self.instances_retired, self.instance_memory_mb
         ));
         let s = &self.scaling;
         out.push_str(&format!(
