@@ -259,6 +259,7 @@ pub fn verify_signatures(
     subject: &Subject,
     attestor: &ResolvedCosign,
 ) -> Result<(), Failure> {
+    prefetch(client, subject, attestor, "sig");
     let bundles = for_each_bundle(client, subject, attestor, |b| {
         signature_bundle(subject.digest, attestor, b)
     })?;
@@ -312,6 +313,7 @@ pub fn verify_attestation(
             .push(crate::oci::clip(predicate_of(&statement)));
         Err(Failure::new(Reason::AttestationMissing, String::new()))
     };
+    prefetch(client, subject, attestor, "att");
     let bundles = for_each_bundle(client, subject, attestor, |b| {
         let statement = verify_bundle(subject.digest, attestor, b)?
             .statement
@@ -353,6 +355,33 @@ fn predicate_of(statement: &Value) -> &str {
         .get("predicateType")
         .and_then(Value::as_str)
         .unwrap_or_default()
+}
+
+/// Asks, at once, for everything discovery reads first: the bundle
+/// referrers (with the tag-schema fallback) and the legacy
+/// `sha256-<hex>.<suffix>` manifest. They are independent, so the cold
+/// path waits for one round trip instead of three. Only when the legacy
+/// image is in the image's own repository (no `cosign.source`).
+fn prefetch(client: &Client, subject: &Subject, attestor: &ResolvedCosign, suffix: &str) {
+    if attestor.repository.is_some() {
+        return;
+    }
+    client.prefetch_discovery(
+        subject.image,
+        subject.digest,
+        BUNDLE_ARTIFACT_TYPE,
+        &[legacy_tag(attestor, subject.digest, suffix)],
+    );
+}
+
+/// `<prefix>sha256-<hex>.<suffix>`: where cosign's legacy layout keeps
+/// the signatures (`sig`) or attestations (`att`) of `digest`.
+fn legacy_tag(attestor: &ResolvedCosign, digest: &str, suffix: &str) -> String {
+    format!(
+        "{}{}.{suffix}",
+        attestor.tag_prefix,
+        digest.replacen(':', "-", 1)
+    )
 }
 
 /// Runs `verify` on the bundles attached to `subject` as referrers, one at
@@ -445,11 +474,7 @@ fn for_each_legacy_layer<T>(
     mut verify: impl FnMut(&Layer) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     let repo = attestor.repository.as_ref().unwrap_or(subject.image);
-    let tag = format!(
-        "{}{}.{suffix}",
-        attestor.tag_prefix,
-        subject.digest.replacen(':', "-", 1)
-    );
+    let tag = legacy_tag(attestor, subject.digest, suffix);
     let manifest = match client.manifest(repo, &tag) {
         Ok(m) => m,
         Err(OciError::Status { status: 404, .. }) => {

@@ -163,8 +163,13 @@ impl Drop for Slot<'_> {
     }
 }
 
-impl Transport for Budgeted {
-    fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError> {
+impl Budgeted {
+    /// A slot and a byte reservation for one request, or why not.
+    fn admit(
+        &self,
+        request: &HttpRequest,
+        max_body: usize,
+    ) -> Result<Admitted<'_>, TransportError> {
         let budget = &self.budget;
         if budget.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_FETCHES_IN_FLIGHT {
             budget.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -173,19 +178,34 @@ impl Transport for Budgeted {
                 message: format!("more than {MAX_FETCHES_IN_FLIGHT} registry fetches in flight"),
             });
         }
-        let _slot = Slot(&budget.in_flight);
+        let slot = Slot(&budget.in_flight);
         let granted = budget.reserve(max_body);
         if granted == 0 && max_body > 0 {
             return Err(budget.bytes_refused());
         }
-        match self.inner.send(request, granted) {
+        Ok(Admitted {
+            _slot: slot,
+            granted,
+            max_body,
+        })
+    }
+
+    /// Settles a reservation with what the request read.
+    fn settle(
+        &self,
+        admitted: &Admitted<'_>,
+        outcome: Result<HttpResponse, TransportError>,
+    ) -> Result<HttpResponse, TransportError> {
+        let budget = &self.budget;
+        let granted = admitted.granted;
+        match outcome {
             Ok(response) => {
                 budget.refund(granted.saturating_sub(response.body.len()));
                 Ok(response)
             }
             // Too large for what was left, though within the object's own
             // limit: the budget, not the object, is what ran out.
-            Err(TransportError::TooLarge { .. }) if granted < max_body => {
+            Err(TransportError::TooLarge { .. }) if granted < admitted.max_body => {
                 // What was read is gone; keep it charged.
                 Err(budget.bytes_refused())
             }
@@ -194,6 +214,55 @@ impl Transport for Budgeted {
                 Err(e)
             }
         }
+    }
+}
+
+/// A request let through: its in-flight slot (held until it is settled)
+/// and the bytes reserved for its answer.
+struct Admitted<'a> {
+    _slot: Slot<'a>,
+    granted: usize,
+    max_body: usize,
+}
+
+impl Transport for Budgeted {
+    fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError> {
+        let admitted = self.admit(request, max_body)?;
+        let outcome = self.inner.send(request, admitted.granted);
+        self.settle(&admitted, outcome)
+    }
+
+    /// Each request takes its slot and reservation before any is sent, so
+    /// requests in flight together stay within both bounds.
+    fn send_each(
+        &self,
+        requests: &[(HttpRequest, usize)],
+    ) -> Vec<Result<HttpResponse, TransportError>> {
+        let admitted: Vec<_> = requests
+            .iter()
+            .map(|(request, max_body)| self.admit(request, *max_body))
+            .collect();
+        let to_send: Vec<(HttpRequest, usize)> = requests
+            .iter()
+            .zip(&admitted)
+            .filter_map(|((request, _), a)| a.as_ref().ok().map(|a| (request.clone(), a.granted)))
+            .collect();
+        let mut answers = self.inner.send_each(&to_send).into_iter();
+        admitted
+            .iter()
+            .map(|a| match a {
+                Ok(a) => {
+                    let outcome = answers.next().unwrap_or_else(|| {
+                        Err(TransportError::Failed {
+                            host: String::new(),
+                            message: "the transport gave fewer answers than requests".into(),
+                        })
+                    });
+                    self.settle(a, outcome)
+                }
+                Err(e) => Err(e.clone()),
+            })
+            .collect()
     }
 
     fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {
@@ -230,6 +299,36 @@ mod tests {
             url: "https://r.example/v2/x".into(),
             headers: vec![],
         }
+    }
+
+    /// Requests sent together each hold a slot and a reservation while
+    /// they are in flight: past the slots one is refused, and the bytes
+    /// are charged as if they had been sent one by one.
+    #[test]
+    fn requests_sent_together_stay_within_the_slots_and_the_budget() {
+        let t = Budgeted::new(Arc::new(Fixed(10)), 1000, 100);
+        let batch: Vec<(HttpRequest, usize)> = (0..MAX_FETCHES_IN_FLIGHT + 1)
+            .map(|_| (get(), 100))
+            .collect();
+        let answers = t.send_each(&batch);
+        assert_eq!(answers.len(), batch.len());
+        assert!(answers[..MAX_FETCHES_IN_FLIGHT].iter().all(Result::is_ok));
+        let refused = answers[MAX_FETCHES_IN_FLIGHT].as_ref().unwrap_err();
+        assert!(
+            refused.to_string().contains("fetches in flight"),
+            "{refused}"
+        );
+        assert_eq!(t.budget.used(), 10 * MAX_FETCHES_IN_FLIGHT);
+        // The slots are free again afterwards.
+        assert!(t.send(&get(), 100).is_ok());
+        // Reservations come out of the budget before anything is sent.
+        let small = Budgeted::new(Arc::new(Fixed(10)), 25, 100);
+        let answers = small.send_each(&[(get(), 10), (get(), 10), (get(), 10)]);
+        assert!(answers[0].is_ok() && answers[1].is_ok());
+        assert!(matches!(
+            answers[2],
+            Err(TransportError::BudgetExceeded { limit: 25 })
+        ));
     }
 
     #[test]

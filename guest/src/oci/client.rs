@@ -107,11 +107,77 @@ fn error_detail(body: &[u8]) -> String {
 
 pub struct Client<'t> {
     transport: &'t dyn Transport,
+    /// Answers fetched ahead by [`Client::prefetch_discovery`], by URL and
+    /// `Accept`, each used once by the request it was fetched for.
+    prefetched: std::sync::Mutex<Vec<(String, String, HttpResponse)>>,
 }
 
 impl<'t> Client<'t> {
     pub fn new(transport: &'t dyn Transport) -> Client<'t> {
-        Client { transport }
+        Client {
+            transport,
+            prefetched: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Fetches, all at once, what finding `subject`'s signatures reads
+    /// first: its referrers of `artifact_type` (and the tag-schema index
+    /// the referrers API falls back to) and the manifests of `tags` (the
+    /// legacy `.sig`/`.att` images). These are independent round trips;
+    /// the calls that need them later ([`Client::referrers`],
+    /// [`Client::manifest`]) then take the answers instead of asking again.
+    /// Nothing is trusted any earlier: each answer is checked by the call
+    /// that uses it. A transport error is not kept (that call retries).
+    pub fn prefetch_discovery(
+        &self,
+        image: &ImageRef,
+        subject: &str,
+        artifact_type: &str,
+        tags: &[String],
+    ) {
+        let schema_tag = subject.replacen(':', "-", 1);
+        let mut wanted = vec![(
+            Self::referrers_url(image, subject, Some(artifact_type)),
+            MANIFEST_MEDIA_TYPES[0].to_string(),
+        )];
+        for tag in std::iter::once(&schema_tag).chain(tags) {
+            wanted.push(Self::manifest_request(image, tag));
+        }
+        let requests: Vec<(HttpRequest, usize)> = wanted
+            .iter()
+            .map(|(url, accept)| (get_request(url, accept), MAX_MANIFEST_BYTES))
+            .collect();
+        let answers = self.transport.send_each(&requests);
+        let mut kept = self.prefetched.lock().unwrap_or_else(|p| p.into_inner());
+        for ((url, accept), answer) in wanted.into_iter().zip(answers) {
+            if let Ok(response) = answer {
+                kept.push((url, accept, response));
+            }
+        }
+    }
+
+    /// The prefetched answer to GET `url` with `accept`, taken.
+    fn take_prefetched(&self, url: &str, accept: &str) -> Option<HttpResponse> {
+        let mut kept = self.prefetched.lock().unwrap_or_else(|p| p.into_inner());
+        let i = kept.iter().position(|(u, a, _)| u == url && a == accept)?;
+        Some(kept.swap_remove(i).2)
+    }
+
+    fn manifest_request(image: &ImageRef, reference: &str) -> (String, String) {
+        let url = Self::url(
+            image.registry(),
+            &format!("{}/manifests/{reference}", image.repository()),
+        );
+        (url, MANIFEST_MEDIA_TYPES.join(", "))
+    }
+
+    fn referrers_url(image: &ImageRef, subject: &str, artifact_type: Option<&str>) -> String {
+        let mut path = format!("{}/referrers/{subject}", image.repository());
+        if let Some(at) = artifact_type {
+            path.push_str("?artifactType=");
+            path.push_str(&percent_encode(at));
+        }
+        Self::url(image.registry(), &path)
     }
 
     /// Charges `values` JSON values about to be parsed from registry data
@@ -143,15 +209,13 @@ impl<'t> Client<'t> {
     ) -> Result<HttpResponse, OciError> {
         let mut url = url;
         for _ in 0..=MAX_REDIRECTS {
-            let request = HttpRequest {
-                method: "GET",
-                url: url.clone(),
-                headers: vec![("Accept".into(), accept.into())],
+            let resp = match self.take_prefetched(&url, accept) {
+                Some(resp) if resp.body.len() <= limit => resp,
+                _ => self
+                    .transport
+                    .send(&get_request(&url, accept), limit)
+                    .map_err(|e| t.transport(e))?,
             };
-            let resp = self
-                .transport
-                .send(&request, limit)
-                .map_err(|e| t.transport(e))?;
             if !matches!(resp.status, 301 | 302 | 303 | 307 | 308) {
                 return Ok(resp);
             }
@@ -170,16 +234,8 @@ impl<'t> Client<'t> {
             repository: image.repository(),
             reference,
         };
-        let url = Self::url(
-            image.registry(),
-            &format!("{}/manifests/{reference}", image.repository()),
-        );
-        let resp = self.get(
-            &t,
-            url,
-            &MANIFEST_MEDIA_TYPES.join(", "),
-            MAX_MANIFEST_BYTES,
-        )?;
+        let (url, accept) = Self::manifest_request(image, reference);
+        let resp = self.get(&t, url, &accept, MAX_MANIFEST_BYTES)?;
         if resp.status != 200 {
             return Err(t.status(&resp));
         }
@@ -294,14 +350,9 @@ impl<'t> Client<'t> {
             repository: image.repository(),
             reference: subject,
         };
-        let mut path = format!("{}/referrers/{subject}", image.repository());
-        if let Some(at) = artifact_type {
-            path.push_str("?artifactType=");
-            path.push_str(&percent_encode(at));
-        }
         let resp = self.get(
             &t,
-            Self::url(image.registry(), &path),
+            Self::referrers_url(image, subject, artifact_type),
             MANIFEST_MEDIA_TYPES[0],
             MAX_MANIFEST_BYTES,
         )?;
@@ -390,6 +441,15 @@ impl<'t> Client<'t> {
 }
 
 /// Resolves a `Location` header against the URL that answered.
+/// A GET of `url` asking for `accept`.
+fn get_request(url: &str, accept: &str) -> HttpRequest {
+    HttpRequest {
+        method: "GET",
+        url: url.to_string(),
+        headers: vec![("Accept".into(), accept.into())],
+    }
+}
+
 fn resolve_location(base: &str, location: &str) -> String {
     if location.starts_with("http://") || location.starts_with("https://") {
         return location.to_string();

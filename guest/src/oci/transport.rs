@@ -51,6 +51,20 @@ pub enum TransportError {
 pub trait Transport {
     fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError>;
 
+    /// Sends independent requests, each with its own body limit, and
+    /// answers in the same order. A transport that can have several
+    /// requests in flight (wasi:http) sends them all before it waits for
+    /// any; the default sends one after another.
+    fn send_each(
+        &self,
+        requests: &[(HttpRequest, usize)],
+    ) -> Vec<Result<HttpResponse, TransportError>> {
+        requests
+            .iter()
+            .map(|(request, max_body)| self.send(request, *max_body))
+            .collect()
+    }
+
     /// Charges `values` JSON values (registry data about to be parsed into
     /// a tree) to the evaluation's budget, if there is one.
     fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {
@@ -88,13 +102,28 @@ pub struct WithSecrets {
     pub secrets: String,
 }
 
-impl Transport for WithSecrets {
-    fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError> {
+impl WithSecrets {
+    fn named(&self, request: &HttpRequest) -> HttpRequest {
         let mut request = request.clone();
         request
             .headers
             .push((SECRETS_HEADER.to_string(), self.secrets.clone()));
-        self.inner.send(&request, max_body)
+        request
+    }
+}
+
+impl Transport for WithSecrets {
+    fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError> {
+        self.inner.send(&self.named(request), max_body)
+    }
+
+    fn send_each(
+        &self,
+        requests: &[(HttpRequest, usize)],
+    ) -> Vec<Result<HttpResponse, TransportError>> {
+        let named: Vec<(HttpRequest, usize)> =
+            requests.iter().map(|(r, m)| (self.named(r), *m)).collect();
+        self.inner.send_each(&named)
     }
 
     fn charge_parsed(&self, values: usize) -> Result<(), TransportError> {

@@ -16,6 +16,53 @@ pub struct WasiTransport {
 
 impl Transport for WasiTransport {
     fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError> {
+        let sent = self.start(request)?;
+        receive(sent, max_body)
+    }
+
+    /// Every request is handed to the host before any answer is awaited:
+    /// the host runs them at the same time.
+    fn send_each(
+        &self,
+        requests: &[(HttpRequest, usize)],
+    ) -> Vec<Result<HttpResponse, TransportError>> {
+        let sent: Vec<_> = requests.iter().map(|(r, _)| self.start(r)).collect();
+        await_all(&sent);
+        sent.into_iter()
+            .zip(requests)
+            .map(|(sent, (_, max_body))| receive(sent?, *max_body))
+            .collect()
+    }
+}
+
+/// Waits until every started request has its answer's head. The host
+/// drives an outgoing request only while the guest waits on it, so waiting
+/// on them one at a time would send them one after another.
+fn await_all(sent: &[Result<Sent, TransportError>]) {
+    let mut waiting: Vec<wasip2::io::poll::Pollable> = sent
+        .iter()
+        .filter_map(|s| s.as_ref().ok())
+        .map(|s| s.future.subscribe())
+        .collect();
+    while !waiting.is_empty() {
+        let refs: Vec<&wasip2::io::poll::Pollable> = waiting.iter().collect();
+        let mut ready = wasip2::io::poll::poll(&refs);
+        ready.sort_unstable();
+        for i in ready.into_iter().rev() {
+            waiting.swap_remove(i as usize);
+        }
+    }
+}
+
+/// A request the host is working on, and the host it went to.
+struct Sent {
+    future: wasip2::http::types::FutureIncomingResponse,
+    host: String,
+}
+
+impl WasiTransport {
+    /// Hands `request` to the host; the answer is read by [`receive`].
+    fn start(&self, request: &HttpRequest) -> Result<Sent, TransportError> {
         let (scheme, authority, path) = split_url(&request.url);
         let host = authority.to_string();
         let failed = |message: String| TransportError::Failed {
@@ -55,56 +102,66 @@ impl Transport for WasiTransport {
         let _ = options.set_between_bytes_timeout(Some(self.timeout_ns));
         let future =
             outgoing_handler::handle(req, Some(options)).map_err(|e| map_error(&host, e))?;
-        future.subscribe().block();
-        let response = match future.get() {
-            Some(Ok(Ok(r))) => r,
-            Some(Ok(Err(e))) => return Err(map_error(&host, e)),
-            Some(Err(())) | None => return Err(failed("response already taken".into())),
-        };
-        let status = response.status();
-        let headers: Vec<(String, String)> = response
-            .headers()
-            .entries()
-            .into_iter()
-            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-            .collect();
-        let body = response
-            .consume()
-            .map_err(|()| failed("no response body".into()))?;
-        let stream = body
-            .stream()
-            .map_err(|()| failed("no response body stream".into()))?;
-        // Sized from Content-Length (within the limit) so that a large body
-        // is not held twice while the buffer doubles.
-        let expected = headers
-            .iter()
-            .find(|(k, _): &&(String, String)| k.eq_ignore_ascii_case("content-length"))
-            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-            .unwrap_or(0);
-        let mut bytes = Vec::with_capacity(expected.min(max_body));
-        loop {
-            match stream.blocking_read(64 * 1024) {
-                Ok(chunk) => {
-                    if bytes.len() + chunk.len() > max_body {
-                        return Err(TransportError::TooLarge {
-                            host,
-                            limit: max_body,
-                        });
-                    }
-                    bytes.extend_from_slice(&chunk);
+        Ok(Sent { future, host })
+    }
+}
+
+/// Waits for the answer to `sent` and reads at most `max_body` bytes of it.
+fn receive(sent: Sent, max_body: usize) -> Result<HttpResponse, TransportError> {
+    let Sent { future, host } = sent;
+    let failed = |message: String| TransportError::Failed {
+        host: host.clone(),
+        message,
+    };
+    future.subscribe().block();
+    let response = match future.get() {
+        Some(Ok(Ok(r))) => r,
+        Some(Ok(Err(e))) => return Err(map_error(&host, e)),
+        Some(Err(())) | None => return Err(failed("response already taken".into())),
+    };
+    let status = response.status();
+    let headers: Vec<(String, String)> = response
+        .headers()
+        .entries()
+        .into_iter()
+        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+        .collect();
+    let body = response
+        .consume()
+        .map_err(|()| failed("no response body".into()))?;
+    let stream = body
+        .stream()
+        .map_err(|()| failed("no response body stream".into()))?;
+    // Sized from Content-Length (within the limit) so that a large body
+    // is not held twice while the buffer doubles.
+    let expected = headers
+        .iter()
+        .find(|(k, _): &&(String, String)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut bytes = Vec::with_capacity(expected.min(max_body));
+    loop {
+        match stream.blocking_read(64 * 1024) {
+            Ok(chunk) => {
+                if bytes.len() + chunk.len() > max_body {
+                    return Err(TransportError::TooLarge {
+                        host,
+                        limit: max_body,
+                    });
                 }
-                Err(StreamError::Closed) => break,
-                Err(StreamError::LastOperationFailed(e)) => {
-                    return Err(failed(format!("reading the body: {}", e.to_debug_string())))
-                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Err(StreamError::Closed) => break,
+            Err(StreamError::LastOperationFailed(e)) => {
+                return Err(failed(format!("reading the body: {}", e.to_debug_string())))
             }
         }
-        Ok(HttpResponse {
-            status,
-            headers,
-            body: bytes,
-        })
     }
+    Ok(HttpResponse {
+        status,
+        headers,
+        body: bytes,
+    })
 }
 
 fn map_error(host: &str, e: ErrorCode) -> TransportError {

@@ -358,3 +358,49 @@ fn registry_json_and_text_are_bounded() {
     assert!(err.to_string().len() < 400, "{}", err.to_string().len());
     assert!(err.to_string().ends_with('…'), "{err}");
 }
+
+/// The discovery reads go out together, and the calls that need them take
+/// the answers instead of asking again; each answer is used once.
+#[test]
+fn prefetched_discovery_answers_are_used_once() {
+    let subject = format!("sha256:{}", "2".repeat(64));
+    let hex = "2".repeat(64);
+    let sig_tag = format!("sha256-{hex}.sig");
+    let t = Scripted::default()
+        .with(
+            &format!("https://r.example/v2/app/referrers/{subject}?artifactType=a%2Fb"),
+            404,
+            &[],
+            b"",
+        )
+        .with(
+            &format!("https://r.example/v2/app/manifests/sha256-{hex}"),
+            404,
+            &[],
+            b"",
+        )
+        .with(
+            &format!("https://r.example/v2/app/manifests/{sig_tag}"),
+            200,
+            &[],
+            MANIFEST,
+        );
+    let client = Client::new(&t);
+    let image = img("r.example/app:v1");
+    client.prefetch_discovery(&image, &subject, "a/b", std::slice::from_ref(&sig_tag));
+    assert_eq!(t.asked.borrow().len(), 3, "{:?}", t.asked.borrow());
+    // The referrers API and its fallback, then the legacy manifest: no
+    // further request.
+    assert_eq!(
+        client.referrers(&image, &subject, Some("a/b")),
+        Ok(Vec::new())
+    );
+    let m = client
+        .manifest(&image, &sig_tag)
+        .expect("the legacy manifest");
+    assert_eq!(m.bytes, MANIFEST);
+    assert_eq!(t.asked.borrow().len(), 3, "{:?}", t.asked.borrow());
+    // Used once: asking again goes to the registry.
+    client.manifest(&image, &sig_tag).expect("asked again");
+    assert_eq!(t.asked.borrow().len(), 4);
+}
