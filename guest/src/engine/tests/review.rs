@@ -36,10 +36,18 @@ fn review_body(request: &Value) -> Vec<u8> {
         .into_bytes()
 }
 
+/// `review` offline, with the namespaces `ns`.
+fn judge(
+    set: &PolicySet,
+    route: &Route,
+    body: &[u8],
+    ns: &Known,
+) -> Result<crate::engine::review::Answer, String> {
+    set.review(route, body, ns, std::sync::Arc::new(Offline))
+}
+
 fn answer(set: &PolicySet, route: &Route, body: &[u8], ns: &Known) -> Value {
-    let a = set
-        .review(route, body, ns, std::sync::Arc::new(Offline))
-        .expect("judged");
+    let a = judge(set, route, body, ns).expect("judged");
     serde_json::from_slice(&a.response).expect("the response is JSON")
 }
 
@@ -74,14 +82,13 @@ fn a_review_is_answered_by_uid_with_the_verdict() {
 fn the_subject_and_verdict_come_back_typed() {
     let set = failing();
     let request = create(&pod("p", &[NGINX]));
-    let a = set
-        .review(
-            &route(Phase::Validate, false),
-            &review_body(&request),
-            &Known::default(),
-            std::sync::Arc::new(Offline),
-        )
-        .expect("judged");
+    let a = judge(
+        &set,
+        &route(Phase::Validate, false),
+        &review_body(&request),
+        &Known::default(),
+    )
+    .expect("judged");
     assert_eq!(a.subject.uid, request["uid"].as_str().unwrap_or_default());
     assert_eq!(
         (a.subject.kind.as_str(), a.subject.operation.as_str()),
@@ -97,14 +104,13 @@ fn a_mutate_route_answers_delete_without_evaluating() {
     let set = failing();
     let p = pod("p", &[NGINX]);
     let request = request_for("DELETE", None, Some(&p));
-    let a = set
-        .review(
-            &route(Phase::Mutate, false),
-            &review_body(&request),
-            &Known::default(),
-            std::sync::Arc::new(Offline),
-        )
-        .expect("judged");
+    let a = judge(
+        &set,
+        &route(Phase::Mutate, false),
+        &review_body(&request),
+        &Known::default(),
+    )
+    .expect("judged");
     assert!(a.verdict.is_none());
     let got: Value = serde_json::from_slice(&a.response).expect("JSON");
     assert_eq!(got["response"]["allowed"], true);
@@ -151,26 +157,24 @@ fn bodies_that_cannot_be_judged_say_why() {
         ),
     ];
     for (body, why) in cases {
-        let err = set
-            .review(
-                &route(Phase::Validate, false),
-                &body,
-                &Known::default(),
-                std::sync::Arc::new(Offline),
-            )
-            .expect_err("not judged");
+        let err = judge(
+            &set,
+            &route(Phase::Validate, false),
+            &body,
+            &Known::default(),
+        )
+        .expect_err("not judged");
         assert!(err.contains(why), "{err} should say {why}");
     }
     let mut no_uid = request.clone();
     no_uid["uid"] = json!("");
-    let err = set
-        .review(
-            &route(Phase::Validate, false),
-            &review_body(&no_uid),
-            &Known::default(),
-            std::sync::Arc::new(Offline),
-        )
-        .expect_err("no uid");
+    let err = judge(
+        &set,
+        &route(Phase::Validate, false),
+        &review_body(&no_uid),
+        &Known::default(),
+    )
+    .expect_err("no uid");
     assert!(err.contains("request.uid is required"), "{err}");
 }
 
