@@ -23,7 +23,54 @@ enum Slot {
     Done(Result<Value, ExecutionError>),
 }
 
-type Base = Arc<BTreeMap<String, Arc<Binding>>>;
+/// The bound values: a map shared by every policy of a request, and the
+/// few values bound on top of it for one policy or one expression
+/// ([`Bindings::with`]) in a chain beside it, so that binding one more
+/// value copies nothing.
+#[derive(Clone)]
+struct Base {
+    map: Arc<BTreeMap<String, Arc<Binding>>>,
+    added: Option<Arc<Added>>,
+}
+
+/// One value bound on top of a [`Base`], and the ones bound before it.
+struct Added {
+    name: String,
+    binding: Arc<Binding>,
+    earlier: Option<Arc<Added>>,
+}
+
+impl Base {
+    fn new(map: BTreeMap<String, Arc<Binding>>) -> Base {
+        Base {
+            map: Arc::new(map),
+            added: None,
+        }
+    }
+
+    /// The binding of `name`: the latest one added, else the map's.
+    fn get(&self, name: &str) -> Option<&Arc<Binding>> {
+        let mut added = self.added.as_deref();
+        while let Some(a) = added {
+            if a.name == name {
+                return Some(&a.binding);
+            }
+            added = a.earlier.as_deref();
+        }
+        self.map.get(name)
+    }
+
+    fn with(&self, name: &str, binding: Arc<Binding>) -> Base {
+        Base {
+            map: self.map.clone(),
+            added: Some(Arc::new(Added {
+                name: name.to_string(),
+                binding,
+                earlier: self.added.clone(),
+            })),
+        }
+    }
+}
 
 /// One bound value: ready, or JSON turned into CEL the first time an
 /// expression reads it. Most policies never read `request` or `oldObject`,
@@ -239,11 +286,11 @@ impl Bindings {
     ///
     /// `variables` start afresh, so that they see the new binding.
     pub fn with(&self, name: &str, value: Value) -> Bindings {
-        let mut base: BTreeMap<String, Arc<Binding>> = (*self.base).clone();
-        if let Ok(v) = Box::<dyn Val>::try_from(value) {
-            base.insert(name.to_string(), Arc::new(Binding::ready(v)));
-        }
-        build(Arc::new(base), self.definitions(), self.services.clone())
+        let base = match Box::<dyn Val>::try_from(value) {
+            Ok(v) => self.base.with(name, Arc::new(Binding::ready(v))),
+            Err(_) => self.base.clone(),
+        };
+        build(base, self.definitions(), self.services.clone())
     }
 
     /// These bindings with the verification functions calling `verifier`;
@@ -339,7 +386,7 @@ impl BindingsBuilder {
 
     pub fn build(self) -> Bindings {
         build(
-            Arc::new(self.base),
+            Base::new(self.base),
             Arc::new(self.definitions),
             BoundServices::with(self.services),
         )
