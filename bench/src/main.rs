@@ -8,6 +8,7 @@
 //! to a release `ivpol`; `ivpol-bench noop` is the baseline server itself.
 
 mod load;
+mod native;
 mod noop;
 mod report;
 mod rss;
@@ -254,6 +255,9 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.cold_sampled_peak_rss_mb = peaks.get(1).copied().unwrap_or(f64::NAN);
     drop(cold);
     report.scaling = scaling(&f, duration).await?;
+    for case in native::CASES {
+        report.native.push(native::time(case)?);
+    }
     report.peak_rss_mb = memory_mb(ivpol.pid(), "VmHWM:");
     report.instance_acquire_ms = acquire_ms(&ivpol);
     let text = ivpol.metrics_text();

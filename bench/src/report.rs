@@ -35,6 +35,8 @@ pub struct Report {
     pub instance_memory_mb: f64,
     /// Time per request at 1 connection with cache hits, by work.
     pub scaling: Scaling,
+    /// Bundle verification natively and in the component, per case.
+    pub native: Vec<crate::native::Timing>,
     pub instance_acquire_ms: f64,
     pub component_bytes: u64,
     pub startup_cold_ms: f64,
@@ -105,7 +107,16 @@ impl Report {
             at_most("peak_rss_mb", peak, 80.0),
             at_most("per_container_us", self.scaling.per_container_us(), 5.0),
             at_most("per_policy_us", self.scaling.per_policy_us(), 10.0),
+            at_most("wasm_native_ratio", self.worst_ratio(), 1.5),
         ]
+    }
+
+    /// The largest component/native time ratio over the cases.
+    fn worst_ratio(&self) -> f64 {
+        self.native
+            .iter()
+            .map(|t| t.ratio())
+            .fold(f64::NAN, f64::max)
     }
 
     /// Every figure by name, for `report.json`.
@@ -152,6 +163,9 @@ impl Report {
                 "per_container_us": self.scaling.per_container_us(),
                 "per_policy_us": self.scaling.per_policy_us(),
             },
+            "wasm_vs_native": self.native.iter().map(|t| json!({
+                "case": t.case, "native_us": t.native_us, "wasm_us": t.wasm_us, "ratio": t.ratio(),
+            })).collect::<Vec<_>>(),
             "targets": targets,
         })
     }
@@ -202,6 +216,15 @@ impl Report {
             "- instance acquire (mean over the run): {:.3} ms\n",
             self.instance_acquire_ms
         ));
+        for t in &self.native {
+            out.push_str(&format!(
+                "- bundle verification `{}`: {:.0} µs native, {:.0} µs in the component ({:.2}×)\n",
+                t.case,
+                t.native_us,
+                t.wasm_us,
+                t.ratio()
+            ));
+        }
         out.push_str("\n| target | measured | limit | met |\n|---|---:|---:|---|\n");
         for (name, got, limit, met) in self.targets() {
             let met = if met { "yes" } else { "no" };

@@ -39,6 +39,11 @@ pub struct VerifyBundleArgs {
     /// Sigstore TrustedRoot JSON (default: the public-good production root).
     #[arg(long = "trusted-root")]
     trusted_root: Option<PathBuf>,
+    /// Verify N times in one component instance and print the mean time
+    /// of one verification (`cargo xtask bench` compares it with the same
+    /// verifier built natively).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    repeat: u32,
     /// The artifact: a file, or `sha256:<64 hex>` when no such file exists.
     artifact: String,
 }
@@ -66,12 +71,16 @@ pub async fn run(command: SigstoreCommand, component: &[u8], cache: Option<&Path
     };
     // The verifier makes no registry calls; one bundle, one instance.
     let runtime = Runtime::offline(component, cache)?;
-    match runtime
-        .verify_bundle(bundle, artifact, signer, trusted_root)
-        .await?
-    {
+    let (outcome, took) = runtime
+        .verify_bundle(bundle, artifact, signer, trusted_root, args.repeat)
+        .await?;
+    match outcome {
         Ok(()) => {
             println!("OK: {}", args.artifact);
+            if args.repeat > 1 {
+                let micros = took.as_secs_f64() * 1e6 / f64::from(args.repeat);
+                println!("verification: {micros:.1} µs (mean of {})", args.repeat);
+            }
             Ok(())
         }
         Err(why) => bail!("verification failed: {why}"),
