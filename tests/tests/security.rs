@@ -208,6 +208,44 @@ fn an_out_of_memory_trap_is_an_error_result_of_every_policy_in_scope() {
     assert_eq!(ok["allowed"], true, "a fresh instance answers: {ok}");
 }
 
+/// The same trap on a `/nivpol/` route: the host reads nothing of the body
+/// but its uid and namespace (a scan, since the component gave no answer),
+/// and the namespaced policies of that namespace get the error, those of
+/// other namespaces do not.
+#[test]
+fn a_trap_on_a_namespaced_route_errors_the_policies_of_the_requests_namespace() {
+    let namespaced = |name: &str, namespace: &str| {
+        passing_policy(name, "[Deny]")
+            .replace(
+                "kind: ImageValidatingPolicy",
+                "kind: NamespacedImageValidatingPolicy",
+            )
+            .replace(
+                &format!("  name: {name}\n"),
+                &format!("  name: {name}\n  namespace: {namespace}\n"),
+            )
+    };
+    let s = Server::start_with(
+        &[
+            ("here.yaml", &namespaced("here", "default")),
+            ("elsewhere.yaml", &namespaced("elsewhere", "other")),
+        ],
+        Options {
+            extra_args: vec!["--instance-memory-mib".into(), "32".into()],
+            ..Options::default()
+        },
+    );
+    let (status, resp) = s.post("/nivpol/validate", &memory_hungry_review());
+    assert_eq!(status, 200, "{resp}");
+    let r = &resp["response"];
+    assert_eq!(r["uid"], UID);
+    assert_eq!(r["allowed"], false, "{r}");
+    assert_eq!(
+        r["status"]["message"],
+        "Policy here error: internal error: evaluation ran out of memory (limit 32 MiB per instance)"
+    );
+}
+
 /// A policy of Pods in namespaces selected by `selector` (YAML flow
 /// mapping), whose one validation is `expression`.
 fn namespace_policy(name: &str, selector: &str, expression: &str) -> String {
