@@ -48,9 +48,9 @@ const NAMESPACE: &str =
     r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default","labels":{"team":"a"}}}"#;
 
 /// Every namespace is `default` with a team label.
-struct Default;
+struct EveryNamespace;
 
-impl Namespaces for Default {
+impl Namespaces for EveryNamespace {
     fn get(&self, _: &str) -> Option<String> {
         Some(NAMESPACE.to_string())
     }
@@ -65,7 +65,7 @@ fuzz_target!(|data: &[u8]| {
                 namespaced,
                 names: Vec::new(),
             };
-            let _ = set.review(&route, data, &Default, Arc::new(Offline));
+            let _ = set.review(&route, data, &EveryNamespace, Arc::new(Offline));
         }
     }
     let Ok(request) = std::str::from_utf8(data) else {
