@@ -6,7 +6,6 @@
 //! server would turn into an admission under `failurePolicy: Ignore`.
 
 use crate::runtime::{wit, Summary};
-use serde_json::{json, Value};
 
 /// Which policies a route reaches: its scope and the names in its path
 /// (none means every policy of the scope).
@@ -62,20 +61,6 @@ pub fn verdict(summary: &Summary, reach: &Reach<'_>, cause: &str) -> wit::Verdic
         patch: None,
         results,
     }
-}
-
-/// The AdmissionReview response of a fallback verdict: allowed or denied
-/// with its message, and its warnings (it verified nothing and patches
-/// nothing).
-pub fn response(uid: &str, verdict: &wit::Verdict) -> Value {
-    let mut resp = json!({ "uid": uid, "allowed": verdict.allowed });
-    if let Some(message) = &verdict.message {
-        resp["status"] = json!({ "status": "Failure", "message": message });
-    }
-    if !verdict.warnings.is_empty() {
-        resp["warnings"] = json!(verdict.warnings);
-    }
-    json!({ "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp })
 }
 
 fn error_result(

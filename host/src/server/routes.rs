@@ -188,22 +188,36 @@ struct Decided {
 }
 
 impl Decided {
-    /// A request the component did not judge, known by what a scan of
-    /// its body found.
-    fn unjudged(reply: Reply, body: &[u8], verdict: Option<wit::Verdict>, why: String) -> Decided {
+    /// A body that cannot be judged: denied by its uid when a scan finds
+    /// one, otherwise answered with `status` (there is nothing to answer).
+    fn unjudged(body: &[u8], why: String, status: StatusCode) -> Decided {
+        let subject = scanned(body);
+        let reply = match subject.uid.is_empty() {
+            false => deny(
+                &subject.uid,
+                &format!("the admission request cannot be evaluated: {why}"),
+            ),
+            true => error(status, why.clone()),
+        };
         Decided {
             reply,
             label: "error",
-            subject: wit::Subject {
-                uid: envelope::scan_uid(body).unwrap_or_default(),
-                namespace: envelope::scan_namespace(body).unwrap_or_default(),
-                kind: String::new(),
-                name: String::new(),
-                operation: String::new(),
-            },
-            verdict,
+            subject,
+            verdict: None,
             why: Some(why),
         }
+    }
+}
+
+/// What a scan of a body the component did not judge finds: its uid and
+/// namespace, each empty when absent.
+fn scanned(body: &[u8]) -> wit::Subject {
+    wit::Subject {
+        uid: envelope::scan_uid(body).unwrap_or_default(),
+        namespace: envelope::scan_namespace(body).unwrap_or_default(),
+        kind: String::new(),
+        name: String::new(),
+        operation: String::new(),
     }
 }
 
@@ -214,10 +228,7 @@ impl Decided {
 async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decided {
     let body = match read_body(req, state.body_read_timeout).await {
         Ok(b) => b,
-        Err(unread) => {
-            let reply = unjudged(&unread.prefix, unread.why.clone(), unread.status);
-            return Decided::unjudged(reply, &unread.prefix, None, unread.why);
-        }
+        Err(unread) => return Decided::unjudged(&unread.prefix, unread.why, unread.status),
     };
     // One generation for the whole request, even if a reload swaps it.
     let generation = state.live.current();
@@ -244,44 +255,34 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
                 why: None,
             }
         }
-        Ok(Err(why)) => {
-            let reply = unjudged(&body, why.clone(), StatusCode::BAD_REQUEST);
-            Decided::unjudged(reply, &body, None, why)
-        }
+        Ok(Err(why)) => Decided::unjudged(&body, why, StatusCode::BAD_REQUEST),
         Err(failure) => {
             let why = failure.to_string();
-            let uid = envelope::scan_uid(&body).unwrap_or_default();
-            tracing::error!(uid = %uid, "no answer from the component: {why}");
+            let subject = scanned(&body);
+            tracing::error!(uid = %subject.uid, "no answer from the component: {why}");
             metrics()
                 .component_failures
                 .get_or_create(&crate::metrics::FailureLabels {
                     reason: failure.reason().into(),
                 })
                 .inc();
-            let namespace = envelope::scan_namespace(&body).unwrap_or_default();
             let reach = Reach {
-                namespace: route.namespaced.then_some(namespace.as_str()),
+                namespace: route.namespaced.then_some(subject.namespace.as_str()),
                 names: &route.names,
             };
             let verdict = fallback::verdict(pool.summary(), &reach, &why);
-            let reply = match uid.is_empty() {
-                false => json_reply(StatusCode::OK, fallback::response(&uid, &verdict)),
+            let reply = match subject.uid.is_empty() {
+                false => json_reply(StatusCode::OK, review::response(&subject.uid, &verdict)),
                 true => error(StatusCode::BAD_REQUEST, why.clone()),
             };
-            Decided::unjudged(reply, &body, Some(verdict), why)
+            Decided {
+                reply,
+                label: "error",
+                subject,
+                verdict: Some(verdict),
+                why: Some(why),
+            }
         }
-    }
-}
-
-/// The reply to a body that cannot be judged: a denial echoing its uid
-/// when one can be read, otherwise `status` (there is nothing to answer).
-fn unjudged(body: &[u8], why: String, status: StatusCode) -> Reply {
-    match envelope::scan_uid(body) {
-        Some(uid) => deny(
-            &uid,
-            &format!("the admission request cannot be evaluated: {why}"),
-        ),
-        None => error(status, why),
     }
 }
 
