@@ -165,22 +165,28 @@ fn memory_hungry_review() -> String {
     )
 }
 
+/// A server whose instances get 32 MiB of linear memory, which
+/// [`memory_hungry_review`] exceeds.
+fn with_32_mib_instances(policies: &[(&str, &str)]) -> Server {
+    Server::start_with(
+        policies,
+        Options {
+            extra_args: vec!["--instance-memory-mib".into(), "32".into()],
+            ..Options::default()
+        },
+    )
+}
+
 /// A request that makes the component run out of memory traps it; the
 /// answer is still an AdmissionReview (HTTP 200, the uid echoed) mapping
 /// an `error` for each policy in scope by its actions: Deny denies, Warn
 /// warns. The next request gets a fresh instance.
 #[test]
 fn an_out_of_memory_trap_is_an_error_result_of_every_policy_in_scope() {
-    let s = Server::start_with(
-        &[
-            ("deny.yaml", &passing_policy("deny-me", "[Deny]")),
-            ("warn.yaml", &passing_policy("warn-me", "[Warn]")),
-        ],
-        Options {
-            extra_args: vec!["--instance-memory-mib".into(), "32".into()],
-            ..Options::default()
-        },
-    );
+    let s = with_32_mib_instances(&[
+        ("deny.yaml", &passing_policy("deny-me", "[Deny]")),
+        ("warn.yaml", &passing_policy("warn-me", "[Warn]")),
+    ]);
     let body = memory_hungry_review();
     let cause = "internal error: evaluation ran out of memory (limit 32 MiB per instance)";
     let (status, resp) = s.post("/ivpol/validate", &body);
@@ -225,16 +231,10 @@ fn a_trap_on_a_namespaced_route_errors_the_policies_of_the_requests_namespace() 
                 &format!("  name: {name}\n  namespace: {namespace}\n"),
             )
     };
-    let s = Server::start_with(
-        &[
-            ("here.yaml", &namespaced("here", "default")),
-            ("elsewhere.yaml", &namespaced("elsewhere", "other")),
-        ],
-        Options {
-            extra_args: vec!["--instance-memory-mib".into(), "32".into()],
-            ..Options::default()
-        },
-    );
+    let s = with_32_mib_instances(&[
+        ("here.yaml", &namespaced("here", "default")),
+        ("elsewhere.yaml", &namespaced("elsewhere", "other")),
+    ]);
     let (status, resp) = s.post("/nivpol/validate", &memory_hungry_review());
     assert_eq!(status, 200, "{resp}");
     let r = &resp["response"];
