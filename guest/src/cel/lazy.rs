@@ -110,6 +110,25 @@ impl Binding {
     }
 }
 
+/// A value converted to CEL once and bound by many evaluations, such as a
+/// policy's `attestors` map: binding it copies nothing.
+#[derive(Clone)]
+pub struct Shared(Arc<Binding>);
+
+impl Shared {
+    /// `value` in its bound form; `None` if it has no CEL form.
+    pub fn new(value: Value) -> Option<Shared> {
+        let value = Box::<dyn Val>::try_from(value).ok()?;
+        Some(Shared(Arc::new(Binding::ready(value))))
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
+}
+
 struct LazyInner {
     definitions: Arc<Vec<(String, Expression)>>,
     base: Base,
@@ -282,14 +301,22 @@ impl Bindings {
     }
 
     /// These bindings plus `name` bound to `value` (e.g. `ref` for
-    /// matchImageReferences expressions, `images` once they are known).
+    /// matchImageReferences expressions). A value with no CEL form is not
+    /// bound.
     ///
     /// `variables` start afresh, so that they see the new binding.
     pub fn with(&self, name: &str, value: Value) -> Bindings {
-        let base = match Box::<dyn Val>::try_from(value) {
-            Ok(v) => self.base.with(name, Arc::new(Binding::ready(v))),
-            Err(_) => self.base.clone(),
-        };
+        self.with_shared(Shared::new(value).map(|v| (name, v)))
+    }
+
+    /// These bindings plus each `(name, value)`, made in one step: the
+    /// `variables` start afresh once, not once per value.
+    pub fn with_shared<'n>(&self, values: impl IntoIterator<Item = (&'n str, Shared)>) -> Bindings {
+        let base = values
+            .into_iter()
+            .fold(self.base.clone(), |base, (name, value)| {
+                base.with(name, value.0)
+            });
         build(base, self.definitions(), self.services.clone())
     }
 

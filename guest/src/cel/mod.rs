@@ -16,7 +16,7 @@ pub mod resource_lib;
 mod services;
 pub mod verify_lib;
 
-pub use lazy::{Bindings, BindingsBuilder, JsonSource, LazyVariables};
+pub use lazy::{Bindings, BindingsBuilder, JsonSource, LazyVariables, Shared};
 
 use cel::{Context, Env, FunctionRegistry, Program, Value};
 use std::sync::{Arc, OnceLock};

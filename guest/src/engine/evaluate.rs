@@ -3,10 +3,10 @@
 //! audit annotations.
 
 use super::images::{self, PolicyImages};
-use crate::cel::{convert, Bindings, Expression};
+use crate::cel::{convert, Bindings, Expression, Shared};
 use crate::images::reference;
 use crate::policy::exception::ReportAs;
-use crate::policy::CompiledPolicy;
+use crate::policy::{CompiledPolicy, ImageVariables};
 use cel::Value;
 
 /// The outcome of one policy's evaluation, before result mapping.
@@ -157,6 +157,20 @@ fn conditions_hold(
 }
 
 fn with_image_variables(policy: &CompiledPolicy, base: &Bindings, imgs: &PolicyImages) -> Bindings {
+    let shared = policy
+        .image_variables
+        .get_or_init(|| image_variables(policy));
+    let bound = [
+        ("images", Shared::new(imgs.to_cel())),
+        ("attestations", shared.attestations.clone()),
+        ("attestors", shared.attestors.clone()),
+    ];
+    base.with_shared(bound.into_iter().filter_map(|(n, v)| Some((n, v?))))
+}
+
+/// The policy's `attestations` (name to name) and `attestors` (name to
+/// `{name, type}`) maps.
+fn image_variables(policy: &CompiledPolicy) -> ImageVariables {
     let attestations = convert::string_map(
         policy
             .spec
@@ -176,9 +190,10 @@ fn with_image_variables(policy: &CompiledPolicy, base: &Bindings, imgs: &PolicyI
         ]);
         (a.name.clone(), value)
     }));
-    base.with("images", imgs.to_cel())
-        .with("attestations", attestations)
-        .with("attestors", attestors)
+    ImageVariables {
+        attestations: Shared::new(attestations),
+        attestors: Shared::new(attestors),
+    }
 }
 
 fn validations(policy: &CompiledPolicy, bindings: &Bindings, matched: Vec<String>) -> Outcome {

@@ -209,31 +209,31 @@ impl fmt::Display for ImageRef {
 
 /// Parse `s` like go-containerregistry `name.ParseReference(s)`.
 pub fn parse(s: &str) -> Result<ImageRef, ImageRefError> {
-    let tag_err = match parse_tag(s) {
-        Ok(t) => {
-            return Ok(ImageRef {
-                original: s.to_string(),
-                registry: t.repo.registry,
-                repository: t.repo.repository,
-                tag: Some(t.tag.unwrap_or(DEFAULT_TAG).to_string()),
-                digest: None,
-                written_registry: t.repo.written_registry.map(str::to_string),
-                written_path: t.repo.written_path.to_string(),
-                written_tag: t.tag.map(str::to_string),
-            })
-        }
-        Err(e) => e,
-    };
-    let digest_err = match parse_digest(s) {
-        Ok(d) => return Ok(d),
-        Err(e) => e,
-    };
-    // Report the cause from the branch the input was evidently aiming at.
-    let reason = if s.contains('@') { digest_err } else { tag_err };
-    Err(ImageRefError {
-        input: s.to_string(),
-        reason,
-    })
+    // Only a digest reference holds an '@': neither a repository, a tag nor
+    // a valid registry may. So each input has one branch to try, and its
+    // error is the one reported, as ggcr's for the branch it aimed at.
+    if s.contains('@') {
+        return parse_digest(s).map_err(|reason| ImageRefError {
+            input: s.to_string(),
+            reason,
+        });
+    }
+    match parse_tag(s) {
+        Ok(t) => Ok(ImageRef {
+            original: s.to_string(),
+            registry: t.repo.registry,
+            repository: t.repo.repository,
+            tag: Some(t.tag.unwrap_or(DEFAULT_TAG).to_string()),
+            digest: None,
+            written_registry: t.repo.written_registry.map(str::to_string),
+            written_path: t.repo.written_path.to_string(),
+            written_tag: t.tag.map(str::to_string),
+        }),
+        Err(reason) => Err(ImageRefError {
+            input: s.to_string(),
+            reason,
+        }),
+    }
 }
 
 /// Registry and repository of a reference, both normalised and as written.
@@ -362,7 +362,9 @@ fn check_element(
             "{what} must be between {min} and {max} characters in length: {element}"
         ));
     }
-    if element.chars().any(|c| !allowed.contains(c)) {
+    // The allowed sets are ASCII: a byte outside them (any byte of a
+    // multi-byte character included) is refused without searching them.
+    if element.bytes().any(|b| !allowed.as_bytes().contains(&b)) {
         return Err(format!(
             "{what} can only contain the characters `{allowed}`: {element}"
         ));

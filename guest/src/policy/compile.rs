@@ -2,10 +2,10 @@
 
 use super::attestor::{AttestorKind, CompiledAttestor, CompiledCosign, CompiledNotary};
 use super::spec::{NamedExpression, Spec};
-use crate::cel::{self, Expression};
+use crate::cel::{self, Expression, Shared};
 use crate::images::glob::Glob;
 use crate::matching::MatchResources;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PolicyKind {
@@ -70,6 +70,16 @@ pub struct CompiledPolicy {
     /// The field path of the first expression that uses the `resource`
     /// library (cluster objects), if any.
     pub reads_resources: Option<String>,
+    /// `attestors` and `attestations` as bound to expressions: the same
+    /// for every request, so made on first use and then shared.
+    pub image_variables: OnceLock<ImageVariables>,
+}
+
+/// A policy's `attestors` and `attestations` variables.
+#[derive(Debug, Clone)]
+pub struct ImageVariables {
+    pub attestors: Option<Shared>,
+    pub attestations: Option<Shared>,
 }
 
 impl CompiledPolicy {
@@ -202,6 +212,7 @@ pub fn compile_policy(
         spec,
         reads_namespace_object: c.reads_namespace_object,
         reads_resources: c.reads_resources,
+        image_variables: OnceLock::new(),
     })
 }
 

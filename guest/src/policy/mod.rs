@@ -9,5 +9,7 @@ mod load;
 pub mod spec;
 mod validate;
 
-pub use compile::{CompiledPolicy, ImageMatcher, PolicyKind, NAMESPACE_OBJECT, RESOURCE};
+pub use compile::{
+    CompiledPolicy, ImageMatcher, ImageVariables, PolicyKind, NAMESPACE_OBJECT, RESOURCE,
+};
 pub use load::{load, load_granting, Diagnostic, LoadedSet, SourceDocument};
