@@ -1547,11 +1547,13 @@ fn compare_values(
     lhs: &dyn Val,
     rhs: &dyn Val,
 ) -> Result<Ordering, ExecutionError> {
-    let context = ExecutionError::overload_for_values(operator, [lhs, rhs], false);
+    // The overload error is built only when the comparison fails: building
+    // it formats both operands' types, on every comparison otherwise.
+    let context = || ExecutionError::overload_for_values(operator, [lhs, rhs], false);
     lhs.as_comparer()
-        .ok_or_else(|| context.clone())
+        .ok_or_else(context)
         .and_then(|comparer| comparer.compare(rhs))
-        .map_err(|error| error.with_overload_context(context))
+        .map_err(|error| error.with_lazy_overload_context(context))
 }
 
 fn boolean_operator_error(
