@@ -218,19 +218,27 @@ impl PolicyVerifier {
         }
         let computed = match self.compiled(name) {
             None => Err(format!("attestor not found in policy: {name}")),
-            Some(a) => a
-                .sources()
-                .into_iter()
-                .map(|(label, source)| self.string(source).map(|v| (label, v)))
-                .collect::<Result<Vec<_>, _>>()
-                .map(|values| {
-                    cache::fingerprint(values.iter().map(|(l, v)| (l.as_str(), v.as_str())))
-                }),
+            Some(a) if a.is_fixed() => match a.fixed_fingerprint.get() {
+                Some(kept) => Ok(kept.clone()),
+                None => self
+                    .evaluated_fingerprint(a)
+                    .map(|f| a.fixed_fingerprint.get_or_init(|| f).clone()),
+            },
+            Some(a) => self.evaluated_fingerprint(a),
         };
         self.state()
             .fingerprints
             .insert(name.to_string(), computed.clone());
         computed
+    }
+
+    fn evaluated_fingerprint(&self, attestor: &CompiledAttestor) -> Result<String, String> {
+        attestor
+            .sources()
+            .into_iter()
+            .map(|(label, source)| self.string(source).map(|v| (label, v)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|values| cache::fingerprint(values.iter().map(|(l, v)| (l.as_str(), v.as_str()))))
     }
 
     /// The resolved image's manifest descriptor (media type and size too),

@@ -197,6 +197,10 @@ pub enum StringSource {
 pub struct CompiledAttestor {
     pub name: String,
     pub kind: AttestorKind,
+    /// The verification cache's fingerprint of the attestor when every one
+    /// of its [`sources`](Self::sources) is written inline: the same for
+    /// every request, so the engine computes it once and keeps it here.
+    pub fixed_fingerprint: std::sync::OnceLock<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -211,6 +215,17 @@ impl CompiledAttestor {
     /// evaluates to, so a new expression field must be listed here; what is
     /// written inline is bound by the policy's content hash already.
     pub fn sources(&self) -> Vec<(String, &StringSource)> {
+        self.sources_as_written()
+    }
+
+    /// Whether no value of the attestor is computed per request.
+    pub fn is_fixed(&self) -> bool {
+        self.sources()
+            .iter()
+            .all(|(_, s)| matches!(s, StringSource::Value(_)))
+    }
+
+    fn sources_as_written(&self) -> Vec<(String, &StringSource)> {
         let mut fields: Vec<(String, Option<&StringSource>)> = match &self.kind {
             AttestorKind::Cosign(c) => vec![
                 ("key".into(), c.key.as_ref()),

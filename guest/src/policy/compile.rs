@@ -143,6 +143,7 @@ pub fn compile_policy(
         .enumerate()
         .map(|(i, a)| CompiledAttestor {
             name: a.name.clone(),
+            fixed_fingerprint: std::sync::OnceLock::new(),
             kind: match (&a.cosign, &a.notary) {
                 (Some(cosign), _) => AttestorKind::Cosign(Box::new(CompiledCosign::compile(
                     cosign,

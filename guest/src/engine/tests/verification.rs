@@ -308,6 +308,16 @@ fn a_cache_hit_counts_every_attestor_and_restores_the_payload() {
     let v = validate(&set, &create(&pod("p", &[&pinned()])));
     assert_eq!(outcomes(&v), one("hit", Status::Pass, "success"));
     assert_eq!(memory.gets.load(Ordering::SeqCst), 2);
+    // The inline attestor's fingerprint is kept, and the next request's
+    // keys, made from the kept one, hit too.
+    let kept = set.policies().next().expect("policy").attestors[0]
+        .fixed_fingerprint
+        .get()
+        .cloned();
+    assert_eq!(kept, Some(inline_fingerprint(&set)));
+    let again = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(outcomes(&again), one("hit", Status::Pass, "success"));
+    assert_eq!(memory.gets.load(Ordering::SeqCst), 4);
 }
 
 /// Another policy (another content hash) and another digest miss; the miss
