@@ -4,8 +4,10 @@
 //! every ivpol figure also as a ratio to the baseline (DESIGN.md §6).
 //!
 //! Usage: `ivpol-bench [--duration SECS] [--out FILE] [--json FILE]
-//! [--serve-arg ARG]...` with `IVPOL_BIN` set
+//! [--serve-arg ARG]... [--scaling-only]` with `IVPOL_BIN` set
 //! to a release `ivpol`; `ivpol-bench noop` is the baseline server itself.
+//! `--scaling-only` runs only the scaling scenarios (one server, the three
+//! scenarios in turn) and prints their times, for profiling that server.
 
 mod load;
 mod native;
@@ -39,6 +41,7 @@ fn main() -> Result<()> {
     let mut out: Option<PathBuf> = None;
     let mut json_out: Option<PathBuf> = None;
     let mut serve_args: Vec<String> = Vec::new();
+    let mut scaling_only = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -49,13 +52,21 @@ fn main() -> Result<()> {
             "--out" => out = Some(PathBuf::from(it.next().context("--out FILE")?)),
             "--serve-arg" => serve_args.push(it.next().context("--serve-arg ARG")?.clone()),
             "--json" => json_out = Some(PathBuf::from(it.next().context("--json FILE")?)),
+            "--scaling-only" => scaling_only = true,
             other => bail!("unknown argument {other}"),
         }
     }
-    let report = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?
-        .block_on(bench(duration, serve_args))?;
+        .build()?;
+    if scaling_only {
+        let mut f = fixture();
+        f.serve_args = serve_args;
+        let s = runtime.block_on(scaling(&f, duration))?;
+        println!("{}", s.render());
+        return Ok(());
+    }
+    let report = runtime.block_on(bench(duration, serve_args))?;
     let text = report.render();
     println!("{text}");
     if let Some(path) = out {
@@ -194,7 +205,8 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     let ivpol = serve(&f, &[]);
     let cold = serve(&f, &["--no-cache"]);
     let (ia, ca) = (addr_of(&ivpol), addr_of(&cold));
-    let rss = rss::Sampler::start(&[ivpol.pid(), cold.pid()]);
+    let spikes = ivpol_tests::target_dir().join("bench");
+    let rss = rss::Sampler::start(&[ivpol.pid(), cold.pid()], spikes);
     // Warm up: compile paths, fill the cache and the instance pools.
     for (addr, path) in [
         (&ia, "/ivpol/validate/bench-verify"),

@@ -64,6 +64,14 @@ impl Scaling {
     pub fn per_policy_us(&self) -> f64 {
         (self.policies_ms - self.one_ms) * 1000.0 / (self.n.saturating_sub(1).max(1)) as f64
     }
+
+    /// One line with the three times and the two increments.
+    pub fn render(&self) -> String {
+        format!(
+            "time per request at 1 connection, cache hits: {:.3} ms for 1 container and 1 policy, {:.3} ms for {n} containers (+{:.1} µs per container), {:.3} ms for {n} policies (+{:.1} µs per policy)",
+            self.one_ms, self.containers_ms, self.per_container_us(), self.policies_ms, self.per_policy_us(), n = self.n
+        )
+    }
 }
 
 impl Report {
@@ -199,11 +207,7 @@ impl Report {
             "- instances: {:.0} created, {:.0} replaced; their linear memory at the end: {:.1} MB\n",
             self.instances_created, self.instances_retired, self.instance_memory_mb
         ));
-        let s = &self.scaling;
-        out.push_str(&format!(
-            "- time per request at 1 connection, cache hits: {:.3} ms for 1 container and 1 policy, {:.3} ms for {n} containers (+{:.1} µs per container), {:.3} ms for {n} policies (+{:.1} µs per policy)\n",
-            s.one_ms, s.containers_ms, s.per_container_us(), s.policies_ms, s.per_policy_us(), n = s.n
-        ));
+        out.push_str(&format!("- {}\n", self.scaling.render()));
         out.push_str(&format!(
             "- component: {:.1} MB\n",
             self.component_bytes as f64 / 1e6
