@@ -330,6 +330,11 @@ impl Bindings {
         build(self.base.clone(), self.definitions(), services)
     }
 
+    /// What `verifyImageSignatures` and friends call, if bound.
+    pub fn verifier(&self) -> Option<&Verifier> {
+        self.services.services.verifier.as_ref()
+    }
+
     fn definitions(&self) -> Arc<Vec<(String, Expression)>> {
         self.variables
             .as_ref()

@@ -6,6 +6,7 @@
 //! standard library is listed in `docs/cel.md`; any other function is a load
 //! diagnostic, so a policy never silently passes on an unknown call.
 
+pub mod all_signed;
 pub mod convert;
 pub mod image_data;
 pub mod image_lib;

@@ -12,6 +12,9 @@ use cel::objects::Key;
 use cel::{Context, ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
 
+/// The name `verifyImageSignatures` is called by.
+pub const VERIFY_IMAGE_SIGNATURES: &str = "verifyImageSignatures";
+
 /// The engine side of the three functions. Counts are of attestors that
 /// verified; failures are counted, not raised. An `Err` is a CEL error.
 pub trait ImageVerifier: Send + Sync {
@@ -29,9 +32,9 @@ pub trait ImageVerifier: Send + Sync {
 /// evaluation it runs in (`super::services`).
 pub fn register(ctx: &mut Context<'_, '_>) {
     let _ = ctx.add_function(
-        "verifyImageSignatures",
+        VERIFY_IMAGE_SIGNATURES,
         |ftx: &FunctionContext, image: Value, attestors: Value| {
-            const NAME: &str = "verifyImageSignatures";
+            const NAME: &str = VERIFY_IMAGE_SIGNATURES;
             let v = services::verifier(ftx, NAME)?;
             let image = string_arg(NAME, &image)?;
             let names = attestor_names(NAME, &attestors)?;

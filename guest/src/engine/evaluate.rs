@@ -3,10 +3,10 @@
 //! audit annotations.
 
 use super::images::{self, PolicyImages};
-use crate::cel::{convert, Bindings, Expression, Shared};
+use crate::cel::{all_signed, convert, Bindings, Expression, Shared};
 use crate::images::reference;
 use crate::policy::exception::ReportAs;
-use crate::policy::{CompiledPolicy, ImageVariables};
+use crate::policy::{CompiledPolicy, CompiledValidation, ImageVariables};
 use cel::Value;
 
 /// The outcome of one policy's evaluation, before result mapping.
@@ -75,7 +75,7 @@ pub fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
         }
     }
     let bindings = with_image_variables(policy, &input.bindings, &imgs);
-    validations(policy, &bindings, imgs.matched)
+    validations(policy, &bindings, imgs)
 }
 
 /// All matchConditions true. An error counts as "not matched" under
@@ -196,9 +196,36 @@ fn image_variables(policy: &CompiledPolicy) -> ImageVariables {
     }
 }
 
-fn validations(policy: &CompiledPolicy, bindings: &Bindings, matched: Vec<String>) -> Outcome {
+/// The validation's answer without the interpreter, when it is the
+/// recognised all-signed check (`crate::cel::all_signed`) and its list is
+/// there to run it on; `None` leaves it to the interpreter, which then
+/// reports whatever is missing as it always has.
+fn all_signed(
+    v: &CompiledValidation,
+    imgs: &PolicyImages,
+    bindings: &Bindings,
+) -> Option<Result<Value, String>> {
+    let shape = v.all_signed.as_ref()?;
+    let images = imgs.by_name.get(&shape.list)?;
+    if images.len() > all_signed::MAX_IMAGES {
+        return None;
+    }
+    let verifier = bindings.verifier()?;
+    Some(
+        shape
+            .eval(images, &**verifier)
+            .map(Value::Bool)
+            .map_err(|e| e.to_string()),
+    )
+}
+
+fn validations(policy: &CompiledPolicy, bindings: &Bindings, imgs: PolicyImages) -> Outcome {
     for (index, v) in policy.validations.iter().enumerate() {
-        match v.expression.eval(bindings) {
+        let result = match all_signed(v, &imgs, bindings) {
+            Some(answer) => answer,
+            None => v.expression.eval(bindings),
+        };
+        match result {
             Ok(Value::Bool(true)) => continue,
             Ok(Value::Bool(false)) => {
                 let message = failure_message(
@@ -232,7 +259,7 @@ fn validations(policy: &CompiledPolicy, bindings: &Bindings, matched: Vec<String
     match audit_annotations(policy, bindings) {
         Ok(annotations) => Outcome::Pass {
             annotations,
-            matched,
+            matched: imgs.matched,
         },
         Err(e) => Outcome::Error(e),
     }

@@ -2,6 +2,7 @@
 
 use super::attestor::{AttestorKind, CompiledAttestor, CompiledCosign, CompiledNotary};
 use super::spec::{NamedExpression, Spec};
+use crate::cel::all_signed::AllSigned;
 use crate::cel::{self, Expression, Shared};
 use crate::images::glob::Glob;
 use crate::matching::MatchResources;
@@ -35,6 +36,9 @@ pub enum ImageMatcher {
 #[derive(Debug, Clone)]
 pub struct CompiledValidation {
     pub expression: Expression,
+    /// The expression, when it is the idiomatic all-images-signed check
+    /// over attestors the policy has, run without the interpreter.
+    pub all_signed: Option<AllSigned>,
     pub message: Option<String>,
     pub message_expression: Option<Expression>,
 }
@@ -166,8 +170,14 @@ pub fn compile_policy(
             .as_ref()
             .and_then(|m| c.expr(format!("spec.validations[{i}].messageExpression"), m));
         if let Some(expression) = expression {
+            let all_signed = AllSigned::recognise(&expression.source).filter(|shape| {
+                let known =
+                    |name: &String| spec.attestors.iter().flatten().any(|a| &a.name == name);
+                shape.attestors.iter().all(known)
+            });
             validations.push(CompiledValidation {
                 expression,
+                all_signed,
                 message: v.message.clone(),
                 message_expression,
             });

@@ -10,6 +10,7 @@ pub mod spec;
 mod validate;
 
 pub use compile::{
-    CompiledPolicy, ImageMatcher, ImageVariables, PolicyKind, NAMESPACE_OBJECT, RESOURCE,
+    CompiledPolicy, CompiledValidation, ImageMatcher, ImageVariables, PolicyKind, NAMESPACE_OBJECT,
+    RESOURCE,
 };
 pub use load::{load, load_granting, Diagnostic, LoadedSet, SourceDocument};

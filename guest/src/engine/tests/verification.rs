@@ -462,3 +462,31 @@ attestors:
         ["trustedRoot", "keyless.identities[1].subjectExpression"]
     );
 }
+
+/// The idiomatic check runs without the interpreter (`cel::all_signed`)
+/// and answers as it would: a cache hit passes. Naming an attestor the
+/// policy lacks leaves it to the interpreter, whose error it is.
+#[test]
+fn the_idiomatic_check_runs_natively_only_over_declared_attestors() {
+    let idiom = |attestor: &str| {
+        validation(&format!(
+            "images.containers.map(i, verifyImageSignatures(i, [attestors.{attestor}])).all(n, n > 0)"
+        ))
+    };
+    let (set, memory) = cached(
+        load(&[verifying("idiom", false, &idiom("cosign"))]),
+        &json!({}),
+    );
+    let policy = set.policies().next().expect("policy");
+    assert!(policy.validations[0].all_signed.is_some());
+    let v = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(outcomes(&v), one("idiom", Status::Pass, "success"));
+    assert_eq!(memory.gets.load(Ordering::SeqCst), 1);
+
+    let set = load(&[verifying("undeclared", false, &idiom("missing"))]);
+    let policy = set.policies().next().expect("policy");
+    assert!(policy.validations[0].all_signed.is_none());
+    let v = validate(&set, &create(&pod("p", &[&pinned()])));
+    assert_eq!(v.results[0].status, Status::Error, "{v:?}");
+    assert!(v.results[0].message.contains("missing"), "{v:?}");
+}
