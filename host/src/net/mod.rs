@@ -24,6 +24,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use policy::{NetPolicy, Route};
 use resolve::{CheckedResolver, Lookup, ResolveError};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
 use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,7 +103,7 @@ impl Net {
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         if let Some(path) = extra_ca {
             let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+            for cert in CertificateDer::pem_slice_iter(&pem) {
                 let cert = cert.with_context(|| format!("parsing {}", path.display()))?;
                 roots
                     .add(cert)

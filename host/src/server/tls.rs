@@ -16,6 +16,8 @@
 
 use anyhow::{bail, Context, Result};
 use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::{self, PemObject};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use std::path::{Path, PathBuf};
@@ -100,15 +102,18 @@ fn certified_key(
     bytes: &PairBytes,
     provider: &CryptoProvider,
 ) -> Result<Arc<CertifiedKey>> {
-    let certs = rustls_pemfile::certs(&mut bytes.cert.as_slice())
+    let certs = CertificateDer::pem_slice_iter(&bytes.cert)
         .collect::<Result<Vec<_>, _>>()
         .with_context(|| format!("reading certificates from {}", files.cert.display()))?;
     if certs.is_empty() {
         bail!("no certificate found in {}", files.cert.display());
     }
-    let key = rustls_pemfile::private_key(&mut bytes.key.as_slice())
-        .with_context(|| format!("reading the private key from {}", files.key.display()))?
-        .with_context(|| format!("no private key found in {}", files.key.display()))?;
+    let key = match PrivateKeyDer::from_pem_slice(&bytes.key) {
+        Ok(key) => key,
+        Err(pem::Error::NoItemsFound) => bail!("no private key found in {}", files.key.display()),
+        Err(e) => Err(e)
+            .with_context(|| format!("reading the private key from {}", files.key.display()))?,
+    };
     let pair = CertifiedKey::from_der(certs, key, provider).with_context(|| {
         format!(
             "{} and {} are not a usable certificate and key pair",
@@ -164,5 +169,46 @@ impl Watcher {
             }
         }
         self.last = bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(cert: &str, key: &str) -> Result<Arc<CertifiedKey>> {
+        let files = PairFiles {
+            cert: PathBuf::from("tls.crt"),
+            key: PathBuf::from("tls.key"),
+        };
+        let bytes = PairBytes {
+            cert: cert.as_bytes().to_vec(),
+            key: key.as_bytes().to_vec(),
+        };
+        certified_key(&files, &bytes, &rustls::crypto::ring::default_provider())
+    }
+
+    fn error(cert: &str, key: &str) -> String {
+        format!("{:#}", pair(cert, key).expect_err("refused"))
+    }
+
+    /// A PEM section that is not valid base64.
+    const BROKEN_CERT: &str = "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+    const BROKEN_KEY: &str = "-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n";
+
+    #[test]
+    fn files_without_a_certificate_or_key_are_named() {
+        assert_eq!(error("", BROKEN_KEY), "no certificate found in tls.crt");
+        let e = error(BROKEN_CERT, "");
+        assert!(e.starts_with("reading certificates from tls.crt"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_or_broken_key_is_named() {
+        let cert =
+            include_str!("../../../conformance/notary/notation-core-go/x509/testdata/pem.crt");
+        assert_eq!(error(cert, "not pem"), "no private key found in tls.key");
+        let e = error(cert, BROKEN_KEY);
+        assert!(e.starts_with("reading the private key from tls.key"), "{e}");
     }
 }
