@@ -407,7 +407,7 @@ struct Part {
 
 fn split(d: &Document) -> impl Iterator<Item = Part> + '_ {
     let mut broken = false;
-    serde_yaml::Deserializer::from_str(&d.content).map_while(move |doc| {
+    serde_yaml_ng::Deserializer::from_str(&d.content).map_while(move |doc| {
         if broken {
             return None;
         }

@@ -75,7 +75,7 @@ fn read_bounded(path: &Path) -> Result<String> {
 pub fn read_namespaces(path: &Path) -> Result<BTreeMap<String, serde_json::Value>> {
     let mut out = BTreeMap::new();
     for doc in read_all(&[path.to_path_buf()])? {
-        for value in serde_yaml::Deserializer::from_str(&doc.content) {
+        for value in serde_yaml_ng::Deserializer::from_str(&doc.content) {
             let v: serde_json::Value = serde::Deserialize::deserialize(value)
                 .with_context(|| format!("parsing {}", doc.source))?;
             if v.get("kind").and_then(|k| k.as_str()) != Some("Namespace") {

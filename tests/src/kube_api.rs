@@ -262,7 +262,7 @@ impl KubeApi {
             "preferences": {},
         });
         let path = dir.join("kubeconfig");
-        let yaml = serde_yaml::to_string(&config).expect("kubeconfig YAML");
+        let yaml = serde_yaml_ng::to_string(&config).expect("kubeconfig YAML");
         std::fs::write(&path, yaml).expect("write the kubeconfig");
         path
     }

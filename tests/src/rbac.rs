@@ -20,7 +20,7 @@ pub fn deploy_manifests() -> Vec<Value> {
         .iter()
         .flat_map(|f| {
             let text = std::fs::read_to_string(f).expect("manifest");
-            serde_yaml::Deserializer::from_str(&text)
+            serde_yaml_ng::Deserializer::from_str(&text)
                 .map(|d| <Value as serde::Deserialize>::deserialize(d).expect("YAML"))
                 .filter(|v| !v.is_null())
                 .collect::<Vec<_>>()

@@ -29,7 +29,7 @@ fn manifests() -> Vec<(String, Value)> {
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
-        for doc in serde_yaml::Deserializer::from_str(&text) {
+        for doc in serde_yaml_ng::Deserializer::from_str(&text) {
             let v: Value = serde::Deserialize::deserialize(doc)
                 .unwrap_or_else(|e| panic!("{name} is not valid YAML: {e}"));
             if !v.is_null() {

@@ -81,7 +81,7 @@ fn make_namespace(kube: &KubeApi, name: &str) {
 fn kyverno_policy(rel: &str, api_version: &str) -> Value {
     let path = ivpol_tests::kyverno::conformance_dir().join(rel);
     let text = std::fs::read_to_string(&path).expect("a vendored Kyverno policy");
-    let mut policy: Value = serde_yaml::from_str(&text).expect("policy YAML");
+    let mut policy: Value = serde_yaml_ng::from_str(&text).expect("policy YAML");
     policy["apiVersion"] = json!(api_version);
     policy
 }

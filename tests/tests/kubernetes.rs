@@ -24,7 +24,7 @@ use std::time::Duration;
 const SOON: Duration = Duration::from_secs(5);
 
 fn yaml(text: &str) -> Value {
-    serde_yaml::from_str(text).expect("YAML")
+    serde_yaml_ng::from_str(text).expect("YAML")
 }
 
 /// A test API server with ivpol's own namespace and `team`.

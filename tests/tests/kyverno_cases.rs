@@ -143,7 +143,7 @@ const TABLE: &[Case] = &[
 /// The documents of a YAML file.
 fn documents(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).expect("resource file");
-    serde_yaml::Deserializer::from_str(&text)
+    serde_yaml_ng::Deserializer::from_str(&text)
         .filter_map(|d| serde::Deserialize::deserialize(d).ok())
         .filter(|v: &Value| !v.is_null())
         .collect()

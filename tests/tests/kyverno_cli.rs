@@ -40,7 +40,7 @@ fn describe(out: &Output) -> String {
 
 /// The `summary` of the report `--policy-report` prints (YAML).
 fn summary(out: &Output) -> Value {
-    let reports: Vec<Value> = serde_yaml::Deserializer::from_str(&stdout(out))
+    let reports: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&stdout(out))
         .filter_map(|d| serde::Deserialize::deserialize(d).ok())
         .collect();
     let report = reports

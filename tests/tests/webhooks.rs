@@ -50,7 +50,7 @@ fn stderr(o: &Output) -> String {
 
 /// The objects of a multi-document YAML text.
 fn yaml_docs(text: &str) -> Vec<Value> {
-    serde_yaml::Deserializer::from_str(text)
+    serde_yaml_ng::Deserializer::from_str(text)
         .map(|d| serde::Deserialize::deserialize(d).expect("YAML document"))
         .filter(|v: &Value| !v.is_null())
         .collect()

@@ -103,7 +103,7 @@ fn load_source(src: &SourceDocument, granted: &[String], set: &mut LoadedSet) {
         ));
         return;
     }
-    for (index, doc) in serde_yaml::Deserializer::from_str(&src.content).enumerate() {
+    for (index, doc) in serde_yaml_ng::Deserializer::from_str(&src.content).enumerate() {
         if index >= MAX_DOCUMENTS {
             set.diagnostics.push(diag(
                 index,
@@ -520,7 +520,7 @@ spec:
 
     #[test]
     fn json_documents_load() {
-        let json: serde_json::Value = serde_yaml::from_str(GOOD).expect("yaml");
+        let json: serde_json::Value = serde_yaml_ng::from_str(GOOD).expect("yaml");
         let set = load_str(&json.to_string());
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
         assert_eq!(set.policies[0].name, "good");

@@ -161,7 +161,7 @@ fn render(args: &ApplyArgs, outcomes: &[Outcome], counts: &Counts) -> String {
         }
         Output::Yaml => {
             let v = json!({"results": results(), "summary": counts.to_json()});
-            serde_yaml::to_string(&v).unwrap_or_default()
+            serde_yaml_ng::to_string(&v).unwrap_or_default()
         }
     }
 }

@@ -168,7 +168,7 @@ pub fn report_diagnostics(pool: &Pool) -> bool {
 pub fn count_exceptions(documents: &[Document]) -> usize {
     documents
         .iter()
-        .flat_map(|d| serde_yaml::Deserializer::from_str(&d.content))
+        .flat_map(|d| serde_yaml_ng::Deserializer::from_str(&d.content))
         .filter_map(|de| <serde_json::Value as serde::Deserialize>::deserialize(de).ok())
         .filter(|v| v.get("kind").and_then(|k| k.as_str()) == Some("PolicyException"))
         .count()

@@ -400,15 +400,15 @@ async fn run_file(
 /// The test file `text`, refused when it sets a field ivpol does not
 /// implement or one Kyverno does not know.
 fn parse(text: &str, path: &Path) -> Result<TestFile> {
-    let doc: serde_yaml::Value =
-        serde_yaml::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
+    let doc: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
     let refusals = schema::refusals(&doc);
     if !refusals.is_empty() {
         let file = path.display().to_string();
         let lines: Vec<String> = refusals.iter().map(|r| r.message(&file)).collect();
         return Err(anyhow!(lines.join("\n")));
     }
-    serde_yaml::from_value(doc).with_context(|| format!("parsing {}", path.display()))
+    serde_yaml_ng::from_value(doc).with_context(|| format!("parsing {}", path.display()))
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {

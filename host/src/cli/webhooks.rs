@@ -132,7 +132,7 @@ fn render(list: &serde_json::Value, format: Format) -> Result<String> {
                 if i > 0 {
                     out.push_str("---\n");
                 }
-                out.push_str(&serde_yaml::to_string(item)?);
+                out.push_str(&serde_yaml_ng::to_string(item)?);
             }
             out
         }

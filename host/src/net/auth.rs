@@ -154,7 +154,7 @@ impl Keychain {
 
 /// The docker config JSON in a config file or in a Secret manifest.
 fn secret_config(text: &str) -> Option<String> {
-    let doc: serde_json::Value = serde_yaml::from_str(text).ok()?;
+    let doc: serde_json::Value = serde_yaml_ng::from_str(text).ok()?;
     if doc.get("auths").is_some() {
         return Some(doc.to_string());
     }

@@ -188,7 +188,7 @@ pub fn render(reports: &[Value], json: bool) -> String {
         if i > 0 {
             out.push_str("---\n");
         }
-        out.push_str(&serde_yaml::to_string(r).unwrap_or_default());
+        out.push_str(&serde_yaml_ng::to_string(r).unwrap_or_default());
     }
     out
 }

@@ -54,7 +54,7 @@ pub struct Resource {
 pub fn read(paths: &[PathBuf]) -> Result<Vec<Resource>> {
     let mut out = Vec::new();
     for doc in policies::read_all(paths)? {
-        for (index, de) in serde_yaml::Deserializer::from_str(&doc.content).enumerate() {
+        for (index, de) in serde_yaml_ng::Deserializer::from_str(&doc.content).enumerate() {
             let source = format!("{}#{index}", doc.source);
             let value: Value = serde::Deserialize::deserialize(de)
                 .with_context(|| format!("{source}: not valid YAML"))?;
@@ -112,7 +112,7 @@ pub struct Payload {
 pub fn read_payloads(paths: &[PathBuf]) -> Result<Vec<Payload>> {
     let mut out = Vec::new();
     for doc in policies::read_all(paths)? {
-        let value: Value = serde_yaml::from_str(&doc.content)
+        let value: Value = serde_yaml_ng::from_str(&doc.content)
             .with_context(|| format!("{}: not valid JSON", doc.source))?;
         out.push(Payload {
             source: doc.source,

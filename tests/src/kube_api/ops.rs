@@ -305,7 +305,7 @@ impl Api {
         old: Option<Value>,
         body: &[u8],
     ) -> Result<(Value, bool), ApiError> {
-        let mut applied: Value = serde_yaml::from_slice(body)
+        let mut applied: Value = serde_yaml_ng::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
         for field in ["apiVersion", "kind"] {
             if applied.get(field).and_then(Value::as_str).is_none() {

@@ -153,13 +153,13 @@ struct CrdVersion {
 #[derive(Deserialize)]
 struct Subresources {
     #[serde(default)]
-    status: Option<serde_yaml::Value>,
+    status: Option<serde_yaml_ng::Value>,
 }
 
 /// The resource a `CustomResourceDefinition` (apiextensions.k8s.io/v1,
 /// YAML or JSON) defines, with its served versions.
 pub fn from_crd(text: &str) -> Result<ResourceType, String> {
-    let crd: Crd = serde_yaml::from_str(text).map_err(|e| format!("not a CRD: {e}"))?;
+    let crd: Crd = serde_yaml_ng::from_str(text).map_err(|e| format!("not a CRD: {e}"))?;
     if crd.api_version != "apiextensions.k8s.io/v1" || crd.kind != "CustomResourceDefinition" {
         return Err(format!(
             "not an apiextensions.k8s.io/v1 CustomResourceDefinition: {}/{}",

@@ -30,7 +30,7 @@ const CRDS: &str = concat!(
 /// Every property path under `spec`, `[]` marking list items, over all
 /// versions of the CRD in `file`.
 fn crd_paths(file: &str) -> BTreeSet<String> {
-    fn walk(schema: &serde_yaml::Value, path: &str, out: &mut BTreeSet<String>) {
+    fn walk(schema: &serde_yaml_ng::Value, path: &str, out: &mut BTreeSet<String>) {
         if let Some(props) = schema.get("properties").and_then(|p| p.as_mapping()) {
             for (k, v) in props {
                 let k = k.as_str().expect("property names are strings");
@@ -49,7 +49,7 @@ fn crd_paths(file: &str) -> BTreeSet<String> {
         }
     }
     let text = std::fs::read_to_string(format!("{CRDS}{file}")).expect("vendored CRD");
-    let crd: serde_yaml::Value = serde_yaml::from_str(&text).expect("CRD YAML");
+    let crd: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).expect("CRD YAML");
     let mut out = BTreeSet::new();
     let versions = crd["spec"]["versions"].as_sequence().expect("versions");
     assert!(!versions.is_empty());

@@ -11,7 +11,7 @@
 //! strictly (`UnmarshalStrict`), so a key neither knows, most likely a
 //! typo, is refused too.
 
-use serde_yaml::Value;
+use serde_yaml_ng::Value;
 
 /// The top-level fields `ivpol test` reads. `metadata` is read for its
 /// `name` only; the rest of it describes the file and changes no result.
@@ -155,7 +155,7 @@ pub fn refusals(doc: &Value) -> Vec<Refusal> {
 fn key_name(key: &Value) -> String {
     match key {
         Value::String(s) => s.clone(),
-        other => serde_yaml::to_string(other)
+        other => serde_yaml_ng::to_string(other)
             .unwrap_or_default()
             .trim_end()
             .to_string(),
@@ -181,7 +181,7 @@ mod tests {
     use super::*;
 
     fn check(yaml: &str) -> Vec<Refusal> {
-        refusals(&serde_yaml::from_str(yaml).expect("yaml"))
+        refusals(&serde_yaml_ng::from_str(yaml).expect("yaml"))
     }
 
     #[test]
