@@ -4,8 +4,12 @@
 //!   via apt-get) and the oracles the fixture cross-checks use (openssl, and
 //!   sigstore-python in a venv under the target dir), builds the `ivpol`
 //!   binary with its embedded component, and runs every test of the
-//!   workspace, end-to-end ones included.
-//! - `cargo xtask lint`: rustfmt check and clippy with `-D warnings`.
+//!   workspace, end-to-end ones included, after `lint` and `deny`.
+//! - `cargo xtask lint`: rustfmt check and clippy with `-D warnings`, for
+//!   the workspace and for the component built for wasm32-wasip2.
+//! - `cargo xtask deny`: `cargo deny check` over licenses, bans and sources
+//!   (`deny.toml`), and duplicate versions in the component's tree
+//!   (`guest/deny.toml`). `test` runs `lint` and `deny` first.
 //! - `cargo xtask soak [--minutes N]`: mixed traffic against `ivpol serve`
 //!   for N minutes (default 1), RSS sampled every second; fails on any
 //!   wrong answer to a good request (not part of `test`).
@@ -19,6 +23,7 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod checks;
 mod fuzz;
 
 /// Debian packages the test suite needs, as (command it provides, package).
@@ -66,14 +71,15 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
-        Some("lint") => lint(),
+        Some("lint") => checks::lint(),
+        Some("deny") => checks::deny(),
         Some("oracles") => oracles(),
         Some("bench") => bench(&args[1..]),
         Some("soak") => soak(&args[1..]),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | bench [--duration SECS] | soak [--minutes N] | fuzz [--seconds N] [TARGET...] | lint | oracles>"
+                "usage: cargo xtask <test [cargo test args...] | bench [--duration SECS] | soak [--minutes N] | fuzz [--seconds N] [TARGET...] | lint | deny | oracles>"
             );
             bail!("unknown or missing xtask command")
         }
@@ -185,6 +191,10 @@ fn install_sigstore_js() -> Result<PathBuf> {
 }
 
 fn test(extra: &[String]) -> Result<()> {
+    // Style and supply chain first: they fail in minutes, not after the
+    // whole suite.
+    checks::lint()?;
+    checks::deny()?;
     let oracles = install_oracles()?;
     // The end-to-end tests drive the real binary, so build it first, with
     // every target of the workspace: features are then resolved as
@@ -298,18 +308,6 @@ fn soak(extra: &[String]) -> Result<()> {
     run(Command::new(debug.join("soak"))
         .args(extra)
         .env("IVPOL_BIN", debug.join("ivpol")))
-}
-
-fn lint() -> Result<()> {
-    run(cargo().args(["fmt", "--all", "--check"]))?;
-    run(cargo().args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))
 }
 
 /// Installs each missing package with apt-get (the machines run Debian as root).
