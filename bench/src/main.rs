@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: one run on this machine that starts a no-op hyper
 //! webhook (the baseline), the real `ivpol serve` and a loopback registry,
 //! drives each with the same AdmissionReview, and prints one table with
-//! every ivpol figure also as a ratio to the baseline (DESIGN.md §6).
+//! every ivpol figure also as a ratio to the baseline (`docs/performance.md`).
 //!
 //! Usage: `ivpol-bench [--duration SECS] [--out FILE] [--json FILE]
 //! [--serve-arg ARG]... [--scaling-only]` with `IVPOL_BIN` set

@@ -273,7 +273,7 @@ fn install_sigstore_python() -> Result<PathBuf> {
     Ok(python)
 }
 
-/// The performance run (DESIGN.md §6): release builds of `ivpol` and the
+/// The performance run (`docs/performance.md`): release builds of `ivpol` and the
 /// bench, a loopback registry, one table. Writes `target/bench/report.md` and every figure by name
 /// in `target/bench/report.json`.
 fn bench(extra: &[String]) -> Result<()> {

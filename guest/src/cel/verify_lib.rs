@@ -1,4 +1,4 @@
-//! Kyverno's `imageverify` library (reference §3.2):
+//! Kyverno's `imageverify` library (`docs/cel.md`):
 //! `verifyImageSignatures(image, attestors) -> int`,
 //! `verifyAttestationSignatures(image, attestation, attestors) -> int` and
 //! `extractPayload(image, attestation) -> dyn`.

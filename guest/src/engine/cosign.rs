@@ -1,10 +1,12 @@
-//! Cosign attestors against one image digest (reference §4.2).
+//! Cosign attestors against one image digest.
 //!
 //! Discovery follows Kyverno: Sigstore bundles attached as OCI referrers
 //! (cosign v3) when there are any, otherwise the legacy `.sig` / `.att`
 //! tags in the image repository (or `source.repository`, with `tagPrefix`).
 //! The trust options come from the attestor; the checks themselves are in
 //! `verify::cosign` and `verify::sigstore_bundle`.
+//!
+//! Kyverno's documentation: <https://kyverno.io/docs/policy-types/image-validating-policy>
 
 use super::failure::Failure;
 use super::referrers::{

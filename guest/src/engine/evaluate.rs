@@ -1,5 +1,6 @@
 //! Evaluation of one policy against one object (`compiledPolicy.Evaluate`,
-//! reference §2.3): matchConditions, images, verifyDigest, validations and
+//! Kyverno's
+//! `compiledPolicy.Evaluate`): matchConditions, images, verifyDigest, validations and
 //! audit annotations.
 
 use super::images::{self, PolicyImages};

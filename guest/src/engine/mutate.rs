@@ -1,4 +1,4 @@
-//! The mutate phase: digest pinning only (reference §2.5).
+//! The mutate phase: digest pinning only (`docs/architecture.md`).
 //!
 //! For every policy with `mutateDigest` (default true) that matches, each
 //! image without a digest that `matchImageReferences` matches is resolved

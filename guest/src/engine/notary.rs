@@ -1,4 +1,4 @@
-//! Notary attestors against one image (reference §4.3).
+//! Notary attestors against one image.
 //!
 //! As in Kyverno, signatures are the image's OCI referrers of artifactType
 //! `application/vnd.cncf.notary.signature` (referrers API, else the
@@ -7,6 +7,8 @@
 //! policy. A `referrer` attestation is a referrer of the attestation's type
 //! whose own Notary signature verifies; its payload is the JSON of its one
 //! layer, read from the very manifest whose digest that signature covers.
+//!
+//! Kyverno's documentation: <https://kyverno.io/docs/policy-types/image-validating-policy>
 
 use super::failure::Failure;
 use super::referrers::{check_shape, first_success, single_layer};

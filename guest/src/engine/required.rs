@@ -1,4 +1,4 @@
-//! `validationConfigurations.required` (reference §2.3): every matched image
+//! `validationConfigurations.required` (`docs/compatibility.md`): every matched image
 //! must have passed a cryptographic check by SOME policy in the same request.
 //!
 //! The record is shared by all policies of one request and only ever ORs in

@@ -1,4 +1,4 @@
-//! Policy results and their mapping to an admission verdict (reference §2.4).
+//! Policy results and their mapping to an admission verdict (`docs/compatibility.md`).
 //!
 //! Deny turns fail/error into a denial, Warn into a warning with the same
 //! text, Audit only reports. `failurePolicy` does not soften errors here: an

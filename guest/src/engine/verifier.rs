@@ -1,5 +1,5 @@
 //! The engine side of `verifyImageSignatures`, `verifyAttestationSignatures`
-//! and `extractPayload` for one policy evaluation (reference §3.2).
+//! and `extractPayload` for one policy evaluation (`docs/cel.md`).
 //!
 //! Each image is resolved to its manifest digest once per evaluation, and
 //! every attestor verifies against that digest, so a tag re-pushed in the

@@ -30,7 +30,7 @@ pub const MANIFEST_MEDIA_TYPES: [&str; 4] = [
     "application/vnd.docker.distribution.manifest.v2+json",
 ];
 
-/// Limits (reference §3 and Kyverno's referrer limits). Every object is
+/// Limits (`docs/security.md`, Bounds, and Kyverno's referrer limits). Every object is
 /// also charged to the evaluation's [`budget`], and JSON is checked for its
 /// shape ([`json_shape`]) before it is parsed.
 pub const MAX_MANIFEST_BYTES: usize = 4 << 20;

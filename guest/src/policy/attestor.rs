@@ -1,4 +1,5 @@
-//! Attestor types (`spec.attestors[]`), reference §1.3.
+//! Attestor types (`spec.attestors[]`), as Kyverno's CRD defines them
+//! (<https://kyverno.io/docs/policy-types/image-validating-policy>).
 //!
 //! The YAML shapes, and the compiled form the engine verifies with: inline
 //! strings kept, expressions compiled once per policy set. Fields ivpol

@@ -1,8 +1,10 @@
-//! The ImageValidatingPolicy `spec` as Kyverno's CRD defines it (reference §1.2, §1.3).
+//! The ImageValidatingPolicy `spec` as Kyverno's CRD defines it.
 //!
 //! Every struct denies unknown fields: a field we do not know is a load
 //! diagnostic, never silently ignored. Defaults are applied by the accessors
 //! on [`Spec`], not by serde, so that "unset" stays distinguishable.
+//!
+//! Kyverno's documentation: <https://kyverno.io/docs/policy-types/image-validating-policy>
 
 use crate::matching::MatchResources;
 use serde::Deserialize;

@@ -54,7 +54,7 @@ pub fn validate(spec: &Spec) -> Vec<String> {
         }
     }
     // Kyverno's IVP engine never reads `reason` either; ivpol refuses it
-    // rather than accept a field with no effect (DESIGN §7).
+    // rather than accept a field with no effect (`docs/security.md`).
     for (i, v) in spec.validations.iter().flatten().enumerate() {
         if v.reason.is_some() {
             problems.push(format!(

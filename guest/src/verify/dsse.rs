@@ -1,5 +1,7 @@
-//! DSSE envelopes (reference §1.5): the signature covers
+//! DSSE envelopes: the signature covers
 //! PAE = `"DSSEv1" SP len(type) SP type SP len(payload) SP payload`.
+//!
+//! Specification: <https://github.com/secure-systems-lab/dsse/blob/master/protocol.md>
 
 use serde::Deserialize;
 

@@ -1,6 +1,6 @@
 //! Public keys and signature checks: ECDSA P-256/P-384/P-521, RSA (≥ 2048
 //! bits, PKCS#1 v1.5 and PSS) and Ed25519 (pure and Ed25519ph), as cosign
-//! and Sigstore use them (reference §1.3).
+//! and Sigstore use them (<https://github.com/sigstore/cosign/blob/main/specs/SIGNATURE_SPEC.md>).
 
 use std::fmt;
 

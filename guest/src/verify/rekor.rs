@@ -1,6 +1,8 @@
-//! The Rekor v1 transparency log as cosign's legacy layers carry it
-//! (reference §1.4): the `dev.sigstore.cosign/bundle` annotation, its signed
+//! The Rekor v1 transparency log as cosign's legacy layers carry it:
+//! the `dev.sigstore.cosign/bundle` annotation, its signed
 //! entry timestamp (SET), and the canonicalized entry body.
+//!
+//! Specification: <https://github.com/sigstore/cosign/blob/main/specs/SIGNATURE_SPEC.md>
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Admission semantics of the engine, driven only through the public API
 //! (`PolicySet::load`, `admit`, `evaluate_json`, `diagnostics`) with Kyverno
 //! ImageValidatingPolicy YAML and AdmissionRequest JSON. Expected messages are
-//! Kyverno's (reference §2.3-2.5), byte for byte where Kyverno's text does not
+//! Kyverno's (`docs/compatibility.md`), byte for byte where Kyverno's text does not
 //! depend on the CEL implementation.
 
 use super::{Phase, PolicySet, Scope, Status, Verdict};

@@ -1,4 +1,4 @@
-//! Cosign's legacy `.sig` / `.att` layers (reference §1.1-§1.6): the pure
+//! Cosign's legacy `.sig` / `.att` layers: the pure
 //! verifier of one layer, given its bytes and annotations and the policy's
 //! verification material. Follows cosign's `verifyInternal` /
 //! `VerifyBundle` / `ValidateAndUnpackCert` as Kyverno configures them:
@@ -23,6 +23,8 @@
 //! the trusted time lies in the leaf's validity; validating the whole path
 //! at the trusted time, as here, is the same for the leaf and stricter for
 //! the CAs.
+//!
+//! Specification: <https://github.com/sigstore/cosign/blob/main/specs/SIGNATURE_SPEC.md>
 
 mod layer;
 

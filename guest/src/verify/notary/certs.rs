@@ -1,5 +1,5 @@
 //! The Notary Project's certificate rules for a signature's `x5c` chain
-//! (notation-core-go `ValidateCodeSigningCertChain`, reference §2.5).
+//! (notation-core-go `ValidateCodeSigningCertChain`).
 //!
 //! They differ from `x509::verify_chain` (path building for cosign): the
 //! envelope carries the complete, ordered chain leaf..root; the root must be
@@ -12,6 +12,8 @@
 //! the certificates below them, and a critical keyUsage with keyCertSign.
 //! RSA keys of CA certificates must be at least 2048 bits. Validity is not
 //! checked here: that is the time check's job (at the timestamp or now).
+//!
+//! Specification: <https://github.com/notaryproject/specifications/blob/main/specs/signature-specification.md>
 
 use crate::verify::keys::KeySpec;
 use crate::verify::x509::Certificate;

@@ -1,4 +1,6 @@
-//! The COSE envelope: `COSE_Sign1_Tagged` (reference §2.4).
+//! The COSE envelope: `COSE_Sign1_Tagged`.
+//!
+//! Specification: <https://github.com/notaryproject/specifications/blob/main/specs/signature-envelope-cose.md>
 
 use coset::cbor::value::Value;
 use coset::iana::EnumI64;

@@ -1,4 +1,6 @@
-//! The JWS envelope: flattened JSON serialization only (reference §2.3).
+//! The JWS envelope: flattened JSON serialization only.
+//!
+//! Specification: <https://github.com/notaryproject/specifications/blob/main/specs/signature-envelope-jws.md>
 
 use base64::Engine;
 use serde_json::{Map, Value};

@@ -1,5 +1,5 @@
-//! Notary Project (notation) signature envelopes, verified offline
-//! (reference §2): JWS (`application/jose+json`) and COSE_Sign1
+//! Notary Project (notation) signature envelopes, verified offline:
+//! JWS (`application/jose+json`) and COSE_Sign1
 //! (`application/cose`).
 //!
 //! [`verify`] applies the trust policy Kyverno builds in code (level
@@ -29,6 +29,8 @@
 //! Revocation (OCSP/CRL) needs the network and is not checked.
 //!
 //! Error texts follow notation's where it has one.
+//!
+//! Specification: <https://github.com/notaryproject/specifications/tree/main/specs>
 
 pub mod certs;
 mod cose;

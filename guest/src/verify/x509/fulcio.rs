@@ -1,6 +1,8 @@
-//! Fulcio identities (reference §1.6) and Kyverno's `keyless.identities[]`
+//! Fulcio identities and Kyverno's `keyless.identities[]`
 //! rules, matched as cosign's `CheckCertificatePolicy` does, with
 //! `additionalExtensions` and `subjectExpression` enforced too.
+//!
+//! Specification: <https://github.com/sigstore/fulcio/blob/main/docs/certificate-specification.md>
 
 use std::collections::BTreeMap;
 

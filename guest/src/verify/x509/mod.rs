@@ -1,5 +1,5 @@
 //! X.509 certificates and chain validation for Fulcio, BYO-PKI and trusted
-//! roots (reference §1.6).
+//! roots (<https://github.com/sigstore/fulcio/blob/main/docs/certificate-specification.md>).
 //!
 //! `verify_chain` follows Go's `crypto/x509` `Verify` as cosign uses it
 //! (`TrustedCert`), with these deliberate differences:

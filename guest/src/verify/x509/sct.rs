@@ -1,7 +1,9 @@
-//! Embedded SCTs (RFC 6962, reference §1.6): at least one SCT in the leaf
+//! Embedded SCTs (RFC 6962): at least one SCT in the leaf
 //! must be signed by a trusted CT log, valid at the SCT's timestamp, over the
 //! precertificate entry (the TBS without the SCT extension, bound to the
 //! issuer's key hash).
+//!
+//! Specification: <https://github.com/sigstore/fulcio/blob/main/docs/certificate-specification.md>
 
 use sha2::{Digest, Sha256};
 
