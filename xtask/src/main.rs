@@ -14,7 +14,7 @@
 //!   for N minutes (default 1), RSS sampled every second; fails on any
 //!   wrong answer to a good request (not part of `test`).
 //! - `cargo xtask oracles`: installs only the cross-check oracles and prints
-//!   the `export` lines that let `cargo test -p ivpol-tests --test
+//!   the `export` lines that let `cargo test -p ivpol-tests --test e2e
 //!   fixtures_crosscheck` run on its own: `eval "$(cargo xtask oracles)"`.
 //! - `cargo xtask fuzz [--seconds N] [TARGET...]`: runs the libFuzzer
 //!   targets of `fuzz/` (`fuzz.rs`); not part of `test`.
