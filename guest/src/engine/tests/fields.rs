@@ -201,9 +201,9 @@ const HELPERS: &[(&str, &str)] = &[
     (NOTARY_E2E, "attestor"),
 ];
 
-const COSIGN_E2E: &str = "tests/tests/cosign.rs";
-const FIELDS_E2E: &str = "tests/tests/attestor_fields.rs";
-const NOTARY_E2E: &str = "tests/tests/notary.rs";
+const COSIGN_E2E: &str = "tests/tests/e2e/cosign.rs";
+const FIELDS_E2E: &str = "tests/tests/e2e/attestor_fields.rs";
+const NOTARY_E2E: &str = "tests/tests/e2e/notary.rs";
 
 /// The policy table: one entry per IVP/NIVP `spec` path.
 fn policy_table() -> BTreeMap<&'static str, Proof> {
@@ -532,7 +532,7 @@ fn policy_table() -> BTreeMap<&'static str, Proof> {
     add(
         "spec.credentials.secrets",
         Elsewhere {
-            file: "tests/tests/token_auth.rs",
+            file: "tests/tests/e2e/token_auth.rs",
             test: "policy_credentials_secrets_are_read_by_the_host",
         },
     );
