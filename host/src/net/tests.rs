@@ -1,0 +1,359 @@
+
+use super::*;
+use http_body_util::BodyExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A one-shot HTTP server that records the request head it receives.
+async fn recording_server() -> (String, tokio::task::JoinHandle<String>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let handle = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.expect("accept");
+        let mut buf = vec![0u8; 8192];
+        let n = stream.read(&mut buf).await.unwrap_or(0);
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            .await;
+        String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase()
+    });
+    (addr, handle)
+}
+
+fn guest_request(url: &str, headers: &[(&str, &str)]) -> http::Request<WasiBody> {
+    let mut b = http::Request::builder().method("GET").uri(url);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let body = http_body_util::Empty::<Bytes>::new()
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    b.body(body).expect("request")
+}
+
+/// Whatever credential-looking header the guest sets never leaves the
+/// host, and the host's own credentials are only added on a challenge.
+#[tokio::test]
+async fn guest_authorization_and_secret_names_are_stripped() {
+    let (addr, seen) = recording_server().await;
+    let policy = NetPolicy {
+        allow: vec![],
+        insecure: vec![addr.parse().expect("host:port")],
+    };
+    let keychain = Keychain::parse(&format!(
+        r#"{{"auths":{{"{addr}":{{"username":"u","password":"host-only"}}}}}}"#
+    ))
+    .expect("keychain");
+    let dir = std::env::temp_dir();
+    let net = Arc::new(Net::new(policy, keychain, Some(&dir), None).expect("net"));
+    let req = guest_request(
+        &format!("https://{addr}/v2/app/manifests/v1"),
+        &[
+            ("authorization", "Bearer forged-by-guest"),
+            (SECRETS_HEADER, ""),
+        ],
+    );
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    let resp = net.send(req, deadline).await.expect("sent");
+    assert_eq!(resp.status(), 200);
+    let head = seen.await.expect("recorded");
+    assert!(head.starts_with("get /v2/app/manifests/v1 "), "{head}");
+    assert!(!head.contains("authorization"), "{head}");
+    assert!(!head.contains(SECRETS_HEADER), "{head}");
+    assert!(!head.contains("host-only"), "{head}");
+}
+
+/// The host's own requests (OCI push) carry their body and a known
+/// Authorization, go out over plain HTTP only for an insecure
+/// registry, and are refused with the policy's reason otherwise.
+#[tokio::test]
+async fn host_requests_carry_body_and_auth_under_the_same_policy() {
+    let (addr, seen) = recording_server().await;
+    let policy = NetPolicy {
+        allow: vec![],
+        insecure: vec![addr.parse().expect("host:port")],
+    };
+    let net = Net::new(policy, Keychain::default(), None, None).expect("net");
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    let req = |uri: String| HostRequest {
+        method: http::Method::PUT,
+        uri: uri.parse().expect("uri"),
+        headers: http::HeaderMap::new(),
+        body: Bytes::from_static(b"blob-bytes"),
+        auth: Some("Bearer known".into()),
+    };
+    let (resp, used) = net
+        .request(
+            req(format!("https://{addr}/v2/a/blobs/uploads/x")),
+            deadline,
+        )
+        .await
+        .expect("sent");
+    assert_eq!(resp.status(), 200);
+    assert_eq!(used.as_deref(), Some("Bearer known"));
+    let head = seen.await.expect("request seen");
+    assert!(head.starts_with("put /v2/a/blobs/uploads/x"), "{head}");
+    assert!(head.contains("authorization: bearer known"), "{head}");
+    assert!(head.ends_with("blob-bytes"), "{head}");
+    let err = net
+        .request(req("https://10.0.0.1/v2/".into()), deadline)
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("non-public address"), "{err}");
+}
+
+#[tokio::test]
+async fn refused_destinations_are_denied_before_any_connection() {
+    let net =
+        Arc::new(Net::new(NetPolicy::default(), Keychain::default(), None, None).expect("net"));
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    for url in [
+        "https://127.0.0.1:1/v2/",
+        "https://169.254.169.254/latest/meta-data",
+        "http://[::1]:5000/v2/",
+    ] {
+        let err = net
+            .clone()
+            .send(guest_request(url, &[]), deadline)
+            .await
+            .expect_err(url);
+        assert!(
+            matches!(err, HttpError::HttpRequestDenied),
+            "{url}: {err:?}"
+        );
+    }
+    assert_eq!(net.sent.load(Ordering::Relaxed), 0, "nothing was sent");
+}
+
+/// The component may only read: anything but GET and HEAD is denied
+/// before it reaches the policy or the network.
+#[tokio::test]
+async fn only_get_and_head_leave_the_host() {
+    let (addr, _seen) = recording_server().await;
+    let policy = NetPolicy {
+        allow: vec![],
+        insecure: vec![addr.parse().expect("host:port")],
+    };
+    let net = Arc::new(Net::new(policy, Keychain::default(), None, None).expect("net"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for method in [
+        "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE",
+    ] {
+        let mut req = guest_request(&format!("https://{addr}/v2/a/blobs/uploads/"), &[]);
+        *req.method_mut() = method.parse().expect("method");
+        let err = net.clone().send(req, deadline).await.expect_err(method);
+        assert!(
+            matches!(err, HttpError::HttpRequestDenied),
+            "{method}: {err:?}"
+        );
+    }
+    assert_eq!(net.sent.load(Ordering::Relaxed), 0, "nothing was sent");
+    let mut head = guest_request(&format!("https://{addr}/v2/"), &[]);
+    *head.method_mut() = http::Method::HEAD;
+    assert_eq!(
+        net.clone()
+            .send(head, deadline)
+            .await
+            .expect("HEAD")
+            .status(),
+        200
+    );
+}
+
+/// A registry and its token endpoint on one address: tokens are
+/// `tok-<the Basic credentials>`, and the registry echoes the token.
+async fn token_registry() -> (String, Arc<AtomicU64>) {
+    use hyper::service::service_fn;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let fetched = Arc::new(AtomicU64::new(0));
+    let (realm, count) = (format!("http://{addr}/token"), fetched.clone());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (realm, count) = (realm.clone(), count.clone());
+            let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                let auth = req
+                    .headers()
+                    .get(AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string();
+                let mut resp = http::Response::new(Full::new(Bytes::new()));
+                if req.uri().path() == "/token" {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    let basic = auth.trim_start_matches("Basic ");
+                    *resp.body_mut() = Full::new(Bytes::from(format!(
+                        r#"{{"token":"tok-{basic}","expires_in":18446744073709551615}}"#
+                    )));
+                } else if let Some(token) = auth.strip_prefix("Bearer ") {
+                    *resp.body_mut() = Full::new(Bytes::from(token.to_string()));
+                } else {
+                    *resp.status_mut() = http::StatusCode::UNAUTHORIZED;
+                    let challenge = format!(
+                        r#"Bearer realm="{realm}",service="reg",scope="repository:app:pull""#
+                    );
+                    resp.headers_mut()
+                        .insert(WWW_AUTHENTICATE, challenge.parse().expect("header"));
+                }
+                async move { Ok::<_, std::convert::Infallible>(resp) }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+            );
+        }
+    });
+    (addr, fetched)
+}
+
+/// Two secrets with the same username (`_json_key`, as every GCP
+/// service-account key has) never share a bearer token; one secret
+/// reuses its own, even when the server says it lives forever.
+#[tokio::test]
+async fn same_username_different_secrets_get_distinct_tokens() {
+    let (addr, fetched) = token_registry().await;
+    let policy = NetPolicy {
+        allow: vec![],
+        insecure: vec![addr.parse().expect("host:port")],
+    };
+    let net = Net::new(policy, Keychain::default(), None, None).expect("net");
+    let secret = |password: &str| {
+        Keychain::parse(&format!(
+            r#"{{"auths":{{"{addr}":{{"username":"_json_key","password":"{password}"}}}}}}"#
+        ))
+        .expect("keychain")
+    };
+    let (team_a, team_b) = (secret("key-of-team-a"), secret("key-of-team-b"));
+    let uri: http::Uri = format!("http://{addr}/v2/app/manifests/v1")
+        .parse()
+        .expect("uri");
+    let headers = http::HeaderMap::new();
+    let token_for = |keychain: &Keychain| {
+        let req = Outgoing {
+            method: &http::Method::GET,
+            uri: &uri,
+            headers: &headers,
+            body: Bytes::new(),
+            port: uri.port_u16(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let net = &net;
+        let keychain = keychain.clone();
+        async move {
+            let (resp, _) = net
+                .with_auth(req, None, Some(&keychain), deadline)
+                .await
+                .expect("sent");
+            assert_eq!(resp.status(), 200);
+            let body = resp.into_body().collect().await.expect("body").to_bytes();
+            String::from_utf8_lossy(&body).into_owned()
+        }
+    };
+    let a = token_for(&team_a).await;
+    let b = token_for(&team_b).await;
+    assert_ne!(a, b, "team B was handed team A's token");
+    assert_eq!(fetched.load(Ordering::SeqCst), 2);
+    assert_eq!(token_for(&team_a).await, a);
+    assert_eq!(token_for(&team_b).await, b);
+    assert_eq!(
+        fetched.load(Ordering::SeqCst),
+        2,
+        "cached tokens are reused"
+    );
+}
+
+/// A listener that counts the connections it accepts (and closes them).
+async fn counting_listener(ip: &str, port: u16) -> Option<Arc<AtomicU64>> {
+    let listener = tokio::net::TcpListener::bind((ip, port)).await.ok()?;
+    let count = Arc::new(AtomicU64::new(0));
+    let c = count.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            c.fetch_add(1, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    Some(count)
+}
+
+/// DNS rebinding: the name's first answer is "public" (a loopback
+/// address the test script declares public), the next is loopback. The
+/// host dials what it checked, and refuses the rebound answer; nothing
+/// ever reaches the rebound address.
+#[tokio::test]
+async fn connects_only_to_the_addresses_it_checked() {
+    let trap = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = trap.local_addr().expect("addr").port();
+    drop(trap);
+    let (Some(checked), Some(rebound)) = (
+        counting_listener("127.0.0.2", port).await,
+        counting_listener("127.0.0.1", port).await,
+    ) else {
+        panic!("cannot listen on 127.0.0.1 and 127.0.0.2 port {port}");
+    };
+    let script = r#"{"answers": {"rebind.test": [["127.0.0.2"], ["127.0.0.1"]]},
+                         "public_for_test": ["127.0.0.2"]}"#;
+    let lookup = Arc::new(resolve::ScriptedLookup::parse(script).expect("script"));
+    let net = Arc::new(
+        Net::with_lookup(
+            NetPolicy::default(),
+            Keychain::default(),
+            None,
+            None,
+            lookup,
+        )
+        .expect("net"),
+    );
+    let url = format!("https://rebind.test:{port}/v2/");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // First lookup: the checked address is dialled (its TLS fails: it is no registry).
+    let first = net.clone().send(guest_request(&url, &[]), deadline).await;
+    assert!(
+        !matches!(first, Err(HttpError::HttpRequestDenied)),
+        "{:?}",
+        first.err()
+    );
+    assert_eq!(checked.load(Ordering::SeqCst), 1);
+    // Second lookup: rebound to loopback, refused before any connect.
+    let second = net.clone().send(guest_request(&url, &[]), deadline).await;
+    assert!(
+        matches!(second, Err(HttpError::HttpRequestDenied)),
+        "{:?}",
+        second.err()
+    );
+    assert_eq!(
+        rebound.load(Ordering::SeqCst),
+        0,
+        "the rebound address was reached"
+    );
+}
+
+/// A resolver that never answers costs the request its deadline, no more.
+#[tokio::test]
+async fn dns_lookups_end_at_the_request_deadline() {
+    let script = r#"{"answers": {"slow.test": ["stall"]}}"#;
+    let lookup = Arc::new(resolve::ScriptedLookup::parse(script).expect("script"));
+    let net = Arc::new(
+        Net::with_lookup(
+            NetPolicy::default(),
+            Keychain::default(),
+            None,
+            None,
+            lookup,
+        )
+        .expect("net"),
+    );
+    let deadline = Instant::now() + Duration::from_millis(300);
+    let bound = tokio::time::timeout(
+        Duration::from_secs(30),
+        net.send(guest_request("https://slow.test/v2/", &[]), deadline),
+    )
+    .await
+    .expect("the lookup outlived the deadline by far");
+    assert!(bound.is_err());
+}
