@@ -1,4 +1,3 @@
-
 use super::*;
 use http_body_util::BodyExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -1,4 +1,3 @@
-
 use super::*;
 
 const JSON_POLICY: &str = r#"apiVersion: policies.kyverno.io/v1beta1

@@ -1,4 +1,3 @@
-
 use super::super::selector::{LabelSelectorOperator, LabelSelectorRequirement};
 use super::*;
 

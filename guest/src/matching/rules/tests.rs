@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn s(items: &[&str]) -> Vec<String> {

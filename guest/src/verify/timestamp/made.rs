@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::verify::x509::der_wrap;
 use p256::ecdsa::signature::Signer;

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn conformance_timestamp(case: &str) -> Vec<u8> {

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::verify::sigstore_bundle::verify as verify_json;
 use crate::verify::x509::fulcio::IdentityRule;
