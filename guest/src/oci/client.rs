@@ -470,15 +470,17 @@ fn resolve_location(base: &str, location: &str) -> String {
     }
 }
 
+/// RFC 3986's unreserved characters, the only ones a query value keeps.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `s` as a query value: RFC 3986 percent-encoding of everything but
+/// the unreserved characters.
 fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

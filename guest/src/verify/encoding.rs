@@ -27,38 +27,17 @@ pub fn b64encode(bytes: &[u8]) -> String {
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-    }
-    out
+    base16ct::lower::encode_string(bytes)
 }
 
 /// Decodes hex (either case).
 pub fn unhex(what: &str, s: &str) -> Result<Vec<u8>> {
-    fn nibble(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            b'A'..=b'F' => Some(c - b'A' + 10),
-            _ => None,
-        }
-    }
-    let bytes = s.as_bytes();
-    if !bytes.len().is_multiple_of(2) {
-        return Err(VerifyError::new(format!("{what}: odd-length hex")));
-    }
-    bytes
-        .chunks(2)
-        .map(|pair| match pair {
-            [h, l] => match (nibble(*h), nibble(*l)) {
-                (Some(h), Some(l)) => Ok(h << 4 | l),
-                _ => Err(VerifyError::new(format!("{what}: invalid hex"))),
-            },
-            _ => Err(VerifyError::new(format!("{what}: invalid hex"))),
+    base16ct::mixed::decode_vec(s).map_err(|e| {
+        VerifyError::new(match e {
+            base16ct::Error::InvalidLength => format!("{what}: odd-length hex"),
+            base16ct::Error::InvalidEncoding => format!("{what}: invalid hex"),
         })
-        .collect()
+    })
 }
 
 /// One PEM block: its label and DER contents.
@@ -132,8 +111,9 @@ mod tests {
         assert!(b64decode("x", "!!").is_err());
         assert_eq!(hex(&[0, 0xab]), "00ab");
         assert_eq!(unhex("x", "00AB").unwrap(), vec![0, 0xab]);
-        assert!(unhex("x", "0").is_err());
-        assert!(unhex("x", "zz").is_err());
+        assert_eq!(unhex("x", "0").unwrap_err().0, "x: odd-length hex");
+        assert_eq!(unhex("x", "zz").unwrap_err().0, "x: invalid hex");
+        assert_eq!(hex(&[0, 0xab, 0x7f]), "00ab7f");
         let pem = pem_encode("CERTIFICATE", b"abc");
         let blocks = pem_blocks(&format!("junk\n{pem}{pem}"), 10, 1000).unwrap();
         assert_eq!(blocks.len(), 2);

@@ -484,17 +484,17 @@ pub trait SecretSource: Send + Sync {
 /// (`SECRETS_HEADER` in the guest's `oci::transport`).
 const SECRETS_HEADER: &str = "x-ivpol-registry-secrets";
 
+/// RFC 3986's unreserved characters, the only ones a query value keeps.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// RFC 3986 percent-encoding of everything but the unreserved characters
 /// (query values: token `service` and `scope`, referrers `artifactType`).
 pub fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 /// The per-store hook: the shared [`Net`] plus this request's deadline.
