@@ -9,6 +9,8 @@
 //! `--scaling-only` runs only the scaling scenarios (one server, the three
 //! scenarios in turn) and prints their times, for profiling that server.
 
+#![forbid(unsafe_code)]
+
 mod load;
 mod native;
 mod noop;

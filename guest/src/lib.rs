@@ -12,6 +12,9 @@
 //! `webhooks` (the webhook configurations Kyverno would register for the
 //! policies), and `component` (the WIT glue, wasm only).
 
+// wit-bindgen's generated glue is the only unsafe code (`component`).
+#![deny(unsafe_code)]
+
 pub mod admission;
 pub mod cel;
 pub mod engine;
@@ -23,4 +26,5 @@ pub mod verify;
 pub mod webhooks;
 
 #[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)] // the code `wit_bindgen::generate!` emits
 mod component;

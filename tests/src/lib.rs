@@ -2,6 +2,8 @@
 //! loopback port with a throw-away policy directory, and speaks
 //! AdmissionReview to it over HTTP(S).
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod faulty;
 pub mod fixtures;

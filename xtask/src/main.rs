@@ -19,6 +19,8 @@
 //! - `cargo xtask fuzz [--seconds N] [TARGET...]`: runs the libFuzzer
 //!   targets of `fuzz/` (`fuzz.rs`); not part of `test`.
 
+#![forbid(unsafe_code)]
+
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -23,10 +23,12 @@ pub fn load(engine: &Engine, bytes: &[u8], dir: Option<&Path>) -> Result<Compone
     };
     let path = entry_path(engine, bytes, dir);
     if path.is_file() {
+        #[allow(unsafe_code)]
         // SAFETY: the file was written by `store` below from a component
         // compiled by this same engine configuration (the name binds the
         // compatibility hash), in a directory only this user can write.
-        match unsafe { Component::deserialize_file(engine, &path) } {
+        let loaded = unsafe { Component::deserialize_file(engine, &path) };
+        match loaded {
             Ok(component) => return Ok(component),
             Err(e) => {
                 tracing::warn!(path = %path.display(), "ignoring unusable precompiled component: {e}")

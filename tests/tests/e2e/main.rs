@@ -3,6 +3,8 @@
 //! 127.0.0.1, one module per area. They are one test binary, not one per
 //! file, so the workspace's dependencies are linked once.
 
+#![forbid(unsafe_code)]
+
 mod admission;
 mod apply;
 mod attestor_fields;
