@@ -12,9 +12,6 @@
 //! `webhooks` (the webhook configurations Kyverno would register for the
 //! policies), and `component` (the WIT glue, wasm only).
 
-// wit-bindgen's generated glue is the only unsafe code (`component`).
-#![deny(unsafe_code)]
-
 pub mod admission;
 pub mod cel;
 pub mod engine;
