@@ -1,42 +1,70 @@
-//! The style and supply-chain checks `cargo xtask test` runs before the
+//! The style and supply-chain checks `cargo xtask test` runs with the
 //! tests (and `cargo xtask lint` runs alone): rustfmt, clippy with
 //! `-D warnings` on the workspace and on the component as it is built (for
 //! wasm32-wasip2), and `cargo deny` over licenses, bans and sources.
 
 use super::{cargo, run, target_dir, workspace};
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
 
 /// The cargo-deny release the checks run, installed under the target dir.
 const CARGO_DENY: &str = "0.20.2";
 
-/// rustfmt and clippy, workspace and component.
+/// rustfmt, then the workspace build with clippy's lints (`-D warnings`).
 pub fn lint() -> Result<()> {
-    run(cargo().args(["fmt", "--all", "--check"]))?;
-    run(cargo().args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    // The component's own build: cfgs such as wasm32-only code are only
-    // seen there. Its own target dir, as the host's build script keeps.
-    let guest_dir = target_dir().join("guest-clippy");
-    run(cargo()
-        .args([
-            "clippy",
-            "-p",
-            "ivpol-guest",
-            "--target",
-            "wasm32-wasip2",
-            "--target-dir",
-        ])
-        .arg(&guest_dir)
-        .args(["--", "-D", "warnings"]))
+    fmt()?;
+    build_linted()
 }
+
+/// `cargo fmt --all --check`.
+pub fn fmt() -> Result<()> {
+    run(cargo().args(["fmt", "--all", "--check"]))
+}
+
+/// `cargo build --workspace --all-targets` with clippy as the compiler of
+/// the workspace's own crates, warnings denied.
+///
+/// `cargo clippy` checks every dependency again in check mode, a second
+/// compile of wasmtime that took 10 of CI's minutes; as
+/// `RUSTC_WORKSPACE_WRAPPER`, clippy-driver lints and compiles the members
+/// in the one build the tests need. The component, built for wasm32-wasip2
+/// by the host's build script (where cfgs such as wasm32-only code are
+/// seen), is linted the same way through `IVPOL_GUEST_CLIPPY`.
+pub fn build_linted() -> Result<()> {
+    run(cargo()
+        .args(["build", "--workspace", "--all-targets"])
+        .envs(clippy_env()?))
+}
+
+/// The environment that makes a cargo build a clippy run: pass it to every
+/// build and test of `cargo xtask test`, since cargo rebuilds the members
+/// when the wrapper changes.
+pub fn clippy_env() -> Result<Vec<(&'static str, String)>> {
+    let sysroot = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .args(["--print", "sysroot"])
+        .output()
+        .context("running rustc --print sysroot")?;
+    let driver = PathBuf::from(String::from_utf8(sysroot.stdout)?.trim())
+        .join("bin")
+        .join("clippy-driver");
+    if !driver.is_file() {
+        bail!(
+            "{} is missing: rustup component add clippy",
+            driver.display()
+        );
+    }
+    let driver = driver.to_string_lossy().into_owned();
+    Ok(vec![
+        ("RUSTC_WORKSPACE_WRAPPER", driver.clone()),
+        // cargo-clippy's way of passing clippy-driver its arguments.
+        ("CLIPPY_ARGS", CLIPPY_ARGS.join("__CLIPPY_HACKERY__")),
+        ("IVPOL_GUEST_CLIPPY", driver),
+    ])
+}
+
+/// What `cargo clippy -- -D warnings` hands clippy-driver.
+const CLIPPY_ARGS: &[&str] = &["-D", "warnings"];
 
 /// `cargo deny check licenses bans sources` with `deny.toml`, and bans
 /// again over the component's tree alone with `guest/deny.toml`, which

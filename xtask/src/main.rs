@@ -4,12 +4,14 @@
 //!   via apt-get) and the oracles the fixture cross-checks use (openssl, and
 //!   sigstore-python in a venv under the target dir), builds the `ivpol`
 //!   binary with its embedded component, and runs every test of the
-//!   workspace, end-to-end ones included, after `lint` and `deny`.
-//! - `cargo xtask lint`: rustfmt check and clippy with `-D warnings`, for
-//!   the workspace and for the component built for wasm32-wasip2.
+//!   workspace, end-to-end ones included, after rustfmt and `deny`; its
+//!   build is the `lint` build.
+//! - `cargo xtask lint`: rustfmt check, then the workspace build with
+//!   clippy-driver as the members' compiler, `-D warnings`, the component
+//!   (built for wasm32-wasip2) included.
 //! - `cargo xtask deny`: `cargo deny check` over licenses, bans and sources
 //!   (`deny.toml`), and duplicate versions in the component's tree
-//!   (`guest/deny.toml`). `test` runs `lint` and `deny` first.
+//!   (`guest/deny.toml`).
 //! - `cargo xtask soak [--minutes N]`: mixed traffic against `ivpol serve`
 //!   for N minutes (default 1), RSS sampled every second; fails on any
 //!   wrong answer to a good request (not part of `test`).
@@ -195,7 +197,7 @@ fn install_sigstore_js() -> Result<PathBuf> {
 fn test(extra: &[String]) -> Result<()> {
     // Style and supply chain first: they fail in minutes, not after the
     // whole suite.
-    checks::lint()?;
+    checks::fmt()?;
     checks::deny()?;
     let oracles = install_oracles()?;
     // The end-to-end tests drive the real binary, so build it first, with
@@ -203,11 +205,14 @@ fn test(extra: &[String]) -> Result<()> {
     // `cargo test --workspace` resolves them (dev-dependencies such as
     // oci-wasm included), so the test build reuses all of it. Building only
     // `-p ivpol-host` resolved them differently and compiled wasmtime twice.
-    run(cargo().args(["build", "--workspace", "--all-targets"]))?;
+    // This build is also the clippy run; the tests keep its environment so
+    // that cargo does not compile the members again without it.
+    checks::build_linted()?;
     let bin = target_dir().join("debug").join("ivpol");
     run(cargo()
         .args(["test", "--workspace"])
         .args(extra)
+        .envs(checks::clippy_env()?)
         .env("IVPOL_BIN", bin)
         .envs(oracles))
 }
