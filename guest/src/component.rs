@@ -1,24 +1,40 @@
 //! The WIT glue: exports `ivpol:admission/engine` over the native engine.
 //! The only wasm-specific code in the guest.
 
-use crate::engine::review;
+use crate::admission::Operation as EOperation;
+use crate::engine::review::{self, Unjudgeable as EUnjudgeable};
 use crate::engine::{self, Phase as EPhase, Status as EStatus};
 use crate::oci::wasi_transport::WasiTransport;
+use crate::policy::PolicyKind as EPolicyKind;
 use crate::policy::SourceDocument;
 
 wit_bindgen::generate!({
     world: "policy-module",
     path: "../wit",
+    // The WASI interfaces the world imports are those of the `wasip2`
+    // crate, which the transport calls (the same WASI 0.2.12 WIT).
+    with: {
+        "wasi:http/types@0.2.12": wasip2::http::types,
+        "wasi:http/outgoing-handler@0.2.12": wasip2::http::outgoing_handler,
+        "wasi:io/error@0.2.12": wasip2::io::error,
+        "wasi:io/poll@0.2.12": wasip2::io::poll,
+        "wasi:io/streams@0.2.12": wasip2::io::streams,
+        "wasi:clocks/monotonic-clock@0.2.12": wasip2::clocks::monotonic_clock,
+        "wasi:clocks/wall-clock@0.2.12": wasip2::clocks::wall_clock,
+    },
 });
 
+pub(crate) use ivpol::admission::registry_credentials;
+
 use crate::verify::standalone;
-use crate::verify::Reason as VReason;
+use crate::verify::{Reason as VReason, VerifyError};
 use exports::ivpol::admission::engine::WebhookOptions;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
-    Actions, Answer, CacheUse, Diagnostic, Document, Phase, PolicyInfo, PolicyResult, Reason,
-    RejectedPolicy, Route, Status, Subject, Verdict, Verification, VerificationFailure,
+    Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, Operation, Phase, PolicyInfo,
+    PolicyKind, PolicyResult, Reason, RejectedPolicy, Route, Status, Subject, Unjudgeable, Verdict,
+    Verification, VerificationFailure,
 };
 use ivpol::admission::verification_cache::CredentialScope;
 
@@ -64,7 +80,7 @@ impl GuestPolicySet for PolicySet {
             .map(|p| PolicyInfo {
                 name: p.name.clone(),
                 namespace: p.namespace.clone(),
-                kind: p.kind.as_str().to_string(),
+                kind: policy_kind(p.kind),
                 timeout_seconds: p.spec.timeout_seconds(),
                 fail_closed: p.spec.fail_closed(),
                 actions: actions(&p.actions),
@@ -80,7 +96,7 @@ impl GuestPolicySet for PolicySet {
             .map(|r| RejectedPolicy {
                 name: r.name.clone(),
                 namespace: r.namespace.clone(),
-                kind: r.kind.as_str().to_string(),
+                kind: policy_kind(r.kind),
                 message: r.message.clone(),
             })
             .collect()
@@ -98,7 +114,7 @@ impl GuestPolicySet for PolicySet {
         crate::webhooks::configurations(self.0.policies(), &options).map(|v| v.to_string())
     }
 
-    fn review(&self, route: Route, body: Vec<u8>) -> Result<Answer, String> {
+    fn review(&self, route: Route, body: Vec<u8>) -> Result<Answer, Unjudgeable> {
         let route = review::Route {
             phase: match route.phase {
                 Phase::Mutate => EPhase::Mutate,
@@ -111,7 +127,10 @@ impl GuestPolicySet for PolicySet {
         // single call from outliving the longest policy timeout.
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
         let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
-        let answer = self.0.review(&route, &body, &HostNamespaces, transport)?;
+        let answer = self
+            .0
+            .review(&route, &body, &HostNamespaces, transport)
+            .map_err(unjudgeable)?;
         let s = answer.subject;
         Ok(Answer {
             response: answer.response,
@@ -120,7 +139,7 @@ impl GuestPolicySet for PolicySet {
                 namespace: s.namespace,
                 kind: s.kind,
                 name: s.name,
-                operation: s.operation,
+                operation: operation(s.operation),
             },
             verdict: answer.verdict.map(verdict),
         })
@@ -135,7 +154,7 @@ impl GuestPolicySet for PolicySet {
     fn evaluate(
         &self,
         resource: String,
-        operation: String,
+        operation: Operation,
         namespace_object: Option<String>,
         background: bool,
     ) -> Result<Verdict, String> {
@@ -148,12 +167,46 @@ impl GuestPolicySet for PolicySet {
         self.0
             .evaluate(
                 &resource,
-                &operation,
+                engine_operation(operation).as_str(),
                 namespace_object.as_deref(),
                 mode,
                 transport,
             )
             .map(verdict)
+    }
+}
+
+fn policy_kind(kind: EPolicyKind) -> PolicyKind {
+    match kind {
+        EPolicyKind::Cluster => PolicyKind::ImageValidatingPolicy,
+        EPolicyKind::Namespaced => PolicyKind::NamespacedImageValidatingPolicy,
+    }
+}
+
+fn operation(op: EOperation) -> Operation {
+    match op {
+        EOperation::Create => Operation::Create,
+        EOperation::Update => Operation::Update,
+        EOperation::Delete => Operation::Delete,
+        EOperation::Connect => Operation::Connect,
+    }
+}
+
+fn engine_operation(op: Operation) -> EOperation {
+    match op {
+        Operation::Create => EOperation::Create,
+        Operation::Update => EOperation::Update,
+        Operation::Delete => EOperation::Delete,
+        Operation::Connect => EOperation::Connect,
+    }
+}
+
+fn unjudgeable(e: EUnjudgeable) -> Unjudgeable {
+    match e {
+        EUnjudgeable::NotJson(m) => Unjudgeable::NotJson(m),
+        EUnjudgeable::NotAdmissionReview(m) => Unjudgeable::NotAdmissionReview(m),
+        EUnjudgeable::MalformedRequest(m) => Unjudgeable::MalformedRequest(m),
+        EUnjudgeable::UnreadableNamespace(m) => Unjudgeable::UnreadableNamespace(m),
     }
 }
 
@@ -255,7 +308,7 @@ fn verdict(v: engine::Verdict) -> Verdict {
                     EStatus::Error => Status::Error,
                 },
                 message: r.message,
-                actions: r.actions,
+                actions: actions(&r.actions),
                 audit_annotations: r.audit_annotations,
                 exceptions: r.exceptions,
                 verifications: r.verifications.into_iter().map(verification).collect(),
@@ -271,7 +324,10 @@ fn verification(v: engine::Verification) -> Verification {
         image: v.image,
         digest: v.digest,
         attestor: v.attestor,
-        attestor_kind: v.attestor_kind.to_string(),
+        attestor_kind: match v.attestor_kind {
+            engine::VerifierKind::Cosign => AttestorKind::Cosign,
+            engine::VerifierKind::Notary => AttestorKind::Notary,
+        },
         micros: v.micros,
         attestation: v.attestation,
         cache: match v.cache {
@@ -310,7 +366,7 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
         artifact_sha256: Vec<u8>,
         signer: Signer,
         trusted_root: Option<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), VerificationFailure> {
         let signer = standalone_signer(signer);
         let now = crate::verify::unix_now();
         standalone::verify_bundle(
@@ -320,6 +376,7 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
             trusted_root.as_deref(),
             now,
         )
+        .map_err(failure)
     }
 
     fn verify_artifact(
@@ -328,7 +385,7 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
         signer: Signer,
         trusted_root: Option<String>,
         ignore_tlog: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), VerificationFailure> {
         let sig_layers: Vec<(String, Vec<u8>)> = signatures
             .sig_layers
             .into_iter()
@@ -347,6 +404,18 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
             ignore_tlog,
             crate::verify::unix_now(),
         )
+        .map_err(failure)
+    }
+}
+
+/// A standalone verification's failure, as admission reports one (no
+/// registry is involved).
+fn failure(e: VerifyError) -> VerificationFailure {
+    VerificationFailure {
+        reason: reason(e.1),
+        message: e.0,
+        registry: None,
+        status: None,
     }
 }
 

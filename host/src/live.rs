@@ -325,7 +325,7 @@ impl Live {
             .map(|r| Stale {
                 name: r.name.clone(),
                 namespace: r.namespace.clone(),
-                kind: r.kind.clone(),
+                kind: r.kind.as_str().to_string(),
                 error: r.message.clone(),
             })
             .filter(|s| last_good.contains_key(&s.key()))

@@ -67,7 +67,7 @@ pub struct Request {
     pub request_sub_resource: Option<String>,
     pub name: String,
     pub namespace: String,
-    pub operation: String,
+    pub operation: Operation,
     /// `object`; `Null` when absent (DELETE).
     pub object: Arc<serde_json::Value>,
     /// `oldObject`; `Null` when absent (CREATE).
@@ -77,7 +77,37 @@ pub struct Request {
     pub raw: Arc<str>,
 }
 
-const OPERATIONS: [&str; 4] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
+/// `request.operation`: the admission operations of Kubernetes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+    Connect,
+}
+
+impl Operation {
+    /// The operation as an AdmissionRequest spells it (`CREATE`, ...).
+    pub fn parse(name: &str) -> Option<Operation> {
+        match name {
+            "CREATE" => Some(Operation::Create),
+            "UPDATE" => Some(Operation::Update),
+            "DELETE" => Some(Operation::Delete),
+            "CONNECT" => Some(Operation::Connect),
+            _ => None,
+        }
+    }
+
+    /// Its name in an AdmissionRequest.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        }
+    }
+}
 
 impl Request {
     /// Parses the `request` field of an AdmissionReview.
@@ -90,12 +120,10 @@ impl Request {
             }
         })?;
         let resource = parsed.resource.ok_or("request.resource is required")?;
-        let operation = parsed.operation.ok_or("request.operation is required")?;
-        if !OPERATIONS.contains(&operation.as_str()) {
-            return Err(format!(
-                "request.operation {operation:?} is not one of CREATE, UPDATE, DELETE, CONNECT"
-            ));
-        }
+        let named = parsed.operation.ok_or("request.operation is required")?;
+        let operation = Operation::parse(&named).ok_or_else(|| {
+            format!("request.operation {named:?} is not one of CREATE, UPDATE, DELETE, CONNECT")
+        })?;
         for (field, value) in [
             ("object", &parsed.object),
             ("oldObject", &parsed.old_object),
@@ -136,7 +164,7 @@ impl Request {
             version: self.resource.version.clone(),
             resource: self.resource.resource.clone(),
             subresource: self.sub_resource.clone(),
-            operation: self.operation.clone(),
+            operation: self.operation.as_str().to_string(),
             namespace: self.namespace.clone(),
             name: self.name.clone(),
         }

@@ -121,11 +121,7 @@ fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMateri
     let mirror = t.mirror_url()?;
     let fetch = |path: &str, max: usize| -> crate::verify::Result<Option<Vec<u8>>> {
         let url = format!("{mirror}/{path}");
-        let request = HttpRequest {
-            method: "GET",
-            url: url.clone(),
-            headers: Vec::new(),
-        };
+        let request = HttpRequest::get(url.clone(), Vec::new());
         let response = transport
             .send(&request, max)
             .map_err(|e| VerifyError::new(format!("fetching {url}: {e}")))?;
@@ -568,9 +564,10 @@ pub fn verify_artifact(
     trusted_root: Option<&str>,
     ignore_tlog: bool,
     now: i64,
-) -> Result<(), String> {
-    let trust = crate::verify::standalone::trust(trusted_root)?;
-    let attestor = ResolvedCosign::for_signer(signer, trust, ignore_tlog, now)?;
+) -> Result<(), VerifyError> {
+    let trust = crate::verify::standalone::trust(trusted_root).map_err(VerifyError::new)?;
+    let attestor =
+        ResolvedCosign::for_signer(signer, trust, ignore_tlog, now).map_err(VerifyError::new)?;
     verify_fetched(digest, fetched, &attestor)
 }
 
@@ -584,48 +581,64 @@ pub fn verify_artifact(
 /// the host fetched both, and an artifact signed by cosign v2 and attested
 /// by cosign v3 (whose attestations are bundle referrers too) would
 /// otherwise never verify. Any one signature by the signer is enough.
+///
+/// The error's message names every candidate's failure; its class is the
+/// first candidate's, or [`Reason::NotFound`] when there was none.
 fn verify_fetched(
     digest: &str,
     fetched: &Fetched,
     attestor: &ResolvedCosign,
-) -> Result<(), String> {
-    sha256_bytes(digest)?;
+) -> Result<(), VerifyError> {
+    sha256_bytes(digest).map_err(VerifyError::new)?;
     let offline = crate::oci::transport::Offline;
     let client = Client::new(&offline);
     let mut errors = Vec::new();
+    let mut first = None;
+    let mut failed = |candidate: String, reason: Reason, e: &str| {
+        first.get_or_insert(reason);
+        errors.push(bounded_reason(format!("{candidate}: {e}")));
+    };
     for (i, bundle) in fetched.bundles.iter().take(MAX_REFERRERS).enumerate() {
         let outcome = check_shape(&client, bundle, "/dsseEnvelope/payload")
-            .and_then(|()| signature_bundle(digest, attestor, bundle).map_err(|f| f.message));
+            .map_err(|e| (Reason::Malformed, e))
+            .and_then(|()| {
+                signature_bundle(digest, attestor, bundle).map_err(|f| (f.reason, f.message))
+            });
         match outcome {
             Ok(()) => return Ok(()),
-            Err(e) => errors.push(bounded_reason(format!("bundle {}: {e}", i + 1))),
+            Err((reason, e)) => failed(format!("bundle {}", i + 1), reason, &e),
         }
     }
     if fetched.bundles.len() > MAX_REFERRERS {
-        errors.push(format!(
-            "{} more bundles not read (at most {MAX_REFERRERS})",
-            fetched.bundles.len() - MAX_REFERRERS
-        ));
+        let unread = fetched.bundles.len() - MAX_REFERRERS;
+        let e = format!("{unread} more bundles not read (at most {MAX_REFERRERS})");
+        failed("bundles".into(), Reason::Malformed, &e);
     }
     if let Some(manifest) = fetched.sig_manifest {
         let tag = digest.replacen(':', "-", 1) + ".sig";
-        for (d, outcome) in fetched_layers(&client, manifest, fetched.sig_layers)
-            .map_err(|e| format!("{tag}: {e}"))?
-        {
+        let layers = fetched_layers(&client, manifest, fetched.sig_layers)
+            .map_err(|e| VerifyError::new(format!("{tag}: {e}")))?;
+        for (d, outcome) in layers {
             let verified = outcome
-                .and_then(|layer| signature_layer(digest, attestor, &layer).map_err(|f| f.message));
+                .map_err(|e| (Reason::Malformed, e))
+                .and_then(|layer| {
+                    signature_layer(digest, attestor, &layer).map_err(|f| (f.reason, f.message))
+                });
             match verified {
                 Ok(()) => return Ok(()),
-                Err(e) => errors.push(bounded_reason(format!("{tag} layer {d}: {e}"))),
+                Err((reason, e)) => failed(format!("{tag} layer {d}"), reason, &e),
             }
         }
     }
-    Err(match errors.is_empty() {
-        true => format!(
-            "no signature found for {digest}: no Sigstore bundle referrer and no layer in a cosign {} image",
-            digest.replacen(':', "-", 1) + ".sig"
+    Err(match first {
+        None => VerifyError::of(
+            Reason::NotFound,
+            format!(
+                "no signature found for {digest}: no Sigstore bundle referrer and no layer in a cosign {} image",
+                digest.replacen(':', "-", 1) + ".sig"
+            ),
         ),
-        false => errors.join("; "),
+        Some(reason) => VerifyError::of(reason, errors.join("; ")),
     })
 }
 
@@ -697,7 +710,7 @@ mod tests {
         (manifest.to_string().into_bytes(), vec![(digest, layer)])
     }
 
-    fn verify(fetched: &Fetched, pem: &str, ignore_tlog: bool) -> Result<(), String> {
+    fn verify(fetched: &Fetched, pem: &str, ignore_tlog: bool) -> Result<(), VerifyError> {
         let signer = Signer::Key(pem.to_string());
         verify_artifact(DIGEST, fetched, &signer, None, ignore_tlog, NOW)
     }
@@ -714,9 +727,11 @@ mod tests {
         };
         verify(&fetched, &key, true).expect("signed by cosign.pub");
         let err = verify(&fetched, &other, true).unwrap_err();
-        assert!(err.contains("signature does not verify"), "{err}");
+        assert_eq!(err.1, Reason::BadSignature, "{err}");
+        assert!(err.0.contains("signature does not verify"), "{err}");
         let err = verify(&fetched, &key, false).unwrap_err();
-        assert!(err.contains("no Rekor bundle"), "{err}");
+        assert_eq!(err.1, Reason::TransparencyLog, "{err}");
+        assert!(err.0.contains("no Rekor bundle"), "{err}");
         let signer = Signer::Key(key.clone());
         let err = verify_artifact(
             &format!("{}1", &DIGEST[..DIGEST.len() - 1]),
@@ -727,7 +742,8 @@ mod tests {
             NOW,
         )
         .unwrap_err();
-        assert!(err.contains("signature is for image digest"), "{err}");
+        assert_eq!(err.1, Reason::PayloadMismatch, "{err}");
+        assert!(err.0.contains("signature is for image digest"), "{err}");
 
         // A blob that is not the one the manifest names, or none.
         let mut swapped = layers.clone();
@@ -741,7 +757,8 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert!(err.contains("does not match its digest"), "{err}");
+        assert_eq!(err.1, Reason::Malformed, "{err}");
+        assert!(err.0.contains("does not match its digest"), "{err}");
         let err = verify(
             &Fetched {
                 sig_layers: &[],
@@ -751,7 +768,8 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert!(err.contains("its blob was not fetched"), "{err}");
+        assert_eq!(err.1, Reason::Malformed, "{err}");
+        assert!(err.0.contains("its blob was not fetched"), "{err}");
 
         // Nothing at all, and a bundle that is not one.
         let none = Fetched {
@@ -760,7 +778,8 @@ mod tests {
             bundles: &[],
         };
         let err = verify(&none, &key, true).unwrap_err();
-        assert!(err.starts_with("no signature found for sha256:"), "{err}");
+        assert_eq!(err.1, Reason::NotFound, "{err}");
+        assert!(err.0.starts_with("no signature found for sha256:"), "{err}");
         // A bad bundle does not hide a good `.sig` layer.
         let junk = [b"{}".to_vec()];
         verify(
@@ -781,6 +800,7 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert!(err.starts_with("bundle 1: "), "{err}");
+        assert_eq!(err.1, Reason::Malformed, "{err}");
+        assert!(err.0.starts_with("bundle 1: "), "{err}");
     }
 }

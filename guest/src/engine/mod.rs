@@ -33,7 +33,7 @@ use crate::oci::{
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 pub use cosign::{verify_artifact, Fetched};
 use evaluate::{Input, Outcome};
-pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification};
+pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification, VerifierKind};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -478,7 +478,7 @@ fn policy_transport(p: &CompiledPolicy, transport: &SharedTransport) -> SharedTr
     match secrets.is_empty() {
         false => Arc::new(crate::oci::transport::WithSecrets {
             inner: transport.clone(),
-            secrets: secrets.join(","),
+            secrets: secrets.into(),
         }),
         true => transport.clone(),
     }

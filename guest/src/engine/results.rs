@@ -45,14 +45,20 @@ impl CacheUse {
     }
 }
 
+/// The kind of attestor that verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifierKind {
+    Cosign,
+    Notary,
+}
+
 /// One attestor's verification of one image, for the decision log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verification {
     pub image: String,
     pub digest: Option<String>,
     pub attestor: String,
-    /// `cosign` or `notary`.
-    pub attestor_kind: &'static str,
+    pub attestor_kind: VerifierKind,
     /// Microseconds the verification took.
     pub micros: u64,
     pub attestation: Option<String>,

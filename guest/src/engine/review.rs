@@ -4,7 +4,7 @@
 //! [`Answer`]'s typed record for its decision log, metrics and reports.
 
 use super::{Phase, PolicySet, Scope, Verdict};
-use crate::admission::Request;
+use crate::admission::{Operation, Request};
 use crate::oci::Transport;
 use base64::Engine as _;
 use serde::Deserialize;
@@ -32,14 +32,34 @@ pub trait Namespaces {
 }
 
 /// Who and what a request is about, as far as its envelope says.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject {
     pub uid: String,
     pub namespace: String,
     /// `request.kind.kind`.
     pub kind: String,
     pub name: String,
-    pub operation: String,
+    pub operation: Operation,
+}
+
+/// Why a body cannot be judged (WIT `unjudgeable`). The host then answers
+/// by the uid it can scan from the body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unjudgeable {
+    /// The body is not JSON.
+    #[error("{0}")]
+    NotJson(String),
+    /// JSON, but not an `admission.k8s.io/v1` AdmissionReview with a request.
+    #[error("{0}")]
+    NotAdmissionReview(String),
+    /// The request lacks a field the judgement needs, or holds one it
+    /// cannot take.
+    #[error("{0}")]
+    MalformedRequest(String),
+    /// The host's Namespace object for the request's namespace cannot be
+    /// read, and a policy in scope needs it.
+    #[error("{0}")]
+    UnreadableNamespace(String),
 }
 
 /// The answer to one request.
@@ -63,8 +83,10 @@ struct Envelope<'a> {
     request: Option<&'a RawValue>,
 }
 
-/// Kyverno's mutate routes only act on these operations.
-const MUTATED_OPERATIONS: [&str; 3] = ["CREATE", "UPDATE", "CONNECT"];
+/// Kyverno's mutate routes act on every operation but DELETE.
+fn mutated(operation: Operation) -> bool {
+    !matches!(operation, Operation::Delete)
+}
 
 impl PolicySet {
     /// Judges the AdmissionReview `body` that came in on `route`. The error
@@ -77,20 +99,22 @@ impl PolicySet {
         body: &[u8],
         namespaces: &dyn Namespaces,
         transport: Arc<dyn Transport + Send + Sync>,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, Unjudgeable> {
         let raw = envelope(body)?;
-        let req = Request::parse(raw.get())?;
+        let req = Request::parse(raw.get()).map_err(Unjudgeable::MalformedRequest)?;
         if req.uid.is_empty() {
-            return Err("request.uid is required".into());
+            return Err(Unjudgeable::MalformedRequest(
+                "request.uid is required".into(),
+            ));
         }
         let subject = Subject {
             uid: req.uid.clone(),
             namespace: req.namespace.clone(),
             kind: req.kind.kind.clone(),
             name: req.name.clone(),
-            operation: req.operation.clone(),
+            operation: req.operation,
         };
-        if route.phase == Phase::Mutate && !MUTATED_OPERATIONS.contains(&req.operation.as_str()) {
+        if route.phase == Phase::Mutate && !mutated(req.operation) {
             let response = envelope_response(json!({ "uid": req.uid, "allowed": true }));
             return Ok(Answer {
                 response,
@@ -103,8 +127,9 @@ impl PolicySet {
             false => Scope::Cluster,
         };
         let lookup = |name: &str| namespaces.get(name);
-        let verdict =
-            self.admit_request(route.phase, &scope, &route.names, &req, &lookup, transport)?;
+        let verdict = self
+            .admit_request(route.phase, &scope, &route.names, &req, &lookup, transport)
+            .map_err(Unjudgeable::UnreadableNamespace)?;
         Ok(Answer {
             response: response(&req.uid, &verdict),
             subject,
@@ -114,24 +139,27 @@ impl PolicySet {
 }
 
 /// The `request` of an AdmissionReview `admission.k8s.io/v1`, as its text.
-fn envelope(body: &[u8]) -> Result<&RawValue, String> {
+fn envelope(body: &[u8]) -> Result<&RawValue, Unjudgeable> {
+    use Unjudgeable::NotAdmissionReview;
     let doc: Envelope = serde_json::from_slice(body).map_err(|e| match e.is_data() {
-        true => format!("body is not an AdmissionReview: {e}"),
-        false => format!("body is not valid JSON: {e}"),
+        true => NotAdmissionReview(format!("body is not an AdmissionReview: {e}")),
+        false => Unjudgeable::NotJson(format!("body is not valid JSON: {e}")),
     })?;
     let kind = doc.kind.unwrap_or_default();
     if kind != "AdmissionReview" {
-        return Err(format!("kind must be AdmissionReview, got {kind:?}"));
+        return Err(NotAdmissionReview(format!(
+            "kind must be AdmissionReview, got {kind:?}"
+        )));
     }
     let api_version = doc.api_version.unwrap_or_default();
     if api_version != "admission.k8s.io/v1" {
-        return Err(format!(
+        return Err(NotAdmissionReview(format!(
             "apiVersion must be admission.k8s.io/v1, got {api_version:?}"
-        ));
+        )));
     }
     doc.request
         .filter(|r| r.get().starts_with('{'))
-        .ok_or_else(|| "AdmissionReview has no request".to_string())
+        .ok_or_else(|| NotAdmissionReview("AdmissionReview has no request".into()))
 }
 
 /// The AdmissionReview response for a verdict.

@@ -22,7 +22,7 @@ use super::failure::Failure;
 use super::images::matches_image_references;
 use super::notary::{self, ResolvedNotary};
 use super::required::Verifications;
-use super::results::{CacheUse, Verification, MAX_VERIFICATIONS};
+use super::results::{CacheUse, Verification, VerifierKind, MAX_VERIFICATIONS};
 use crate::cel::verify_lib::ImageVerifier;
 use crate::cel::Bindings;
 use crate::images::reference::{self, ImageRef};
@@ -403,8 +403,8 @@ impl PolicyVerifier {
     ) {
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let attestor_kind = match self.compiled(attestor).map(|a| &a.kind) {
-            Some(AttestorKind::Notary(_)) => "notary",
-            _ => "cosign",
+            Some(AttestorKind::Notary(_)) => VerifierKind::Notary,
+            _ => VerifierKind::Cosign,
         };
         let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
         if log.len() >= MAX_VERIFICATIONS {

@@ -294,11 +294,7 @@ mod tests {
     }
 
     fn get() -> HttpRequest {
-        HttpRequest {
-            method: "GET",
-            url: "https://r.example/v2/x".into(),
-            headers: vec![],
-        }
+        HttpRequest::get("https://r.example/v2/x".into(), vec![])
     }
 
     /// Requests sent together each hold a slot and a reservation while

@@ -440,16 +440,12 @@ impl<'t> Client<'t> {
     }
 }
 
-/// Resolves a `Location` header against the URL that answered.
 /// A GET of `url` asking for `accept`.
 fn get_request(url: &str, accept: &str) -> HttpRequest {
-    HttpRequest {
-        method: "GET",
-        url: url.to_string(),
-        headers: vec![("Accept".into(), accept.into())],
-    }
+    HttpRequest::get(url.to_string(), vec![("Accept".into(), accept.into())])
 }
 
+/// Resolves a `Location` header against the URL that answered.
 fn resolve_location(base: &str, location: &str) -> String {
     if location.starts_with("http://") || location.starts_with("https://") {
         return location.to_string();

@@ -2,6 +2,7 @@
 //! wasi:http (`wasi_transport`); the host decides what is allowed, adds
 //! credentials, and answers auth challenges, so nothing secret passes here.
 
+use std::sync::Arc;
 use thiserror::Error;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -10,6 +11,22 @@ pub struct HttpRequest {
     /// Absolute `https://host[:port]/path?query` URL.
     pub url: String,
     pub headers: Vec<(String, String)>,
+    /// The policy's `credentials.secrets` (as the host names them) whose
+    /// credentials the host presents for this request; empty: the host's
+    /// own keychain only. Names only: the secrets stay in the host.
+    pub secrets: Arc<[String]>,
+}
+
+impl HttpRequest {
+    /// A GET of `url` with `headers`, naming no secrets.
+    pub fn get(url: String, headers: Vec<(String, String)>) -> HttpRequest {
+        HttpRequest {
+            method: "GET",
+            url,
+            headers,
+            secrets: Arc::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,25 +107,19 @@ impl Transport for Offline {
     }
 }
 
-/// The header that names a policy's `credentials.secrets` to the host. Only
-/// the names cross the boundary; the host reads the secrets, answers the
-/// registry's challenge, and strips this header.
-pub const SECRETS_HEADER: &str = "x-ivpol-registry-secrets";
-
-/// Adds a policy's secret names to every request.
+/// Names a policy's `credentials.secrets` on every request
+/// ([`HttpRequest::secrets`]).
 pub struct WithSecrets {
-    pub inner: std::sync::Arc<dyn Transport + Send + Sync>,
-    /// Comma-separated secret names.
-    pub secrets: String,
+    pub inner: Arc<dyn Transport + Send + Sync>,
+    pub secrets: Arc<[String]>,
 }
 
 impl WithSecrets {
     fn named(&self, request: &HttpRequest) -> HttpRequest {
-        let mut request = request.clone();
-        request
-            .headers
-            .push((SECRETS_HEADER.to_string(), self.secrets.clone()));
-        request
+        HttpRequest {
+            secrets: self.secrets.clone(),
+            ..request.clone()
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! [`Transport`] over `wasi:http/outgoing-handler`: the component's only
 //! network access. The host's `send_request` hook decides what is allowed,
-//! answers auth challenges and picks TLS or plain HTTP; a refused request
-//! comes back as `HttpRequestDenied`, which we report naming the host.
+//! answers auth challenges (with the credentials of the secrets named
+//! through `registry-credentials`) and picks TLS or plain HTTP; a refused
+//! request comes back as `HttpRequestDenied`, which we report naming the
+//! host.
 
 use super::transport::{HttpRequest, HttpResponse, Transport, TransportError};
 use wasip2::http::outgoing_handler;
@@ -100,6 +102,9 @@ impl WasiTransport {
         let _ = options.set_connect_timeout(Some(self.timeout_ns));
         let _ = options.set_first_byte_timeout(Some(self.timeout_ns));
         let _ = options.set_between_bytes_timeout(Some(self.timeout_ns));
+        // The host reads the secrets named last when the request is handed
+        // over, so each request names its own (the call is cheap).
+        crate::component::registry_credentials::present(&request.secrets);
         let future =
             outgoing_handler::handle(req, Some(options)).map_err(|e| map_error(&host, e))?;
         Ok(Sent { future, host })

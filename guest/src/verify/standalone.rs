@@ -9,6 +9,7 @@ use super::keys::PublicKey;
 use super::sigstore_bundle::{self, Artifact, Options, Policy};
 use super::trust::TrustMaterial;
 use super::x509::fulcio::IdentityRule;
+use super::VerifyError;
 
 /// Who must have signed.
 pub enum Signer {
@@ -72,21 +73,19 @@ pub fn verify_bundle(
     signer: Signer,
     trusted_root: Option<&str>,
     now: i64,
-) -> Result<(), String> {
+) -> Result<(), VerifyError> {
     let digest: [u8; 32] = artifact_sha256.try_into().map_err(|_| {
-        format!(
+        VerifyError::new(format!(
             "an artifact digest is 32 bytes, not {}",
             artifact_sha256.len()
-        )
+        ))
     })?;
-    let trust = trust(trusted_root)?;
-    let policy = signer.bundle_policy()?;
+    let trust = trust(trusted_root).map_err(VerifyError::new)?;
+    let policy = signer.bundle_policy().map_err(VerifyError::new)?;
     let opts = Options {
         ignore_tlog: false,
         ignore_sct: false,
         now,
     };
-    sigstore_bundle::verify(bundle, Artifact::Sha256(digest), &policy, &trust, &opts)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    sigstore_bundle::verify(bundle, Artifact::Sha256(digest), &policy, &trust, &opts).map(|_| ())
 }

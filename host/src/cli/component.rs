@@ -7,7 +7,7 @@ use crate::oci::client::Client;
 use crate::oci::pull::Pulled;
 use crate::oci::reference::Reference;
 use crate::oci::signatures::{self, Signatures};
-use crate::runtime::{sigstore, Runtime, EMBEDDED_COMPONENT};
+use crate::runtime::{sigstore, wit, Runtime, EMBEDDED_COMPONENT};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -205,7 +205,7 @@ impl RequiredSigner {
                     eprintln!("verified the signature of {digest} kept in the cache");
                     return Ok(());
                 }
-                Err(why) => refused = Some(why),
+                Err(why) => refused = Some(why.message),
             }
         }
         let fetched = match signatures::fetch(client, digest).await {
@@ -225,7 +225,7 @@ impl RequiredSigner {
             }
         }
         if let Err(why) = self.check(&verifier, digest, &fetched).await? {
-            bail!("not signed by {}: {why}", self.name);
+            bail!("not signed by {}: {}", self.name, why.message);
         }
         if let Some(cache) = cache {
             let kept = fetched
@@ -244,7 +244,7 @@ impl RequiredSigner {
         verifier: &Runtime,
         digest: &str,
         signatures: &Signatures,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<std::result::Result<(), wit::VerificationFailure>> {
         verifier
             .verify_artifact(
                 digest,

@@ -5,7 +5,7 @@ use crate::cache::{CacheConfig, VerificationCache};
 use crate::policies::{self, Document};
 use crate::report::resources::{Payload, Resource};
 use crate::report::{Outcome, BACKGROUND_SCAN};
-use crate::runtime::{Limits, Pool, Runtime};
+use crate::runtime::{wit, Limits, Pool, Runtime};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -86,6 +86,8 @@ pub async fn evaluate_all(
     run: &Run<'_>,
 ) -> Result<Vec<Outcome>> {
     let deadline = pool.deadline(&[]);
+    let operation = wit::Operation::parse(run.operation)
+        .with_context(|| format!("unknown operation {:?}", run.operation))?;
     let mut out = Vec::new();
     for r in resources {
         let namespace =
@@ -99,7 +101,7 @@ pub async fn evaluate_all(
         let verdict = pool
             .evaluate(
                 r.object.to_string(),
-                run.operation.to_string(),
+                operation,
                 namespace,
                 run.background,
                 deadline,

@@ -143,10 +143,13 @@ impl Net {
         })
     }
 
-    /// Sends one request of the component, with auth, within `deadline`.
+    /// Sends one request of the component, with auth (the credentials of
+    /// the policy `secrets` it named, or the default keychain), within
+    /// `deadline`.
     async fn send(
         self: Arc<Self>,
         request: http::Request<WasiBody>,
+        secrets: Arc<[String]>,
         deadline: Instant,
     ) -> Result<http::Response<WasiBody>, HttpError> {
         // The component only reads: GET and HEAD, and never a body.
@@ -166,7 +169,9 @@ impl Net {
         let mut headers = parts.headers.clone();
         // The guest holds no credentials; anything it sets here is dropped.
         headers.remove(AUTHORIZATION);
-        let secrets = self.policy_secrets(headers.remove(SECRETS_HEADER))?;
+        let secrets = self
+            .secrets_keychain(&secrets)
+            .map_err(|e| HttpError::InternalError(Some(e)))?;
         let outgoing = Outgoing {
             method: &parts.method,
             uri: &uri,
@@ -415,30 +420,10 @@ impl Net {
 }
 
 impl Net {
-    /// The credentials a policy names through the secrets header, read from
-    /// `--secrets-dir`. Naming a secret the host cannot read fails the
+    /// The credentials of the secrets a policy names (`registry-credentials`),
+    /// from the cluster or `--secrets-dir`, merged (earlier names win); none
+    /// when it names none. Naming a secret the host cannot read fails the
     /// request: falling back to anonymous access would hide the mistake.
-    fn policy_secrets(
-        &self,
-        header: Option<http::HeaderValue>,
-    ) -> Result<Option<Keychain>, HttpError> {
-        let Some(value) = header else {
-            return Ok(None);
-        };
-        let names: Vec<String> = value
-            .to_str()
-            .unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(String::from)
-            .collect();
-        self.secrets_keychain(&names)
-            .map_err(|e| HttpError::InternalError(Some(e)))
-    }
-
-    /// The credentials of the secrets a policy names, merged (earlier
-    /// names win); none when it names none.
     fn secrets_keychain(&self, names: &[String]) -> Result<Option<Keychain>, String> {
         if names.is_empty() {
             return Ok(None);
@@ -480,10 +465,6 @@ pub trait SecretSource: Send + Sync {
     fn keychain(&self, name: &str) -> Result<Keychain, String>;
 }
 
-/// The header through which the component names a policy's secrets
-/// (`SECRETS_HEADER` in the guest's `oci::transport`).
-const SECRETS_HEADER: &str = "x-ivpol-registry-secrets";
-
 /// RFC 3986's unreserved characters, the only ones a query value keeps.
 const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'-')
@@ -497,10 +478,12 @@ pub fn percent_encode(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
-/// The per-store hook: the shared [`Net`] plus this request's deadline.
+/// The per-store hook: the shared [`Net`], this call's deadline, and the
+/// policy secrets the component named last (`registry-credentials`).
 pub struct Hooks {
     pub net: Arc<Net>,
     pub deadline: Instant,
+    pub secrets: Arc<[String]>,
 }
 
 impl WasiHttpHooks for Hooks {
@@ -523,8 +506,10 @@ impl WasiHttpHooks for Hooks {
         drop(fut);
         let net = self.net.clone();
         let deadline = self.deadline;
+        // Named before this request was handed over: they are its secrets.
+        let secrets = self.secrets.clone();
         Box::new(async move {
-            let resp = net.send(request, deadline).await?;
+            let resp = net.send(request, secrets, deadline).await?;
             let done: Box<dyn Future<Output = Result<(), HttpError>> + Send> =
                 Box::new(async { Ok(()) });
             Ok((resp, done))

@@ -33,8 +33,11 @@ fn guest_request(url: &str, headers: &[(&str, &str)]) -> http::Request<WasiBody>
 
 /// Whatever credential-looking header the guest sets never leaves the
 /// host, and the host's own credentials are only added on a challenge.
+/// The policy secrets come typed beside the request
+/// (`registry-credentials`), not in it: one the host cannot read fails the
+/// request rather than falling back to the default keychain.
 #[tokio::test]
-async fn guest_authorization_and_secret_names_are_stripped() {
+async fn guest_authorization_is_stripped_and_secrets_come_beside_the_request() {
     let (addr, seen) = recording_server().await;
     let policy = NetPolicy {
         allow: vec![],
@@ -46,20 +49,30 @@ async fn guest_authorization_and_secret_names_are_stripped() {
     .expect("keychain");
     let dir = std::env::temp_dir();
     let net = Arc::new(Net::new(policy, keychain, Some(&dir), None).expect("net"));
-    let req = guest_request(
-        &format!("https://{addr}/v2/app/manifests/v1"),
-        &[
-            ("authorization", "Bearer forged-by-guest"),
-            (SECRETS_HEADER, ""),
-        ],
-    );
+    let url = format!("https://{addr}/v2/app/manifests/v1");
+    let req = || guest_request(&url, &[("authorization", "Bearer forged-by-guest")]);
     let deadline = Instant::now() + std::time::Duration::from_secs(5);
-    let resp = net.send(req, deadline).await.expect("sent");
+    let err = net
+        .clone()
+        .send(
+            req(),
+            Arc::from(["ivpol-no-such-secret".to_string()]),
+            deadline,
+        )
+        .await
+        .expect_err("a named secret that cannot be read");
+    assert!(
+        format!("{err:?}").contains("ivpol-no-such-secret"),
+        "{err:?}"
+    );
+    let resp = net
+        .send(req(), Arc::default(), deadline)
+        .await
+        .expect("sent");
     assert_eq!(resp.status(), 200);
     let head = seen.await.expect("recorded");
     assert!(head.starts_with("get /v2/app/manifests/v1 "), "{head}");
     assert!(!head.contains("authorization"), "{head}");
-    assert!(!head.contains(SECRETS_HEADER), "{head}");
     assert!(!head.contains("host-only"), "{head}");
 }
 
@@ -114,7 +127,7 @@ async fn refused_destinations_are_denied_before_any_connection() {
     ] {
         let err = net
             .clone()
-            .send(guest_request(url, &[]), deadline)
+            .send(guest_request(url, &[]), Arc::default(), deadline)
             .await
             .expect_err(url);
         assert!(
@@ -141,7 +154,11 @@ async fn only_get_and_head_leave_the_host() {
     ] {
         let mut req = guest_request(&format!("https://{addr}/v2/a/blobs/uploads/"), &[]);
         *req.method_mut() = method.parse().expect("method");
-        let err = net.clone().send(req, deadline).await.expect_err(method);
+        let err = net
+            .clone()
+            .send(req, Arc::default(), deadline)
+            .await
+            .expect_err(method);
         assert!(
             matches!(err, HttpError::HttpRequestDenied),
             "{method}: {err:?}"
@@ -152,7 +169,7 @@ async fn only_get_and_head_leave_the_host() {
     *head.method_mut() = http::Method::HEAD;
     assert_eq!(
         net.clone()
-            .send(head, deadline)
+            .send(head, Arc::default(), deadline)
             .await
             .expect("HEAD")
             .status(),
@@ -311,7 +328,10 @@ async fn connects_only_to_the_addresses_it_checked() {
     let url = format!("https://rebind.test:{port}/v2/");
     let deadline = Instant::now() + Duration::from_secs(10);
     // First lookup: the checked address is dialled (its TLS fails: it is no registry).
-    let first = net.clone().send(guest_request(&url, &[]), deadline).await;
+    let first = net
+        .clone()
+        .send(guest_request(&url, &[]), Arc::default(), deadline)
+        .await;
     assert!(
         !matches!(first, Err(HttpError::HttpRequestDenied)),
         "{:?}",
@@ -319,7 +339,10 @@ async fn connects_only_to_the_addresses_it_checked() {
     );
     assert_eq!(checked.load(Ordering::SeqCst), 1);
     // Second lookup: rebound to loopback, refused before any connect.
-    let second = net.clone().send(guest_request(&url, &[]), deadline).await;
+    let second = net
+        .clone()
+        .send(guest_request(&url, &[]), Arc::default(), deadline)
+        .await;
     assert!(
         matches!(second, Err(HttpError::HttpRequestDenied)),
         "{:?}",
@@ -350,7 +373,11 @@ async fn dns_lookups_end_at_the_request_deadline() {
     let deadline = Instant::now() + Duration::from_millis(300);
     let bound = tokio::time::timeout(
         Duration::from_secs(30),
-        net.send(guest_request("https://slow.test/v2/", &[]), deadline),
+        net.send(
+            guest_request("https://slow.test/v2/", &[]),
+            Arc::default(),
+            deadline,
+        ),
     )
     .await
     .expect("the lookup outlived the deadline by far");

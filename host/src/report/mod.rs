@@ -64,8 +64,8 @@ pub struct Outcome {
     pub message: String,
     /// Audit annotations, `process` and `exceptions`.
     pub properties: BTreeMap<String, String>,
-    /// The policy's `spec.validationActions` (`Deny`, `Warn`, `Audit`).
-    pub actions: Vec<String>,
+    /// The policy's `spec.validationActions`.
+    pub actions: wit::Actions,
     /// What each verification concluded, one line each (`--explain`).
     pub why: Vec<String>,
 }
@@ -103,7 +103,7 @@ impl Outcome {
             status,
             message: result.message.clone(),
             properties,
-            actions: result.actions.clone(),
+            actions: result.actions,
             why: result
                 .verifications
                 .iter()
@@ -116,7 +116,7 @@ impl Outcome {
     /// validationActions (the default). A policy that does not is what
     /// Kyverno's CLI calls an audit policy.
     pub fn denies(&self) -> bool {
-        self.actions.is_empty() || self.actions.iter().any(|a| a == "Deny")
+        self.actions.denies()
     }
 
     /// `namespace/name` for namespaced policies, as a report's `policy`.

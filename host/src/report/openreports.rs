@@ -207,7 +207,7 @@ mod tests {
             status,
             message: String::new(),
             properties: Default::default(),
-            actions: Vec::new(),
+            actions: crate::runtime::wit::Actions::empty(),
             why: Vec::new(),
         }
     }

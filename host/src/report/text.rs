@@ -89,7 +89,7 @@ mod tests {
             status,
             message: message.into(),
             properties: Default::default(),
-            actions: vec!["Deny".into()],
+            actions: crate::runtime::wit::Actions::DENY,
             why: vec![],
         }
     }

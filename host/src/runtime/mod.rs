@@ -261,6 +261,12 @@ impl bindings::ivpol::admission::verification_cache::Host for HostState {
     }
 }
 
+impl bindings::ivpol::admission::registry_credentials::Host for HostState {
+    async fn present(&mut self, secrets: Vec<String>) {
+        self.hooks.secrets = secrets.into();
+    }
+}
+
 impl bindings::ivpol::admission::namespaces::Host for HostState {
     async fn get(&mut self, name: String) -> Option<String> {
         self.namespaces.as_ref()?.namespace_object(&name)
@@ -342,7 +348,7 @@ impl WasiView for HostState {
 /// The engine and the pre-linked component.
 pub struct Runtime {
     engine: Engine,
-    pre: bindings::PolicyModulePre<HostState>,
+    pre: bindings::EngineContractPre<HostState>,
     net: Arc<Net>,
     cache: Arc<VerificationCache>,
     limits: Limits,
@@ -396,11 +402,11 @@ impl Runtime {
         wt(wasmtime_wasi_http::p2::add_only_http_to_linker_async(
             &mut linker,
         ))?;
-        wt(bindings::PolicyModule::add_to_linker::<
+        wt(bindings::EngineContract::add_to_linker::<
             HostState,
             wasmtime::component::HasSelf<HostState>,
         >(&mut linker, |s| s))?;
-        let pre = wt(bindings::PolicyModulePre::new(wt(
+        let pre = wt(bindings::EngineContractPre::new(wt(
             linker.instantiate_pre(&component)
         )?))?;
         start_epoch_ticker(engine.clone());
@@ -412,6 +418,18 @@ impl Runtime {
             limits,
             resources: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The names of the interfaces the component imports, as it declares
+    /// them (`wasi:http/outgoing-handler@0.2.12`).
+    #[cfg(test)]
+    fn component_imports(&self) -> Vec<String> {
+        let component = self.pre.instance_pre().component();
+        component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
     }
 
     /// A runtime for a one-shot command that makes no registry call: the
@@ -427,13 +445,14 @@ impl Runtime {
         Runtime::new(component_bytes, net, none, cache_dir)
     }
 
-    async fn instantiate(&self) -> Result<(Store<HostState>, bindings::PolicyModule)> {
+    async fn instantiate(&self) -> Result<(Store<HostState>, bindings::EngineContract)> {
         let state = HostState {
             wasi: WasiCtx::builder().build(),
             http: WasiHttpCtx::new(),
             hooks: Hooks {
                 net: self.net.clone(),
                 deadline: Instant::now() + Duration::from_secs(30),
+                secrets: Arc::default(),
             },
             table: ResourceTable::new(),
             limits: MemoryLimiter::new(self.limits.instance_memory),
@@ -462,7 +481,7 @@ impl Runtime {
         signer: sigstore::Signer,
         trusted_root: Option<String>,
         times: u32,
-    ) -> Result<(std::result::Result<(), String>, Duration)> {
+    ) -> Result<(std::result::Result<(), wit::VerificationFailure>, Duration)> {
         let (mut store, module) = self.instantiate().await?;
         let verifier = module.ivpol_admission_sigstore();
         let started = Instant::now();
@@ -495,7 +514,7 @@ impl Runtime {
         signer: &sigstore::Signer,
         trusted_root: Option<&str>,
         ignore_tlog: bool,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<std::result::Result<(), wit::VerificationFailure>> {
         let (mut store, module) = self.instantiate().await?;
         let call = module.ivpol_admission_sigstore().call_verify_artifact(
             &mut store,
@@ -555,7 +574,7 @@ pub struct Instance {
     /// Calls served so far (see [`Limits::instance_calls`]).
     calls: u64,
     store: Store<HostState>,
-    module: bindings::PolicyModule,
+    module: bindings::EngineContract,
     set: ResourceAny,
 }
 
@@ -715,7 +734,7 @@ impl Pool {
         body: &[u8],
         namespaces: Arc<dyn Namespaces>,
         deadline: Duration,
-    ) -> Result<Result<wit::Answer, String>, Failure> {
+    ) -> Result<Result<wit::Answer, wit::Unjudgeable>, Failure> {
         let (mut inst, _turn) = self.acquire(deadline).await?;
         arm_deadline(&mut inst, deadline);
         inst.store.data_mut().namespaces = Some(namespaces);
@@ -747,7 +766,7 @@ impl Pool {
     pub async fn evaluate(
         &self,
         resource: String,
-        operation: String,
+        operation: wit::Operation,
         namespace: Option<String>,
         background: bool,
         deadline: Duration,
@@ -759,7 +778,7 @@ impl Pool {
             &mut inst.store,
             inst.set,
             &resource,
-            &operation,
+            operation,
             namespace.as_deref(),
             background,
         );
@@ -797,9 +816,14 @@ async fn backstop<F: std::future::Future>(
 /// Registry calls get 90% of the budget, so that a slow registry ends as the
 /// guest's own timeout error (an `error` result, mapped like any other); the
 /// epoch deadline, a little later, only stops runaway guest code.
+///
+/// Each call starts with no registry secrets named: a recycled instance
+/// does not present the last call's (`registry-credentials`).
 fn arm_deadline(inst: &mut Instance, deadline: Duration) {
     inst.store.set_epoch_deadline(ticks(deadline + EPOCH_GRACE));
-    inst.store.data_mut().hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
+    let hooks = &mut inst.store.data_mut().hooks;
+    hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
+    hooks.secrets = Arc::default();
 }
 
 async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<Instance> {

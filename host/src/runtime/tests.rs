@@ -92,3 +92,80 @@ async fn a_short_deadline_never_poisons_the_pool() {
         .expect("fresh instance");
     assert!(ok.expect("valid").allowed);
 }
+
+/// The WASI interfaces Rust's standard library links into any
+/// wasm32-wasip2 program, which `policy-module` leaves implicit (its
+/// comment says so): the host links them with an empty environment, no
+/// preopened directory and no inherited stdio.
+const STD_IMPORTS: &[&str] = &[
+    "wasi:cli/environment@0.2.12",
+    "wasi:cli/exit@0.2.12",
+    "wasi:cli/stdin@0.2.12",
+    "wasi:cli/stdout@0.2.12",
+    "wasi:cli/stderr@0.2.12",
+    "wasi:cli/terminal-input@0.2.12",
+    "wasi:cli/terminal-output@0.2.12",
+    "wasi:cli/terminal-stdin@0.2.12",
+    "wasi:cli/terminal-stdout@0.2.12",
+    "wasi:cli/terminal-stderr@0.2.12",
+    // HashMap's RandomState seed.
+    "wasi:random/insecure-seed@0.2.12",
+];
+
+/// Every interface `world policy-module` imports, with those they use.
+fn world_imports() -> std::collections::BTreeSet<String> {
+    let mut resolve = wit_parser::Resolve::default();
+    let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
+    let (package, _) = resolve.push_dir(&wit).expect("wit/ parses");
+    let world = resolve
+        .select_world(&[package], Some("policy-module"))
+        .expect("the world");
+    resolve.worlds[world]
+        .imports
+        .values()
+        .filter_map(|item| match item {
+            wit_parser::WorldItem::Interface { id, .. } => resolve.id_of(*id),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The WIT file is the whole contract: the component imports nothing
+/// beyond its world and the standard library's WASI set, and it does
+/// import the host services and wasi:http the world declares.
+#[test]
+fn the_component_imports_only_its_world() {
+    let runtime = Runtime::offline(EMBEDDED_COMPONENT, None).expect("component compiles");
+    let actual: std::collections::BTreeSet<String> =
+        runtime.component_imports().into_iter().collect();
+    let world = world_imports();
+    let beyond: Vec<&String> = actual
+        .iter()
+        .filter(|name| !world.contains(*name) && !STD_IMPORTS.contains(&name.as_str()))
+        .collect();
+    assert!(beyond.is_empty(), "imported beyond the world: {beyond:?}");
+    for declared in [
+        "ivpol:admission/verification-cache@0.1.0",
+        "ivpol:admission/namespaces@0.1.0",
+        "ivpol:admission/cluster-resources@0.1.0",
+        "ivpol:admission/registry-credentials@0.1.0",
+        "wasi:http/outgoing-handler@0.2.12",
+        "wasi:clocks/wall-clock@0.2.12",
+        "wasi:clocks/monotonic-clock@0.2.12",
+    ] {
+        assert!(world.contains(declared), "the world declares {declared}");
+        assert!(
+            actual.contains(declared),
+            "the component imports {declared}: {actual:?}"
+        );
+    }
+    // The implicit set is only what the standard library really links.
+    let unused: Vec<&&str> = STD_IMPORTS
+        .iter()
+        .filter(|name| !actual.contains(**name))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "not imported, drop from STD_IMPORTS: {unused:?}"
+    );
+}

@@ -67,7 +67,7 @@ fn policies(v: &wit::Verdict) -> Value {
                     "policy": r.policy,
                     "namespace": r.namespace,
                     "result": status(r.status),
-                    "actions": r.actions,
+                    "actions": r.actions.names(),
                     "message": r.message,
                 })
             })
@@ -86,7 +86,7 @@ fn verifications(v: &wit::Verdict) -> Value {
                     "image": x.image,
                     "digest": x.digest,
                     "attestor": x.attestor,
-                    "attestorKind": x.attestor_kind,
+                    "attestorKind": x.attestor_kind.as_str(),
                     "attestation": x.attestation,
                     "cache": cache(x.cache),
                     "outcome": if x.failure.is_none() { "verified" } else { "failed" },
@@ -125,7 +125,7 @@ pub fn count(v: &wit::Verdict, phase: &str) {
         m.count_policy_result(&r.policy, kind, phase, status(r.status));
         for x in &r.verifications {
             let seconds = x.micros as f64 / 1e6;
-            m.observe_verification(&x.attestor_kind, cache(x.cache), seconds);
+            m.observe_verification(x.attestor_kind.as_str(), cache(x.cache), seconds);
         }
     }
 }

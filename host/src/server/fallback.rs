@@ -43,15 +43,14 @@ pub fn verdict(summary: &Summary, reach: &Reach<'_>, cause: &str) -> wit::Verdic
     );
     results.sort_by(|a, b| (&a.policy, &a.namespace).cmp(&(&b.policy, &b.namespace)));
     let text = |r: &wit::PolicyResult| format!("Policy {} error: {}", r.policy, r.message);
-    let has = |r: &wit::PolicyResult, action: &str| r.actions.iter().any(|a| a == action);
     let errors: Vec<String> = results
         .iter()
-        .filter(|r| has(r, "Deny"))
+        .filter(|r| r.actions.contains(wit::Actions::DENY))
         .map(text)
         .collect();
     let warnings = results
         .iter()
-        .filter(|r| has(r, "Warn"))
+        .filter(|r| r.actions.contains(wit::Actions::WARN))
         .map(text)
         .collect();
     wit::Verdict {
@@ -69,21 +68,12 @@ fn error_result(
     actions: wit::Actions,
     message: String,
 ) -> wit::PolicyResult {
-    let names = [
-        (wit::Actions::DENY, "Deny"),
-        (wit::Actions::WARN, "Warn"),
-        (wit::Actions::AUDIT, "Audit"),
-    ];
     wit::PolicyResult {
         policy: name.to_string(),
         namespace,
         status: wit::Status::Error,
         message,
-        actions: names
-            .iter()
-            .filter(|(flag, _)| actions.contains(*flag))
-            .map(|(_, n)| n.to_string())
-            .collect(),
+        actions,
         audit_annotations: vec![],
         exceptions: vec![],
         verifications: vec![],
@@ -99,8 +89,8 @@ mod tests {
             name: name.into(),
             namespace: namespace.map(String::from),
             kind: match namespace {
-                None => "ImageValidatingPolicy".into(),
-                Some(_) => "NamespacedImageValidatingPolicy".into(),
+                None => wit::PolicyKind::ImageValidatingPolicy,
+                Some(_) => wit::PolicyKind::NamespacedImageValidatingPolicy,
             },
             timeout_seconds: 10,
             fail_closed: false,
@@ -121,7 +111,7 @@ mod tests {
             rejected: vec![wit::RejectedPolicy {
                 name: "broken".into(),
                 namespace: None,
-                kind: "ImageValidatingPolicy".into(),
+                kind: wit::PolicyKind::ImageValidatingPolicy,
                 message: "spec: bad".into(),
             }],
         }

@@ -85,7 +85,7 @@ fn readiness(state: &AppState) -> Reply {
     let rejected: Vec<Value> = summary
         .rejected
         .iter()
-        .map(|r| json!({"name": r.name, "namespace": r.namespace, "kind": r.kind, "error": r.message}))
+        .map(|r| json!({"name": r.name, "namespace": r.namespace, "kind": r.kind.as_str(), "error": r.message}))
         .collect();
     let stale: Vec<Value> = generation
         .stale
@@ -145,7 +145,7 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
         namespace: &s.namespace,
         kind: &s.kind,
         name: &s.name,
-        operation: &s.operation,
+        operation: s.operation.map_or("", wit::Operation::as_str),
     };
     let allowed =
         decided.verdict.as_ref().is_some_and(|v| v.allowed) || (decided.label == "allowed");
@@ -181,8 +181,7 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
 struct Decided {
     reply: Reply,
     label: &'static str,
-    /// From the component; only the uid (scanned) when it gave no answer.
-    subject: wit::Subject,
+    subject: Seen,
     verdict: Option<wit::Verdict>,
     why: Option<String>,
 }
@@ -209,15 +208,36 @@ impl Decided {
     }
 }
 
+/// Who a request is about: the component's subject, or only the uid and
+/// namespace a scan finds when it gave no answer (the rest stays empty).
+#[derive(Default)]
+struct Seen {
+    uid: String,
+    namespace: String,
+    kind: String,
+    name: String,
+    operation: Option<wit::Operation>,
+}
+
+impl From<wit::Subject> for Seen {
+    fn from(s: wit::Subject) -> Seen {
+        Seen {
+            uid: s.uid,
+            namespace: s.namespace,
+            kind: s.kind,
+            name: s.name,
+            operation: Some(s.operation),
+        }
+    }
+}
+
 /// What a scan of a body the component did not judge finds: its uid and
 /// namespace, each empty when absent.
-fn scanned(body: &[u8]) -> wit::Subject {
-    wit::Subject {
+fn scanned(body: &[u8]) -> Seen {
+    Seen {
         uid: envelope::scan_uid(body).unwrap_or_default(),
         namespace: envelope::scan_namespace(body).unwrap_or_default(),
-        kind: String::new(),
-        name: String::new(),
-        operation: String::new(),
+        ..Seen::default()
     }
 }
 
@@ -250,12 +270,14 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
             Decided {
                 reply: bytes_reply(StatusCode::OK, answer.response),
                 label,
-                subject: answer.subject,
+                subject: answer.subject.into(),
                 verdict: answer.verdict,
                 why: None,
             }
         }
-        Ok(Err(why)) => Decided::unjudged(&body, why, StatusCode::BAD_REQUEST),
+        Ok(Err(why)) => {
+            Decided::unjudged(&body, why.message().to_string(), StatusCode::BAD_REQUEST)
+        }
         Err(failure) => {
             let why = failure.to_string();
             let subject = scanned(&body);

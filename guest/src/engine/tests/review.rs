@@ -2,7 +2,7 @@
 //! bytes, as the host hands it over and sends it back.
 
 use super::*;
-use crate::engine::review::{annotation_key, Namespaces, Route};
+use crate::engine::review::{annotation_key, Namespaces, Route, Unjudgeable};
 use std::cell::RefCell;
 
 /// Namespaces that count how often they are asked.
@@ -42,7 +42,7 @@ fn judge(
     route: &Route,
     body: &[u8],
     ns: &Known,
-) -> Result<crate::engine::review::Answer, String> {
+) -> Result<crate::engine::review::Answer, Unjudgeable> {
     set.review(route, body, ns, std::sync::Arc::new(Offline))
 }
 
@@ -164,7 +164,12 @@ fn bodies_that_cannot_be_judged_say_why() {
             &Known::default(),
         )
         .expect_err("not judged");
-        assert!(err.contains(why), "{err} should say {why}");
+        let class_ok = match why {
+            "body is not valid JSON" => matches!(err, Unjudgeable::NotJson(_)),
+            _ => matches!(err, Unjudgeable::NotAdmissionReview(_)),
+        };
+        assert!(class_ok, "{err:?} is of the wrong class");
+        assert!(err.to_string().contains(why), "{err} should say {why}");
     }
     let mut no_uid = request.clone();
     no_uid["uid"] = json!("");
@@ -175,7 +180,10 @@ fn bodies_that_cannot_be_judged_say_why() {
         &Known::default(),
     )
     .expect_err("no uid");
-    assert!(err.contains("request.uid is required"), "{err}");
+    assert_eq!(
+        err,
+        Unjudgeable::MalformedRequest("request.uid is required".into())
+    );
 }
 
 #[test]
