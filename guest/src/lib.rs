@@ -1,7 +1,11 @@
 //! ivpol's guest: all of the policy logic, compiled to ONE wasm32-wasip2
 //! component (see `wit/admission.wit`) and, natively, to an rlib for unit
 //! tests and the fuzz targets. It reads each AdmissionReview from its body
-//! bytes and writes the response; the host only moves bytes.
+//! bytes and writes the response. What it needs from outside comes through
+//! the imports `world policy-module` declares and nothing else: the
+//! verification cache, namespaces and cluster resources the host reads for
+//! it, registry access over wasi:http (the host picks TLS and answers auth
+//! challenges, with the credentials `registry-credentials` names), and clocks.
 //!
 //! Modules, one concern each: `policy` (IVP/NIVP types, defaults, loading),
 //! `admission` (AdmissionRequest, JSON Patch), `matching` (matchConstraints),
