@@ -168,7 +168,9 @@ impl Server {
         body["response"].clone()
     }
 
-    /// Everything the server logged so far.
+    /// The startup lines, then what the server logged since the last call:
+    /// each line is handed out once, so a long run (the soak) does not keep
+    /// them all. Callers that wait for a line collect the calls.
     pub fn log(&self) -> String {
         let later: Vec<String> = self.log.try_iter().collect();
         format!("{}\n{}", self.startup, later.join("\n"))
@@ -210,6 +212,20 @@ impl Server {
             std::thread::sleep(Duration::from_millis(50));
         }
         None
+    }
+
+    /// Waits up to `limit` for a log line containing `needle`: a line the
+    /// server has written may not have come through its stderr reader yet.
+    /// Err holds everything collected while waiting.
+    pub fn wait_for_log(&self, limit: Duration, needle: &str) -> Result<(), String> {
+        let mut log = String::new();
+        match self.eventually(limit, |s| {
+            log.push_str(&s.log());
+            log.contains(needle)
+        }) {
+            true => Ok(()),
+            false => Err(log),
+        }
     }
 
     /// Polls `check` every 100 ms for at most `limit`; true once it held.
