@@ -181,7 +181,19 @@ fn the_leader_registers_webhooks_and_writes_policy_status() {
             .filter(|r| r.method == "PATCH")
             .count()
     };
-    let before = writes(&api);
+    // The leader writes statuses in name order, so "broken" can show before
+    // "second" has its status: wait for that, and for the writes to settle
+    // (a leader that keeps rewriting never settles and fails here too).
+    assert!(eventually(SOON, || status(&api, "second")["ready"] == true));
+    let mut before = writes(&api);
+    assert!(
+        eventually(SOON, || {
+            std::thread::sleep(Duration::from_millis(1500));
+            let now = writes(&api);
+            std::mem::replace(&mut before, now) == now
+        }),
+        "the leader's writes never settle"
+    );
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(
         writes(&api),
