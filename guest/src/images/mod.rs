@@ -4,8 +4,10 @@
 //! Each submodule documents the Kyverno behaviour it mirrors.
 
 pub mod extract;
-pub mod glob;
-pub mod reference;
+
+// References and globs live in the crate the host shares; the paths under
+// `images` stay, so the layers above name them as before.
+pub use ivpol_refs::{glob, reference};
 
 pub use extract::{extract, extract_lists, pod_spec_path, Category, ExtractedImage};
 pub use glob::{image_matches_glob, Glob, GlobError};

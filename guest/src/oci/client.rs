@@ -175,7 +175,7 @@ impl<'t> Client<'t> {
         let mut path = format!("{}/referrers/{subject}", image.repository());
         if let Some(at) = artifact_type {
             path.push_str("?artifactType=");
-            path.push_str(&percent_encode(at));
+            path.push_str(&ivpol_refs::encoding::query_value(at));
         }
         Self::url(image.registry(), &path)
     }
@@ -464,19 +464,6 @@ fn resolve_location(base: &str, location: &str) -> String {
             .unwrap_or(origin_end);
         format!("{}/{location}", &base[..dir_end])
     }
-}
-
-/// RFC 3986's unreserved characters, the only ones a query value keeps.
-const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// `s` as a query value: RFC 3986 percent-encoding of everything but
-/// the unreserved characters.
-fn percent_encode(s: &str) -> String {
-    percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use ivpol_refs::encoding::query_value;
 use policy::{NetPolicy, Route};
 use resolve::{CheckedResolver, Lookup, ResolveError};
 use rustls::pki_types::pem::PemObject;
@@ -384,9 +385,9 @@ impl Net {
             return None;
         }
         let sep = if realm.contains('?') { '&' } else { '?' };
-        let mut url = format!("{realm}{sep}service={}", percent_encode(service));
+        let mut url = format!("{realm}{sep}service={}", query_value(service));
         if !scope.is_empty() {
-            url.push_str(&format!("&scope={}", percent_encode(scope)));
+            url.push_str(&format!("&scope={}", query_value(scope)));
         }
         let uri: http::Uri = url.parse().ok()?;
         let mut headers = http::HeaderMap::new();
@@ -463,19 +464,6 @@ impl Net {
 pub trait SecretSource: Send + Sync {
     /// The credentials in the secret, or why there are none.
     fn keychain(&self, name: &str) -> Result<Keychain, String>;
-}
-
-/// RFC 3986's unreserved characters, the only ones a query value keeps.
-const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// RFC 3986 percent-encoding of everything but the unreserved characters
-/// (query values: token `service` and `scope`, referrers `artifactType`).
-pub fn percent_encode(s: &str) -> String {
-    percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 /// The per-store hook: the shared [`Net`], this call's deadline, and the

@@ -1,44 +1,50 @@
 //! Artifact references: `[oci://]REGISTRY/REPOSITORY[:TAG][@sha256:HEX]`.
 //!
-//! The registry part is required unless the first path segment cannot be a
-//! host (no `.` or `:`, not `localhost`), in which case it is Docker Hub, as
-//! `docker pull` reads it. Names are checked against the distribution
-//! spec's grammar here, so that a typo fails before any network call.
+//! Parsed by the reference parser the component uses (`ivpol_refs`, with
+//! go-containerregistry's grammar: no host-like first segment means Docker
+//! Hub, as `docker pull` reads it), then held to the distribution spec's
+//! stricter grammar for names this host pushes and pulls, so that a typo
+//! fails before any network call.
 
 use anyhow::{bail, Result};
 use std::fmt;
 
+/// A reference as `push`, `pull` and `inspect` take it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reference {
-    /// `host[:port]` as written (Docker Hub as `docker.io`).
+    /// `host[:port]` as written, lowercased (Docker Hub as `docker.io`).
     pub registry: String,
+    /// The repository, `library/` added for a one-segment Docker Hub name.
     pub repository: String,
+    /// The tag as written, kept beside a digest.
     pub tag: Option<String>,
     /// `sha256:<64 lowercase hex>`
     pub digest: Option<String>,
 }
 
 impl Reference {
+    /// Parses `input`, with or without the `oci://` prefix.
     pub fn parse(input: &str) -> Result<Reference> {
         let s = input.strip_prefix("oci://").unwrap_or(input);
-        if s.is_empty() || s.contains("://") || s.chars().any(char::is_whitespace) {
+        if s.contains("://") {
             bail!("{input:?} is not an OCI reference (REGISTRY/REPOSITORY[:TAG][@sha256:DIGEST])");
         }
-        let (rest, digest) = match s.split_once('@') {
-            Some((r, d)) => (r, Some(parse_digest(d, input)?)),
-            None => (s, None),
+        let image = match ivpol_refs::parse(s) {
+            Ok(image) => image,
+            Err(e) => bail!(
+                "{input:?} is not an OCI reference (REGISTRY/REPOSITORY[:TAG][@sha256:DIGEST]): {}",
+                e.reason()
+            ),
         };
-        let (name, tag) = split_tag(rest);
-        let (registry, repository) = split_registry(name);
-        check_repository(&repository, input)?;
-        if let Some(t) = tag {
+        check_repository(image.repository(), input)?;
+        if let Some(t) = image.written_tag() {
             check_tag(t, input)?;
         }
         Ok(Reference {
-            registry,
-            repository,
-            tag: tag.map(str::to_string),
-            digest,
+            registry: image.info_registry().to_ascii_lowercase(),
+            repository: image.repository().to_string(),
+            tag: image.written_tag().map(str::to_string),
+            digest: image.digest().map(str::to_string),
         })
     }
 
@@ -81,27 +87,8 @@ impl fmt::Display for Reference {
     }
 }
 
-/// A `:tag` after the last `/` (a `:` before it is a port).
-fn split_tag(s: &str) -> (&str, Option<&str>) {
-    let last_slash = s.rfind('/').map_or(0, |i| i + 1);
-    match s[last_slash..].rfind(':') {
-        Some(i) => (&s[..last_slash + i], Some(&s[last_slash + i + 1..])),
-        None => (s, None),
-    }
-}
-
-fn split_registry(name: &str) -> (String, String) {
-    match name.split_once('/') {
-        Some((first, rest))
-            if first.contains(['.', ':']) || first == "localhost" || first.starts_with('[') =>
-        {
-            (first.to_ascii_lowercase(), rest.to_string())
-        }
-        _ if !name.contains('/') => ("docker.io".into(), format!("library/{name}")),
-        _ => ("docker.io".into(), name.to_string()),
-    }
-}
-
+/// `d` if it is a sha256 digest (`sha256:<64 lowercase hex>`), the only
+/// algorithm the host writes and reads; `input` names it in the error.
 pub fn parse_digest(d: &str, input: &str) -> Result<String> {
     match d.strip_prefix("sha256:") {
         Some(hex)
@@ -113,7 +100,9 @@ pub fn parse_digest(d: &str, input: &str) -> Result<String> {
     }
 }
 
-/// Path components `[a-z0-9]+([._]|__|-+)[a-z0-9]+...`, joined by `/`.
+/// Path components `[a-z0-9]+([._]|__|-+)[a-z0-9]+...`, joined by `/`:
+/// go-containerregistry checks only the characters, so `a/b_` or `a//b`
+/// would pass it and fail at the registry.
 fn check_repository(repo: &str, input: &str) -> Result<()> {
     let component_ok = |c: &str| {
         let b = c.as_bytes();
@@ -131,6 +120,8 @@ fn check_repository(repo: &str, input: &str) -> Result<()> {
     Ok(())
 }
 
+/// A tag starts with a word character (go-containerregistry also takes `.`
+/// and `-` there, which the distribution grammar refuses).
 fn check_tag(tag: &str, input: &str) -> Result<()> {
     let b = tag.as_bytes();
     let word = |x: &u8| x.is_ascii_alphanumeric() || *x == b'_';

@@ -267,7 +267,7 @@ async fn bundles(client: &Client, digest: &str, budget: &mut Budget) -> Result<V
 async fn referrers(client: &Client, digest: &str, budget: &mut Budget) -> Result<Value> {
     let path = format!(
         "referrers/{digest}?artifactType={}",
-        crate::net::percent_encode(BUNDLE_ARTIFACT_TYPE)
+        ivpol_refs::encoding::query_value(BUNDLE_ARTIFACT_TYPE)
     );
     let answer = client.get(&path, OCI_INDEX, MAX_MANIFEST_BYTES).await?;
     let bytes = match answer.status {
@@ -310,7 +310,7 @@ mod tests {
     #[test]
     fn the_artifact_type_is_percent_encoded() {
         assert_eq!(
-            crate::net::percent_encode(BUNDLE_ARTIFACT_TYPE),
+            ivpol_refs::encoding::query_value(BUNDLE_ARTIFACT_TYPE),
             "application%2Fvnd.dev.sigstore.bundle.v0.3%2Bjson"
         );
     }

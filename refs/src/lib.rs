@@ -1,0 +1,22 @@
+//! The names ivpol reads in both of its halves: container image references
+//! with go-containerregistry's semantics ([`reference`]), Kyverno's image
+//! globs with gobwas/glob's ([`glob`]), and the percent-encoding of URL
+//! query values ([`encoding`]).
+//!
+//! The component (Kubernetes requests, policies) and the host (the `push`,
+//! `pull` and `inspect` commands, the registry token service) both depend
+//! on this crate, so that one parser decides what a reference is. The two
+//! OCI clients stay apart: the component's is synchronous over wasi:http,
+//! the host's asynchronous over hyper.
+//!
+//! Each module is hand-written on purpose: it copies the Go behaviour that
+//! Kyverno users see, which no Rust crate reproduces (`docs/architecture.md`).
+
+#![forbid(unsafe_code)]
+
+pub mod encoding;
+pub mod glob;
+pub mod reference;
+
+pub use glob::{image_matches_glob, Glob, GlobError};
+pub use reference::{parse, ImageRef, ImageRefError};
