@@ -61,7 +61,12 @@ pub enum GlobError {
     EmptyRange,
     /// `[z-a]`.
     #[error("hi character '{hi}' should be greater than lo '{lo}'")]
-    InvertedRange { lo: char, hi: char },
+    InvertedRange {
+        /// The range's first character.
+        lo: char,
+        /// The range's last character, below `lo`.
+        hi: char,
+    },
     /// NUL in the pattern (see the module docs).
     #[error("glob pattern must not contain a NUL character")]
     Nul,

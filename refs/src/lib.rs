@@ -13,6 +13,8 @@
 //! Kyverno users see, which no Rust crate reproduces (`docs/architecture.md`).
 
 #![forbid(unsafe_code)]
+// Both halves build on this crate's API: every public item says what it is.
+#![deny(missing_docs)]
 
 pub mod encoding;
 pub mod glob;
