@@ -365,6 +365,12 @@ mod tests {
             "2021-01-12T11:53:27",
             "x021-01-12T11:53:27Z",
             "2021-01-12T11:53:27.Z",
+            // Go's time.RFC3339 layout refuses these, which chrono (linked
+            // through cel) accepts: a space for the `T`, a leap second, and
+            // years before 1970 that no certificate or trust root holds.
+            "2022-07-29 23:59:00Z",
+            "2016-12-31T23:59:60Z",
+            "0000-01-01T00:00:00Z",
         ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
