@@ -7,6 +7,7 @@ use crate::runtime::Limits;
 use crate::server::{self, ServerConfig};
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use k8s_openapi::jiff::SignedDuration;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -270,25 +271,21 @@ fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-/// `90s`, `60m`, `1h`, `500ms`, or plain seconds.
+/// `90s`, `60m`, `1h`, `500ms`, `1h30m` (jiff's friendly format, ISO 8601
+/// `PT90S` too), or plain seconds. Negative durations and days are refused.
 pub fn parse_duration(s: &str) -> Result<Duration> {
     let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (n, unit) = s.split_at(split);
-    let Ok(n) = n.parse::<u64>() else {
-        bail!("{s:?} is not a duration (like 30s, 60m or 1h)");
-    };
-    let secs = |factor: u64| match n.checked_mul(factor) {
-        Some(secs) => Ok(Duration::from_secs(secs)),
-        None => bail!("{s:?} is too long"),
-    };
-    match unit {
-        "" | "s" => secs(1),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => secs(60),
-        "h" => secs(3600),
-        _ => bail!("{s:?}: unknown unit {unit:?} (use ms, s, m or h)"),
+    // Plain seconds: jiff wants a unit, the flags have always taken none.
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        let Ok(secs) = s.parse::<u64>() else {
+            bail!("{s:?} is too long");
+        };
+        return Ok(Duration::from_secs(secs));
     }
+    let parsed: SignedDuration = s
+        .parse()
+        .with_context(|| format!("{s:?} is not a duration (like 30s, 60m or 1h)"))?;
+    Duration::try_from(parsed).with_context(|| format!("{s:?} is negative"))
 }
 
 /// A connection timeout: a duration from 1 ms to 1 h (0 would mean no
@@ -316,12 +313,20 @@ mod tests {
             Some(Duration::from_millis(250))
         );
         assert_eq!(parse_duration("0").ok(), Some(Duration::ZERO));
+        assert_eq!(
+            parse_duration("1h30m").ok(),
+            Some(Duration::from_secs(5400))
+        );
+        assert_eq!(
+            parse_duration("1.5s").ok(),
+            Some(Duration::from_millis(1500))
+        );
         for bad in [
             "",
             "s",
             "1d",
             "-1s",
-            "1.5s",
+            "1x",
             "18446744073709551615h",
             "99999999999999999999",
         ] {

@@ -275,11 +275,39 @@ const RENEW_EARLY: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 struct CachedToken {
     token: String,
-    expires: Instant,
+    /// How long it is kept, already capped and shortened by [`RENEW_EARLY`].
+    keep: Duration,
+}
+
+/// Each token expires after its own lifetime: moka never returns it past
+/// that, and its housekeeping evicts it, so it stops counting against the
+/// bounds.
+struct TokenExpiry;
+
+impl moka::Expiry<TokenKey, CachedToken> for TokenExpiry {
+    fn expire_after_create(
+        &self,
+        _key: &TokenKey,
+        value: &CachedToken,
+        _created_at: Instant,
+    ) -> Option<Duration> {
+        Some(value.keep)
+    }
+
+    /// A token fetched again replaces the old one with its own lifetime.
+    fn expire_after_update(
+        &self,
+        _key: &TokenKey,
+        value: &CachedToken,
+        _updated_at: Instant,
+        _duration_until_expiry: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(value.keep)
+    }
 }
 
 /// Bearer tokens by [`TokenKey`], until they expire; bounded in bytes and
-/// entries (moka, weighed by bytes).
+/// entries (moka, weighed by bytes, each entry expiring on its own).
 pub struct TokenCache {
     tokens: moka::sync::Cache<TokenKey, CachedToken>,
 }
@@ -300,29 +328,24 @@ impl TokenCache {
                     .saturating_add(ENTRY_OVERHEAD);
                 u32::try_from(weight).unwrap_or(u32::MAX)
             })
-            .time_to_live(MAX_TOKEN_LIFETIME)
+            .expire_after(TokenExpiry)
             .build();
         TokenCache { tokens }
     }
 
+    /// The token kept for `key`, if it has not expired.
     pub fn get(&self, key: &TokenKey) -> Option<String> {
-        self.tokens
-            .get(key)
-            .filter(|t| t.expires > Instant::now())
-            .map(|t| t.token)
+        self.tokens.get(key).map(|t| t.token)
     }
 
     /// Keeps `token` for `lifetime` (see [`token_lifetime`]), minus a
     /// margin; a token too short-lived or too large is not kept.
     pub fn put(&self, key: TokenKey, token: String, lifetime: Duration) {
         let keep = lifetime.min(MAX_TOKEN_LIFETIME).saturating_sub(RENEW_EARLY);
-        let Some(expires) = Instant::now().checked_add(keep) else {
-            return;
-        };
         if keep.is_zero() || token.len() > MAX_TOKEN_BYTES {
             return;
         }
-        self.tokens.insert(key, CachedToken { token, expires });
+        self.tokens.insert(key, CachedToken { token, keep });
     }
 
     #[cfg(test)]
@@ -457,6 +480,25 @@ mod tests {
             parse_token_response(br#"{"access_token":"x","expires_in":5}"#),
             Ok(("x".into(), Duration::from_secs(5)))
         );
+    }
+
+    /// Each token is evicted after its own lifetime (less the renewal
+    /// margin), not held until the longest one a server may grant.
+    #[test]
+    fn each_token_expires_on_its_own() {
+        let c = TokenCache::default();
+        let brief = key("brief", "");
+        let long = key("long", "");
+        c.put(
+            brief.clone(),
+            "b".into(),
+            RENEW_EARLY + Duration::from_millis(200),
+        );
+        c.put(long.clone(), "l".into(), MAX_TOKEN_LIFETIME);
+        assert_eq!(c.get(&brief).as_deref(), Some("b"));
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(c.get(&brief), None);
+        assert_eq!(c.get(&long).as_deref(), Some("l"));
     }
 
     /// What a hostile or sloppy token server can send gets a bounded

@@ -7,6 +7,7 @@
 //! never disagree with what the host will link).
 
 use anyhow::{bail, Context, Result};
+use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -244,37 +245,18 @@ pub fn check_config(config_bytes: &[u8], layer: &Descriptor) -> Result<WasmConfi
 /// Now in RFC 3339 (UTC, seconds), or `SOURCE_DATE_EPOCH` when set, so
 /// that a rebuild can reproduce the same config and manifest digests.
 pub fn created_now() -> String {
-    let secs = std::env::var("SOURCE_DATE_EPOCH")
+    let pinned = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or_default()
-        });
-    rfc3339(secs)
+        .and_then(|secs| i64::try_from(secs).ok())
+        .and_then(|secs| Timestamp::from_second(secs).ok());
+    rfc3339(pinned.unwrap_or_else(Timestamp::now))
 }
 
-/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian).
-fn rfc3339(secs: u64) -> String {
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Days to civil date (Howard Hinnant's algorithm), shifted to 0000-03-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+/// `YYYY-MM-DDTHH:MM:SSZ`: RFC 3339 in UTC, whole seconds (jiff's own
+/// formatter; a precision of 0 drops the fraction).
+fn rfc3339(at: Timestamp) -> String {
+    format!("{at:.0}")
 }
 
 #[cfg(test)]
@@ -309,8 +291,12 @@ mod tests {
 
     #[test]
     fn lays_out_and_reads_back_an_artifact() {
-        let a =
-            Artifact::new(EMBEDDED_COMPONENT.to_vec(), "ivpol.wasm", rfc3339(0)).expect("layout");
+        let a = Artifact::new(
+            EMBEDDED_COMPONENT.to_vec(),
+            "ivpol.wasm",
+            rfc3339(Timestamp::UNIX_EPOCH),
+        )
+        .expect("layout");
         let (manifest, layer) = wasm_layer(&a.manifest).expect("our own layout");
         assert_eq!(manifest.media_type.as_deref(), Some(MANIFEST_MEDIA_TYPE));
         assert_eq!(layer.digest, sha256_digest(EMBEDDED_COMPONENT));
@@ -330,7 +316,12 @@ mod tests {
 
     #[test]
     fn refuses_other_layouts() {
-        let a = Artifact::new(EMBEDDED_COMPONENT.to_vec(), "x.wasm", rfc3339(0)).expect("layout");
+        let a = Artifact::new(
+            EMBEDDED_COMPONENT.to_vec(),
+            "x.wasm",
+            rfc3339(Timestamp::UNIX_EPOCH),
+        )
+        .expect("layout");
         let good: serde_json::Value = serde_json::from_slice(&a.manifest).expect("json");
         let edit = |f: &dyn Fn(&mut serde_json::Value)| {
             let mut m = good.clone();
@@ -370,7 +361,12 @@ mod tests {
 
     #[test]
     fn a_config_must_name_its_layer() {
-        let a = Artifact::new(EMBEDDED_COMPONENT.to_vec(), "x.wasm", rfc3339(0)).expect("layout");
+        let a = Artifact::new(
+            EMBEDDED_COMPONENT.to_vec(),
+            "x.wasm",
+            rfc3339(Timestamp::UNIX_EPOCH),
+        )
+        .expect("layout");
         let (_, mut layer) = wasm_layer(&a.manifest).expect("layout");
         layer.digest = sha256_digest(b"other");
         assert!(check_config(&a.config, &layer)
@@ -382,8 +378,12 @@ mod tests {
 
     #[test]
     fn formats_rfc3339() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_767_225_599), "2025-12-31T23:59:59Z");
+        let at = |secs| rfc3339(Timestamp::from_second(secs).expect("in range"));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_767_225_599), "2025-12-31T23:59:59Z");
+        // Now has nanoseconds; the fraction is dropped, not rounded in.
+        let now = Timestamp::new(1_767_225_599, 999_999_999).expect("in range");
+        assert_eq!(rfc3339(now), "2025-12-31T23:59:59Z");
     }
 }

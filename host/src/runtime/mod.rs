@@ -13,7 +13,7 @@ use crate::cluster::ClusterResources;
 use crate::metrics::metrics;
 use crate::net::{Hooks, Net};
 use crate::policies::Document;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 pub use bindings::ivpol::admission::types as wit;
 use std::path::Path;
 use std::sync::Arc;
@@ -132,11 +132,10 @@ fn humanize(d: Duration) -> String {
     }
 }
 
-/// The store's resource limiter: bounds linear memory and remembers that
-/// a growth was refused, so that the trap it causes reads as out of memory.
+/// The store's resource limiter: bounds linear memory, refusing a growth
+/// past the limit with [`MemoryRefused`], the error the trap then carries.
 struct MemoryLimiter {
     limit: usize,
-    exhausted: bool,
     /// Linear memory this store holds, counted in `instance_memory_bytes`
     /// until the store is dropped.
     held: usize,
@@ -144,10 +143,52 @@ struct MemoryLimiter {
 
 impl MemoryLimiter {
     fn new(limit: usize) -> MemoryLimiter {
-        MemoryLimiter {
-            limit,
-            exhausted: false,
-            held: 0,
+        MemoryLimiter { limit, held: 0 }
+    }
+}
+
+/// The limiter's refusal to grow an instance's linear memory past its
+/// limit. The trap it causes carries it, so that a failed call is told to
+/// be out of memory by the error's type, not its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MemoryRefused {
+    /// The instance's limit, in bytes.
+    limit: usize,
+}
+
+impl std::fmt::Display for MemoryRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "memory limit of {} bytes reached", self.limit)
+    }
+}
+
+impl std::error::Error for MemoryRefused {}
+
+/// What a failed wasmtime call was, read from the types in its error's
+/// chain: the limiter's [`MemoryRefused`] and wasmtime's [`wasmtime::Trap`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallFailure {
+    /// The epoch deadline interrupted the guest (`Trap::Interrupt`).
+    Deadline,
+    /// The limiter refused to grow linear memory.
+    OutOfMemory,
+    /// Any other trap of the guest (a bug: unreachable, bounds, ...).
+    Trap(wasmtime::Trap),
+    /// An error that is no trap, such as one a host function returned.
+    Other,
+}
+
+impl CallFailure {
+    /// Classifies `error`. The refusal is checked first: it is the cause
+    /// whatever wasmtime wraps around it.
+    fn of(error: &wasmtime::Error) -> CallFailure {
+        if error.downcast_ref::<MemoryRefused>().is_some() {
+            return CallFailure::OutOfMemory;
+        }
+        match error.downcast_ref::<wasmtime::Trap>() {
+            Some(wasmtime::Trap::Interrupt) => CallFailure::Deadline,
+            Some(trap) => CallFailure::Trap(*trap),
+            None => CallFailure::Other,
         }
     }
 }
@@ -170,13 +211,9 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         if desired > self.limit {
-            self.exhausted = true;
-            // Trapping at once (`trap_on_grow_failure`): a guest that gets
+            // Trapping at once rather than answering -1: a guest that gets
             // -1 from memory.grow would abort anyway, less clearly.
-            return Err(wasmtime::Error::msg(format!(
-                "memory limit of {} bytes reached",
-                self.limit
-            )));
+            return Err(wasmtime::Error::new(MemoryRefused { limit: self.limit }));
         }
         let grown = desired.saturating_sub(current);
         self.held = self.held.saturating_add(grown);
@@ -395,20 +432,16 @@ impl Runtime {
         if std::env::var_os("IVPOL_PROFILE").is_some_and(|v| v == "perfmap") {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
-        let engine = wt(Engine::new(&config))?;
+        let engine = Engine::new(&config)?;
         let component = precompiled::load(&engine, component_bytes, cache_dir)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
-        wt(wasmtime_wasi::p2::add_to_linker_async(&mut linker))?;
-        wt(wasmtime_wasi_http::p2::add_only_http_to_linker_async(
-            &mut linker,
-        ))?;
-        wt(bindings::EngineContract::add_to_linker::<
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        bindings::EngineContract::add_to_linker::<
             HostState,
             wasmtime::component::HasSelf<HostState>,
-        >(&mut linker, |s| s))?;
-        let pre = wt(bindings::EngineContractPre::new(wt(
-            linker.instantiate_pre(&component)
-        )?))?;
+        >(&mut linker, |s| s)?;
+        let pre = bindings::EngineContractPre::new(linker.instantiate_pre(&component)?)?;
         start_epoch_ticker(engine.clone());
         Ok(Runtime {
             engine,
@@ -463,7 +496,7 @@ impl Runtime {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(ticks(Duration::from_secs(30)));
-        let module = wt(self.pre.instantiate_async(&mut store).await)?;
+        let module = self.pre.instantiate_async(&mut store).await?;
         Ok((store, module))
     }
 }
@@ -496,7 +529,10 @@ impl Runtime {
                 &signer,
                 trusted_root.as_deref(),
             );
-            let outcome = wt(call.await).context("the component trapped verifying the bundle")?;
+            let outcome = call
+                .await
+                .map_err(anyhow::Error::from)
+                .context("the component trapped verifying the bundle")?;
             first.get_or_insert(outcome);
         }
         let took = started.elapsed();
@@ -524,7 +560,9 @@ impl Runtime {
             trusted_root,
             ignore_tlog,
         );
-        wt(call.await).context("the component trapped verifying the signatures")
+        call.await
+            .map_err(anyhow::Error::from)
+            .context("the component trapped verifying the signatures")
     }
 }
 
@@ -607,9 +645,9 @@ impl Pool {
             .collect();
         let mut first = new_instance(&runtime, &documents).await?;
         let engine = first.module.ivpol_admission_engine().policy_set();
-        let policies = wt(engine.call_policies(&mut first.store, first.set).await)?;
-        let diagnostics = wt(engine.call_diagnostics(&mut first.store, first.set).await)?;
-        let rejected = wt(engine.call_rejected(&mut first.store, first.set).await)?;
+        let policies = engine.call_policies(&mut first.store, first.set).await?;
+        let diagnostics = engine.call_diagnostics(&mut first.store, first.set).await?;
+        let rejected = engine.call_rejected(&mut first.store, first.set).await?;
         let instances = runtime.limits.instances.max(1);
         let pool = Pool {
             runtime,
@@ -711,17 +749,14 @@ impl Pool {
                 self.release(instance);
                 Ok(v)
             }
-            Err(trap) => {
-                let limits = &instance.store.data().limits;
-                Err(if limits.exhausted {
-                    Failure::OutOfMemory(limits.limit)
-                } else if trap.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt)
-                {
-                    Failure::Deadline(deadline)
-                } else {
-                    Failure::Trap(format!("{trap:?}"))
-                })
-            }
+            Err(error) => Err(match CallFailure::of(&error) {
+                CallFailure::Deadline => Failure::Deadline(deadline),
+                CallFailure::OutOfMemory => {
+                    Failure::OutOfMemory(instance.store.data().limits.limit)
+                }
+                // The whole chain and the guest's backtrace, for the log.
+                CallFailure::Trap(_) | CallFailure::Other => Failure::Trap(format!("{error:?}")),
+            }),
         }
     }
 
@@ -834,18 +869,15 @@ async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<
         .policy_set()
         .call_constructor(&mut store, documents)
         .await;
-    let set = wt(constructed).context("loading policies in the component")?;
+    let set = constructed
+        .map_err(anyhow::Error::from)
+        .context("loading policies in the component")?;
     Ok(Instance {
         calls: 0,
         store,
         module,
         set,
     })
-}
-
-/// wasmtime 48 has its own error type; bring it into anyhow with its chain.
-fn wt<T>(result: wasmtime::Result<T>) -> Result<T> {
-    result.map_err(|e| anyhow!("{e:?}"))
 }
 
 #[cfg(test)]

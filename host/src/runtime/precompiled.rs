@@ -44,7 +44,9 @@ pub fn load(engine: &Engine, bytes: &[u8], dir: Option<&Path>) -> Result<Compone
 }
 
 fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component> {
-    super::wt(Component::new(engine, bytes)).context("compiling the policy component")
+    Component::new(engine, bytes)
+        .map_err(anyhow::Error::from)
+        .context("compiling the policy component")
 }
 
 fn entry_path(engine: &Engine, bytes: &[u8], dir: &Path) -> PathBuf {
@@ -57,7 +59,7 @@ fn entry_path(engine: &Engine, bytes: &[u8], dir: &Path) -> PathBuf {
 
 fn store(component: &Component, dir: &Path, path: &Path) -> Result<()> {
     create_private_dir(dir)?;
-    let bytes = super::wt(component.serialize())?;
+    let bytes = component.serialize()?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))

@@ -30,9 +30,16 @@ fn cache() -> Arc<VerificationCache> {
 }
 
 async fn pool() -> Pool {
+    pool_within(Limits::default()).await
+}
+
+/// The JSON policy loaded in a pool bounded by `limits`.
+async fn pool_within(limits: Limits) -> Pool {
     let net = Arc::new(Net::new(Default::default(), Default::default(), None, None).expect("net"));
-    let runtime =
-        Arc::new(Runtime::new(EMBEDDED_COMPONENT, net, cache(), None).expect("component compiles"));
+    let runtime = Arc::new(
+        Runtime::with_limits(EMBEDDED_COMPONENT, net, cache(), None, limits)
+            .expect("component compiles"),
+    );
     let docs = vec![Document {
         source: "json.yaml".into(),
         content: JSON_POLICY.into(),
@@ -90,6 +97,87 @@ async fn a_short_deadline_never_poisons_the_pool() {
         .evaluate_json(payload, Duration::from_secs(10))
         .await
         .expect("fresh instance");
+    assert!(ok.expect("valid").allowed);
+}
+
+/// A failed call is classified by the types in its error's chain, so a
+/// message that merely reads like a deadline or a refusal is neither.
+#[test]
+fn call_failures_are_told_apart_by_type_not_text() {
+    let interrupted = wasmtime::Error::new(wasmtime::Trap::Interrupt).context("in the guest");
+    assert_eq!(CallFailure::of(&interrupted), CallFailure::Deadline);
+    let refused = wasmtime::Error::new(MemoryRefused { limit: 1 << 20 }).context("memory.grow");
+    assert_eq!(CallFailure::of(&refused), CallFailure::OutOfMemory);
+    let bug = wasmtime::Error::new(wasmtime::Trap::UnreachableCodeReached);
+    assert_eq!(
+        CallFailure::of(&bug),
+        CallFailure::Trap(wasmtime::Trap::UnreachableCodeReached)
+    );
+    let lookalike = wasmtime::Error::msg("interrupt: deadline; memory limit of 1 bytes reached");
+    assert_eq!(CallFailure::of(&lookalike), CallFailure::Other);
+}
+
+/// The epoch deadline interrupting the real component is a deadline:
+/// no tick is left beyond the current epoch, so the guest stops at its
+/// first check whatever the machine's speed.
+#[tokio::test]
+async fn an_interrupted_call_is_a_deadline_failure() {
+    let pool = pool().await;
+    let deadline = Duration::from_secs(10);
+    let (mut inst, _turn) = pool.acquire(deadline).await.expect("an instance");
+    inst.store.set_epoch_deadline(0);
+    let engine = inst.module.ivpol_admission_engine().policy_set();
+    let out = engine
+        .call_evaluate_json(&mut inst.store, inst.set, r#"{"foo":{"bar":"a:signed"}}"#)
+        .await;
+    let error = out.as_ref().expect_err("interrupted");
+    assert_eq!(CallFailure::of(error), CallFailure::Deadline);
+    assert_eq!(
+        pool.settle(inst, out, deadline).err(),
+        Some(Failure::Deadline(deadline))
+    );
+}
+
+/// A payload the component cannot hold within its instance's memory makes
+/// the limiter refuse; the call fails as out of memory, and the pool
+/// answers the next call with a fresh instance.
+#[tokio::test]
+async fn a_refused_memory_growth_is_an_out_of_memory_failure() {
+    let limit = 32 << 20;
+    let pool = pool_within(Limits {
+        instance_memory: limit,
+        ..Limits::default()
+    })
+    .await;
+    let deadline = Duration::from_secs(10);
+    // 3.5 million zeros: 7 MiB as text, far more as parsed values.
+    let zeros = vec!["0"; 3_500_000].join(",");
+    let hungry = format!(r#"{{"pad":[{zeros}],"foo":{{"bar":"a:signed"}}}}"#);
+    let (mut inst, turn) = pool.acquire(deadline).await.expect("an instance");
+    arm_deadline(&mut inst, deadline);
+    let engine = inst.module.ivpol_admission_engine().policy_set();
+    let out = engine
+        .call_evaluate_json(&mut inst.store, inst.set, &hungry)
+        .await;
+    let error = out.as_ref().expect_err("out of memory");
+    assert_eq!(CallFailure::of(error), CallFailure::OutOfMemory);
+    assert_eq!(
+        pool.settle(inst, out, deadline).err(),
+        Some(Failure::OutOfMemory(limit))
+    );
+    drop(turn);
+    let failed = pool
+        .evaluate_json(hungry, deadline)
+        .await
+        .expect_err("out of memory through the pool too");
+    assert_eq!(
+        failed.downcast_ref::<Failure>(),
+        Some(&Failure::OutOfMemory(limit))
+    );
+    let ok = pool
+        .evaluate_json(r#"{"foo":{"bar":"a:signed"}}"#.into(), deadline)
+        .await
+        .expect("a fresh instance");
     assert!(ok.expect("valid").allowed);
 }
 
