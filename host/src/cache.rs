@@ -18,7 +18,7 @@ use tokio::sync::watch;
 
 /// The cache's limits, from `serve`'s flags.
 #[derive(Clone, Debug)]
-pub struct CacheConfig {
+pub(crate) struct CacheConfig {
     pub enabled: bool,
     /// Most verification entries kept.
     pub size: u64,
@@ -29,7 +29,7 @@ pub struct CacheConfig {
 
 impl CacheConfig {
     /// No caching at all (`--no-cache`, and one-shot commands).
-    pub fn disabled() -> CacheConfig {
+    pub(crate) fn disabled() -> CacheConfig {
         CacheConfig {
             enabled: false,
             size: 0,
@@ -42,7 +42,7 @@ impl CacheConfig {
 /// Most tag → digest entries kept.
 const MAX_DIGESTS: u64 = 10_000;
 
-pub struct VerificationCache {
+pub(crate) struct VerificationCache {
     entries: Option<moka::sync::Cache<String, Arc<[u8]>>>,
     digests: Option<moka::sync::Cache<String, String>>,
     /// Keys being verified, each with a channel whose sender is dropped
@@ -51,7 +51,7 @@ pub struct VerificationCache {
 }
 
 impl VerificationCache {
-    pub fn new(config: &CacheConfig) -> Arc<VerificationCache> {
+    pub(crate) fn new(config: &CacheConfig) -> Arc<VerificationCache> {
         let entries = (config.enabled && config.size > 0).then(|| {
             moka::sync::Cache::builder()
                 .max_capacity(config.size)
@@ -79,7 +79,12 @@ impl VerificationCache {
     /// The entry for `key`; on a miss `claims` holds the key until it is
     /// stored or released. Waits for another claimant until `deadline`,
     /// after which the caller verifies on its own (without a claim).
-    pub async fn get(&self, key: &str, claims: &mut Claims, deadline: Instant) -> Option<Vec<u8>> {
+    pub(crate) async fn get(
+        &self,
+        key: &str,
+        claims: &mut Claims,
+        deadline: Instant,
+    ) -> Option<Vec<u8>> {
         let entries = self.entries.as_ref()?;
         loop {
             if let Some(v) = entries.get(key) {
@@ -112,7 +117,7 @@ impl VerificationCache {
     }
 
     /// Stores a full success and ends the caller's claim on `key`.
-    pub fn put(&self, key: &str, value: &[u8], claims: &mut Claims) {
+    pub(crate) fn put(&self, key: &str, value: &[u8], claims: &mut Claims) {
         if let Some(entries) = &self.entries {
             entries.insert(key.to_string(), Arc::from(value));
         }
@@ -124,7 +129,7 @@ impl VerificationCache {
         }
     }
 
-    pub fn get_digest(&self, image: &str) -> Option<String> {
+    pub(crate) fn get_digest(&self, image: &str) -> Option<String> {
         let hit = self.digests.as_ref()?.get(image);
         match hit {
             Some(_) => metrics().digest_hits.inc(),
@@ -133,7 +138,7 @@ impl VerificationCache {
         hit
     }
 
-    pub fn put_digest(&self, image: &str, digest: &str) {
+    pub(crate) fn put_digest(&self, image: &str, digest: &str) {
         if let Some(d) = &self.digests {
             d.insert(image.to_string(), digest.to_string());
         }
@@ -147,7 +152,7 @@ impl VerificationCache {
 
     /// Entries held now (for tests and the bench).
     #[cfg(test)]
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.entries.as_ref().map_or(0, |e| {
             e.run_pending_tasks();
             e.entry_count()
@@ -158,24 +163,24 @@ impl VerificationCache {
 /// The keys one instance has claimed during its current call. Released
 /// when the call ends, whether it stored them or not, and when the
 /// instance is dropped after a trap.
-pub struct Claims {
+pub(crate) struct Claims {
     cache: Arc<VerificationCache>,
     keys: Vec<String>,
 }
 
 impl Claims {
-    pub fn new(cache: Arc<VerificationCache>) -> Claims {
+    pub(crate) fn new(cache: Arc<VerificationCache>) -> Claims {
         Claims {
             cache,
             keys: Vec::new(),
         }
     }
 
-    pub fn cache(&self) -> Arc<VerificationCache> {
+    pub(crate) fn cache(&self) -> Arc<VerificationCache> {
         self.cache.clone()
     }
 
-    pub fn release_all(&mut self) {
+    pub(crate) fn release_all(&mut self) {
         for key in self.keys.drain(..) {
             self.cache.release(&key);
         }

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Where a generation's inputs are read from.
-pub struct Inputs {
+pub(crate) struct Inputs {
     pub policies: Vec<PathBuf>,
     pub namespaces: Option<PathBuf>,
     /// The cluster's policies and namespaces (`--kubernetes`).
@@ -33,7 +33,7 @@ pub struct Inputs {
 }
 
 /// The inputs as read: policy documents and namespace objects.
-pub struct Read {
+pub(crate) struct Read {
     documents: Vec<Document>,
     namespaces: BTreeMap<String, Value>,
     /// SHA-256 of all of it: a reload that reads the same bytes is no reload.
@@ -42,7 +42,7 @@ pub struct Read {
 
 impl Inputs {
     /// Reads every input now.
-    pub fn read(&self) -> Result<Read> {
+    pub(crate) fn read(&self) -> Result<Read> {
         let mut documents = policies::read_all(&self.policies)?;
         if let Some(cluster) = &self.cluster {
             documents.extend(cluster.documents());
@@ -71,7 +71,7 @@ impl Inputs {
 /// A policy serving its last good version because a reload rejected the
 /// new one.
 #[derive(Clone)]
-pub struct Stale {
+pub(crate) struct Stale {
     pub name: String,
     pub namespace: Option<String>,
     pub kind: String,
@@ -80,7 +80,7 @@ pub struct Stale {
 }
 
 /// One loaded policy set, with what it was built from.
-pub struct Generation {
+pub(crate) struct Generation {
     /// 1 at start-up, then one more per reload that changed something.
     pub number: u64,
     /// [`Read::hash`] of the inputs.
@@ -95,7 +95,7 @@ impl Generation {
     /// The Namespace object `name` as JSON: from the cluster's watch, else
     /// from `--namespaces`; none when neither knows it (the component then
     /// fails closed where its labels are needed).
-    pub fn namespace_object(&self, name: &str) -> Option<String> {
+    pub(crate) fn namespace_object(&self, name: &str) -> Option<String> {
         self.cluster
             .as_ref()
             .and_then(|c| c.namespace_object(name))
@@ -133,7 +133,7 @@ struct Regressed {
 }
 
 /// The current generation and the last good version of each policy.
-pub struct Live {
+pub(crate) struct Live {
     runtime: Arc<Runtime>,
     inputs: Inputs,
     current: RwLock<Arc<Generation>>,
@@ -144,7 +144,7 @@ pub struct Live {
 
 /// What a reload did, as counted in `ivpol_policy_reloads_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reloaded {
+pub(crate) enum Reloaded {
     /// The inputs read the same as the current generation's.
     Unchanged,
     /// A new generation in which every policy loaded.
@@ -156,7 +156,7 @@ pub enum Reloaded {
 }
 
 impl Reloaded {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Reloaded::Unchanged => "unchanged",
             Reloaded::Loaded => "loaded",
@@ -169,7 +169,7 @@ impl Reloaded {
 impl Live {
     /// Generation 1. Unreadable inputs or a failing component are errors:
     /// there is nothing to serve.
-    pub async fn start(runtime: Arc<Runtime>, inputs: Inputs) -> Result<Live> {
+    pub(crate) async fn start(runtime: Arc<Runtime>, inputs: Inputs) -> Result<Live> {
         let read = inputs.read()?;
         let pool = Pool::load(runtime.clone(), clone_documents(&read.documents)).await?;
         let live = Live {
@@ -193,7 +193,7 @@ impl Live {
     }
 
     /// The generation new requests use.
-    pub fn current(&self) -> Arc<Generation> {
+    pub(crate) fn current(&self) -> Arc<Generation> {
         match self.current.read() {
             Ok(g) => g.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
@@ -202,7 +202,7 @@ impl Live {
 
     /// Reads the inputs again and, if they changed, swaps in a new
     /// generation. `why` names the trigger in the log.
-    pub async fn reload(&self, why: &str) -> Reloaded {
+    pub(crate) async fn reload(&self, why: &str) -> Reloaded {
         let _one = self.reloading.lock().await;
         let outcome = match self.inputs.read() {
             Ok(read) if read.hash == self.current().hash => Reloaded::Unchanged,

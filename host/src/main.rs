@@ -3,6 +3,10 @@
 //! The host serves HTTP, reads files, and instantiates the component; every
 //! policy decision is made inside the component (see `wit/admission.wit`).
 
+// A binary: nothing is public beyond the crate, and `pub(crate)` says so
+// where an item is shared between modules.
+#![warn(unreachable_pub)]
+
 mod cache;
 mod cli;
 mod cluster;

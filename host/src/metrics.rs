@@ -19,12 +19,12 @@ use std::collections::HashSet;
 use std::sync::{LazyLock, Mutex};
 
 /// Distinct `host` label values of `ivpol_registry_requests`.
-pub const MAX_REGISTRY_HOSTS: usize = 64;
+pub(crate) const MAX_REGISTRY_HOSTS: usize = 64;
 /// The `host` label of every host beyond the first [`MAX_REGISTRY_HOSTS`].
-pub const OTHER_HOST: &str = "other";
+pub(crate) const OTHER_HOST: &str = "other";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RequestLabels {
+pub(crate) struct RequestLabels {
     /// `ivpol` or `nivpol`.
     pub route: String,
     /// `validate` or `mutate`.
@@ -34,36 +34,36 @@ pub struct RequestLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct PhaseLabels {
+pub(crate) struct PhaseLabels {
     pub phase: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RegistryLabels {
+pub(crate) struct RegistryLabels {
     pub host: String,
     /// The HTTP status, or `error` when no response came.
     pub status: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ResultLabels {
+pub(crate) struct ResultLabels {
     /// `loaded`, `rejected` or `failed` (see `live::Reloaded`).
     pub result: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct HashLabels {
+pub(crate) struct HashLabels {
     pub hash: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct HostLabels {
+pub(crate) struct HostLabels {
     pub host: String,
 }
 
 /// One policy's result. `policy` is bounded by the loaded policies.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct PolicyResultLabels {
+pub(crate) struct PolicyResultLabels {
     pub policy: String,
     pub kind: String,
     pub phase: String,
@@ -71,7 +71,7 @@ pub struct PolicyResultLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct VerificationLabels {
+pub(crate) struct VerificationLabels {
     /// `cosign` or `notary`.
     pub attestor: String,
     /// `hit`, `miss` or `unkeyed`.
@@ -79,13 +79,13 @@ pub struct VerificationLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct FailureLabels {
+pub(crate) struct FailureLabels {
     /// `deadline`, `out_of_memory`, `busy` or `trap`.
     pub reason: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct PolicyLabels {
+pub(crate) struct PolicyLabels {
     pub policy: String,
     /// Empty for cluster policies.
     pub namespace: String,
@@ -100,7 +100,7 @@ fn latency_buckets() -> Histogram {
     ))
 }
 
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     pub requests: Family<RequestLabels, Counter>,
     pub latency: Histograms<PhaseLabels>,
@@ -173,7 +173,7 @@ impl BoundedLabels {
 }
 
 /// Keeps `ivpol_http_connections_open` counted while alive.
-pub struct OpenConnection(&'static Metrics);
+pub(crate) struct OpenConnection(&'static Metrics);
 
 impl Drop for OpenConnection {
     fn drop(&mut self) {
@@ -358,7 +358,7 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition of every metric.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut out, &self.registry);
@@ -366,7 +366,12 @@ impl Metrics {
     }
 
     /// Counts a registry call to `host` and observes how long it took.
-    pub fn registry_request(&self, host: &str, status: Option<u16>, took: std::time::Duration) {
+    pub(crate) fn registry_request(
+        &self,
+        host: &str,
+        status: Option<u16>,
+        took: std::time::Duration,
+    ) {
         let status = status.map_or_else(|| "error".to_string(), |s| s.to_string());
         let host = self.registry_hosts.label(host);
         self.registry_latency
@@ -378,7 +383,7 @@ impl Metrics {
     }
 
     /// Counts one policy's result (`pass`, `fail`, `skip`, `error`).
-    pub fn count_policy_result(&self, policy: &str, kind: &str, phase: &str, result: &str) {
+    pub(crate) fn count_policy_result(&self, policy: &str, kind: &str, phase: &str, result: &str) {
         let labels = PolicyResultLabels {
             policy: policy.to_string(),
             kind: kind.to_string(),
@@ -389,7 +394,7 @@ impl Metrics {
     }
 
     /// Observes one verification's duration.
-    pub fn observe_verification(&self, attestor: &str, cache: &str, seconds: f64) {
+    pub(crate) fn observe_verification(&self, attestor: &str, cache: &str, seconds: f64) {
         let labels = VerificationLabels {
             attestor: attestor.to_string(),
             cache: cache.to_string(),
@@ -400,7 +405,7 @@ impl Metrics {
     }
 
     /// Counts a reload that ended with `result`.
-    pub fn count_reload(&self, result: &str) {
+    pub(crate) fn count_reload(&self, result: &str) {
         let labels = ResultLabels {
             result: result.to_string(),
         };
@@ -409,7 +414,7 @@ impl Metrics {
 
     /// Labels `ivpol_policy_set_info` with the current set's hash (its
     /// first 16 hex digits) only.
-    pub fn set_policy_set_hash(&self, hash: &str) {
+    pub(crate) fn set_policy_set_hash(&self, hash: &str) {
         self.policy_set.clear();
         let labels = HashLabels {
             hash: hash.chars().take(16).collect(),
@@ -418,7 +423,7 @@ impl Metrics {
     }
 
     /// Counts a connection open until the guard drops.
-    pub fn connection_opened(&'static self) -> OpenConnection {
+    pub(crate) fn connection_opened(&'static self) -> OpenConnection {
         self.connections_open.inc();
         OpenConnection(self)
     }
@@ -426,7 +431,7 @@ impl Metrics {
 
 static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
 
-pub fn metrics() -> &'static Metrics {
+pub(crate) fn metrics() -> &'static Metrics {
     &METRICS
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A file's name and text, as the component receives it.
-pub struct Document {
+pub(crate) struct Document {
     pub source: String,
     pub content: String,
 }
@@ -14,7 +14,7 @@ pub struct Document {
 const MAX_FILE_BYTES: u64 = 4 << 20;
 
 /// Every `.yaml`, `.yml` and `.json` file under the given paths, sorted.
-pub fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
+pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
     let mut files = Vec::new();
     for p in paths {
         collect(p, &mut files).with_context(|| format!("reading {}", p.display()))?;
@@ -72,7 +72,7 @@ fn read_bounded(path: &Path) -> Result<String> {
 }
 
 /// Namespace objects by name, from Namespace manifests (multi-document YAML).
-pub fn read_namespaces(path: &Path) -> Result<BTreeMap<String, serde_json::Value>> {
+pub(crate) fn read_namespaces(path: &Path) -> Result<BTreeMap<String, serde_json::Value>> {
     let mut out = BTreeMap::new();
     for doc in read_all(&[path.to_path_buf()])? {
         for value in serde_yaml_ng::Deserializer::from_str(&doc.content) {
@@ -95,7 +95,7 @@ pub fn read_namespaces(path: &Path) -> Result<BTreeMap<String, serde_json::Value
 /// fails closed on any `namespaceSelector` or `namespaceObject` that needs
 /// its labels (a stand-in without them would let `env: prod` policies
 /// silently not match).
-pub fn namespace_object(
+pub(crate) fn namespace_object(
     namespaces: &BTreeMap<String, serde_json::Value>,
     name: &str,
 ) -> Option<String> {
@@ -106,7 +106,7 @@ pub fn namespace_object(
 /// (only the `kubernetes.io/metadata.name` label): what the Kyverno CLI
 /// assumes for a namespace its values do not describe, so that `ivpol
 /// apply` and `ivpol test` give Kyverno's verdicts on Kyverno's test files.
-pub fn namespace_or_minimal(
+pub(crate) fn namespace_or_minimal(
     namespaces: &BTreeMap<String, serde_json::Value>,
     name: &str,
 ) -> Option<String> {

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 /// How results are printed.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
+pub(super) enum Output {
     /// `kyverno apply`'s text (with `-p`: the reports as YAML).
     Table,
     Json,
@@ -27,7 +27,7 @@ pub enum Output {
 --audit-warn makes, do not count); 1 when any did; 2 for bad usage, unreadable \
 input, or policies that did not load."
 )]
-pub struct ApplyArgs {
+pub(super) struct ApplyArgs {
     /// Policy files or directories, as in `kyverno apply policy.yaml`.
     #[arg(value_name = "POLICY")]
     positional: Vec<PathBuf>,
@@ -86,7 +86,7 @@ pub struct ApplyArgs {
     registry: PolicyRegistryArgs,
 }
 
-pub async fn run(args: ApplyArgs) -> Result<Exit> {
+pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
     let policy_paths: Vec<PathBuf> = args
         .positional
         .iter()
@@ -167,7 +167,7 @@ fn render(args: &ApplyArgs, outcomes: &[Outcome], counts: &Counts) -> String {
 }
 
 /// 2 when policies did not load, 1 when a result failed or errored, else 0.
-pub fn exit(counts: &Counts, broken: bool) -> Exit {
+pub(super) fn exit(counts: &Counts, broken: bool) -> Exit {
     if broken {
         eprintln!("ivpol: some policies did not load");
         return EXIT_USAGE;

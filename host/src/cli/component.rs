@@ -13,7 +13,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
-pub struct ComponentArgs {
+pub(super) struct ComponentArgs {
     /// Component to run instead of the embedded one: a file, or
     /// `oci://REGISTRY/REPOSITORY[:TAG][@sha256:DIGEST]` (pulled once, cached by digest).
     #[arg(long, value_name = "PATH|oci://REF")]
@@ -78,7 +78,7 @@ impl ComponentArgs {
     /// pulled or verified is an error: there is no fallback to the
     /// embedded component, which would run something other than what was
     /// asked.
-    pub async fn bytes(&self, registry: &RegistryArgs) -> Result<Vec<u8>> {
+    pub(super) async fn bytes(&self, registry: &RegistryArgs) -> Result<Vec<u8>> {
         let Some(source) = &self.component else {
             return Ok(EMBEDDED_COMPONENT.to_vec());
         };
@@ -113,7 +113,7 @@ impl ComponentArgs {
     }
 
     /// The precompile cache directory, unless caching is off.
-    pub fn cache_dir(&self) -> Option<PathBuf> {
+    pub(super) fn cache_dir(&self) -> Option<PathBuf> {
         match self.no_precompile_cache {
             true => None,
             false => self

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// registry-facing subcommand shares, and where the registry secrets that
 /// policies name in `credentials.secrets` are read.
 #[derive(Args, Clone)]
-pub struct PolicyRegistryArgs {
+pub(super) struct PolicyRegistryArgs {
     #[command(flatten)]
     pub registry: super::registry::RegistryArgs,
     /// Directory of the registry secrets that policies name in
@@ -27,7 +27,7 @@ pub struct PolicyRegistryArgs {
 }
 
 /// The component, compiled, with `documents` loaded into a pool.
-pub async fn load_pool(
+pub(super) async fn load_pool(
     component: &super::component::ComponentArgs,
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
@@ -49,7 +49,7 @@ async fn load_pool_with(
 }
 
 /// The component, compiled, with its network and cache.
-pub async fn runtime(
+pub(super) async fn runtime(
     component: &super::component::ComponentArgs,
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
@@ -58,7 +58,7 @@ pub async fn runtime(
 }
 
 /// [`runtime`] with pools bounded by `limits` (`serve`'s flags).
-pub async fn runtime_with(
+pub(super) async fn runtime_with(
     component: &super::component::ComponentArgs,
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
@@ -80,7 +80,7 @@ pub async fn runtime_with(
 /// Runs `evaluate` on each resource in turn and collects one outcome per
 /// policy result. A resource the component refuses (or a trap) is an error:
 /// the run stops, naming the resource.
-pub async fn evaluate_all(
+pub(super) async fn evaluate_all(
     pool: &Pool,
     resources: &[Resource],
     run: &Run<'_>,
@@ -121,7 +121,7 @@ pub async fn evaluate_all(
 }
 
 /// How [`evaluate_all`] runs.
-pub struct Run<'a> {
+pub(super) struct Run<'a> {
     pub operation: &'a str,
     pub background: bool,
     pub namespaces: &'a BTreeMap<String, serde_json::Value>,
@@ -133,7 +133,7 @@ pub struct Run<'a> {
 }
 
 /// Every JSON payload through `evaluate-json`.
-pub async fn evaluate_payloads(pool: &Pool, payloads: &[Payload]) -> Result<Vec<Outcome>> {
+pub(super) async fn evaluate_payloads(pool: &Pool, payloads: &[Payload]) -> Result<Vec<Outcome>> {
     let deadline = pool.deadline(&[]);
     let mut out = Vec::new();
     for p in payloads {
@@ -153,7 +153,7 @@ pub async fn evaluate_payloads(pool: &Pool, payloads: &[Payload]) -> Result<Vec<
 }
 
 /// Policy documents that did not load, on stderr; true if there were any.
-pub fn report_diagnostics(pool: &Pool) -> bool {
+pub(super) fn report_diagnostics(pool: &Pool) -> bool {
     let diagnostics = &pool.summary().diagnostics;
     for d in diagnostics {
         let name = d.policy.as_deref().unwrap_or("?");
@@ -167,7 +167,7 @@ pub fn report_diagnostics(pool: &Pool) -> bool {
 
 /// How many documents of kind PolicyException `documents` hold (for the
 /// `with K exception(s)` count; the component reads them).
-pub fn count_exceptions(documents: &[Document]) -> usize {
+pub(super) fn count_exceptions(documents: &[Document]) -> usize {
     documents
         .iter()
         .flat_map(|d| serde_yaml_ng::Deserializer::from_str(&d.content))

@@ -10,7 +10,7 @@ use clap::Args;
 use std::path::Path;
 
 #[derive(Args)]
-pub struct InspectArgs {
+pub(super) struct InspectArgs {
     /// A component file, or `oci://REF` (a REF that is not a file also
     /// works without the scheme).
     #[arg(value_name = "REF|PATH")]
@@ -19,7 +19,7 @@ pub struct InspectArgs {
     registry: RegistryArgs,
 }
 
-pub async fn run(args: InspectArgs) -> Result<()> {
+pub(super) async fn run(args: InspectArgs) -> Result<()> {
     let (bytes, manifest, listed) = match as_reference(&args.target)? {
         None => (
             std::fs::read(&args.target).with_context(|| format!("reading {}", args.target))?,

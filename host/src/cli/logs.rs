@@ -36,11 +36,11 @@ static SHARED: OnceLock<Arc<Shared>> = OnceLock::new();
 
 /// The buffered stderr writer for `tracing_subscriber::fmt`.
 #[derive(Clone)]
-pub struct Buffered(Arc<Shared>);
+pub(super) struct Buffered(Arc<Shared>);
 
 impl Buffered {
     /// The process's writer, starting its thread on first use.
-    pub fn stderr() -> Buffered {
+    pub(super) fn stderr() -> Buffered {
         let shared = SHARED.get_or_init(|| {
             let shared = Arc::new(Shared::default());
             let writer = shared.clone();
@@ -74,7 +74,7 @@ fn write_out(shared: &Shared) {
 }
 
 /// Writes every waiting line now (at exit, before an error is printed).
-pub fn flush() {
+pub(super) fn flush() {
     if let Some(shared) = SHARED.get() {
         let mut guard = shared.lock();
         let _ = std::io::stderr().write_all(&guard);
@@ -83,7 +83,7 @@ pub fn flush() {
 }
 
 /// One event's line (tracing writes each event with one `write_all`).
-pub struct Line<'a>(&'a Shared);
+pub(super) struct Line<'a>(&'a Shared);
 
 impl Write for Line<'_> {
     fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {

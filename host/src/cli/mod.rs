@@ -67,11 +67,11 @@ enum Command {
 }
 
 /// A subcommand's exit status.
-pub type Exit = u8;
+pub(crate) type Exit = u8;
 /// Bad usage, unreadable input, or policies that did not load.
-pub const EXIT_USAGE: Exit = 2;
+pub(crate) const EXIT_USAGE: Exit = 2;
 
-pub async fn run() -> ExitCode {
+pub(crate) async fn run() -> ExitCode {
     let cli = Cli::parse();
     // `serve` logs a line per request: through the buffered writer.
     let buffered = matches!(cli.command, Command::Serve(_));

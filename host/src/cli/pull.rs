@@ -9,7 +9,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args)]
-pub struct PullArgs {
+pub(super) struct PullArgs {
     /// What to pull: `[oci://]REGISTRY/REPOSITORY[:TAG][@sha256:DIGEST]`.
     #[arg(value_name = "REF")]
     reference: String,
@@ -20,7 +20,7 @@ pub struct PullArgs {
     registry: RegistryArgs,
 }
 
-pub async fn run(args: PullArgs) -> Result<()> {
+pub(super) async fn run(args: PullArgs) -> Result<()> {
     let reference = Reference::parse(&args.reference)?;
     let client = Client::new(args.registry.net(None)?, &reference);
     let pulled = crate::oci::pull::pull(&client, None)

@@ -10,7 +10,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args)]
-pub struct PushArgs {
+pub(super) struct PushArgs {
     /// The component to push (default: the embedded one).
     #[arg(long, value_name = "PATH")]
     component: Option<PathBuf>,
@@ -21,7 +21,7 @@ pub struct PushArgs {
     registry: RegistryArgs,
 }
 
-pub async fn run(args: PushArgs) -> Result<()> {
+pub(super) async fn run(args: PushArgs) -> Result<()> {
     let reference = Reference::parse(&args.reference)?;
     if reference.digest.is_some() {
         bail!(

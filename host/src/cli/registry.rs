@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Args, Clone, Default)]
-pub struct RegistryArgs {
+pub(super) struct RegistryArgs {
     /// Registry that may be reached (HOST[:PORT]); repeatable. Without
     /// any, every public host is allowed and non-public addresses are refused.
     #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
@@ -31,7 +31,7 @@ pub struct RegistryArgs {
 impl RegistryArgs {
     /// The network capability these flags describe; `secrets_dir` is where
     /// policies' `credentials.secrets` are read (serve only).
-    pub fn net(&self, secrets_dir: Option<&Path>) -> Result<Arc<Net>> {
+    pub(super) fn net(&self, secrets_dir: Option<&Path>) -> Result<Arc<Net>> {
         let keychain = match &self.registry_config {
             Some(p) => Keychain::from_docker_config(p)?,
             None => Keychain::default(),

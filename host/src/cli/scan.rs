@@ -27,7 +27,7 @@ use std::time::Duration;
 const REPORT_NAME: &str = "ivpol-background-scan";
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(super) enum Format {
     Yaml,
     Json,
 }
@@ -40,7 +40,7 @@ With --kubernetes, failed and errored results are in the Reports written: 0 once
 every Report is written, 2 when the cluster could not be read or written or \
 policies did not load."
 )]
-pub struct ScanArgs {
+pub(super) struct ScanArgs {
     /// Resource file (multi-document YAML or JSON) or directory; repeatable.
     /// Not with --kubernetes, which scans the cluster's resources.
     #[arg(
@@ -97,7 +97,7 @@ pub struct ScanArgs {
     registry: PolicyRegistryArgs,
 }
 
-pub async fn run(args: ScanArgs) -> Result<Exit> {
+pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
     if args.cluster.kubernetes || args.cluster.kubeconfig.is_some() {
         return run_cluster(args).await;
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 
 #[derive(Args)]
-pub struct ServeArgs {
+pub(super) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:9443")]
     listen: SocketAddr,
@@ -100,7 +100,7 @@ pub struct ServeArgs {
     max_connections: u32,
 }
 
-pub async fn run(args: ServeArgs) -> Result<()> {
+pub(super) async fn run(args: ServeArgs) -> Result<()> {
     let cache = CacheConfig {
         enabled: !args.no_cache,
         size: args.cache_size,
@@ -273,7 +273,7 @@ fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
 
 /// `90s`, `60m`, `1h`, `500ms`, `1h30m` (jiff's friendly format, ISO 8601
 /// `PT90S` too), or plain seconds. Negative durations and days are refused.
-pub fn parse_duration(s: &str) -> Result<Duration> {
+pub(super) fn parse_duration(s: &str) -> Result<Duration> {
     let s = s.trim();
     // Plain seconds: jiff wants a unit, the flags have always taken none.
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
@@ -290,7 +290,7 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
 
 /// A connection timeout: a duration from 1 ms to 1 h (0 would mean no
 /// timeout, which is not on offer).
-pub fn parse_timeout(s: &str) -> Result<Duration> {
+pub(super) fn parse_timeout(s: &str) -> Result<Duration> {
     let d = parse_duration(s)?;
     if d.is_zero() || d > Duration::from_secs(3600) {
         bail!("{s:?}: a timeout must be more than 0 and at most 1h");

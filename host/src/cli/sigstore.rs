@@ -9,13 +9,13 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
-pub enum SigstoreCommand {
+pub(super) enum SigstoreCommand {
     /// Verify a Sigstore bundle for an artifact (file or sha256:<hex>).
     VerifyBundle(VerifyBundleArgs),
 }
 
 #[derive(Args)]
-pub struct VerifyBundleArgs {
+pub(super) struct VerifyBundleArgs {
     /// Use the Sigstore staging instance (needs --trusted-root: only the
     /// production root is built in).
     #[arg(long)]
@@ -48,7 +48,11 @@ pub struct VerifyBundleArgs {
     artifact: String,
 }
 
-pub async fn run(command: SigstoreCommand, component: &[u8], cache: Option<&Path>) -> Result<()> {
+pub(super) async fn run(
+    command: SigstoreCommand,
+    component: &[u8],
+    cache: Option<&Path>,
+) -> Result<()> {
     let SigstoreCommand::VerifyBundle(args) = command;
     let bundle = read(&args.bundle)?;
     let artifact = artifact_sha256(&args.artifact)?;

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 /// How results are printed.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
+pub(super) enum Output {
     /// Kyverno's table per test file, then the summary.
     Table,
     /// One JSON object: the summary, every row, every file that could not run.
@@ -44,7 +44,7 @@ pub enum Output {
 (or a test file could not run, or sets a field ivpol does not implement); \
 2 for bad usage or when no test file was found."
 )]
-pub struct TestArgs {
+pub(super) struct TestArgs {
     /// Directories searched (recursively) for test files.
     #[arg(required = true, value_name = "DIR")]
     dirs: Vec<PathBuf>,
@@ -153,7 +153,7 @@ impl Progress {
     }
 }
 
-pub async fn run(args: TestArgs) -> Result<Exit> {
+pub(super) async fn run(args: TestArgs) -> Result<Exit> {
     let files = find(&args.dirs, &args.file_name)?;
     if files.is_empty() {
         println!("\nNo test yamls available");

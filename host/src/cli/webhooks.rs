@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Args)]
-pub struct WebhooksArgs {
+pub(super) struct WebhooksArgs {
     /// Directory (or file) of IVP/NIVP policies; repeatable.
     #[arg(long = "policies", required = true, value_name = "DIR")]
     policies: Vec<PathBuf>,
@@ -57,7 +57,7 @@ enum Format {
     Json,
 }
 
-pub async fn run(args: WebhooksArgs) -> Result<()> {
+pub(super) async fn run(args: WebhooksArgs) -> Result<()> {
     let ca_bundle = read_ca_bundle(&args.ca_bundle)?;
     let documents = policies::read_all(&args.policies)?;
     if documents.is_empty() {

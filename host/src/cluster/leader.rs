@@ -19,13 +19,13 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// How long a Lease holds without renewal.
-pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+pub(crate) const LEASE_DURATION: Duration = Duration::from_secs(15);
 /// How often the holder renews it (and the others look at it).
-pub const RENEW_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const RENEW_EVERY: Duration = Duration::from_secs(5);
 
 /// Takes part in the election for the Lease `namespace/name` as `identity`
 /// for good; the receiver says whether this replica leads now.
-pub fn elect(
+pub(crate) fn elect(
     client: Client,
     namespace: &str,
     name: &str,
@@ -134,7 +134,7 @@ fn won(result: Result<Lease, kube::Error>) -> Result<bool, kube::Error> {
 
 /// This replica's name in the Lease: the pod's name (`POD_NAME`, else the
 /// host name) and the process id, so a restarted container is a new holder.
-pub fn identity() -> String {
+pub(crate) fn identity() -> String {
     let host = std::env::var("POD_NAME")
         .or_else(|_| std::env::var("HOSTNAME"))
         .ok()

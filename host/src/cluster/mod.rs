@@ -14,14 +14,14 @@
 //! Nothing serves before the first full list of policies and namespaces
 //! has arrived: an empty policy set would admit everything.
 
-pub mod leader;
+pub(crate) mod leader;
 mod policies;
 mod resources;
 mod secrets;
-pub mod writers;
+pub(crate) mod writers;
 
-pub use resources::ClusterResources;
-pub use secrets::ClusterSecrets;
+pub(crate) use resources::ClusterResources;
+pub(crate) use secrets::ClusterSecrets;
 
 use crate::policies::Document;
 use anyhow::{Context, Result};
@@ -38,7 +38,7 @@ use tokio::sync::Notify;
 
 /// The flags of `serve` that reach the cluster.
 #[derive(Args, Clone, Default)]
-pub struct ClusterArgs {
+pub(crate) struct ClusterArgs {
     /// Read policies, PolicyExceptions, Namespaces and registry Secrets from
     /// the Kubernetes API (in-cluster configuration, or --kubeconfig).
     #[arg(long)]
@@ -56,7 +56,7 @@ pub struct ClusterArgs {
 }
 
 /// A connection to the cluster and what ivpol watches in it.
-pub struct Cluster {
+pub(crate) struct Cluster {
     /// The namespace ivpol runs in: cluster policies' Secrets live here.
     pub own_namespace: String,
     /// The client every watch and fetch goes through, for the writers too.
@@ -74,7 +74,7 @@ pub struct Cluster {
 impl Cluster {
     /// Connects and starts watching, if asked to; waits for the first
     /// full list of everything watched.
-    pub async fn connect(args: &ClusterArgs) -> Result<Option<Arc<Cluster>>> {
+    pub(crate) async fn connect(args: &ClusterArgs) -> Result<Option<Arc<Cluster>>> {
         if !args.kubernetes && args.kubeconfig.is_none() {
             return Ok(None);
         }
@@ -101,18 +101,20 @@ impl Cluster {
     }
 
     /// The policy documents the cluster holds now.
-    pub fn documents(&self) -> Vec<Document> {
+    pub(crate) fn documents(&self) -> Vec<Document> {
         self.policies.documents()
     }
 
     /// The ImageValidatingPolicies and NamespacedImageValidatingPolicies the
     /// cluster holds now (not the exceptions), for their status.
-    pub fn policy_objects(&self) -> Vec<(kube::api::ApiResource, Arc<kube::api::DynamicObject>)> {
+    pub(crate) fn policy_objects(
+        &self,
+    ) -> Vec<(kube::api::ApiResource, Arc<kube::api::DynamicObject>)> {
         self.policies.policy_objects()
     }
 
     /// The Namespace object `name` as JSON, if the watch has seen it.
-    pub fn namespace_object(&self, name: &str) -> Option<String> {
+    pub(crate) fn namespace_object(&self, name: &str) -> Option<String> {
         if name.is_empty() {
             return None;
         }
@@ -191,7 +193,7 @@ where
 }
 
 /// The API resource `plural` (of `kind`) at `api_version` (`v1`, `apps/v1`).
-pub fn api_resource(api_version: &str, kind: &str, plural: &str) -> kube::api::ApiResource {
+pub(crate) fn api_resource(api_version: &str, kind: &str, plural: &str) -> kube::api::ApiResource {
     let (group, version) = match api_version.split_once('/') {
         Some((group, version)) => (group, version),
         None => ("", api_version),
@@ -209,7 +211,7 @@ pub fn api_resource(api_version: &str, kind: &str, plural: &str) -> kube::api::A
 /// alphanumerics, `-` and `.`, at most 253 characters, starting and
 /// ending with an alphanumeric. It holds no `/`, `%` or `..`, so it cannot
 /// leave its URL path segment.
-pub fn is_object_name(s: &str) -> bool {
+pub(crate) fn is_object_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
         && s.bytes()

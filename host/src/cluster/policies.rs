@@ -45,12 +45,12 @@ const KINDS: [Kind; 3] = [
 ];
 
 /// One reflector per kind.
-pub struct PolicyWatch {
+pub(super) struct PolicyWatch {
     stores: Vec<(ApiResource, Store<DynamicObject>)>,
 }
 
 impl PolicyWatch {
-    pub async fn start(client: &Client, changed: Arc<Notify>) -> Result<PolicyWatch> {
+    pub(super) async fn start(client: &Client, changed: Arc<Notify>) -> Result<PolicyWatch> {
         let mut stores = Vec::new();
         for kind in &KINDS {
             let Some(resource) = served(client, kind).await? else {
@@ -68,14 +68,14 @@ impl PolicyWatch {
         Ok(PolicyWatch { stores })
     }
 
-    pub async fn wait_synced(&self) {
+    pub(super) async fn wait_synced(&self) {
         for (_, store) in &self.stores {
             let _ = store.wait_until_ready().await;
         }
     }
 
     /// The policies (not the exceptions) with their API resource.
-    pub fn policy_objects(&self) -> Vec<(ApiResource, Arc<DynamicObject>)> {
+    pub(super) fn policy_objects(&self) -> Vec<(ApiResource, Arc<DynamicObject>)> {
         self.stores
             .iter()
             .filter(|(resource, _)| resource.kind != "PolicyException")
@@ -90,7 +90,7 @@ impl PolicyWatch {
 
     /// Every object as a document, in a stable order (the reload hash
     /// compares them).
-    pub fn documents(&self) -> Vec<Document> {
+    pub(super) fn documents(&self) -> Vec<Document> {
         let mut out: Vec<Document> = self
             .stores
             .iter()

@@ -12,7 +12,7 @@ use kube::{Api, Client};
 use std::time::Duration;
 
 /// How long a read object is reused.
-pub const TTL: Duration = Duration::from_secs(3);
+pub(super) const TTL: Duration = Duration::from_secs(3);
 /// The most bytes of objects the cache holds (each entry counted as at
 /// least 1 KiB, which bounds the entries too).
 const MAX_CACHE_BYTES: u64 = 16 << 20;
@@ -22,7 +22,7 @@ const MAX_OBJECT_BYTES: usize = 1 << 20;
 const MAX_LIST_ITEMS: u32 = 500;
 
 /// What the operator granted, and a cache of what was read.
-pub struct ClusterResources {
+pub(crate) struct ClusterResources {
     client: Client,
     granted: Vec<String>,
     /// (apiVersion, resource, namespace, name or "" for a list) to JSON
@@ -31,7 +31,7 @@ pub struct ClusterResources {
 }
 
 impl ClusterResources {
-    pub fn new(client: Client, granted: Vec<String>) -> ClusterResources {
+    pub(crate) fn new(client: Client, granted: Vec<String>) -> ClusterResources {
         let cache = moka::sync::Cache::builder()
             .max_capacity(MAX_CACHE_BYTES)
             // Bytes, but at least 1 KiB an entry: the cache holds at most
@@ -51,12 +51,12 @@ impl ClusterResources {
     }
 
     /// The granted resources, as `<plural>` or `<plural>.<group>`.
-    pub fn granted(&self) -> Vec<String> {
+    pub(crate) fn granted(&self) -> Vec<String> {
         self.granted.clone()
     }
 
     /// One object as JSON; none when it does not exist.
-    pub async fn get(
+    pub(crate) async fn get(
         &self,
         api_version: &str,
         resource: &str,
@@ -81,7 +81,7 @@ impl ClusterResources {
     }
 
     /// A `List` of the objects in `namespace` (all namespaces if empty).
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         api_version: &str,
         resource: &str,

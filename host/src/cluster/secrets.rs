@@ -23,7 +23,7 @@ use std::sync::{Mutex, RwLock};
 /// At most this many Secrets are fetched; the rest are errors.
 const MAX_SECRETS: usize = 256;
 
-pub struct ClusterSecrets {
+pub(crate) struct ClusterSecrets {
     client: Client,
     own_namespace: String,
     wanted: Mutex<BTreeSet<String>>,
@@ -32,7 +32,7 @@ pub struct ClusterSecrets {
 }
 
 impl ClusterSecrets {
-    pub fn new(client: Client, own_namespace: String) -> ClusterSecrets {
+    pub(crate) fn new(client: Client, own_namespace: String) -> ClusterSecrets {
         ClusterSecrets {
             client,
             own_namespace,
@@ -42,13 +42,13 @@ impl ClusterSecrets {
     }
 
     /// Makes `names` the wanted set and fetches all of them.
-    pub async fn want(&self, names: BTreeSet<String>) {
+    pub(crate) async fn want(&self, names: BTreeSet<String>) {
         *self.wanted.lock().unwrap_or_else(|p| p.into_inner()) = names;
         self.refresh().await;
     }
 
     /// Fetches every wanted Secret again.
-    pub async fn refresh(&self) {
+    pub(crate) async fn refresh(&self) {
         let wanted: Vec<String> = self
             .wanted
             .lock()

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 /// The flags of `serve` for what its elected leader writes.
 #[derive(clap::Args, Clone, Default)]
-pub struct WriterArgs {
+pub(crate) struct WriterArgs {
     /// Keep the MutatingWebhookConfiguration and
     /// ValidatingWebhookConfiguration (`ivpol webhooks`' output) applied as
     /// the policies change; written by the elected leader only.
@@ -42,19 +42,19 @@ pub struct WriterArgs {
 }
 
 /// The field manager of every write.
-pub const FIELD_MANAGER: &str = "ivpol";
+pub(crate) const FIELD_MANAGER: &str = "ivpol";
 /// How often the leader checks for a new policy set to write out.
 const EVERY: Duration = Duration::from_secs(1);
 
 /// What the leader writes, and where its webhooks point.
-pub struct Writers {
+pub(crate) struct Writers {
     pub client: Client,
     pub webhooks: Option<WebhookOptions>,
 }
 
 /// Writes after every new generation, and again whenever this replica
 /// becomes the leader.
-pub fn start(
+pub(crate) fn start(
     live: Arc<Live>,
     cluster: Arc<Cluster>,
     writers: Writers,
@@ -240,7 +240,7 @@ fn without_times(status: &Value) -> Value {
 /// the serving certificate (as cert-manager writes it). Every certificate
 /// in it must be a CA: a leaf certificate would make the API server trust
 /// exactly one key and break at the first rotation.
-pub fn ca_bundle(explicit: Option<&Path>, tls_cert: Option<&Path>) -> Result<Vec<u8>> {
+pub(crate) fn ca_bundle(explicit: Option<&Path>, tls_cert: Option<&Path>) -> Result<Vec<u8>> {
     let path = match (explicit, tls_cert) {
         (Some(p), _) => p.to_path_buf(),
         (None, Some(cert)) => cert.with_file_name("ca.crt"),

@@ -23,13 +23,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Credential {
+pub(crate) struct Credential {
     pub username: String,
     pub password: String,
 }
 
 impl Credential {
-    pub fn basic_header(&self) -> String {
+    pub(crate) fn basic_header(&self) -> String {
         let raw = format!("{}:{}", self.username, self.password);
         format!(
             "Basic {}",
@@ -40,7 +40,7 @@ impl Credential {
     /// What identifies this credential in cache keys: a SHA-256 of the
     /// username and the password (length-prefixed, so no two pairs share
     /// a preimage). Two secrets with one username never share a token.
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         let mut h = Sha256::new();
         for part in [&self.username, &self.password] {
             h.update((part.len() as u64).to_be_bytes());
@@ -52,19 +52,19 @@ impl Credential {
 
 /// Credentials by registry host (`host` or `host:port`).
 #[derive(Debug, Clone, Default)]
-pub struct Keychain {
+pub(crate) struct Keychain {
     by_registry: HashMap<String, Credential>,
 }
 
 impl Keychain {
     /// Reads a docker `config.json`.
-    pub fn from_docker_config(path: &Path) -> Result<Keychain> {
+    pub(crate) fn from_docker_config(path: &Path) -> Result<Keychain> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         Keychain::parse(&text).with_context(|| format!("parsing {}", path.display()))
     }
 
-    pub fn parse(text: &str) -> Result<Keychain> {
+    pub(crate) fn parse(text: &str) -> Result<Keychain> {
         let doc: serde_json::Value = serde_json::from_str(text)?;
         let mut by_registry = HashMap::new();
         let Some(auths) = doc.get("auths").and_then(|a| a.as_object()) else {
@@ -103,14 +103,14 @@ impl Keychain {
     }
 
     /// Adds `other`'s credentials; earlier ones win on a conflict.
-    pub fn extend(&mut self, other: Keychain) {
+    pub(crate) fn extend(&mut self, other: Keychain) {
         for (k, v) in other.by_registry {
             self.by_registry.entry(k).or_insert(v);
         }
     }
 
     /// The credential for `host:port` (or `host` alone).
-    pub fn get(&self, host: &str, port: Option<u16>) -> Option<&Credential> {
+    pub(crate) fn get(&self, host: &str, port: Option<u16>) -> Option<&Credential> {
         let with_port = port.map(|p| format!("{host}:{p}"));
         with_port
             .and_then(|k| self.by_registry.get(&k))
@@ -122,7 +122,7 @@ impl Keychain {
     /// The policy secret `name` under `dir`: a mounted Secret volume
     /// (`<dir>/<name>/.dockerconfigjson`), a `config.json`-shaped file, or a
     /// `kubernetes.io/dockerconfigjson` Secret manifest (YAML or JSON).
-    pub fn from_secret(dir: &Path, name: &str) -> Result<Keychain, String> {
+    pub(crate) fn from_secret(dir: &Path, name: &str) -> Result<Keychain, String> {
         // Names are validated by the component as DNS subdomains; check again.
         if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
             return Err(format!("invalid registry secret name {name:?}"));
@@ -145,7 +145,7 @@ impl Keychain {
 
 impl Keychain {
     /// The credentials in a Secret object (JSON or YAML) named `name`.
-    pub fn from_secret_text(name: &str, text: &str) -> Result<Keychain, String> {
+    pub(crate) fn from_secret_text(name: &str, text: &str) -> Result<Keychain, String> {
         let config = secret_config(text)
             .ok_or_else(|| format!("registry secret {name} holds no docker config"))?;
         Keychain::parse(&config).map_err(|e| format!("registry secret {name}: {e}"))
@@ -183,7 +183,7 @@ fn normalise(registry: &str) -> String {
 
 /// A parsed `WWW-Authenticate` challenge.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Challenge {
+pub(crate) enum Challenge {
     Bearer {
         realm: String,
         service: String,
@@ -192,7 +192,7 @@ pub enum Challenge {
     Basic,
 }
 
-pub fn parse_challenge(header: &str) -> Option<Challenge> {
+pub(crate) fn parse_challenge(header: &str) -> Option<Challenge> {
     let (scheme, params) = header.trim().split_once(' ').unwrap_or((header.trim(), ""));
     if scheme.eq_ignore_ascii_case("basic") {
         return Some(Challenge::Basic);
@@ -243,7 +243,7 @@ fn split_params(s: &str) -> Vec<(String, String)> {
 
 /// What a bearer token is good for, and whose it is.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
-pub struct TokenKey {
+pub(crate) struct TokenKey {
     pub realm: String,
     pub service: String,
     pub scope: String,
@@ -259,11 +259,11 @@ impl TokenKey {
 
 /// Tokens without `expires_in` (or with 0) live 60 s, the distribution
 /// token spec's default.
-pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
 /// No token is reused for longer than this, whatever the server says.
-pub const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
+pub(crate) const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 /// A token longer than this is refused (real ones are a few KiB).
-pub const MAX_TOKEN_BYTES: usize = 64 << 10;
+pub(crate) const MAX_TOKEN_BYTES: usize = 64 << 10;
 /// The cache holds at most this many bytes of keys and tokens...
 const CACHE_BYTES: u64 = 4 << 20;
 /// ...counting each entry at least this much, so it also holds at most
@@ -308,7 +308,7 @@ impl moka::Expiry<TokenKey, CachedToken> for TokenExpiry {
 
 /// Bearer tokens by [`TokenKey`], until they expire; bounded in bytes and
 /// entries (moka, weighed by bytes, each entry expiring on its own).
-pub struct TokenCache {
+pub(crate) struct TokenCache {
     tokens: moka::sync::Cache<TokenKey, CachedToken>,
 }
 
@@ -334,13 +334,13 @@ impl TokenCache {
     }
 
     /// The token kept for `key`, if it has not expired.
-    pub fn get(&self, key: &TokenKey) -> Option<String> {
+    pub(crate) fn get(&self, key: &TokenKey) -> Option<String> {
         self.tokens.get(key).map(|t| t.token)
     }
 
     /// Keeps `token` for `lifetime` (see [`token_lifetime`]), minus a
     /// margin; a token too short-lived or too large is not kept.
-    pub fn put(&self, key: TokenKey, token: String, lifetime: Duration) {
+    pub(crate) fn put(&self, key: TokenKey, token: String, lifetime: Duration) {
         let keep = lifetime.min(MAX_TOKEN_LIFETIME).saturating_sub(RENEW_EARLY);
         if keep.is_zero() || token.len() > MAX_TOKEN_BYTES {
             return;
@@ -358,7 +358,7 @@ impl TokenCache {
 /// How long a token may be used, from the token answer's `expires_in`:
 /// missing, zero, negative or not a number means the spec's 60 s; more
 /// than [`MAX_TOKEN_LIFETIME`] is capped.
-pub fn token_lifetime(expires_in: Option<&serde_json::Value>) -> Duration {
+pub(crate) fn token_lifetime(expires_in: Option<&serde_json::Value>) -> Duration {
     match expires_in.and_then(|e| e.as_u64()) {
         None | Some(0) => DEFAULT_TOKEN_LIFETIME,
         Some(secs) => Duration::from_secs(secs).min(MAX_TOKEN_LIFETIME),
@@ -367,7 +367,7 @@ pub fn token_lifetime(expires_in: Option<&serde_json::Value>) -> Duration {
 
 /// The token from a token endpoint's JSON answer, with its lifetime; an
 /// answer without a usable token is an error saying why.
-pub fn parse_token_response(body: &[u8]) -> Result<(String, Duration), String> {
+pub(crate) fn parse_token_response(body: &[u8]) -> Result<(String, Duration), String> {
     let v: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
     let token = v

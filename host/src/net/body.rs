@@ -10,13 +10,13 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 use wasmtime_wasi_http::Error as HttpError;
 
-pub struct DeadlineBody {
+pub(super) struct DeadlineBody {
     inner: hyper::body::Incoming,
     sleep: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl DeadlineBody {
-    pub fn new(inner: hyper::body::Incoming, deadline: Instant) -> DeadlineBody {
+    pub(super) fn new(inner: hyper::body::Incoming, deadline: Instant) -> DeadlineBody {
         DeadlineBody {
             inner,
             sleep: Box::pin(tokio::time::sleep_until(deadline.into())),

@@ -38,7 +38,7 @@ impl Net {
     /// presents to each of `registries` (`host[:port]`) for a policy naming
     /// `secrets`. None when the policy's secrets cannot be read: the
     /// verification then runs, and fails on the same error.
-    pub fn scoped_key(
+    pub(crate) fn scoped_key(
         &self,
         key: &str,
         registries: &[String],

@@ -9,11 +9,11 @@
 //! request's deadline. A refused request reaches the guest as
 //! `HttpRequestDenied`.
 
-pub mod auth;
+pub(crate) mod auth;
 mod body;
 mod identity;
-pub mod policy;
-pub mod resolve;
+pub(crate) mod policy;
+pub(crate) mod resolve;
 
 use anyhow::{Context, Result};
 use auth::{Challenge, Keychain, TokenCache, TokenKey};
@@ -55,7 +55,7 @@ struct Outgoing<'a> {
 }
 
 /// A request the host makes itself (see [`Net::request`]).
-pub struct HostRequest {
+pub(crate) struct HostRequest {
     pub method: http::Method,
     pub uri: http::Uri,
     pub headers: http::HeaderMap,
@@ -66,7 +66,7 @@ pub struct HostRequest {
 }
 
 /// Shared by every instance: policy, credentials, tokens, connection pool.
-pub struct Net {
+pub(crate) struct Net {
     policy: Arc<NetPolicy>,
     keychain: Keychain,
     /// Where policies' `credentials.secrets` are read from.
@@ -82,7 +82,7 @@ pub struct Net {
 impl Net {
     /// The capability, resolving names with the system resolver (or the
     /// test-only script named by [`resolve::TEST_DNS_ENV`]).
-    pub fn new(
+    pub(crate) fn new(
         policy: NetPolicy,
         keychain: Keychain,
         secrets_dir: Option<&Path>,
@@ -92,7 +92,7 @@ impl Net {
         Net::with_lookup(policy, keychain, secrets_dir, extra_ca, lookup)
     }
 
-    pub fn with_lookup(
+    pub(crate) fn with_lookup(
         policy: NetPolicy,
         keychain: Keychain,
         secrets_dir: Option<&Path>,
@@ -242,7 +242,7 @@ impl Net {
 
     /// One request of the host's own (OCI push and pull), under the same
     /// policy, TLS, credentials and token cache as the component's.
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         req: HostRequest,
         deadline: Instant,
@@ -454,21 +454,21 @@ impl Net {
 
     /// Reads policies' `credentials.secrets` from the cluster from now on
     /// (`serve --kubernetes`); `--secrets-dir` is then not consulted.
-    pub fn use_cluster_secrets(&self, source: Arc<dyn SecretSource>) {
+    pub(crate) fn use_cluster_secrets(&self, source: Arc<dyn SecretSource>) {
         let _ = self.cluster_secrets.set(source);
     }
 }
 
 /// Registry secrets by the name a policy gives them (`<name>` for a
 /// cluster policy, `<namespace>/<name>` for a namespaced one).
-pub trait SecretSource: Send + Sync {
+pub(crate) trait SecretSource: Send + Sync {
     /// The credentials in the secret, or why there are none.
     fn keychain(&self, name: &str) -> Result<Keychain, String>;
 }
 
 /// The per-store hook: the shared [`Net`], this call's deadline, and the
 /// policy secrets the component named last (`registry-credentials`).
-pub struct Hooks {
+pub(crate) struct Hooks {
     pub net: Arc<Net>,
     pub deadline: Instant,
     pub secrets: Arc<[String]>,

@@ -23,7 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// `HOST[:PORT]`; without a port it matches every port of the host.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostPort {
+pub(crate) struct HostPort {
     pub host: String,
     pub port: Option<u16>,
 }
@@ -63,14 +63,14 @@ impl HostPort {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct NetPolicy {
+pub(crate) struct NetPolicy {
     pub allow: Vec<HostPort>,
     pub insecure: Vec<HostPort>,
 }
 
 /// How a request may go out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     Https,
     Http,
 }
@@ -80,7 +80,7 @@ impl NetPolicy {
     /// and port alone. An IP literal is judged here; the addresses of a
     /// name are judged by [`NetPolicy::check_resolved`] when the connector
     /// resolves it.
-    pub fn route(&self, host: &str, port: u16) -> Result<Route, String> {
+    pub(crate) fn route(&self, host: &str, port: u16) -> Result<Route, String> {
         let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
         if host.is_empty() {
             return Err("the request names no host".into());
@@ -110,13 +110,13 @@ impl NetPolicy {
     /// resolve only to public addresses. One non-public address refuses
     /// the whole answer: a name that mixes them is not a registry to trust.
     #[cfg(test)]
-    pub fn check_resolved(&self, name: &str, addrs: &[IpAddr]) -> Result<(), String> {
+    pub(crate) fn check_resolved(&self, name: &str, addrs: &[IpAddr]) -> Result<(), String> {
         self.check_resolved_by(name, addrs, &is_public)
     }
 
     /// [`NetPolicy::check_resolved`] with another judge of "public" (the
     /// test-only DNS script can declare loopback addresses public).
-    pub fn check_resolved_by(
+    pub(crate) fn check_resolved_by(
         &self,
         name: &str,
         addrs: &[IpAddr],
@@ -145,7 +145,7 @@ fn non_public(host: &str, ip: &IpAddr) -> String {
 /// address registries; anything else (loopback, private, shared, link-local,
 /// documentation, benchmarking, reserved, multicast, discard...) is not.
 /// IPv6 addresses that carry an IPv4 address are judged by that address.
-pub fn is_public(ip: &IpAddr) -> bool {
+pub(crate) fn is_public(ip: &IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(*v4),
         IpAddr::V6(v6) => is_public_v6(*v6),

@@ -25,11 +25,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 /// The environment variable naming a scripted-DNS file. Test-only.
-pub const TEST_DNS_ENV: &str = "IVPOL_TEST_ONLY_DNS_ANSWERS";
+pub(crate) const TEST_DNS_ENV: &str = "IVPOL_TEST_ONLY_DNS_ANSWERS";
 
 /// No lookup runs longer than this, deadline or not (a lookup left running
 /// in the background by the connection pool is bounded too).
-pub const MAX_LOOKUP: Duration = Duration::from_secs(10);
+pub(crate) const MAX_LOOKUP: Duration = Duration::from_secs(10);
 
 tokio::task_local! {
     /// The deadline of the registry request being sent, read by the
@@ -40,7 +40,7 @@ tokio::task_local! {
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Resolves a name to its addresses.
-pub trait Lookup: Send + Sync {
+pub(crate) trait Lookup: Send + Sync {
     fn lookup(&self, name: &str) -> BoxFuture<std::io::Result<Vec<IpAddr>>>;
 
     /// Addresses to treat as public (test scripts only; never in production).
@@ -50,7 +50,7 @@ pub trait Lookup: Send + Sync {
 }
 
 /// The system resolver (getaddrinfo, through tokio).
-pub struct SystemLookup;
+pub(crate) struct SystemLookup;
 
 impl Lookup for SystemLookup {
     fn lookup(&self, name: &str) -> BoxFuture<std::io::Result<Vec<IpAddr>>> {
@@ -85,7 +85,7 @@ enum Answer {
 /// fallback to the system resolver). `public_for_test` lists addresses the
 /// policy then treats as public, so that a hermetic test can stand for a
 /// public registry on a loopback address.
-pub struct ScriptedLookup {
+pub(crate) struct ScriptedLookup {
     script: HashMap<String, Vec<Answer>>,
     public: Vec<IpAddr>,
     asked: Mutex<HashMap<String, usize>>,
@@ -100,13 +100,13 @@ struct Script {
 }
 
 impl ScriptedLookup {
-    pub fn from_file(path: &std::path::Path) -> Result<ScriptedLookup, String> {
+    pub(crate) fn from_file(path: &std::path::Path) -> Result<ScriptedLookup, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{TEST_DNS_ENV}: reading {}: {e}", path.display()))?;
         ScriptedLookup::parse(&text).map_err(|e| format!("{TEST_DNS_ENV}: {}: {e}", path.display()))
     }
 
-    pub fn parse(text: &str) -> Result<ScriptedLookup, String> {
+    pub(crate) fn parse(text: &str) -> Result<ScriptedLookup, String> {
         let doc: Script = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let mut script = HashMap::new();
         for (name, answers) in doc.answers {
@@ -173,7 +173,7 @@ impl Lookup for ScriptedLookup {
 
 /// The lookup the process uses: the system's, unless the test-only
 /// variable is set.
-pub fn lookup_from_env() -> Result<Arc<dyn Lookup>, String> {
+pub(crate) fn lookup_from_env() -> Result<Arc<dyn Lookup>, String> {
     match std::env::var_os(TEST_DNS_ENV) {
         None => Ok(Arc::new(SystemLookup)),
         Some(path) => {
@@ -189,7 +189,7 @@ pub fn lookup_from_env() -> Result<Arc<dyn Lookup>, String> {
 
 /// Why a name got no address to dial.
 #[derive(Debug)]
-pub enum ResolveError {
+pub(crate) enum ResolveError {
     /// The policy refuses what the name resolved to.
     Refused(String),
     /// The lookup did not finish in time.
@@ -211,7 +211,7 @@ impl std::error::Error for ResolveError {}
 
 impl ResolveError {
     /// The `ResolveError` somewhere in an error's source chain.
-    pub fn find<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a ResolveError> {
+    pub(crate) fn find<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a ResolveError> {
         let mut cur = Some(e);
         while let Some(err) = cur {
             if let Some(r) = err.downcast_ref::<ResolveError>() {
@@ -225,14 +225,14 @@ impl ResolveError {
 
 /// The connector's resolver: one lookup, checked, and nothing else dialled.
 #[derive(Clone)]
-pub struct CheckedResolver {
+pub(crate) struct CheckedResolver {
     pub policy: Arc<NetPolicy>,
     pub lookup: Arc<dyn Lookup>,
 }
 
 impl CheckedResolver {
     /// The approved addresses of `name` (port 0: the connector sets it).
-    pub async fn resolve(
+    pub(crate) async fn resolve(
         &self,
         name: &str,
         deadline: Instant,

@@ -12,24 +12,24 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
-pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
-pub const LAYER_MEDIA_TYPE: &str = "application/wasm";
+pub(crate) const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(crate) const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
+pub(crate) const LAYER_MEDIA_TYPE: &str = "application/wasm";
 /// Layer media types of older Wasm artifacts, accepted on pull for interop.
 const LEGACY_LAYER_MEDIA_TYPES: [&str; 2] = [
     "application/vnd.wasm.content.layer.v1+wasm",
     "application/vnd.module.wasm.content.layer.v1+wasm",
 ];
-pub const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
+pub(crate) const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
 
 /// The largest manifest or config read from a registry.
-pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 /// The largest component read from a registry.
-pub const MAX_LAYER_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_LAYER_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
-pub struct Descriptor {
+pub(crate) struct Descriptor {
     pub media_type: String,
     pub digest: String,
     pub size: u64,
@@ -39,7 +39,7 @@ pub struct Descriptor {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Manifest {
+pub(crate) struct Manifest {
     pub schema_version: u32,
     #[serde(default)]
     pub media_type: Option<String>,
@@ -51,14 +51,14 @@ pub struct Manifest {
 
 /// What a component imports and exports (interfaces, fully qualified).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ComponentInfo {
+pub(crate) struct ComponentInfo {
     pub exports: Vec<String>,
     pub imports: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WasmConfig {
+pub(crate) struct WasmConfig {
     pub created: String,
     pub architecture: String,
     pub os: String,
@@ -68,18 +68,18 @@ pub struct WasmConfig {
 }
 
 /// The world ivpol's host links, recognised by its exports.
-pub const IVPOL_WORLD: &str = "ivpol:admission/policy-module@0.1.0";
+pub(crate) const IVPOL_WORLD: &str = "ivpol:admission/policy-module@0.1.0";
 const IVPOL_ENGINE: &str = "ivpol:admission/engine@0.1.0";
 
 /// The world a component implements, when it is one this host knows.
-pub fn world(info: &ComponentInfo) -> Option<&'static str> {
+pub(crate) fn world(info: &ComponentInfo) -> Option<&'static str> {
     info.exports
         .iter()
         .any(|e| e == IVPOL_ENGINE)
         .then_some(IVPOL_WORLD)
 }
 
-pub fn sha256_digest(bytes: &[u8]) -> String {
+pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
     let hash = Sha256::digest(bytes);
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
@@ -87,7 +87,7 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
 
 /// Validates `bytes` as a WebAssembly component and lists its top-level
 /// interface imports and exports.
-pub fn inspect_component(bytes: &[u8]) -> Result<ComponentInfo> {
+pub(crate) fn inspect_component(bytes: &[u8]) -> Result<ComponentInfo> {
     if !wasmparser::Parser::is_component(bytes) {
         if wasmparser::Parser::is_core_wasm(bytes) {
             bail!("this is a core WebAssembly module, not a component (wrap it with `wasm-tools component new`)");
@@ -128,7 +128,7 @@ pub fn inspect_component(bytes: &[u8]) -> Result<ComponentInfo> {
 }
 
 /// The three pieces of an artifact, serialized as they are pushed.
-pub struct Artifact {
+pub(crate) struct Artifact {
     pub config: Vec<u8>,
     pub layer: Vec<u8>,
     pub manifest: Vec<u8>,
@@ -137,7 +137,7 @@ pub struct Artifact {
 impl Artifact {
     /// Lays out `component` (validated first); `title` names the layer,
     /// `created` is the RFC 3339 creation time.
-    pub fn new(component: Vec<u8>, title: &str, created: String) -> Result<Artifact> {
+    pub(crate) fn new(component: Vec<u8>, title: &str, created: String) -> Result<Artifact> {
         let info = inspect_component(&component)?;
         let layer_digest = sha256_digest(&component);
         let config = WasmConfig {
@@ -178,7 +178,7 @@ fn descriptor(media_type: &str, bytes: &[u8], annotations: BTreeMap<String, Stri
 
 /// Parses a pulled manifest and returns its one Wasm layer, refusing
 /// anything that is not this layout.
-pub fn wasm_layer(manifest_bytes: &[u8]) -> Result<(Manifest, Descriptor)> {
+pub(crate) fn wasm_layer(manifest_bytes: &[u8]) -> Result<(Manifest, Descriptor)> {
     let manifest: Manifest = serde_json::from_slice(manifest_bytes)
         .context("the manifest is not an OCI image manifest")?;
     if let Some(mt) = manifest
@@ -223,7 +223,7 @@ pub fn wasm_layer(manifest_bytes: &[u8]) -> Result<(Manifest, Descriptor)> {
 }
 
 /// Parses a pulled config and checks that it describes `layer`.
-pub fn check_config(config_bytes: &[u8], layer: &Descriptor) -> Result<WasmConfig> {
+pub(crate) fn check_config(config_bytes: &[u8], layer: &Descriptor) -> Result<WasmConfig> {
     let config: WasmConfig =
         serde_json::from_slice(config_bytes).context("the config is not a Wasm config (v0)")?;
     if config.architecture != "wasm" {
@@ -244,7 +244,7 @@ pub fn check_config(config_bytes: &[u8], layer: &Descriptor) -> Result<WasmConfi
 
 /// Now in RFC 3339 (UTC, seconds), or `SOURCE_DATE_EPOCH` when set, so
 /// that a rebuild can reproduce the same config and manifest digests.
-pub fn created_now() -> String {
+pub(crate) fn created_now() -> String {
     let pinned = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())

@@ -15,13 +15,13 @@ use super::artifact::sha256_digest;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
-pub struct ComponentCache {
+pub(crate) struct ComponentCache {
     dir: PathBuf,
 }
 
 impl ComponentCache {
     /// The cache under ivpol's cache directory (`--cache-dir`).
-    pub fn new(cache_dir: &Path) -> ComponentCache {
+    pub(crate) fn new(cache_dir: &Path) -> ComponentCache {
         ComponentCache {
             dir: cache_dir.join("components"),
         }
@@ -32,7 +32,7 @@ impl ComponentCache {
     }
 
     /// The blob `digest`, if cached and intact.
-    pub fn get(&self, digest: &str, ext: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get(&self, digest: &str, ext: &str) -> Option<Vec<u8>> {
         let path = self.path(digest, ext);
         let bytes = std::fs::read(&path).ok()?;
         if sha256_digest(&bytes) == digest {
@@ -44,13 +44,13 @@ impl ComponentCache {
 
     /// Stores `bytes` under their digest, atomically (a crash leaves no
     /// half-written entry under the final name).
-    pub fn put(&self, bytes: &[u8], ext: &str) -> Result<()> {
+    pub(crate) fn put(&self, bytes: &[u8], ext: &str) -> Result<()> {
         self.write(&self.path(&sha256_digest(bytes), ext), bytes)
     }
 
     /// The signatures kept for the manifest `digest`, if any (read up to
     /// [`MAX_SIGNATURES_FILE`] bytes; a larger file is ignored).
-    pub fn get_signatures(&self, digest: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get_signatures(&self, digest: &str) -> Option<Vec<u8>> {
         let path = self.path(digest, SIGNATURES_EXT);
         let size = std::fs::metadata(&path).ok()?.len();
         if size > MAX_SIGNATURES_FILE {
@@ -62,7 +62,7 @@ impl ComponentCache {
 
     /// Keeps `bytes` as the signatures of the manifest `digest`, replacing
     /// what was kept.
-    pub fn put_signatures(&self, digest: &str, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn put_signatures(&self, digest: &str, bytes: &[u8]) -> Result<()> {
         self.write(&self.path(digest, SIGNATURES_EXT), bytes)
     }
 

@@ -18,7 +18,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Redirects followed for a blob (registries send blobs to storage hosts).
 const MAX_REDIRECTS: usize = 5;
 
-pub struct Client {
+pub(crate) struct Client {
     net: Arc<Net>,
     reference: Reference,
     /// The last Authorization that worked, presented up front next time
@@ -27,14 +27,14 @@ pub struct Client {
 }
 
 /// A response with its body read.
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Bytes,
 }
 
 impl Client {
-    pub fn new(net: Arc<Net>, reference: &Reference) -> Client {
+    pub(crate) fn new(net: Arc<Net>, reference: &Reference) -> Client {
         Client {
             net,
             reference: reference.clone(),
@@ -42,7 +42,7 @@ impl Client {
         }
     }
 
-    pub fn reference(&self) -> &Reference {
+    pub(crate) fn reference(&self) -> &Reference {
         &self.reference
     }
 
@@ -57,7 +57,7 @@ impl Client {
     }
 
     /// Sends one request to this registry; the body is read up to `limit`.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         method: Method,
         url: &str,
@@ -90,7 +90,7 @@ impl Client {
     }
 
     /// GETs `path` under the repository, following redirects (for blobs).
-    pub async fn get(&self, path: &str, accept: &str, limit: u64) -> Result<Answer> {
+    pub(crate) async fn get(&self, path: &str, accept: &str, limit: u64) -> Result<Answer> {
         let mut url = self.url(path);
         for _ in 0..=MAX_REDIRECTS {
             let mut headers = HeaderMap::new();
@@ -112,7 +112,7 @@ impl Client {
     }
 
     /// Whether the registry already has the blob `digest`.
-    pub async fn has_blob(&self, digest: &str) -> Result<bool> {
+    pub(crate) async fn has_blob(&self, digest: &str) -> Result<bool> {
         let url = self.url(&format!("blobs/{digest}"));
         // A HEAD answer declares the blob's length but carries no body.
         let answer = self
@@ -127,7 +127,7 @@ impl Client {
 
     /// Uploads a blob: POST opens an upload session, PUT with `?digest=`
     /// closes it with the whole content (the flow every registry supports).
-    pub async fn upload_blob(&self, digest: &str, bytes: Bytes) -> Result<()> {
+    pub(crate) async fn upload_blob(&self, digest: &str, bytes: Bytes) -> Result<()> {
         let start = self.url("blobs/uploads/");
         let opened = self
             .call(
@@ -165,7 +165,7 @@ impl Client {
 
     /// PUTs a manifest under `reference` (a tag); returns the registry's
     /// `Docker-Content-Digest`, when it sends one.
-    pub async fn put_manifest(
+    pub(crate) async fn put_manifest(
         &self,
         reference: &str,
         media_type: &str,
@@ -229,7 +229,12 @@ async fn read(
 }
 
 /// A registry's refusal, with the first error message of its JSON body.
-pub fn registry_error(method: &str, url: &str, status: StatusCode, body: &[u8]) -> anyhow::Error {
+pub(crate) fn registry_error(
+    method: &str,
+    url: &str,
+    status: StatusCode,
+    body: &[u8],
+) -> anyhow::Error {
     let message = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .and_then(|v| {

@@ -4,10 +4,10 @@
 //! artifact (`signatures`), and a digest-addressed cache of pulled
 //! components and their signatures (`cache`).
 
-pub mod artifact;
-pub mod cache;
-pub mod client;
-pub mod pull;
-pub mod push;
-pub mod reference;
-pub mod signatures;
+pub(crate) mod artifact;
+pub(crate) mod cache;
+pub(crate) mod client;
+pub(crate) mod pull;
+pub(crate) mod push;
+pub(crate) mod reference;
+pub(crate) mod signatures;

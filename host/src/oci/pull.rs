@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use http::StatusCode;
 
 /// A pulled, verified artifact.
-pub struct Pulled {
+pub(crate) struct Pulled {
     pub manifest_digest: String,
     pub config: WasmConfig,
     pub layer: Descriptor,
@@ -22,7 +22,7 @@ pub struct Pulled {
 /// Pulls the artifact `client` names. With a cache, a reference pinned by
 /// digest whose artifact is cached makes no registry call, and what is
 /// pulled is cached.
-pub async fn pull(client: &Client, cache: Option<&ComponentCache>) -> Result<Pulled> {
+pub(crate) async fn pull(client: &Client, cache: Option<&ComponentCache>) -> Result<Pulled> {
     let reference = client.reference();
     if let (Some(cache), Some(digest)) = (cache, reference.digest.as_deref()) {
         if let Some(pulled) = from_cache(cache, digest)? {
@@ -84,7 +84,7 @@ fn from_cache(cache: &ComponentCache, digest: &str) -> Result<Option<Pulled>> {
 }
 
 /// The manifest's digest and bytes; a pinned digest must match.
-pub async fn manifest(client: &Client) -> Result<(String, Vec<u8>)> {
+pub(crate) async fn manifest(client: &Client) -> Result<(String, Vec<u8>)> {
     let reference = client.reference();
     eprintln!("pulling manifest {reference}");
     let path = format!("manifests/{}", reference.manifest_reference());

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use bytes::Bytes;
 
 /// Pushes `artifact` under `tag` and returns the manifest digest.
-pub async fn push(client: &Client, artifact: Artifact, tag: &str) -> Result<String> {
+pub(crate) async fn push(client: &Client, artifact: Artifact, tag: &str) -> Result<String> {
     blob(client, "config", artifact.config).await?;
     blob(client, "layer", artifact.layer).await?;
     let digest = artifact::sha256_digest(&artifact.manifest);

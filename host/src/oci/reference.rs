@@ -11,7 +11,7 @@ use std::fmt;
 
 /// A reference as `push`, `pull` and `inspect` take it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reference {
+pub(crate) struct Reference {
     /// `host[:port]` as written, lowercased (Docker Hub as `docker.io`).
     pub registry: String,
     /// The repository, `library/` added for a one-segment Docker Hub name.
@@ -24,7 +24,7 @@ pub struct Reference {
 
 impl Reference {
     /// Parses `input`, with or without the `oci://` prefix.
-    pub fn parse(input: &str) -> Result<Reference> {
+    pub(crate) fn parse(input: &str) -> Result<Reference> {
         let s = input.strip_prefix("oci://").unwrap_or(input);
         if s.contains("://") {
             bail!("{input:?} is not an OCI reference (REGISTRY/REPOSITORY[:TAG][@sha256:DIGEST])");
@@ -50,7 +50,7 @@ impl Reference {
 
     /// Where the distribution API is served: Docker Hub's API host differs
     /// from its name.
-    pub fn api_host(&self) -> &str {
+    pub(crate) fn api_host(&self) -> &str {
         match self.registry.as_str() {
             "docker.io" | "index.docker.io" => "registry-1.docker.io",
             other => other,
@@ -58,7 +58,7 @@ impl Reference {
     }
 
     /// The tag or digest a manifest is fetched by (`latest` by default).
-    pub fn manifest_reference(&self) -> &str {
+    pub(crate) fn manifest_reference(&self) -> &str {
         self.digest
             .as_deref()
             .or(self.tag.as_deref())
@@ -66,7 +66,7 @@ impl Reference {
     }
 
     /// The same repository and tag, pinned to `digest`.
-    pub fn pinned(&self, digest: &str) -> Reference {
+    pub(crate) fn pinned(&self, digest: &str) -> Reference {
         Reference {
             digest: Some(digest.to_string()),
             ..self.clone()
@@ -89,7 +89,7 @@ impl fmt::Display for Reference {
 
 /// `d` if it is a sha256 digest (`sha256:<64 lowercase hex>`), the only
 /// algorithm the host writes and reads; `input` names it in the error.
-pub fn parse_digest(d: &str, input: &str) -> Result<String> {
+pub(crate) fn parse_digest(d: &str, input: &str) -> Result<String> {
     match d.strip_prefix("sha256:") {
         Some(hex)
             if hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>

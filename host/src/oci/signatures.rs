@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The artifactType cosign v3 gives its bundle referrers.
-pub const BUNDLE_ARTIFACT_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+pub(crate) const BUNDLE_ARTIFACT_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
 /// Media types of a bundle referrer's layer (v0.1 to v0.3).
 const BUNDLE_MEDIA_TYPE_PREFIX: &str = "application/vnd.dev.sigstore.bundle";
 const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -30,15 +30,15 @@ const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+j
 const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 
 /// The most `.sig` layers, and the most bundle referrers, read for one artifact.
-pub const MAX_SIGNATURES: usize = 32;
+pub(crate) const MAX_SIGNATURES: usize = 32;
 /// The largest signature layer or bundle read.
-pub const MAX_SIGNATURE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SIGNATURE_BYTES: u64 = 1 << 20;
 /// The most bytes read for one artifact's signatures, manifests included.
-pub const MAX_SIGNATURES_TOTAL: u64 = 16 << 20;
+pub(crate) const MAX_SIGNATURES_TOTAL: u64 = 16 << 20;
 
 /// What was fetched, as the registry served it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Signatures {
+pub(crate) struct Signatures {
     /// The manifest at `sha256-<hex>.sig`, if the tag exists.
     pub sig_manifest: Option<Vec<u8>>,
     /// Its layer blobs: (digest, content).
@@ -64,7 +64,7 @@ struct KeptBlob {
 
 impl Signatures {
     /// As the WIT record the component verifies.
-    pub fn to_wit(&self) -> wit::ArtifactSignatures {
+    pub(crate) fn to_wit(&self) -> wit::ArtifactSignatures {
         wit::ArtifactSignatures {
             sig_manifest: self.sig_manifest.clone(),
             sig_layers: self
@@ -80,7 +80,7 @@ impl Signatures {
     }
 
     /// The form kept on disk.
-    pub fn to_json(&self) -> Result<Vec<u8>> {
+    pub(crate) fn to_json(&self) -> Result<Vec<u8>> {
         let kept = Kept {
             sig_manifest: self.sig_manifest.as_ref().map(|m| B64.encode(m)),
             sig_layers: self
@@ -97,7 +97,7 @@ impl Signatures {
     }
 
     /// Reads the form kept on disk.
-    pub fn from_json(bytes: &[u8]) -> Result<Signatures> {
+    pub(crate) fn from_json(bytes: &[u8]) -> Result<Signatures> {
         let kept: Kept = serde_json::from_slice(bytes).context("not kept signatures")?;
         let decode = |s: &str| B64.decode(s).context("not base64");
         Ok(Signatures {
@@ -130,7 +130,7 @@ impl Budget {
 }
 
 /// Fetches the signatures of the manifest `digest` in `client`'s repository.
-pub async fn fetch(client: &Client, digest: &str) -> Result<Signatures> {
+pub(crate) async fn fetch(client: &Client, digest: &str) -> Result<Signatures> {
     parse_digest(digest, digest)?;
     let mut budget = Budget(0);
     let mut signatures = Signatures::default();

@@ -7,19 +7,19 @@
 use std::fmt::Write;
 
 /// One `<testsuite>`.
-pub struct Suite {
+pub(crate) struct Suite {
     pub name: String,
     pub cases: Vec<Case>,
 }
 
 /// One `<testcase>`.
-pub struct Case {
+pub(crate) struct Case {
     pub classname: String,
     pub name: String,
     pub outcome: CaseOutcome,
 }
 
-pub enum CaseOutcome {
+pub(crate) enum CaseOutcome {
     Passed,
     /// An expectation that did not hold: `message` is the short reason,
     /// `text` the details.
@@ -69,7 +69,7 @@ impl Tally {
 }
 
 /// The document for `suites`, named `name`.
-pub fn render(name: &str, suites: &[Suite]) -> String {
+pub(crate) fn render(name: &str, suites: &[Suite]) -> String {
     let all = Tally::of(suites.iter().flat_map(|s| &s.cases));
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -129,12 +129,12 @@ pub fn render(name: &str, suites: &[Suite]) -> String {
 /// would otherwise turn them into spaces), and characters XML 1.0 cannot
 /// hold at all (other control characters, as in ANSI colour codes) as
 /// U+FFFD.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     escape_with(s, false)
 }
 
 /// `s` as element text: as [`escape`], with line breaks and tabs kept.
-pub fn escape_text(s: &str) -> String {
+pub(crate) fn escape_text(s: &str) -> String {
     escape_with(s, true)
 }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// The field manager of every report write.
-pub const FIELD_MANAGER: &str = "ivpol";
+pub(crate) const FIELD_MANAGER: &str = "ivpol";
 
 /// Objects asked for per list request.
 const PAGE: u32 = 500;
@@ -37,7 +37,7 @@ fn report_resource() -> ApiResource {
 /// Every Pod and pod controller in every namespace, listed in pages of
 /// [`PAGE`]; more than `max` in all is refused (nothing is scanned) rather
 /// than scanned in part.
-pub async fn list_workloads(client: &Client, max: usize) -> Result<Vec<Resource>> {
+pub(crate) async fn list_workloads(client: &Client, max: usize) -> Result<Vec<Resource>> {
     let mut out = Vec::new();
     for (api_version, kind, plural) in KINDS {
         let api = Api::<DynamicObject>::all_with(
@@ -98,7 +98,7 @@ fn resource(api_version: &str, kind: &str, plural: &str, item: DynamicObject) ->
 /// Writes each report (`metadata.namespace` and `name` say where) with
 /// server-side apply, field manager [`FIELD_MANAGER`], forcing ownership of
 /// the fields it sets. The first failure stops the writes.
-pub async fn apply_reports(client: &Client, reports: &[Value]) -> Result<()> {
+pub(crate) async fn apply_reports(client: &Client, reports: &[Value]) -> Result<()> {
     let params = PatchParams::apply(FIELD_MANAGER).force();
     for report in reports {
         let text = |key: &str| report["metadata"][key].as_str().unwrap_or_default();
@@ -120,7 +120,7 @@ pub async fn apply_reports(client: &Client, reports: &[Value]) -> Result<()> {
 /// `(namespace, uid)` of those resources; reports about anything else are
 /// left alone (the owner reference removes those of deleted resources).
 /// How many were deleted.
-pub async fn delete_stale(
+pub(crate) async fn delete_stale(
     client: &Client,
     resultless: &BTreeSet<(String, String)>,
     max: usize,

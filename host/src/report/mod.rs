@@ -3,12 +3,12 @@
 //! are printed in (Kyverno's apply text, openreports reports, Kyverno's test
 //! table, JUnit XML).
 
-pub mod junit;
-pub mod kubernetes;
-pub mod openreports;
-pub mod resources;
-pub mod table;
-pub mod text;
+pub(crate) mod junit;
+pub(crate) mod kubernetes;
+pub(crate) mod openreports;
+pub(crate) mod resources;
+pub(crate) mod table;
+pub(crate) mod text;
 
 use crate::runtime::wit;
 use resources::Subject;
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 /// A result's status, as in a policy report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Pass,
     Fail,
     Warn,
@@ -25,7 +25,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Pass => "pass",
             Status::Fail => "fail",
@@ -35,7 +35,7 @@ impl Status {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Status> {
+    pub(crate) fn parse(s: &str) -> Option<Status> {
         Some(match s {
             "pass" => Status::Pass,
             "fail" => Status::Fail,
@@ -48,11 +48,11 @@ impl Status {
 }
 
 /// `properties.process` of a result.
-pub const BACKGROUND_SCAN: &str = "background scan";
+pub(crate) const BACKGROUND_SCAN: &str = "background scan";
 
 /// One policy's result for one resource (or JSON payload).
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// None for a JSON payload.
     pub subject: Option<Subject>,
     pub policy: String,
@@ -72,7 +72,11 @@ pub struct Outcome {
 
 impl Outcome {
     /// The outcome of `result` for `subject`.
-    pub fn new(subject: Option<Subject>, result: &wit::PolicyResult, process: &str) -> Outcome {
+    pub(crate) fn new(
+        subject: Option<Subject>,
+        result: &wit::PolicyResult,
+        process: &str,
+    ) -> Outcome {
         let status = match result.status {
             wit::Status::Pass => Status::Pass,
             wit::Status::Fail => Status::Fail,
@@ -115,12 +119,12 @@ impl Outcome {
     /// Whether the policy denies when it fails: `Deny` is among its
     /// validationActions (the default). A policy that does not is what
     /// Kyverno's CLI calls an audit policy.
-    pub fn denies(&self) -> bool {
+    pub(crate) fn denies(&self) -> bool {
         self.actions.denies()
     }
 
     /// `namespace/name` for namespaced policies, as a report's `policy`.
-    pub fn policy_key(&self) -> String {
+    pub(crate) fn policy_key(&self) -> String {
         match &self.policy_namespace {
             Some(ns) => format!("{ns}/{}", self.policy),
             None => self.policy.clone(),
@@ -130,7 +134,7 @@ impl Outcome {
 
 /// `--audit-warn`, as `kyverno apply --audit-warn`: the failures of
 /// policies that do not deny become warnings. Errors stay errors.
-pub fn audit_failures_as_warnings(outcomes: &mut [Outcome]) {
+pub(crate) fn audit_failures_as_warnings(outcomes: &mut [Outcome]) {
     for o in outcomes.iter_mut() {
         if o.status == Status::Fail && !o.denies() {
             o.status = Status::Warn;
@@ -140,7 +144,7 @@ pub fn audit_failures_as_warnings(outcomes: &mut [Outcome]) {
 
 /// The `pass, fail, warn, error, skip` counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub pass: usize,
     pub fail: usize,
     pub warn: usize,
@@ -149,7 +153,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Counts {
+    pub(crate) fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Counts {
         let mut c = Counts::default();
         for o in outcomes {
             match o.status {
@@ -163,7 +167,7 @@ impl Counts {
         c
     }
 
-    pub fn to_json(self) -> serde_json::Value {
+    pub(crate) fn to_json(self) -> serde_json::Value {
         // In Kyverno's (sorted) key order.
         serde_json::json!({
             "error": self.error, "fail": self.fail, "pass": self.pass,
@@ -173,7 +177,7 @@ impl Counts {
 }
 
 /// `--explain`: each result that verified something, with why.
-pub fn explain(outcomes: &[Outcome]) -> String {
+pub(crate) fn explain(outcomes: &[Outcome]) -> String {
     let mut out = String::new();
     for o in outcomes.iter().filter(|o| !o.why.is_empty()) {
         let resource = o
@@ -193,7 +197,7 @@ pub fn explain(outcomes: &[Outcome]) -> String {
     out
 }
 
-pub fn cache_name(c: wit::CacheUse) -> &'static str {
+pub(crate) fn cache_name(c: wit::CacheUse) -> &'static str {
     match c {
         wit::CacheUse::Hit => "hit",
         wit::CacheUse::Miss => "miss",
@@ -201,7 +205,7 @@ pub fn cache_name(c: wit::CacheUse) -> &'static str {
     }
 }
 
-pub fn reason_name(r: wit::Reason) -> &'static str {
+pub(crate) fn reason_name(r: wit::Reason) -> &'static str {
     match r {
         wit::Reason::NotFound => "not-found",
         wit::Reason::BadSignature => "bad-signature",

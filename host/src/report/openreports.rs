@@ -9,11 +9,11 @@ use super::{Counts, Outcome};
 use serde_json::{json, Map, Value};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub const API_VERSION: &str = "openreports.io/v1alpha1";
-pub const SOURCE: &str = "KyvernoImageValidatingPolicy";
+pub(crate) const API_VERSION: &str = "openreports.io/v1alpha1";
+pub(crate) const SOURCE: &str = "KyvernoImageValidatingPolicy";
 
 /// A report's `results[]` entry for `o`, stamped `seconds`.
-pub fn result(o: &Outcome, seconds: u64) -> Value {
+pub(crate) fn result(o: &Outcome, seconds: u64) -> Value {
     let mut r = Map::new();
     if !o.message.is_empty() {
         r.insert("message".into(), o.message.clone().into());
@@ -42,7 +42,12 @@ pub fn result(o: &Outcome, seconds: u64) -> Value {
 }
 
 /// A `ClusterReport` (no namespace) or `Report` named `name` over `outcomes`.
-pub fn report(name: &str, namespace: Option<&str>, outcomes: &[&Outcome], seconds: u64) -> Value {
+pub(crate) fn report(
+    name: &str,
+    namespace: Option<&str>,
+    outcomes: &[&Outcome],
+    seconds: u64,
+) -> Value {
     let mut metadata = json!({"creationTimestamp": null, "name": name});
     let kind = match namespace {
         Some(ns) => {
@@ -64,7 +69,7 @@ pub fn report(name: &str, namespace: Option<&str>, outcomes: &[&Outcome], second
 /// `kyverno apply -p`: one ClusterReport `merged` for the cluster policies'
 /// results, then one Report per NamespacedImageValidatingPolicy (named and
 /// namespaced like the policy).
-pub fn by_policy(outcomes: &[Outcome], seconds: u64) -> Vec<Value> {
+pub(crate) fn by_policy(outcomes: &[Outcome], seconds: u64) -> Vec<Value> {
     let mut out = Vec::new();
     let cluster: Vec<&Outcome> = outcomes
         .iter()
@@ -91,7 +96,7 @@ pub fn by_policy(outcomes: &[Outcome], seconds: u64) -> Vec<Value> {
 
 /// `ivpol scan`: one Report per namespace of the resources, then one
 /// ClusterReport for the cluster-scoped resources, all named `name`.
-pub fn by_resource_namespace(outcomes: &[Outcome], name: &str, seconds: u64) -> Vec<Value> {
+pub(crate) fn by_resource_namespace(outcomes: &[Outcome], name: &str, seconds: u64) -> Vec<Value> {
     let ns_of = |o: &Outcome| o.subject.as_ref().and_then(|s| s.namespace.clone());
     let mut namespaces: Vec<String> = outcomes.iter().filter_map(ns_of).collect();
     namespaces.sort();
@@ -113,7 +118,7 @@ pub fn by_resource_namespace(outcomes: &[Outcome], name: &str, seconds: u64) -> 
 
 /// The label Kyverno puts on every report it writes, and the value its
 /// chainsaw asserts (`report/background/report.yaml`) require.
-pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kyverno");
+pub(crate) const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kyverno");
 
 /// `ivpol scan --kubernetes`: the Report about one namespaced resource, as
 /// Kyverno's report aggregation writes it (`NewPolicyReport` and
@@ -123,7 +128,11 @@ pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kyverno")
 /// only, and results without `resources` (the scope says whose they are),
 /// sorted by policy and rule. None for a resource without UID or
 /// namespace, or without results (Kyverno deletes such a report).
-pub fn for_resource(subject: &Subject, outcomes: &[&Outcome], seconds: u64) -> Option<Value> {
+pub(crate) fn for_resource(
+    subject: &Subject,
+    outcomes: &[&Outcome],
+    seconds: u64,
+) -> Option<Value> {
     let uid = subject.uid.as_deref()?;
     let namespace = subject.namespace.as_deref()?;
     if outcomes.is_empty() {
@@ -169,7 +178,7 @@ pub fn for_resource(subject: &Subject, outcomes: &[&Outcome], seconds: u64) -> O
 }
 
 /// Seconds since the epoch, for `timestamp.seconds`.
-pub fn now_seconds() -> u64 {
+pub(crate) fn now_seconds() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -177,7 +186,7 @@ pub fn now_seconds() -> u64 {
 }
 
 /// Reports as YAML documents (`---` between them), or as JSON, one per line.
-pub fn render(reports: &[Value], json: bool) -> String {
+pub(crate) fn render(reports: &[Value], json: bool) -> String {
     let mut out = String::new();
     for (i, r) in reports.iter().enumerate() {
         if json {

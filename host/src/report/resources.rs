@@ -17,7 +17,7 @@ const CLUSTER_SCOPED_KINDS: &str =
 
 /// Who a result is about, as a report's `resources[]` entry names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Subject {
+pub(crate) struct Subject {
     pub api_version: String,
     pub kind: String,
     pub name: String,
@@ -28,20 +28,20 @@ pub struct Subject {
 
 impl Subject {
     /// `ns/Kind/name` as `kyverno apply` prints it (`/Kind/name` when cluster-scoped).
-    pub fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         let ns = self.namespace.as_deref().unwrap_or("");
         format!("{ns}/{}/{}", self.kind, self.name)
     }
 
     /// `apiVersion/Kind/ns/name` as `kyverno test` prints it.
-    pub fn test_path(&self) -> String {
+    pub(crate) fn test_path(&self) -> String {
         let ns = self.namespace.as_deref().unwrap_or("");
         format!("{}/{}/{ns}/{}", self.api_version, self.kind, self.name)
     }
 }
 
 /// One object read from a file.
-pub struct Resource {
+pub(crate) struct Resource {
     /// `file` or `file#N` (zero-based document index) for messages.
     pub source: String,
     pub object: Value,
@@ -51,7 +51,7 @@ pub struct Resource {
 /// Every object in `paths` (files or directories, read recursively), in
 /// file order. Empty documents are skipped; anything else that is not a
 /// Kubernetes object with `apiVersion`, `kind` and `metadata.name` is an error.
-pub fn read(paths: &[PathBuf]) -> Result<Vec<Resource>> {
+pub(crate) fn read(paths: &[PathBuf]) -> Result<Vec<Resource>> {
     let mut out = Vec::new();
     for doc in policies::read_all(paths)? {
         for (index, de) in serde_yaml_ng::Deserializer::from_str(&doc.content).enumerate() {
@@ -73,7 +73,7 @@ pub fn read(paths: &[PathBuf]) -> Result<Vec<Resource>> {
 }
 
 /// The object's identity, or why it is not a Kubernetes object.
-pub fn subject(value: &Value) -> Result<Subject> {
+pub(crate) fn subject(value: &Value) -> Result<Subject> {
     if !value.is_object() {
         bail!("not a Kubernetes object (a mapping with apiVersion, kind and metadata)");
     }
@@ -104,12 +104,12 @@ pub fn subject(value: &Value) -> Result<Subject> {
 }
 
 /// A `--json` payload: one JSON (or YAML) document per file.
-pub struct Payload {
+pub(crate) struct Payload {
     pub source: String,
     pub text: String,
 }
 
-pub fn read_payloads(paths: &[PathBuf]) -> Result<Vec<Payload>> {
+pub(crate) fn read_payloads(paths: &[PathBuf]) -> Result<Vec<Payload>> {
     let mut out = Vec::new();
     for doc in policies::read_all(paths)? {
         let value: Value = serde_yaml_ng::from_str(&doc.content)

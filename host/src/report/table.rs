@@ -4,7 +4,7 @@
 
 /// One checked expectation.
 #[derive(Clone, Debug)]
-pub struct Row {
+pub(crate) struct Row {
     pub policy: String,
     pub rule: String,
     /// `apiVersion/Kind/namespace/name`.
@@ -18,13 +18,13 @@ pub struct Row {
 
 impl Row {
     /// Whether the expectation did not hold (`Skip` rows were not checked).
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.result == "Fail"
     }
 }
 
 /// The table of `rows`, numbered from 1.
-pub fn render(rows: &[Row], detailed: bool) -> String {
+pub(crate) fn render(rows: &[Row], detailed: bool) -> String {
     let mut header = vec!["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
     if detailed {
         header.push("MESSAGE");

@@ -5,7 +5,7 @@ use super::{Counts, Outcome, Status};
 use std::fmt::Write;
 
 /// `\nApplying N policy rule(s) to M resource(s)[ with K exception(s)]...\n`
-pub fn applying(policies: usize, resources: usize, exceptions: usize) -> String {
+pub(crate) fn applying(policies: usize, resources: usize, exceptions: usize) -> String {
     match exceptions {
         0 => format!("\nApplying {policies} policy rule(s) to {resources} resource(s)...\n"),
         k => format!(
@@ -15,7 +15,7 @@ pub fn applying(policies: usize, resources: usize, exceptions: usize) -> String 
 }
 
 /// Where a result is about: `ns/Kind/name`, or `JSON payload`.
-pub fn resource_path(o: &Outcome) -> String {
+pub(crate) fn resource_path(o: &Outcome) -> String {
     match &o.subject {
         Some(s) => s.path(),
         None => "JSON payload".into(),
@@ -25,7 +25,7 @@ pub fn resource_path(o: &Outcome) -> String {
 /// One block per outcome with `status`: `policy <p> -> resource <r> <verb>:`,
 /// then `1 - <rule> <message>`, then an empty line. Each IVP response holds
 /// one rule, so the number is always 1.
-pub fn blocks(outcomes: &[Outcome], status: Status, verb: &str) -> String {
+pub(crate) fn blocks(outcomes: &[Outcome], status: Status, verb: &str) -> String {
     let mut out = String::new();
     for o in outcomes.iter().filter(|o| o.status == status) {
         block(&mut out, o, verb);
@@ -49,7 +49,7 @@ fn block(out: &mut String, o: &Outcome, verb: &str) {
 /// fail: Y, warn: W, error: Z, skip: S \n` (Kyverno's trailing space
 /// included) after one empty line: the blank line that ends the last
 /// block, or its own when nothing failed.
-pub fn failures_and_counts(outcomes: &[Outcome], c: &Counts) -> String {
+pub(crate) fn failures_and_counts(outcomes: &[Outcome], c: &Counts) -> String {
     let mut out = String::new();
     for o in outcomes {
         match o.status {

@@ -13,7 +13,7 @@ use ivpol::admission::types::{Actions, AttestorKind, Operation, PolicyKind, Unju
 
 impl Operation {
     /// The operation as an AdmissionRequest spells it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Operation::Create => "CREATE",
             Operation::Update => "UPDATE",
@@ -23,7 +23,7 @@ impl Operation {
     }
 
     /// The operation an AdmissionRequest (or a Kyverno test file) names.
-    pub fn parse(name: &str) -> Option<Operation> {
+    pub(crate) fn parse(name: &str) -> Option<Operation> {
         [
             Operation::Create,
             Operation::Update,
@@ -37,7 +37,7 @@ impl Operation {
 
 impl PolicyKind {
     /// The policy's `kind`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PolicyKind::ImageValidatingPolicy => "ImageValidatingPolicy",
             PolicyKind::NamespacedImageValidatingPolicy => "NamespacedImageValidatingPolicy",
@@ -48,7 +48,7 @@ impl PolicyKind {
 impl AttestorKind {
     /// The attestor's kind as a policy names it, lower-cased (metrics and
     /// the decision log).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AttestorKind::Cosign => "cosign",
             AttestorKind::Notary => "notary",
@@ -59,7 +59,7 @@ impl AttestorKind {
 impl Actions {
     /// The actions as `spec.validationActions` names them, in Kyverno's
     /// order (Deny, Warn, Audit).
-    pub fn names(self) -> Vec<&'static str> {
+    pub(crate) fn names(self) -> Vec<&'static str> {
         [
             (Actions::DENY, "Deny"),
             (Actions::WARN, "Warn"),
@@ -73,14 +73,14 @@ impl Actions {
 
     /// Whether a failure of the policy denies: `Deny` is among its
     /// actions, or it names none (Kyverno's default).
-    pub fn denies(self) -> bool {
+    pub(crate) fn denies(self) -> bool {
         self == Actions::empty() || self.contains(Actions::DENY)
     }
 }
 
 impl Unjudgeable {
     /// Why, in words (bindgen's `Display` is the `Debug` form).
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             Unjudgeable::NotJson(why)
             | Unjudgeable::NotAdmissionReview(why)

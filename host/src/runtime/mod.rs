@@ -6,7 +6,7 @@
 //! dropped, and the next request gets a fresh one.
 
 mod bindings;
-pub mod precompiled;
+pub(crate) mod precompiled;
 
 use crate::cache::{Claims, VerificationCache};
 use crate::cluster::ClusterResources;
@@ -14,7 +14,7 @@ use crate::metrics::metrics;
 use crate::net::{Hooks, Net};
 use crate::policies::Document;
 use anyhow::{Context, Result};
-pub use bindings::ivpol::admission::types as wit;
+pub(crate) use bindings::ivpol::admission::types as wit;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -25,7 +25,7 @@ use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// The component built from `guest/` by build.rs.
-pub static EMBEDDED_COMPONENT: &[u8] =
+pub(crate) static EMBEDDED_COMPONENT: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/ivpol_guest.wasm"));
 
 /// One epoch tick; deadlines are counted in ticks.
@@ -44,7 +44,7 @@ const MAX_INSTANCES: u32 = 128;
 /// `2 × instances × instance_memory` plus the host's own (about 256 MiB
 /// with full caches): the defaults (4 × 128 MiB) need 1280 MiB.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Instances per policy set: evaluations running at once, and idle
     /// instances kept; more requests wait for a turn within their deadline.
     pub instances: usize,
@@ -67,7 +67,7 @@ impl Default for Limits {
 
 impl Limits {
     /// The pod memory this needs with two generations alive (see above).
-    pub fn memory_needed(&self) -> usize {
+    pub(crate) fn memory_needed(&self) -> usize {
         const HOST_RESERVE: usize = 256 << 20;
         2usize
             .saturating_mul(self.instances)
@@ -79,7 +79,7 @@ impl Limits {
 /// Why the component gave no answer to a call. The server answers each as
 /// an `error` result of every policy in scope, never as a 500.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The call ran past its deadline (epoch interruption or the backstop).
     Deadline(Duration),
     /// The instance needed more than its memory limit.
@@ -115,7 +115,7 @@ impl std::error::Error for Failure {}
 
 impl Failure {
     /// The `reason` label of `ivpol_component_failures`.
-    pub fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         match self {
             Failure::Deadline(_) => "deadline",
             Failure::OutOfMemory(_) => "out_of_memory",
@@ -233,7 +233,7 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
 
 /// Store data: an empty WASI context (no files, no environment, no
 /// sockets), wasi:http through the registry hook, and the memory limiter.
-pub struct HostState {
+pub(crate) struct HostState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     hooks: Hooks,
@@ -249,7 +249,7 @@ pub struct HostState {
 
 /// The Namespace objects the host knows (WIT `namespaces`): the cluster's
 /// watch or `--namespaces`, as the serving generation has them.
-pub trait Namespaces: Send + Sync {
+pub(crate) trait Namespaces: Send + Sync {
     /// The Namespace `name` as JSON; none when unknown.
     fn namespace_object(&self, name: &str) -> Option<String>;
 }
@@ -383,7 +383,7 @@ impl WasiView for HostState {
 }
 
 /// The engine and the pre-linked component.
-pub struct Runtime {
+pub(crate) struct Runtime {
     engine: Engine,
     pre: bindings::EngineContractPre<HostState>,
     net: Arc<Net>,
@@ -396,18 +396,18 @@ pub struct Runtime {
 impl Runtime {
     /// Lets policies read the cluster objects `resources` grants, in every
     /// instance created from now on.
-    pub fn grant_resources(&self, resources: Arc<ClusterResources>) {
+    pub(crate) fn grant_resources(&self, resources: Arc<ClusterResources>) {
         let _ = self.resources.set(resources);
     }
 
     /// The network capability every instance shares.
-    pub fn net(&self) -> &Arc<Net> {
+    pub(crate) fn net(&self) -> &Arc<Net> {
         &self.net
     }
 
     /// Compiles the component (or loads it precompiled from `cache_dir`),
     /// with the default [`Limits`].
-    pub fn new(
+    pub(crate) fn new(
         component_bytes: &[u8],
         net: Arc<Net>,
         cache: Arc<VerificationCache>,
@@ -417,7 +417,7 @@ impl Runtime {
     }
 
     /// [`Runtime::new`] with pools bounded by `limits`.
-    pub fn with_limits(
+    pub(crate) fn with_limits(
         component_bytes: &[u8],
         net: Arc<Net>,
         cache: Arc<VerificationCache>,
@@ -467,7 +467,7 @@ impl Runtime {
 
     /// A runtime for a one-shot command that makes no registry call: the
     /// network stays default-deny and nothing is cached between calls.
-    pub fn offline(component_bytes: &[u8], cache_dir: Option<&Path>) -> Result<Runtime> {
+    pub(crate) fn offline(component_bytes: &[u8], cache_dir: Option<&Path>) -> Result<Runtime> {
         let net = Arc::new(Net::new(
             Default::default(),
             Default::default(),
@@ -507,7 +507,7 @@ impl Runtime {
     /// took (instantiation excluded). The outer error is a trap, the inner
     /// one a failed verification (the first call's outcome; every call
     /// verifies the same input).
-    pub async fn verify_bundle(
+    pub(crate) async fn verify_bundle(
         &self,
         bundle: Vec<u8>,
         artifact_sha256: Vec<u8>,
@@ -543,7 +543,7 @@ impl Runtime {
     /// hold a cosign signature of the OCI manifest `digest` by `signer`
     /// (a pulled component's own signature). The outer error is a trap,
     /// the inner one a failed verification.
-    pub async fn verify_artifact(
+    pub(crate) async fn verify_artifact(
         &self,
         digest: &str,
         signatures: &sigstore::ArtifactSignatures,
@@ -567,10 +567,10 @@ impl Runtime {
 }
 
 /// The WIT types of bundle verification.
-pub use bindings::exports::ivpol::admission::sigstore;
+pub(crate) use bindings::exports::ivpol::admission::sigstore;
 
 /// The WIT types the engine interface defines itself (`webhook-options`).
-pub use bindings::exports::ivpol::admission::engine;
+pub(crate) use bindings::exports::ivpol::admission::engine;
 
 /// Pooled instance slots with copy-on-write memory images: instantiation
 /// maps the component's initial memory instead of copying it.
@@ -608,7 +608,7 @@ fn start_epoch_ticker(engine: Engine) {
 }
 
 /// A live instance with its policy set.
-pub struct Instance {
+pub(crate) struct Instance {
     /// Calls served so far (see [`Limits::instance_calls`]).
     calls: u64,
     store: Store<HostState>,
@@ -617,7 +617,7 @@ pub struct Instance {
 }
 
 /// What loaded, for readiness and logs.
-pub struct Summary {
+pub(crate) struct Summary {
     pub policies: Vec<wit::PolicyInfo>,
     pub diagnostics: Vec<wit::Diagnostic>,
     /// The policy documents that did not load; each denies in its scope.
@@ -625,7 +625,7 @@ pub struct Summary {
 }
 
 /// Instances of one policy set.
-pub struct Pool {
+pub(crate) struct Pool {
     runtime: Arc<Runtime>,
     documents: Vec<wit::Document>,
     idle: Mutex<Vec<Instance>>,
@@ -635,7 +635,7 @@ pub struct Pool {
 
 impl Pool {
     /// Loads `documents` into a first instance, which also yields the summary.
-    pub async fn load(runtime: Arc<Runtime>, documents: Vec<Document>) -> Result<Pool> {
+    pub(crate) async fn load(runtime: Arc<Runtime>, documents: Vec<Document>) -> Result<Pool> {
         let documents: Vec<wit::Document> = documents
             .into_iter()
             .map(|d| wit::Document {
@@ -663,13 +663,13 @@ impl Pool {
         Ok(pool)
     }
 
-    pub fn summary(&self) -> &Summary {
+    pub(crate) fn summary(&self) -> &Summary {
         &self.summary
     }
 
     /// Runs `webhook-configurations` in a pooled instance: the outer error
     /// is a trap, the inner one the component's refusal.
-    pub async fn webhook_configurations(
+    pub(crate) async fn webhook_configurations(
         &self,
         options: engine::WebhookOptions,
     ) -> Result<Result<String, String>> {
@@ -763,7 +763,7 @@ impl Pool {
     /// Runs `review` (one AdmissionReview body on `route`) in a pooled
     /// instance within `deadline`, the component asking `namespaces` for
     /// the request's namespace if it needs it.
-    pub async fn review(
+    pub(crate) async fn review(
         &self,
         route: wit::Route,
         body: &[u8],
@@ -782,7 +782,7 @@ impl Pool {
     }
 
     /// Runs `evaluate-json` (JSON-mode policies) in a pooled instance.
-    pub async fn evaluate_json(
+    pub(crate) async fn evaluate_json(
         &self,
         payload: String,
         deadline: Duration,
@@ -798,7 +798,7 @@ impl Pool {
 
     /// Runs `evaluate` (one resource outside admission, for `ivpol apply`,
     /// `test` and `scan`) in a pooled instance within `deadline`.
-    pub async fn evaluate(
+    pub(crate) async fn evaluate(
         &self,
         resource: String,
         operation: wit::Operation,
@@ -824,7 +824,7 @@ impl Pool {
     /// The request deadline: the longest `webhookConfiguration.timeoutSeconds`
     /// among the policies a route names (all policies when it names none),
     /// as the API server would wait for that webhook. Default 10 s.
-    pub fn deadline(&self, names: &[String]) -> Duration {
+    pub(crate) fn deadline(&self, names: &[String]) -> Duration {
         let secs = self
             .summary
             .policies

@@ -17,7 +17,7 @@ use wasmtime::component::Component;
 use wasmtime::Engine;
 
 /// Compiles `bytes`, or loads the artifact a previous run cached in `dir`.
-pub fn load(engine: &Engine, bytes: &[u8], dir: Option<&Path>) -> Result<Component> {
+pub(crate) fn load(engine: &Engine, bytes: &[u8], dir: Option<&Path>) -> Result<Component> {
     let Some(dir) = dir else {
         return compile(engine, bytes);
     };
@@ -65,7 +65,7 @@ fn store(component: &Component, dir: &Path, path: &Path) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
 }
 
-pub fn create_private_dir(dir: &Path) -> Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     #[cfg(unix)]
     {
@@ -77,7 +77,7 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/ivpol`, else `~/.cache/ivpol`.
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// The request a decision is about, as far as it could be read.
 #[derive(Default)]
-pub struct Subject<'a> {
+pub(super) struct Subject<'a> {
     pub uid: &'a str,
     /// `ivpol` or `nivpol`.
     pub route: &'a str,
@@ -25,7 +25,7 @@ pub struct Subject<'a> {
 
 /// Writes the decision line for `subject`. `verdict` is none when the
 /// request could not be judged (then `why` says what happened).
-pub fn log(
+pub(super) fn log(
     subject: &Subject<'_>,
     allowed: bool,
     took: Duration,
@@ -103,7 +103,7 @@ fn verifications(v: &wit::Verdict) -> Value {
     )
 }
 
-pub fn status(s: wit::Status) -> &'static str {
+pub(super) fn status(s: wit::Status) -> &'static str {
     match s {
         wit::Status::Pass => "pass",
         wit::Status::Fail => "fail",
@@ -115,7 +115,7 @@ pub fn status(s: wit::Status) -> &'static str {
 use crate::report::{cache_name as cache, reason_name as reason};
 
 /// Counts each policy's result and each verification's duration.
-pub fn count(v: &wit::Verdict, phase: &str) {
+pub(super) fn count(v: &wit::Verdict, phase: &str) {
     let m = metrics();
     for r in &v.results {
         let kind = match r.namespace {

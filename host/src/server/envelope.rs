@@ -11,13 +11,13 @@ const MAX_UID_BYTES: usize = 256;
 /// `request.uid` of a body that may be truncated or malformed elsewhere,
 /// found by a cheap scan of the envelope's top level instead of a full
 /// parse: enough to answer a request that cannot be judged.
-pub fn scan_uid(body: &[u8]) -> Option<String> {
+pub(super) fn scan_uid(body: &[u8]) -> Option<String> {
     scan_request_field(body, "uid").filter(|u| !u.is_empty() && u.len() <= MAX_UID_BYTES)
 }
 
 /// `request.namespace`, by the same scan: which namespaced policies a
 /// request that could not be judged was for.
-pub fn scan_namespace(body: &[u8]) -> Option<String> {
+pub(super) fn scan_namespace(body: &[u8]) -> Option<String> {
     scan_request_field(body, "namespace").filter(|n| n.len() <= MAX_NAMESPACE_BYTES)
 }
 

@@ -9,7 +9,7 @@ use crate::runtime::{wit, Summary};
 
 /// Which policies a route reaches: its scope and the names in its path
 /// (none means every policy of the scope).
-pub struct Reach<'a> {
+pub(super) struct Reach<'a> {
     /// The request's namespace on `/nivpol/...` routes; none on `/ivpol/...`.
     pub namespace: Option<&'a str>,
     pub names: &'a [String],
@@ -23,7 +23,7 @@ impl Reach<'_> {
 }
 
 /// The verdict of every policy in reach erroring with `cause`.
-pub fn verdict(summary: &Summary, reach: &Reach<'_>, cause: &str) -> wit::Verdict {
+pub(super) fn verdict(summary: &Summary, reach: &Reach<'_>, cause: &str) -> wit::Verdict {
     let message = format!("internal error: {cause}");
     let mut results: Vec<wit::PolicyResult> = summary
         .policies

@@ -23,7 +23,7 @@ mod envelope;
 mod fallback;
 mod review;
 mod routes;
-pub mod tls;
+pub(crate) mod tls;
 
 use crate::live::Live;
 use anyhow::{Context, Result};
@@ -42,7 +42,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-pub struct ServerConfig {
+pub(crate) struct ServerConfig {
     pub listen: SocketAddr,
     pub tls: Option<tokio_rustls::TlsAcceptor>,
     pub limits: ConnLimits,
@@ -54,7 +54,7 @@ pub struct ServerConfig {
 
 /// What one client connection may take.
 #[derive(Clone, Copy, Debug)]
-pub struct ConnLimits {
+pub(crate) struct ConnLimits {
     /// From accept (or the end of the previous response) to a complete
     /// request head.
     pub header_read: Duration,
@@ -82,7 +82,7 @@ impl Default for ConnLimits {
 }
 
 /// Shared by every connection.
-pub struct AppState {
+pub(crate) struct AppState {
     /// The policy set; each request takes the current generation once.
     pub live: Arc<Live>,
     pub body_read_timeout: Duration,
@@ -94,7 +94,7 @@ pub struct AppState {
 /// new connections are still accepted for `shutdown_delay`, then the
 /// listener closes and in-flight requests get up to the longest webhook
 /// timeout (plus a margin) to finish; kept-alive idle connections close.
-pub async fn serve(
+pub(crate) async fn serve(
     config: ServerConfig,
     live: Arc<Live>,
     shutdown: impl Future<Output = ()>,

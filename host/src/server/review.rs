@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 /// A denial without evaluation: the request could not be judged (too
 /// large, malformed) but its uid could be read, so the API server gets an
 /// answer it applies instead of a 4xx that `failurePolicy: Ignore` admits.
-pub fn denied(uid: &str, message: &str) -> Value {
+pub(super) fn denied(uid: &str, message: &str) -> Value {
     envelope(json!({
         "uid": uid,
         "allowed": false,
@@ -20,7 +20,7 @@ pub fn denied(uid: &str, message: &str) -> Value {
 /// The response of a fallback verdict (`fallback::verdict`): allowed or
 /// denied with its message, and its warnings; it verified nothing and
 /// patches nothing.
-pub fn response(uid: &str, verdict: &wit::Verdict) -> Value {
+pub(super) fn response(uid: &str, verdict: &wit::Verdict) -> Value {
     let mut resp = json!({ "uid": uid, "allowed": verdict.allowed });
     if let Some(message) = &verdict.message {
         resp["status"] = json!({ "status": "Failure", "message": message });

@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// `oldObject`, each up to etcd's 1.5 MiB as stored (JSON can be half as
 /// large again), plus the envelope: 8 MiB holds both with room. A larger
 /// body is denied (by uid, when its start holds one), never admitted.
-pub const MAX_BODY_BYTES: usize = 8 << 20;
+pub(super) const MAX_BODY_BYTES: usize = 8 << 20;
 
 type Reply = Response<Full<Bytes>>;
 
@@ -56,7 +56,10 @@ fn parse_route(path: &str) -> Option<Route> {
     })
 }
 
-pub async fn handle(state: Arc<AppState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+pub(super) async fn handle(
+    state: Arc<AppState>,
+    req: Request<Incoming>,
+) -> Result<Reply, Infallible> {
     let path = req.uri().path().to_string();
     let reply = match (req.method(), path.as_str()) {
         (&Method::GET, "/health/liveness") => json_reply(StatusCode::OK, json!({"status": "ok"})),

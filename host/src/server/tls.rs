@@ -27,7 +27,7 @@ use tokio_rustls::TlsAcceptor;
 
 /// An acceptor serving the pair at `cert`/`key`, re-read every `reload`.
 /// The pair must be valid at start.
-pub fn acceptor(cert: &Path, key: &Path, reload: Duration) -> Result<TlsAcceptor> {
+pub(crate) fn acceptor(cert: &Path, key: &Path, reload: Duration) -> Result<TlsAcceptor> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let files = PairFiles {
         cert: cert.to_path_buf(),

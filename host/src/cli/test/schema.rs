@@ -87,7 +87,7 @@ const RESULT_REFUSED: &[&str] = &[
 
 /// A field that keeps a test file from running.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// A Kyverno field ivpol does not implement, set to a non-empty value.
     Unsupported(String),
     /// A key that is no field of Kyverno's Test (at the top level) or of its
@@ -97,7 +97,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The sentence printed for the test file `file`.
-    pub fn message(&self, file: &str) -> String {
+    pub(super) fn message(&self, file: &str) -> String {
         match self {
             Refusal::Unsupported(field) => format!(
                 "{file}: field {field:?} is not supported by ivpol test; the file was not run"
@@ -111,7 +111,7 @@ impl Refusal {
 
 /// The fields of the parsed test file `doc` that keep it from running, in
 /// file order. A document that is not a mapping is left to the parser.
-pub fn refusals(doc: &Value) -> Vec<Refusal> {
+pub(super) fn refusals(doc: &Value) -> Vec<Refusal> {
     let mut out = Vec::new();
     let Value::Mapping(top) = doc else {
         return out;
