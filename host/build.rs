@@ -19,7 +19,14 @@ fn main() {
         .expect("host/ lives in the workspace")
         .to_path_buf();
     let out = PathBuf::from(env::var("OUT_DIR").expect("set by cargo")).join("ivpol_guest.wasm");
-    for p in ["guest/src", "guest/Cargo.toml", "refs", "wit", "Cargo.lock"] {
+    for p in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "refs",
+        "verify",
+        "wit",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(p).display());
     }
     println!("cargo:rerun-if-env-changed=IVPOL_GUEST_WASM");

@@ -693,7 +693,7 @@ fn fetched_layers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::x509::tests::{read, DERIVED, FIXTURES};
+    use crate::verify::testdata::{read, DERIVED, FIXTURES};
 
     /// containers/image's `dir-img-cosign-valid`: one `.sig` layer, key
     /// `cosign.pub`, no Rekor bundle.

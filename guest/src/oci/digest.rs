@@ -4,14 +4,10 @@ use sha2::{Digest, Sha256};
 
 /// The OCI digest of `bytes`.
 pub fn sha256(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in hash {
-        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-    }
-    out
+    format!(
+        "sha256:{}",
+        crate::verify::encoding::hex(&Sha256::digest(bytes))
+    )
 }
 
 /// Whether `s` is a well-formed sha256 digest.

@@ -6,12 +6,12 @@
 use super::*;
 use crate::oci::transport::{host_of, HttpRequest, HttpResponse, Transport, TransportError};
 use crate::verify::encoding::b64encode;
-use crate::verify::tuf::tests::Fixture;
+use crate::verify::tuf::fixture::Fixture;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 const MIRROR: &str = "https://tuf.example.test";
-const TRUSTED_ROOT: &str = include_str!("../../verify/public-good-trusted-root.json");
+const TRUSTED_ROOT: &str = include_str!("../../../../verify/src/public-good-trusted-root.json");
 
 /// Serves `files` under `MIRROR`; every other URL is a 404. Records what
 /// was asked.

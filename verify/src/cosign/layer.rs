@@ -1,0 +1,466 @@
+//! Verification of one `.sig` (simple signing) or `.att` (DSSE) layer.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{Layer, Options, Verified, Verifier};
+use crate::dsse::Envelope;
+use crate::encoding::{b64decode, pem_encode};
+use crate::keys::PublicKey;
+use crate::rekor::{Body, CosignBundle};
+use crate::x509::fulcio::{identities_match, Identity, IdentityRule};
+use crate::x509::sct::verify_embedded_sct;
+use crate::x509::{verify_chain, Certificate, Purpose, MAX_PATH_LEN};
+use crate::{Classify, Reason, Result, VerifyError};
+
+pub const MEDIA_TYPE_SIMPLESIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+pub const MEDIA_TYPE_DSSE: &str = "application/vnd.dsse.envelope.v1+json";
+pub const ANNOTATION_SIGNATURE: &str = "dev.cosignproject.cosign/signature";
+pub const ANNOTATION_CERTIFICATE: &str = "dev.sigstore.cosign/certificate";
+pub const ANNOTATION_CHAIN: &str = "dev.sigstore.cosign/chain";
+pub const ANNOTATION_BUNDLE: &str = "dev.sigstore.cosign/bundle";
+
+const SIMPLESIGNING_TYPE: &str = "cosign container image signature";
+const INTOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+const STATEMENT_TYPES: &[&str] = &[
+    "https://in-toto.io/Statement/v0.1",
+    "https://in-toto.io/Statement/v1",
+];
+/// Largest layer payload accepted.
+const MAX_PAYLOAD: usize = 16 << 20;
+
+/// A key that may have made the signature, and the PEMs a Rekor entry may
+/// name for it.
+struct Signer {
+    key: PublicKey,
+    pems: Vec<String>,
+}
+
+/// A certificate to validate once the trusted time is known.
+struct CertCheck<'a> {
+    leaf: Certificate,
+    intermediates: Vec<Certificate>,
+    roots: Vec<Certificate>,
+    identities: Option<&'a [IdentityRule]>,
+}
+
+/// What the signed bytes are and how a Rekor entry must match them.
+trait Signed {
+    /// Verifies under `key`; returns the signature that verified.
+    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>>;
+    /// The entry logs this signature, made by the key named by `pem`.
+    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()>;
+}
+
+struct SimpleSigning<'a> {
+    payload: &'a [u8],
+    signature: Vec<u8>,
+}
+
+impl Signed for SimpleSigning<'_> {
+    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>> {
+        key.verify(self.payload, &self.signature, opts.hash)?;
+        Ok(self.signature.clone())
+    }
+    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
+        body.check_hashedrekord(&Sha256::digest(self.payload), signature, pem)
+    }
+}
+
+struct Dsse<'a> {
+    bytes: &'a [u8],
+    envelope: Envelope,
+}
+
+impl Signed for Dsse<'_> {
+    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>> {
+        self.envelope.verify(key, opts.hash).map(<[u8]>::to_vec)
+    }
+    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
+        body.check_envelope(self.bytes, &self.envelope, signature, pem)
+    }
+}
+
+fn annotation<'a>(layer: &'a Layer, key: &str) -> Option<&'a str> {
+    layer
+        .annotations
+        .get(key)
+        .map(String::as_str)
+        .filter(|v| !v.trim().is_empty())
+}
+
+fn key_pem(key: &PublicKey) -> String {
+    pem_encode("PUBLIC KEY", key.spki_der())
+}
+
+fn layer_certificate(layer: &Layer) -> Result<Option<Certificate>> {
+    annotation(layer, ANNOTATION_CERTIFICATE)
+        .map(|pem| {
+            Certificate::parse_pem(pem)
+                .map_err(|e| VerifyError::new(format!("certificate annotation: {e}")))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| VerifyError::new("certificate annotation is empty"))
+        })
+        .transpose()
+}
+
+/// The keys that may have signed, and the certificate to validate.
+fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<CertCheck<'a>>)> {
+    match &opts.verifier {
+        Verifier::Keys(keys) => {
+            if keys.is_empty() {
+                return Err(VerifyError::new("no public keys configured"));
+            }
+            // Cosign's comparePublicKey names the layer's certificate when
+            // it has one; accept it when its key is the verifying key.
+            let cert = layer_certificate(layer).ok().flatten();
+            let signers = keys
+                .iter()
+                .map(|key| {
+                    let mut pems = vec![key_pem(key)];
+                    if let Some(c) = &cert {
+                        if c.public_key().is_ok_and(|k| k == *key) {
+                            pems.push(c.pem());
+                        }
+                    }
+                    Signer {
+                        key: key.clone(),
+                        pems,
+                    }
+                })
+                .collect();
+            Ok((signers, None))
+        }
+        Verifier::Certificate { cert, chain } => {
+            let signer = Signer {
+                key: cert.public_key()?,
+                pems: vec![cert.pem()],
+            };
+            let check = match chain.split_last() {
+                None => None,
+                Some((root, intermediates)) => {
+                    if chain.len() > MAX_PATH_LEN + 1 {
+                        return Err(VerifyError::new(format!(
+                            "certificate chain longer than {}",
+                            MAX_PATH_LEN + 1
+                        )));
+                    }
+                    Some(CertCheck {
+                        leaf: cert.clone(),
+                        intermediates: intermediates.to_vec(),
+                        roots: vec![root.clone()],
+                        identities: None,
+                    })
+                }
+            };
+            Ok((vec![signer], check))
+        }
+        Verifier::Keyless { identities, roots } => {
+            let leaf = layer_certificate(layer)?.ok_or_else(|| {
+                VerifyError::new(format!(
+                    "keyless verification needs the {ANNOTATION_CERTIFICATE} annotation, which is missing"
+                ))
+            })?;
+            let mut intermediates = match annotation(layer, ANNOTATION_CHAIN) {
+                Some(pem) => Certificate::parse_pem(pem)
+                    .map_err(|e| VerifyError::new(format!("chain annotation: {e}")))?,
+                None => Vec::new(),
+            };
+            if intermediates.len() > MAX_PATH_LEN {
+                return Err(VerifyError::new(format!(
+                    "chain annotation has more than {MAX_PATH_LEN} certificates"
+                )));
+            }
+            intermediates.extend(roots.iter().cloned());
+            let signer = Signer {
+                key: leaf.public_key()?,
+                pems: vec![leaf.pem()],
+            };
+            Ok((
+                vec![signer],
+                Some(CertCheck {
+                    leaf,
+                    intermediates,
+                    roots: roots.clone(),
+                    identities: Some(identities),
+                }),
+            ))
+        }
+    }
+}
+
+/// Signature, transparency and certificate checks shared by both layer kinds.
+fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<Verified> {
+    let (signers, cert_check) = signers(layer, opts)?;
+    let mut found = None;
+    let mut last_error = None;
+    for signer in &signers {
+        match signed.verify(&signer.key, opts) {
+            Ok(sig) => {
+                found = Some((signer, sig));
+                break;
+            }
+            Err(e) => last_error = Some(e),
+        }
+    }
+    let Some((signer, signature)) = found else {
+        let why = last_error.map(|e| e.0).unwrap_or_default();
+        return Err(VerifyError::of(
+            Reason::BadSignature,
+            match signers.len() {
+                1 => format!("signature does not verify: {why}"),
+                n => format!("signature does not verify with any of the {n} configured keys"),
+            },
+        ));
+    };
+
+    let (trusted_time, tlog_verified) = if opts.ignore_tlog {
+        (opts.now, false)
+    } else {
+        (
+            transparency(layer, opts, signed, signer, &signature).class(Reason::TransparencyLog)?,
+            true,
+        )
+    };
+
+    let mut identity = None;
+    let mut certificate = None;
+    if let Some(check) = cert_check {
+        let path = verify_chain(
+            &check.leaf,
+            &check.intermediates,
+            &check.roots,
+            trusted_time,
+            Purpose::CodeSigning,
+        )
+        .class(Reason::UntrustedChain)?;
+        let id = Identity::of(&check.leaf).class(Reason::Identity)?;
+        if let Some(rules) = check.identities {
+            identities_match(rules, &id).class(Reason::Identity)?;
+        }
+        if !opts.ignore_sct {
+            let issuer = path.get(1).ok_or_else(|| {
+                VerifyError::of(
+                    Reason::TransparencyLog,
+                    "certificate chain must contain at least a certificate and its issuer to check its SCT",
+                )
+            })?;
+            verify_embedded_sct(&check.leaf, issuer, &opts.ctlogs)
+                .class(Reason::TransparencyLog)?;
+        }
+        identity = Some(id);
+        certificate = Some(check.leaf);
+    } else if let Verifier::Certificate { cert, .. } = &opts.verifier {
+        identity = Identity::of(cert).ok();
+        certificate = Some(cert.clone());
+    }
+    Ok(Verified {
+        trusted_time,
+        tlog_verified,
+        identity,
+        certificate,
+        key: signer.key.clone(),
+        payload: Value::Null,
+    })
+}
+
+/// The layer's Rekor bundle, verified against the logs and the signature:
+/// the time it proves.
+fn transparency(
+    layer: &Layer,
+    opts: &Options,
+    signed: &dyn Signed,
+    signer: &Signer,
+    signature: &[u8],
+) -> Result<i64> {
+    let json = annotation(layer, ANNOTATION_BUNDLE).ok_or_else(|| {
+            VerifyError::new(format!(
+                "no Rekor bundle ({ANNOTATION_BUNDLE} annotation) on the signature, and the transparency log is not ignored"
+            ))
+        })?;
+    let bundle = CosignBundle::parse(json)?;
+    let time = bundle.verify(&opts.tlogs)?;
+    let body = bundle.entry()?;
+    let mut result = Err(VerifyError::new("no verifier"));
+    for pem in &signer.pems {
+        result = signed.check_entry(&body, signature, pem);
+        if result.is_ok() {
+            break;
+        }
+    }
+    result?;
+    Ok(time)
+}
+
+fn check_size(layer: &Layer) -> Result<()> {
+    if layer.payload.len() > MAX_PAYLOAD {
+        return Err(VerifyError::new("signature layer larger than 16 MiB"));
+    }
+    Ok(())
+}
+
+fn digest_hex(digest: &str) -> Result<&str> {
+    digest
+        .strip_prefix("sha256:")
+        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| VerifyError::new(format!("image digest {digest:?} is not sha256:<hex>")))
+}
+
+/// Verifies a `.sig` layer for the image manifest `digest` (`sha256:<hex>`).
+pub fn verify_signature(layer: &Layer, digest: &str, opts: &Options) -> Result<Verified> {
+    check_size(layer)?;
+    digest_hex(digest)?;
+    if layer.media_type != MEDIA_TYPE_SIMPLESIGNING {
+        return Err(VerifyError::new(format!(
+            "signature layer media type is {:?}, not {MEDIA_TYPE_SIMPLESIGNING}",
+            layer.media_type
+        )));
+    }
+    let payload: Value = serde_json::from_slice(&layer.payload)
+        .map_err(|e| VerifyError::new(format!("invalid simple-signing payload: {e}")))?;
+    let kind = payload.pointer("/critical/type").and_then(Value::as_str);
+    if kind != Some(SIMPLESIGNING_TYPE) {
+        return Err(VerifyError::new(format!(
+            "signature payload type is {kind:?}, not {SIMPLESIGNING_TYPE:?}"
+        )));
+    }
+    let signed_digest = payload
+        .pointer("/critical/image/docker-manifest-digest")
+        .and_then(Value::as_str);
+    if signed_digest != Some(digest) {
+        return Err(VerifyError::of(
+            Reason::PayloadMismatch,
+            format!(
+                "signature is for image digest {}, not {digest}",
+                signed_digest.unwrap_or("(none)")
+            ),
+        ));
+    }
+    for (k, want) in &opts.annotations {
+        let have = payload.pointer("/optional").and_then(|o| o.get(k));
+        if have.and_then(Value::as_str) != Some(want.as_str()) {
+            return Err(VerifyError::of(
+                Reason::PayloadMismatch,
+                format!(
+                    "signature annotation {k:?} is {}, required {want:?}",
+                    have.map(Value::to_string)
+                        .unwrap_or_else(|| "missing".into())
+                ),
+            ));
+        }
+    }
+    let sig_b64 = annotation(layer, ANNOTATION_SIGNATURE).ok_or_else(|| {
+        VerifyError::new(format!(
+            "signature layer has no {ANNOTATION_SIGNATURE} annotation"
+        ))
+    })?;
+    let signed = SimpleSigning {
+        payload: &layer.payload,
+        signature: b64decode("signature annotation", sig_b64)?,
+    };
+    let mut verified = verify_common(layer, opts, &signed)?;
+    verified.payload = payload;
+    Ok(verified)
+}
+
+/// Verifies an `.att` layer for the image `digest`; returns the in-toto
+/// statement.
+pub fn verify_attestation(layer: &Layer, digest: &str, opts: &Options) -> Result<Value> {
+    verify_attestation_verified(layer, digest, opts).map(|v| v.payload)
+}
+
+/// As `verify_attestation`, with the trusted time and identity; the
+/// statement is `payload`.
+pub fn verify_attestation_verified(
+    layer: &Layer,
+    digest: &str,
+    opts: &Options,
+) -> Result<Verified> {
+    check_size(layer)?;
+    let hex = digest_hex(digest)?;
+    if layer.media_type != MEDIA_TYPE_DSSE {
+        return Err(VerifyError::new(format!(
+            "attestation layer media type is {:?}, not {MEDIA_TYPE_DSSE}",
+            layer.media_type
+        )));
+    }
+    let envelope = Envelope::parse(&layer.payload)?;
+    if envelope.payload_type != INTOTO_PAYLOAD_TYPE {
+        return Err(VerifyError::new(format!(
+            "attestation payload type is {:?}, not {INTOTO_PAYLOAD_TYPE}",
+            envelope.payload_type
+        )));
+    }
+    let statement: Value = serde_json::from_slice(&envelope.payload)
+        .map_err(|e| VerifyError::new(format!("invalid in-toto statement: {e}")))?;
+    let signed = Dsse {
+        bytes: &layer.payload,
+        envelope,
+    };
+    let mut verified = verify_common(layer, opts, &signed)?;
+    let kind = statement.get("_type").and_then(Value::as_str);
+    if !kind.is_some_and(|k| STATEMENT_TYPES.contains(&k)) {
+        return Err(VerifyError::new(format!(
+            "attestation is not an in-toto statement (_type {kind:?})"
+        )));
+    }
+    if subject_of(&statement, hex).is_none() {
+        return Err(VerifyError::of(
+            Reason::PayloadMismatch,
+            format!("attestation subjects do not include the image digest {digest}"),
+        ));
+    }
+    check_subject_annotations(&statement, digest, &opts.annotations)?;
+    verified.payload = statement;
+    Ok(verified)
+}
+
+/// The statement's first subject whose sha256 is `hex`.
+fn subject_of<'a>(statement: &'a Value, hex: &str) -> Option<&'a Value> {
+    let subjects = statement.get("subject").and_then(Value::as_array)?;
+    subjects.iter().find(|s| {
+        s.pointer("/digest/sha256")
+            .and_then(Value::as_str)
+            .is_some_and(|d| d.eq_ignore_ascii_case(hex))
+    })
+}
+
+/// Cosign's `IntotoSubjectClaimVerifier`: the in-toto statement's subject
+/// for the image `digest` carries every required annotation with exactly
+/// that string value. This is where `cosign sign -a k=v` (v3, Sigstore
+/// bundles) writes annotations, and what `cosign verify --annotations`
+/// and `verify-attestation --annotations` check, for bundles and `.att`
+/// layers alike.
+pub fn check_subject_annotations(
+    statement: &Value,
+    digest: &str,
+    wanted: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let hex = digest_hex(digest)?;
+    let subject = subject_of(statement, hex).ok_or_else(|| {
+        VerifyError::of(
+            Reason::PayloadMismatch,
+            format!("no subject of the in-toto statement has the image digest {digest}"),
+        )
+    })?;
+    let have = subject.get("annotations");
+    for (k, want) in wanted {
+        let value = have.and_then(|a| a.get(k));
+        if value.and_then(Value::as_str) != Some(want.as_str()) {
+            return Err(VerifyError::of(
+                Reason::PayloadMismatch,
+                format!(
+                    "statement subject annotation {k:?} is {}, required {want:?}",
+                    value
+                        .map(Value::to_string)
+                        .unwrap_or_else(|| "missing".into())
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

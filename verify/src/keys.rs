@@ -1,0 +1,671 @@
+//! Public keys and signature checks: ECDSA P-256/P-384/P-521, RSA (≥ 2048
+//! bits, PKCS#1 v1.5 and PSS) and Ed25519 (pure and Ed25519ph), as cosign
+//! and Sigstore use them (<https://github.com/sigstore/cosign/blob/main/specs/SIGNATURE_SPEC.md>).
+
+use std::fmt;
+
+use der::{Decode, Encode};
+use rsa::pkcs1::DecodeRsaPublicKey;
+use rsa::traits::PublicKeyParts;
+use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
+use spki::{DecodePublicKey, EncodePublicKey};
+
+use super::encoding::pem_blocks;
+use super::{Result, VerifyError};
+
+/// Largest PEM text accepted for one key.
+const MAX_KEY_PEM: usize = 64 * 1024;
+/// RSA moduli outside [2048, 16384] bits are refused.
+const MIN_RSA_BITS: usize = 2048;
+const MAX_RSA_BITS: usize = 16384;
+
+/// The message digest of a signature scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HashAlgorithm {
+    Sha224,
+    Sha256,
+    Sha384,
+    Sha512,
+}
+
+impl HashAlgorithm {
+    /// Kyverno's `key.hashAlgorithm`: `""` and `sha256` are SHA-256; also
+    /// `sha224`, `sha384`, `sha512`.
+    pub fn from_kyverno(name: &str) -> Result<HashAlgorithm> {
+        match name {
+            "" | "sha256" => Ok(HashAlgorithm::Sha256),
+            "sha224" => Ok(HashAlgorithm::Sha224),
+            "sha384" => Ok(HashAlgorithm::Sha384),
+            "sha512" => Ok(HashAlgorithm::Sha512),
+            other => Err(VerifyError::new(format!(
+                "unsupported hash algorithm {other:?} (expected sha224, sha256, sha384 or sha512)"
+            ))),
+        }
+    }
+
+    /// The digest of `message`.
+    pub fn digest(self, message: &[u8]) -> Vec<u8> {
+        match self {
+            HashAlgorithm::Sha224 => Sha224::digest(message).to_vec(),
+            HashAlgorithm::Sha256 => Sha256::digest(message).to_vec(),
+            HashAlgorithm::Sha384 => Sha384::digest(message).to_vec(),
+            HashAlgorithm::Sha512 => Sha512::digest(message).to_vec(),
+        }
+    }
+
+    /// Digest length in bytes.
+    pub fn output_len(self) -> usize {
+        match self {
+            HashAlgorithm::Sha224 => 28,
+            HashAlgorithm::Sha256 => 32,
+            HashAlgorithm::Sha384 => 48,
+            HashAlgorithm::Sha512 => 64,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HashAlgorithm::Sha224 => "sha224",
+            HashAlgorithm::Sha256 => "sha256",
+            HashAlgorithm::Sha384 => "sha384",
+            HashAlgorithm::Sha512 => "sha512",
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Kind {
+    P256(p256::ecdsa::VerifyingKey),
+    P384(p384::ecdsa::VerifyingKey),
+    P521(p521::ecdsa::VerifyingKey),
+    Rsa(rsa::PublicKey),
+    Ed25519(ed25519_dalek::VerifyingKey),
+}
+
+/// A public key that verifies signatures, with its SPKI DER encoding.
+#[derive(Clone)]
+pub struct PublicKey {
+    kind: Kind,
+    spki: Vec<u8>,
+}
+
+impl fmt::Debug for PublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PublicKey({})", self.algorithm())
+    }
+}
+
+impl PartialEq for PublicKey {
+    fn eq(&self, other: &PublicKey) -> bool {
+        self.spki == other.spki
+    }
+}
+impl Eq for PublicKey {}
+
+const OID_EC: &str = "1.2.840.10045.2.1";
+const OID_P256: &str = "1.2.840.10045.3.1.7";
+const OID_P384: &str = "1.3.132.0.34";
+const OID_P521: &str = "1.3.132.0.35";
+const OID_RSA: &str = "1.2.840.113549.1.1.1";
+const OID_ED25519: &str = "1.3.101.112";
+
+impl PublicKey {
+    /// A key from PEM: `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1).
+    /// The first key block is used; other blocks are ignored.
+    pub fn from_pem(pem: &str) -> Result<PublicKey> {
+        if pem.len() > MAX_KEY_PEM {
+            return Err(VerifyError::new("public key PEM larger than 64 KiB"));
+        }
+        let blocks = pem_blocks(pem, 16, MAX_KEY_PEM)?;
+        for block in blocks {
+            match block.label.as_str() {
+                "PUBLIC KEY" => return PublicKey::from_spki_der(&block.der),
+                "RSA PUBLIC KEY" => return PublicKey::from_pkcs1_der(&block.der),
+                _ => continue,
+            }
+        }
+        Err(VerifyError::new(
+            "no PUBLIC KEY or RSA PUBLIC KEY PEM block found",
+        ))
+    }
+
+    /// An RSA key from PKCS#1 `RSAPublicKey` DER.
+    pub fn from_pkcs1_der(der: &[u8]) -> Result<PublicKey> {
+        let key = rsa::PublicKey::from_pkcs1_der(der)
+            .map_err(|e| VerifyError::new(format!("invalid PKCS#1 RSA public key: {e}")))?;
+        let spki = key
+            .to_public_key_der()
+            .map_err(|e| VerifyError::new(format!("re-encoding RSA key: {e}")))?;
+        PublicKey::from_spki_der(spki.as_bytes())
+    }
+
+    /// A key from SubjectPublicKeyInfo DER.
+    pub fn from_spki_der(der: &[u8]) -> Result<PublicKey> {
+        let info = spki::SubjectPublicKeyInfoRef::from_der(der)
+            .map_err(|e| VerifyError::new(format!("invalid SubjectPublicKeyInfo: {e}")))?;
+        let alg = info.algorithm.oid.to_string();
+        let bad = |e: &dyn fmt::Display| VerifyError::new(format!("invalid {alg} public key: {e}"));
+        let kind = match alg.as_str() {
+            OID_EC => {
+                let curve = info
+                    .algorithm
+                    .parameters
+                    .as_ref()
+                    .and_then(|p| p.decode_as::<der::asn1::ObjectIdentifier>().ok())
+                    .map(|o| o.to_string())
+                    .unwrap_or_default();
+                match curve.as_str() {
+                    OID_P256 => Kind::P256(
+                        p256::ecdsa::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
+                    ),
+                    OID_P384 => Kind::P384(
+                        p384::ecdsa::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
+                    ),
+                    OID_P521 => Kind::P521(
+                        p521::ecdsa::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
+                    ),
+                    other => {
+                        return Err(VerifyError::new(format!(
+                            "unsupported elliptic curve {other:?} (expected P-256, P-384 or P-521)"
+                        )))
+                    }
+                }
+            }
+            OID_RSA => {
+                let key = rsa::PublicKey::from_public_key_der(der).map_err(|e| bad(&e))?;
+                let bits = key.n().bit_width() as usize;
+                if !(MIN_RSA_BITS..=MAX_RSA_BITS).contains(&bits) {
+                    return Err(VerifyError::new(format!(
+                        "RSA key of {bits} bits refused (must be {MIN_RSA_BITS}..{MAX_RSA_BITS})"
+                    )));
+                }
+                Kind::Rsa(key)
+            }
+            OID_ED25519 => Kind::Ed25519(
+                ed25519_dalek::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
+            ),
+            other => {
+                return Err(VerifyError::new(format!(
+                    "unsupported public key algorithm {other}"
+                )))
+            }
+        };
+        // Keep a canonical DER encoding (the input may carry trailing data
+        // that the parser above rejected, so it is exact already).
+        let spki = info
+            .to_der()
+            .map_err(|e| VerifyError::new(format!("re-encoding public key: {e}")))?;
+        Ok(PublicKey { kind, spki })
+    }
+
+    /// The SubjectPublicKeyInfo DER.
+    pub fn spki_der(&self) -> &[u8] {
+        &self.spki
+    }
+
+    /// SHA-256 of the SPKI DER: Sigstore's log id / key id.
+    pub fn key_id(&self) -> [u8; 32] {
+        Sha256::digest(&self.spki).into()
+    }
+
+    /// Short description, e.g. `ECDSA P-256`.
+    pub fn algorithm(&self) -> String {
+        match &self.kind {
+            Kind::P256(_) => "ECDSA P-256".into(),
+            Kind::P384(_) => "ECDSA P-384".into(),
+            Kind::P521(_) => "ECDSA P-521".into(),
+            Kind::Rsa(k) => format!("RSA-{}", k.n().bit_width()),
+            Kind::Ed25519(_) => "Ed25519".into(),
+        }
+    }
+
+    /// Whether this is an ECDSA key (Rekor SETs are ECDSA).
+    pub fn is_ecdsa(&self) -> bool {
+        matches!(self.kind, Kind::P256(_) | Kind::P384(_) | Kind::P521(_))
+    }
+
+    /// Verifies `signature` over `message`.
+    ///
+    /// - ECDSA: DER or raw fixed-size `r‖s` signature; with `hash` None,
+    ///   SHA-256 is tried first, then the curve's own hash (cosign defaults to
+    ///   SHA-256 for every key).
+    /// - RSA: PKCS#1 v1.5, then PSS (any salt length); `hash` None is SHA-256.
+    /// - Ed25519: pure Ed25519, then Ed25519ph (SHA-512, empty context);
+    ///   `hash` is ignored.
+    pub fn verify(
+        &self,
+        message: &[u8],
+        signature: &[u8],
+        hash: Option<HashAlgorithm>,
+    ) -> Result<()> {
+        let hashes: Vec<HashAlgorithm> = match (hash, &self.kind) {
+            (Some(h), _) => vec![h],
+            (None, Kind::P384(_)) => vec![HashAlgorithm::Sha256, HashAlgorithm::Sha384],
+            (None, Kind::P521(_)) => vec![HashAlgorithm::Sha256, HashAlgorithm::Sha512],
+            (None, _) => vec![HashAlgorithm::Sha256],
+        };
+        if let Kind::Ed25519(key) = &self.kind {
+            return ed25519_verify(key, message, signature);
+        }
+        for h in hashes {
+            if self.verify_digest(&h.digest(message), h, signature).is_ok() {
+                return Ok(());
+            }
+        }
+        Err(VerifyError::new(format!(
+            "{} signature does not verify",
+            self.algorithm()
+        )))
+    }
+
+    /// Verifies `signature` over a message whose `hash` digest is `digest`
+    /// (Sigstore bundles' `messageSignature`). Ed25519 accepts only a
+    /// SHA-512 digest, checked as Ed25519ph.
+    pub fn verify_digest(
+        &self,
+        digest: &[u8],
+        hash: HashAlgorithm,
+        signature: &[u8],
+    ) -> Result<()> {
+        if digest.len() != hash.output_len() {
+            return Err(VerifyError::new(format!(
+                "{} digest must be {} bytes, got {}",
+                hash.name(),
+                hash.output_len(),
+                digest.len()
+            )));
+        }
+        let ok = match &self.kind {
+            Kind::P256(key) => ecdsa_p256(key, digest, signature),
+            Kind::P384(key) => ecdsa_p384(key, digest, signature),
+            Kind::P521(key) => ecdsa_p521(key, digest, signature),
+            Kind::Rsa(key) => rsa_verify(key, digest, hash, signature),
+            Kind::Ed25519(key) => {
+                hash == HashAlgorithm::Sha512 && ed25519ph_digest(key, digest, signature)
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(VerifyError::new(format!(
+                "{} signature over {} digest does not verify",
+                self.algorithm(),
+                hash.name()
+            )))
+        }
+    }
+}
+
+/// One exact signature scheme (for X.509 signatures, whose algorithm
+/// identifier fixes it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Ecdsa(HashAlgorithm),
+    RsaPkcs1(HashAlgorithm),
+    RsaPss(HashAlgorithm),
+    Ed25519,
+    /// ECDSA with only the fixed-size raw `r‖s` encoding (JWS/COSE).
+    EcdsaRaw(HashAlgorithm),
+    /// RSASSA-PSS, MGF1 with the same hash, salt length = hash length.
+    RsaPssSaltHashLen(HashAlgorithm),
+}
+
+/// A key's type and size (bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySpec {
+    Ec(usize),
+    Rsa(usize),
+    Ed25519,
+}
+
+impl PublicKey {
+    /// Type and size of the key.
+    pub fn key_spec(&self) -> KeySpec {
+        match &self.kind {
+            Kind::P256(_) => KeySpec::Ec(256),
+            Kind::P384(_) => KeySpec::Ec(384),
+            Kind::P521(_) => KeySpec::Ec(521),
+            Kind::Rsa(k) => KeySpec::Rsa(k.n().bit_width() as usize),
+            Kind::Ed25519(_) => KeySpec::Ed25519,
+        }
+    }
+
+    /// Verifies `signature` over `message` with exactly `scheme`; a key of
+    /// another type never verifies.
+    pub fn verify_scheme(&self, scheme: Scheme, message: &[u8], signature: &[u8]) -> bool {
+        match (scheme, &self.kind) {
+            (Scheme::Ecdsa(h), Kind::P256(k)) => ecdsa_p256(k, &h.digest(message), signature),
+            (Scheme::Ecdsa(h), Kind::P384(k)) => ecdsa_p384(k, &h.digest(message), signature),
+            (Scheme::Ecdsa(h), Kind::P521(k)) => ecdsa_p521(k, &h.digest(message), signature),
+            (Scheme::RsaPkcs1(h), Kind::Rsa(k)) => rsa_pkcs1(k, &h.digest(message), h, signature),
+            (Scheme::RsaPss(h), Kind::Rsa(k)) => rsa_pss(k, &h.digest(message), h, signature),
+            (Scheme::EcdsaRaw(h), Kind::P256(k)) => {
+                signature.len() == 64 && ecdsa_p256(k, &h.digest(message), signature)
+            }
+            (Scheme::EcdsaRaw(h), Kind::P384(k)) => {
+                signature.len() == 96 && ecdsa_p384(k, &h.digest(message), signature)
+            }
+            (Scheme::EcdsaRaw(h), Kind::P521(k)) => {
+                signature.len() == 132 && ecdsa_p521(k, &h.digest(message), signature)
+            }
+            (Scheme::RsaPssSaltHashLen(h), Kind::Rsa(k)) => {
+                rsa_pss_salt(k, &h.digest(message), h, signature, Some(h.output_len()))
+            }
+            (Scheme::Ed25519, Kind::Ed25519(k)) => {
+                use ed25519_dalek::Verifier;
+                ed25519_dalek::Signature::from_slice(signature)
+                    .is_ok_and(|sig| k.verify(message, &sig).is_ok())
+            }
+            _ => false,
+        }
+    }
+}
+
+macro_rules! ecdsa_check {
+    ($name:ident, $curve:ident, $len:expr) => {
+        fn $name(key: &$curve::ecdsa::VerifyingKey, digest: &[u8], signature: &[u8]) -> bool {
+            use $curve::ecdsa::signature::hazmat::PrehashVerifier;
+            let sig = match $curve::ecdsa::Signature::from_der(signature) {
+                Ok(sig) => sig,
+                Err(_) if signature.len() == $len => {
+                    match $curve::ecdsa::Signature::from_slice(signature) {
+                        Ok(sig) => sig,
+                        Err(_) => return false,
+                    }
+                }
+                Err(_) => return false,
+            };
+            // Go accepts high-S signatures; normalising keeps that behaviour
+            // whatever the curve's default.
+            let sig = sig.normalize_s();
+            key.verify_prehash(digest, &sig).is_ok()
+        }
+    };
+}
+
+ecdsa_check!(ecdsa_p256, p256, 64);
+ecdsa_check!(ecdsa_p384, p384, 96);
+ecdsa_check!(ecdsa_p521, p521, 132);
+
+fn rsa_verify(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
+    rsa_pkcs1(key, digest, hash, sig) || rsa_pss(key, digest, hash, sig)
+}
+
+fn rsa_pkcs1(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
+    use rsa::Pkcs1v15Sign;
+    let pkcs1 = match hash {
+        HashAlgorithm::Sha224 => Pkcs1v15Sign::new::<Sha224>(),
+        HashAlgorithm::Sha256 => Pkcs1v15Sign::new::<Sha256>(),
+        HashAlgorithm::Sha384 => Pkcs1v15Sign::new::<Sha384>(),
+        HashAlgorithm::Sha512 => Pkcs1v15Sign::new::<Sha512>(),
+    };
+    key.verify(pkcs1, digest, sig).is_ok()
+}
+
+fn rsa_pss(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
+    // Any salt length, as Go's rsa.PSSSaltLengthAuto when verifying.
+    rsa_pss_salt(key, digest, hash, sig, None)
+}
+
+fn rsa_pss_salt(
+    key: &rsa::PublicKey,
+    digest: &[u8],
+    hash: HashAlgorithm,
+    sig: &[u8],
+    salt_len: Option<usize>,
+) -> bool {
+    use rsa::Pss;
+    fn pss<D: Digest + sha2::digest::FixedOutputReset>(salt_len: Option<usize>) -> Pss<D> {
+        Pss {
+            blinded: false,
+            digest: D::new(),
+            salt_len,
+        }
+    }
+    match hash {
+        HashAlgorithm::Sha224 => key.verify(pss::<Sha224>(salt_len), digest, sig).is_ok(),
+        HashAlgorithm::Sha256 => key.verify(pss::<Sha256>(salt_len), digest, sig).is_ok(),
+        HashAlgorithm::Sha384 => key.verify(pss::<Sha384>(salt_len), digest, sig).is_ok(),
+        HashAlgorithm::Sha512 => key.verify(pss::<Sha512>(salt_len), digest, sig).is_ok(),
+    }
+}
+
+fn ed25519_verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], sig: &[u8]) -> Result<()> {
+    use ed25519_dalek::Verifier;
+    let Ok(signature) = ed25519_dalek::Signature::from_slice(sig) else {
+        return Err(VerifyError::new(format!(
+            "Ed25519 signature must be 64 bytes, got {}",
+            sig.len()
+        )));
+    };
+    if key.verify(message, &signature).is_ok() {
+        return Ok(());
+    }
+    let prehashed = Sha512::new().chain_update(message);
+    if key
+        .verify_prehashed(prehashed, Some(b""), &signature)
+        .is_ok()
+    {
+        return Ok(());
+    }
+    Err(VerifyError::new("Ed25519 signature does not verify"))
+}
+
+/// A "hasher" whose output is the digest fed to it: lets ed25519-dalek's
+/// `verify_prehashed` take a digest computed elsewhere.
+#[derive(Default, Clone)]
+struct Precomputed(Vec<u8>);
+
+impl sha2::digest::HashMarker for Precomputed {}
+impl sha2::digest::Update for Precomputed {
+    fn update(&mut self, data: &[u8]) {
+        self.0.extend_from_slice(data);
+    }
+}
+impl sha2::digest::OutputSizeUser for Precomputed {
+    type OutputSize = sha2::digest::consts::U64;
+}
+impl sha2::digest::FixedOutput for Precomputed {
+    fn finalize_into(self, out: &mut sha2::digest::Output<Self>) {
+        for (o, b) in out.iter_mut().zip(self.0.iter()) {
+            *o = *b;
+        }
+    }
+}
+
+fn ed25519ph_digest(key: &ed25519_dalek::VerifyingKey, digest: &[u8], sig: &[u8]) -> bool {
+    let Ok(signature) = ed25519_dalek::Signature::from_slice(sig) else {
+        return false;
+    };
+    if digest.len() != 64 {
+        return false;
+    }
+    let mut pre = Precomputed::default();
+    sha2::digest::Update::update(&mut pre, digest);
+    key.verify_prehashed(pre, Some(b""), &signature).is_ok()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::encoding::pem_encode;
+
+    fn p256_key() -> p256::ecdsa::SigningKey {
+        p256::ecdsa::SigningKey::from_slice(&[7u8; 32]).unwrap()
+    }
+
+    fn spki_pem<K: EncodePublicKey>(k: &K) -> String {
+        pem_encode("PUBLIC KEY", k.to_public_key_der().unwrap().as_bytes())
+    }
+
+    #[test]
+    fn hash_names() {
+        assert_eq!(
+            HashAlgorithm::from_kyverno("").unwrap(),
+            HashAlgorithm::Sha256
+        );
+        assert_eq!(
+            HashAlgorithm::from_kyverno("sha256").unwrap(),
+            HashAlgorithm::Sha256
+        );
+        assert_eq!(
+            HashAlgorithm::from_kyverno("sha224").unwrap(),
+            HashAlgorithm::Sha224
+        );
+        assert_eq!(
+            HashAlgorithm::from_kyverno("sha384").unwrap(),
+            HashAlgorithm::Sha384
+        );
+        assert_eq!(
+            HashAlgorithm::from_kyverno("sha512").unwrap(),
+            HashAlgorithm::Sha512
+        );
+        let e = HashAlgorithm::from_kyverno("md5").unwrap_err();
+        assert!(e.0.contains("md5"), "{e}");
+    }
+
+    #[test]
+    fn p256_der_raw_and_hashes() {
+        use p256::ecdsa::signature::hazmat::PrehashSigner;
+        use p256::ecdsa::signature::Signer;
+        let sk = p256_key();
+        let key = PublicKey::from_pem(&spki_pem(sk.verifying_key())).unwrap();
+        assert_eq!(key.algorithm(), "ECDSA P-256");
+        assert_eq!(
+            key.key_id(),
+            <[u8; 32]>::from(Sha256::digest(key.spki_der()))
+        );
+        let sig: p256::ecdsa::Signature = sk.sign(b"hello");
+        key.verify(b"hello", sig.to_der().as_bytes(), None).unwrap();
+        key.verify(b"hello", &sig.to_bytes(), None).unwrap();
+        key.verify(
+            b"hello",
+            sig.to_der().as_bytes(),
+            Some(HashAlgorithm::Sha256),
+        )
+        .unwrap();
+        assert!(key.verify(b"hellO", sig.to_der().as_bytes(), None).is_err());
+        assert!(key
+            .verify(
+                b"hello",
+                sig.to_der().as_bytes(),
+                Some(HashAlgorithm::Sha512)
+            )
+            .is_err());
+        // sha512 digest, truncated by ECDSA
+        let d = HashAlgorithm::Sha512.digest(b"m");
+        let sig: p256::ecdsa::Signature = sk.sign_prehash(&d).unwrap();
+        key.verify(b"m", sig.to_der().as_bytes(), Some(HashAlgorithm::Sha512))
+            .unwrap();
+        key.verify_digest(&d, HashAlgorithm::Sha512, sig.to_der().as_bytes())
+            .unwrap();
+        assert!(key
+            .verify_digest(&d[..32], HashAlgorithm::Sha512, sig.to_der().as_bytes())
+            .is_err());
+        assert!(key.verify(b"m", b"garbage", None).is_err());
+    }
+
+    #[test]
+    fn p384_sha256_and_native() {
+        use p384::ecdsa::signature::hazmat::PrehashSigner;
+        let sk = p384::ecdsa::SigningKey::from_slice(&[9u8; 48]).unwrap();
+        let key = PublicKey::from_pem(&spki_pem(sk.verifying_key())).unwrap();
+        for h in [HashAlgorithm::Sha256, HashAlgorithm::Sha384] {
+            let sig: p384::ecdsa::Signature = sk.sign_prehash(&h.digest(b"msg")).unwrap();
+            key.verify(b"msg", sig.to_der().as_bytes(), None).unwrap();
+            assert!(key.verify(b"other", sig.to_der().as_bytes(), None).is_err());
+        }
+    }
+
+    #[test]
+    fn p521_native() {
+        use p521::ecdsa::signature::hazmat::PrehashSigner;
+        let mut secret = [0u8; 66];
+        secret[65] = 5;
+        let sk = p521::ecdsa::SigningKey::from_slice(&secret).unwrap();
+        let vk = p521::ecdsa::VerifyingKey::from(&sk);
+        let key = PublicKey::from_pem(&spki_pem(&vk)).unwrap();
+        let sig: p521::ecdsa::Signature = sk
+            .sign_prehash(&HashAlgorithm::Sha512.digest(b"msg"))
+            .unwrap();
+        key.verify(b"msg", sig.to_der().as_bytes(), None).unwrap();
+        key.verify(b"msg", &sig.to_bytes(), None).unwrap();
+        assert!(key.verify(b"msX", sig.to_der().as_bytes(), None).is_err());
+    }
+
+    #[test]
+    fn ed25519_pure_and_ph() {
+        use ed25519_dalek::Signer;
+        let sk = ed25519_dalek::SigningKey::from_bytes(&[3u8; 32]);
+        let key = PublicKey::from_pem(&spki_pem(&sk.verifying_key())).unwrap();
+        let sig = sk.sign(b"msg");
+        key.verify(b"msg", &sig.to_bytes(), None).unwrap();
+        assert!(key.verify(b"msh", &sig.to_bytes(), None).is_err());
+        let ph = sk
+            .sign_prehashed(Sha512::new().chain_update(b"msg"), Some(b""))
+            .unwrap();
+        key.verify(b"msg", &ph.to_bytes(), None).unwrap();
+        key.verify_digest(
+            &HashAlgorithm::Sha512.digest(b"msg"),
+            HashAlgorithm::Sha512,
+            &ph.to_bytes(),
+        )
+        .unwrap();
+        assert!(key
+            .verify_digest(
+                &HashAlgorithm::Sha512.digest(b"msX"),
+                HashAlgorithm::Sha512,
+                &ph.to_bytes()
+            )
+            .is_err());
+        assert!(key.verify(b"msg", &ph.to_bytes()[..63], None).is_err());
+    }
+
+    #[test]
+    fn rsa_pkcs1_and_pss() {
+        use rsa::pkcs1::EncodeRsaPublicKey;
+        use rsa::{Pkcs1v15Sign, Pss};
+        let sk = rsa::PrivateKey::new(&mut rsa_rng(), 2048).unwrap();
+        let pk = sk.to_public_key();
+        let key = PublicKey::from_pem(&spki_pem(&pk)).unwrap();
+        assert_eq!(key.algorithm(), "RSA-2048");
+        // PKCS#1 label gives the same key.
+        let pkcs1 = pem_encode("RSA PUBLIC KEY", pk.to_pkcs1_der().unwrap().as_bytes());
+        assert_eq!(PublicKey::from_pem(&pkcs1).unwrap(), key);
+        let d = HashAlgorithm::Sha256.digest(b"msg");
+        let sig = sk.sign(Pkcs1v15Sign::new::<Sha256>(), &d).unwrap();
+        key.verify(b"msg", &sig, None).unwrap();
+        assert!(key.verify(b"msh", &sig, None).is_err());
+        let pss = sk.sign(Pss::<Sha256>::new(), &d).unwrap();
+        key.verify(b"msg", &pss, None).unwrap();
+        key.verify_digest(&d, HashAlgorithm::Sha256, &pss).unwrap();
+        assert!(key.verify(b"msh", &pss, None).is_err());
+        let d512 = HashAlgorithm::Sha512.digest(b"msg");
+        let sig512 = sk.sign(Pkcs1v15Sign::new::<Sha512>(), &d512).unwrap();
+        key.verify(b"msg", &sig512, Some(HashAlgorithm::Sha512))
+            .unwrap();
+        assert!(key.verify(b"msg", &sig512, None).is_err());
+    }
+
+    #[test]
+    fn rsa_small_key_refused() {
+        const RSA1024: &str = "-----BEGIN PUBLIC KEY-----\nMIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCltr/0CLXWi9UosZf60tz6L/Ev\nxoy8pJH6xm16GOwogvnSomnIsoIQpKsx+Fpda/Bl06267lNMvoTtWJMzDv4qVV5f\nXHVWqu2l0wd78INVw808A954J3F694dUpy3xPJN/FILfRag99achXBslSi5ioev4\nJR3UMHTueGudtMVd7QIDAQAB\n-----END PUBLIC KEY-----\n";
+        let e = PublicKey::from_pem(RSA1024).unwrap_err();
+        assert!(e.0.contains("1024"), "{e}");
+    }
+
+    #[test]
+    fn bad_pem() {
+        assert!(PublicKey::from_pem("").is_err());
+        assert!(PublicKey::from_pem(
+            "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"
+        )
+        .is_err());
+        assert!(PublicKey::from_spki_der(b"\x30\x00").is_err());
+    }
+
+    /// The OS RNG for RSA key generation in tests.
+    pub(crate) fn rsa_rng() -> getrandom::SysRng {
+        getrandom::SysRng
+    }
+}

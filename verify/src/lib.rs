@@ -1,0 +1,138 @@
+//! Signature verification, for the component and for native tools: keys and X.509
+//! (`keys`, `x509`), Sigstore trust material (`trust`) and the TUF
+//! repositories it may come from (`tuf`), the Rekor log (`rekor`), DSSE
+//! (`dsse`), cosign's legacy `.sig`/`.att` layers (`cosign`) and Sigstore
+//! bundles (`sigstore_bundle`).
+//!
+//! Everything here is pure: bytes and trust material in, a verdict out.
+//! Fetching from registries is the engine's job, so every check can be
+//! tested natively against other projects' real data. It is its own crate
+//! so that the compiler holds that line: nothing here can reach Kubernetes
+//! objects, policies or the network.
+
+// Nothing here needs unsafe code; the component glue that does lives in
+// the guest crate.
+#![forbid(unsafe_code)]
+
+use thiserror::Error;
+
+/// Why a signature, certificate or log entry was not accepted. The text is
+/// what users see in a failed verification, so it names what was wrong;
+/// the [`Reason`] is its class, for decision logs and metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct VerifyError(pub String, pub Reason);
+
+/// The class of a failed verification. Every failure has one; evidence
+/// that cannot even be read is [`Reason::Malformed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// No signature or attestation was found for the image.
+    NotFound,
+    /// A signature does not verify with the key (or certificate key).
+    BadSignature,
+    /// The certificate's identity or issuer does not match, or a required
+    /// extension is missing or different.
+    Identity,
+    /// The certificate does not chain to a trusted root.
+    UntrustedChain,
+    /// A transparency-log entry (or an SCT) is missing or invalid.
+    TransparencyLog,
+    /// A signing time outside the certificate's (or key's) validity
+    /// window, or a timestamp that does not verify.
+    Timestamp,
+    /// The signed payload does not name this image's digest, or its
+    /// content does not match what the policy asks.
+    PayloadMismatch,
+    /// No attestation of the wanted type verified.
+    AttestationMissing,
+    /// The registry answered with an error, or could not be reached.
+    Registry,
+    /// The host's network policy refused the registry.
+    RegistryRefused,
+    /// The evidence or the trust material could not be read.
+    Malformed,
+}
+
+impl Reason {
+    /// The reason's name in decision logs, audit annotations and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::NotFound => "not-found",
+            Reason::BadSignature => "bad-signature",
+            Reason::Identity => "identity",
+            Reason::UntrustedChain => "untrusted-chain",
+            Reason::TransparencyLog => "transparency-log",
+            Reason::Timestamp => "timestamp",
+            Reason::PayloadMismatch => "payload-mismatch",
+            Reason::AttestationMissing => "attestation-missing",
+            Reason::Registry => "registry",
+            Reason::RegistryRefused => "registry-refused",
+            Reason::Malformed => "malformed",
+        }
+    }
+}
+
+impl VerifyError {
+    /// A failure of class [`Reason::Malformed`].
+    pub fn new(message: impl Into<String>) -> VerifyError {
+        VerifyError(message.into(), Reason::Malformed)
+    }
+
+    /// A failure of class `reason`.
+    pub fn of(reason: Reason, message: impl Into<String>) -> VerifyError {
+        VerifyError(message.into(), reason)
+    }
+
+    pub fn reason(&self) -> Reason {
+        self.1
+    }
+
+    /// The same failure with `context` in front of its message.
+    pub fn context(self, context: impl std::fmt::Display) -> VerifyError {
+        VerifyError(format!("{context}: {}", self.0), self.1)
+    }
+}
+
+/// Classes the failures of one verification stage: a failure that its
+/// own check left [`Reason::Malformed`] takes the stage's class (a
+/// signature that does not verify inside the chain stage is an untrusted
+/// chain); one that knows its class better keeps it (a validity window).
+pub trait Classify<T> {
+    fn class(self, reason: Reason) -> Result<T>;
+}
+
+impl<T> Classify<T> for Result<T> {
+    fn class(self, reason: Reason) -> Result<T> {
+        self.map_err(|e| match e.1 {
+            Reason::Malformed => VerifyError(e.0, reason),
+            _ => e,
+        })
+    }
+}
+
+pub type Result<T> = std::result::Result<T, VerifyError>;
+
+pub mod cosign;
+pub mod dsse;
+pub mod encoding;
+pub mod keys;
+pub mod notary;
+pub mod rekor;
+pub mod sigstore_bundle;
+pub mod standalone;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testdata;
+pub mod timestamp;
+pub mod trust;
+pub mod tuf;
+pub mod x509;
+
+/// Seconds since the Unix epoch: the time certificates are checked at when
+/// no transparency log or timestamp vouches for the signing time.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,226 @@
+//! The JWS envelope: flattened JSON serialization only.
+//!
+//! Specification: <https://github.com/notaryproject/specifications/blob/main/specs/signature-envelope-jws.md>
+
+use base64::Engine;
+use serde_json::{Map, Value};
+
+use super::{
+    check_scheme_headers, parse_rfc3339, Alg, Envelope, Extra, H_AUTHENTIC_SIGNING_TIME, H_EXPIRY,
+    H_SIGNING_SCHEME, H_SIGNING_TIME,
+};
+use crate::encoding::b64decode;
+use crate::{Result, VerifyError};
+
+/// Headers with a meaning here; any other protected header is "extended".
+const KNOWN: &[&str] = &[
+    "alg",
+    "cty",
+    "crit",
+    H_EXPIRY,
+    H_SIGNING_TIME,
+    H_SIGNING_SCHEME,
+    H_AUTHENTIC_SIGNING_TIME,
+];
+
+/// Go's `base64.RawURLEncoding` (no padding, trailing bits tolerated), with
+/// its error text.
+fn b64url(s: &str) -> std::result::Result<Vec<u8>, String> {
+    const ENGINE: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone),
+    );
+    ENGINE.decode(s).map_err(|e| match e {
+        base64::DecodeError::InvalidByte(at, _) | base64::DecodeError::InvalidLastSymbol(at, _) => {
+            format!("illegal base64 data at input byte {at}")
+        }
+        base64::DecodeError::InvalidLength(at) => format!("illegal base64 data at input byte {at}"),
+        // Go reports the first '=' (RawURLEncoding has no padding).
+        base64::DecodeError::InvalidPadding => format!(
+            "illegal base64 data at input byte {}",
+            s.find('=').unwrap_or(s.len())
+        ),
+    })
+}
+
+fn invalid(m: impl std::fmt::Display) -> VerifyError {
+    VerifyError::new(format!("signature is invalid. Error: {m}"))
+}
+
+fn str_field<'a>(obj: &'a Map<String, Value>, key: &str, what: &str) -> Result<&'a str> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(VerifyError::new(format!("{what} {key:?} is not a string"))),
+        None => Err(VerifyError::new(format!("{what} {key:?} is missing"))),
+    }
+}
+
+fn time_field(obj: &Map<String, Value>, key: &str) -> Result<Option<i64>> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => parse_rfc3339(s).map(Some).ok_or_else(|| {
+            VerifyError::new(format!(
+                "jws envelope protected header can't be decoded: {key} {s:?} is not an RFC 3339 time"
+            ))
+        }),
+        Some(_) => Err(VerifyError::new(format!(
+            "jws envelope protected header can't be decoded: {key} is not a string"
+        ))),
+    }
+}
+
+pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
+    let top: Value = serde_json::from_slice(bytes).map_err(|e| {
+        VerifyError::new(format!(
+            "unable to parse the digital signature, error : {e}"
+        ))
+    })?;
+    let Value::Object(top) = top else {
+        return Err(VerifyError::new(
+            "unable to parse the digital signature, error : the JWS envelope is not a JSON object",
+        ));
+    };
+    if let Some(k) = top
+        .keys()
+        .find(|k| !matches!(k.as_str(), "payload" | "protected" | "header" | "signature"))
+    {
+        return Err(VerifyError::new(format!(
+            "unable to parse the digital signature, error : the JWS envelope has the member {k:?}; only payload, protected, header and signature are allowed"
+        )));
+    }
+    let what = "JWS envelope member";
+    let payload_b64 = str_field(&top, "payload", what)?;
+    let protected_b64 = str_field(&top, "protected", what)?;
+    let signature_b64 = str_field(&top, "signature", what)?;
+    let header = match top.get("header") {
+        Some(Value::Object(h)) => h.clone(),
+        None => Map::new(),
+        Some(_) => return Err(VerifyError::new("JWS unprotected header is not an object")),
+    };
+
+    // Unprotected header: x5c, signing agent, timestamp.
+    let certs = match header.get("x5c") {
+        Some(Value::Array(items)) => {
+            if items.len() > super::MAX_CHAIN_CERTS {
+                return Err(VerifyError::new(format!(
+                    "certificate chain has {} certificates, more than the {} allowed",
+                    items.len(),
+                    super::MAX_CHAIN_CERTS
+                )));
+            }
+            items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => b64decode("x5c certificate", s),
+                    _ => Err(VerifyError::new("x5c entry is not a string")),
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => return Err(VerifyError::new("x5c is not an array")),
+    };
+    let timestamp = match header.get("io.cncf.notary.timestampSignature") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(b64decode("io.cncf.notary.timestampSignature", s)?),
+        Some(_) => {
+            return Err(VerifyError::new(
+                "io.cncf.notary.timestampSignature is not a string",
+            ))
+        }
+    };
+
+    // notation's JWT check decodes header, payload and signature, in that
+    // order, before anything else, and calls any failure an invalid
+    // signature.
+    b64url(protected_b64).map_err(invalid)?;
+    let payload = b64url(payload_b64).map_err(invalid)?;
+    let signature = b64url(signature_b64).map_err(invalid)?;
+    if signature.is_empty() {
+        return Err(invalid("signature missing in jws-json envelope"));
+    }
+
+    let protected_raw = b64url(protected_b64).map_err(|e| {
+        VerifyError::new(format!(
+            "jws envelope protected header can't be decoded: {e}"
+        ))
+    })?;
+    let protected: Value = serde_json::from_slice(&protected_raw).map_err(|e| {
+        VerifyError::new(format!(
+            "jws envelope protected header can't be decoded: {e}"
+        ))
+    })?;
+    let Value::Object(protected) = protected else {
+        return Err(VerifyError::new(
+            "jws envelope protected header can't be decoded: not a JSON object",
+        ));
+    };
+    let what = "JWS protected header";
+    let alg_name = str_field(&protected, "alg", what)?;
+    let alg = Alg::from_jws(alg_name).ok_or_else(|| {
+        VerifyError::new(format!("signature algorithm {alg_name:?} is not supported"))
+    })?;
+    let cty = match protected.get("cty") {
+        Some(Value::String(s)) => s.clone(),
+        None => String::new(),
+        Some(_) => {
+            return Err(VerifyError::new(
+                "JWS protected header \"cty\" is not a string",
+            ))
+        }
+    };
+    let scheme = str_field(&protected, H_SIGNING_SCHEME, what)?.to_string();
+    let crit: Vec<String> = match protected.get("crit") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| {
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    VerifyError::new("JWS protected header \"crit\" has a non-string entry")
+                })
+            })
+            .collect::<Result<_>>()?,
+        Some(_) => {
+            return Err(VerifyError::new(
+                "JWS protected header \"crit\" is not an array",
+            ))
+        }
+    };
+    let signing_time = time_field(&protected, H_SIGNING_TIME)?;
+    let authentic_time = time_field(&protected, H_AUTHENTIC_SIGNING_TIME)?;
+    let expiry = time_field(&protected, H_EXPIRY)?;
+    let present: Vec<String> = protected.keys().cloned().collect();
+    let signing_time = check_scheme_headers(
+        &scheme,
+        signing_time,
+        authentic_time,
+        expiry,
+        &crit,
+        &present,
+    )?;
+    let extended = protected
+        .iter()
+        .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
+        .map(|(k, v)| {
+            let value = match v {
+                Value::String(s) => Extra::Text(s.clone()),
+                _ => Extra::Other,
+            };
+            (k.clone(), value, crit.contains(k))
+        })
+        .collect();
+    Ok(Envelope {
+        alg,
+        cty,
+        scheme,
+        signing_time,
+        expiry,
+        extended,
+        certs,
+        signature,
+        signed: format!("{protected_b64}.{payload_b64}").into_bytes(),
+        payload,
+        timestamp,
+    })
+}

@@ -1,0 +1,518 @@
+//! The Rekor v1 transparency log as cosign's legacy layers carry it:
+//! the `dev.sigstore.cosign/bundle` annotation, its signed
+//! entry timestamp (SET), and the canonicalized entry body.
+//!
+//! Specification: <https://github.com/sigstore/cosign/blob/main/specs/SIGNATURE_SPEC.md>
+
+use serde::Deserialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::dsse::Envelope;
+use super::encoding::{b64decode, hex, pem_blocks, unhex};
+use super::keys::HashAlgorithm;
+use super::trust::LogKey;
+use super::x509::fmt_time;
+use super::{Result, VerifyError};
+
+/// Largest bundle annotation / entry body accepted.
+const MAX_BUNDLE: usize = 4 << 20;
+
+/// Verifies a Rekor SET: the log's signature over the RFC 8785 canonical
+/// JSON `{"body","integratedTime","logID"(hex),"logIndex"}`, made by the
+/// log with id `log_id` whose key is valid at `integrated_time`.
+pub fn verify_set(
+    body_b64: &str,
+    integrated_time: i64,
+    log_index: i64,
+    log_id: &[u8],
+    set: &[u8],
+    tlogs: &[LogKey],
+) -> Result<()> {
+    let log = LogKey::find(tlogs, log_id).ok_or_else(|| {
+        VerifyError::new(format!(
+            "transparency log {} is not trusted (no matching Rekor public key)",
+            hex(log_id)
+        ))
+    })?;
+    if !log.validity.contains(integrated_time) {
+        return Err(VerifyError::new(format!(
+            "Rekor key {} was not valid at the entry's integrated time {}",
+            hex(log_id),
+            fmt_time(integrated_time)
+        )));
+    }
+    let payload = serde_json::json!({
+        "body": body_b64,
+        "integratedTime": integrated_time,
+        "logID": hex(log_id),
+        "logIndex": log_index,
+    });
+    let canonical = serde_json_canonicalizer::to_vec(&payload)
+        .map_err(|e| VerifyError::new(format!("canonicalizing SET payload: {e}")))?;
+    log.key
+        .verify(&canonical, set, Some(HashAlgorithm::Sha256))
+        .map_err(|_| VerifyError::new("Rekor signed entry timestamp (SET) does not verify"))
+}
+
+/// The `dev.sigstore.cosign/bundle` annotation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CosignBundle {
+    /// Decoded SignedEntryTimestamp.
+    pub set: Vec<u8>,
+    /// The base64 canonicalized entry, as logged.
+    pub body: String,
+    pub integrated_time: i64,
+    pub log_index: i64,
+    /// Decoded logID.
+    pub log_id: Vec<u8>,
+}
+
+#[derive(Deserialize)]
+struct BundleJson {
+    #[serde(rename = "SignedEntryTimestamp")]
+    set: String,
+    #[serde(rename = "Payload")]
+    payload: PayloadJson,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PayloadJson {
+    body: Value,
+    integrated_time: i64,
+    log_index: i64,
+    #[serde(rename = "logID")]
+    log_id: String,
+}
+
+impl CosignBundle {
+    pub fn parse(json: &str) -> Result<CosignBundle> {
+        if json.len() > MAX_BUNDLE {
+            return Err(VerifyError::new("Rekor bundle annotation too large"));
+        }
+        let b: BundleJson = serde_json::from_str(json)
+            .map_err(|e| VerifyError::new(format!("invalid Rekor bundle annotation: {e}")))?;
+        let Value::String(body) = b.payload.body else {
+            return Err(VerifyError::new(
+                "Rekor bundle payload body is not a string",
+            ));
+        };
+        Ok(CosignBundle {
+            set: b64decode("Rekor SignedEntryTimestamp", &b.set)?,
+            body,
+            integrated_time: b.payload.integrated_time,
+            log_index: b.payload.log_index,
+            log_id: unhex("Rekor logID", &b.payload.log_id)?,
+        })
+    }
+
+    /// Verifies the SET; returns the integrated time (the trusted time).
+    pub fn verify(&self, tlogs: &[LogKey]) -> Result<i64> {
+        if tlogs.is_empty() {
+            return Err(VerifyError::new("no trusted Rekor public keys provided"));
+        }
+        verify_set(
+            &self.body,
+            self.integrated_time,
+            self.log_index,
+            &self.log_id,
+            &self.set,
+            tlogs,
+        )?;
+        Ok(self.integrated_time)
+    }
+
+    /// The logged entry.
+    pub fn entry(&self) -> Result<Body> {
+        Body::parse(&b64decode("Rekor entry body", &self.body)?)
+    }
+}
+
+/// A hash in an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryHash {
+    pub algorithm: String,
+    /// Lowercase hex as logged.
+    pub value: String,
+}
+
+/// One signature of a DSSE-style entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntrySignature {
+    /// Decoded signature bytes.
+    pub signature: Vec<u8>,
+    /// The verifier PEM text (public key or certificate).
+    pub verifier_pem: String,
+}
+
+/// A canonicalized Rekor entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    /// hashedrekord 0.0.1.
+    HashedRekord {
+        hash: EntryHash,
+        signature: Vec<u8>,
+        verifier_pem: String,
+    },
+    /// intoto 0.0.1 / 0.0.2: `hash` is of the envelope, `payload_hash` of
+    /// its payload.
+    Intoto {
+        version: String,
+        hash: Option<EntryHash>,
+        payload_hash: Option<EntryHash>,
+        signatures: Vec<EntrySignature>,
+    },
+    /// dsse 0.0.1.
+    Dsse {
+        envelope_hash: Option<EntryHash>,
+        payload_hash: Option<EntryHash>,
+        signatures: Vec<EntrySignature>,
+    },
+}
+
+fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+fn get_str<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    get(v, path).and_then(Value::as_str)
+}
+
+fn entry_hash(v: &Value, path: &[&str]) -> Option<EntryHash> {
+    let h = get(v, path)?;
+    Some(EntryHash {
+        algorithm: h.get("algorithm")?.as_str()?.to_string(),
+        value: h.get("value")?.as_str()?.to_ascii_lowercase(),
+    })
+}
+
+fn pem_field(what: &str, b64: &str) -> Result<String> {
+    String::from_utf8(b64decode(what, b64)?)
+        .map_err(|_| VerifyError::new(format!("{what} is not PEM text")))
+}
+
+impl Body {
+    pub fn parse(json: &[u8]) -> Result<Body> {
+        if json.len() > MAX_BUNDLE {
+            return Err(VerifyError::new("Rekor entry body too large"));
+        }
+        let v: Value = serde_json::from_slice(json)
+            .map_err(|e| VerifyError::new(format!("invalid Rekor entry body: {e}")))?;
+        let kind = get_str(&v, &["kind"]).unwrap_or("");
+        let version = get_str(&v, &["apiVersion"]).unwrap_or("");
+        let missing = |f: &str| VerifyError::new(format!("Rekor {kind} {version} entry lacks {f}"));
+        match (kind, version) {
+            ("hashedrekord", "0.0.1") => Ok(Body::HashedRekord {
+                hash: entry_hash(&v, &["spec", "data", "hash"])
+                    .ok_or_else(|| missing("spec.data.hash"))?,
+                signature: b64decode(
+                    "hashedrekord signature",
+                    get_str(&v, &["spec", "signature", "content"])
+                        .ok_or_else(|| missing("spec.signature.content"))?,
+                )?,
+                verifier_pem: pem_field(
+                    "hashedrekord public key",
+                    get_str(&v, &["spec", "signature", "publicKey", "content"])
+                        .ok_or_else(|| missing("spec.signature.publicKey.content"))?,
+                )?,
+            }),
+            ("intoto", "0.0.1") => {
+                let key =
+                    get_str(&v, &["spec", "publicKey"]).ok_or_else(|| missing("spec.publicKey"))?;
+                Ok(Body::Intoto {
+                    version: version.to_string(),
+                    hash: entry_hash(&v, &["spec", "content", "hash"]),
+                    payload_hash: entry_hash(&v, &["spec", "content", "payloadHash"]),
+                    // 0.0.1 logs only the key; the signature is in the envelope.
+                    signatures: vec![EntrySignature {
+                        signature: Vec::new(),
+                        verifier_pem: pem_field("intoto public key", key)?,
+                    }],
+                })
+            }
+            ("intoto", "0.0.2") => {
+                let sigs = get(&v, &["spec", "content", "envelope", "signatures"])
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| missing("spec.content.envelope.signatures"))?;
+                let signatures = sigs
+                    .iter()
+                    .take(16)
+                    .map(|s| {
+                        let sig = s
+                            .get("sig")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| missing("sig"))?;
+                        // Logged as base64 of the envelope's base64 text.
+                        let once = b64decode("intoto signature", sig)?;
+                        let signature = std::str::from_utf8(&once)
+                            .ok()
+                            .and_then(|t| b64decode("intoto signature", t).ok())
+                            .unwrap_or(once);
+                        let key = s
+                            .get("publicKey")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| missing("publicKey"))?;
+                        Ok(EntrySignature {
+                            signature,
+                            verifier_pem: pem_field("intoto public key", key)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Body::Intoto {
+                    version: version.to_string(),
+                    hash: entry_hash(&v, &["spec", "content", "hash"]),
+                    payload_hash: entry_hash(&v, &["spec", "content", "payloadHash"]),
+                    signatures,
+                })
+            }
+            ("dsse", "0.0.1") => {
+                let sigs = get(&v, &["spec", "signatures"])
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| missing("spec.signatures"))?;
+                let signatures = sigs
+                    .iter()
+                    .take(16)
+                    .map(|s| {
+                        let sig = s
+                            .get("signature")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| missing("signature"))?;
+                        let key = s
+                            .get("verifier")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| missing("verifier"))?;
+                        Ok(EntrySignature {
+                            signature: b64decode("dsse signature", sig)?,
+                            verifier_pem: pem_field("dsse verifier", key)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Body::Dsse {
+                    envelope_hash: entry_hash(&v, &["spec", "envelopeHash"]),
+                    payload_hash: entry_hash(&v, &["spec", "payloadHash"]),
+                    signatures,
+                })
+            }
+            _ => Err(VerifyError::new(format!(
+                "unsupported Rekor entry kind {kind:?} version {version:?}"
+            ))),
+        }
+    }
+
+    /// A hashedrekord entry must log this payload hash, this signature and
+    /// this verifier (compared by DER, not text).
+    pub fn check_hashedrekord(
+        &self,
+        payload_sha256: &[u8],
+        signature: &[u8],
+        verifier_pem: &str,
+    ) -> Result<()> {
+        let Body::HashedRekord {
+            hash,
+            signature: logged_sig,
+            verifier_pem: logged_pem,
+        } = self
+        else {
+            return Err(VerifyError::new(
+                "Rekor entry is not a hashedrekord, as a signature's must be",
+            ));
+        };
+        check_hash("payload", hash, payload_sha256)?;
+        if logged_sig != signature {
+            return Err(VerifyError::new(
+                "signature in the Rekor entry does not match the signature being verified",
+            ));
+        }
+        same_pem(logged_pem, verifier_pem)
+    }
+
+    /// An intoto or dsse entry must log this envelope (by hash of its exact
+    /// bytes, and of its payload), the signature that verified and this
+    /// verifier.
+    pub fn check_envelope(
+        &self,
+        envelope_bytes: &[u8],
+        envelope: &Envelope,
+        signature: &[u8],
+        verifier_pem: &str,
+    ) -> Result<()> {
+        let (hash, payload_hash, signatures) = match self {
+            Body::Intoto {
+                hash,
+                payload_hash,
+                signatures,
+                ..
+            } => (hash, payload_hash, signatures),
+            Body::Dsse {
+                envelope_hash,
+                payload_hash,
+                signatures,
+            } => (envelope_hash, payload_hash, signatures),
+            Body::HashedRekord { .. } => return Err(VerifyError::new(
+                "Rekor entry is a hashedrekord, but an attestation needs an intoto or dsse entry",
+            )),
+        };
+        // As cosign's bundleHash: the logged envelope hash is of the layer.
+        if let Some(h) = hash {
+            check_hash("envelope", h, &Sha256::digest(envelope_bytes))?;
+        }
+        match payload_hash {
+            Some(h) => check_hash("payload", h, &Sha256::digest(&envelope.payload))?,
+            None if hash.is_none() => {
+                return Err(VerifyError::new(
+                    "Rekor entry logs no hash of the attestation",
+                ))
+            }
+            None => {}
+        }
+        let Some(entry) = signatures.first() else {
+            return Err(VerifyError::new("Rekor entry logs no signature"));
+        };
+        if signatures.len() > 1 {
+            return Err(VerifyError::new(
+                "Rekor entries with several DSSE signatures are not supported",
+            ));
+        }
+        if !entry.signature.is_empty() && entry.signature != signature {
+            return Err(VerifyError::new(
+                "signature in the Rekor entry does not match the attestation's",
+            ));
+        }
+        same_pem(&entry.verifier_pem, verifier_pem)
+    }
+}
+
+fn check_hash(what: &str, logged: &EntryHash, actual: &[u8]) -> Result<()> {
+    if logged.algorithm != "sha256" {
+        return Err(VerifyError::new(format!(
+            "unexpected hash algorithm {:?} in the Rekor entry",
+            logged.algorithm
+        )));
+    }
+    if logged.value != hex(actual) {
+        return Err(VerifyError::new(format!(
+            "{what} hash in the Rekor entry ({}) does not match the {what} ({})",
+            logged.value,
+            hex(actual)
+        )));
+    }
+    Ok(())
+}
+
+/// Two PEM texts carry the same first block (by DER).
+fn same_pem(logged: &str, expected: &str) -> Result<()> {
+    let first = |s: &str| -> Result<Vec<u8>> {
+        pem_blocks(s, 16, 256 * 1024)?
+            .into_iter()
+            .next()
+            .map(|b| b.der)
+            .ok_or_else(|| VerifyError::new("no PEM block"))
+    };
+    let logged = first(logged)
+        .map_err(|e| VerifyError::new(format!("public key in the Rekor entry: {e}")))?;
+    if logged != first(expected)? {
+        return Err(VerifyError::new(
+            "public key or certificate in the Rekor entry does not match the verifier",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::PublicKey;
+    use crate::x509::tests::{read, DERIVED, FIXTURES};
+
+    fn rekor() -> Vec<LogKey> {
+        vec![LogKey::from_key(
+            PublicKey::from_pem(&read(&format!("{FIXTURES}rekor.pub"))).unwrap(),
+        )]
+    }
+
+    fn bundle() -> CosignBundle {
+        CosignBundle::parse(&read(&format!(
+            "{DERIVED}dir-img-cosign-key-rekor-valid/rekor-bundle.json"
+        )))
+        .unwrap()
+    }
+
+    #[test]
+    fn set_verifies() {
+        let b = bundle();
+        assert_eq!(b.verify(&rekor()).unwrap(), 1674251859);
+        // Tampered fields.
+        let mut t = b.clone();
+        t.integrated_time += 1;
+        assert!(t.verify(&rekor()).unwrap_err().0.contains("SET"));
+        let mut t = b.clone();
+        t.log_index += 1;
+        assert!(t.verify(&rekor()).is_err());
+        let mut t = b.clone();
+        t.body.insert(0, 'e');
+        assert!(t.verify(&rekor()).is_err());
+        // Wrong key / no key.
+        let cosign = vec![LogKey::from_key(
+            PublicKey::from_pem(&read(&format!("{FIXTURES}cosign.pub"))).unwrap(),
+        )];
+        assert!(b.verify(&cosign).unwrap_err().0.contains("not trusted"));
+        assert!(b.verify(&[]).is_err());
+        // Key not valid at the integrated time.
+        let mut keys = rekor();
+        keys[0].validity.start = Some(1674251860);
+        assert!(b.verify(&keys).unwrap_err().0.contains("not valid"));
+    }
+
+    #[test]
+    fn hashedrekord_body() {
+        let b = bundle();
+        let entry = b.entry().unwrap();
+        let payload = std::fs::read(format!(
+            "{DERIVED}dir-img-cosign-key-rekor-valid/simplesigning-layer.json"
+        ))
+        .unwrap();
+        let sig = b64decode(
+            "",
+            &read(&format!(
+                "{DERIVED}dir-img-cosign-key-rekor-valid/signature.b64"
+            )),
+        )
+        .unwrap();
+        let key = read(&format!("{FIXTURES}cosign2.pub"));
+        let h = Sha256::digest(&payload);
+        entry.check_hashedrekord(&h, &sig, &key).unwrap();
+        // Same key, different PEM text.
+        entry
+            .check_hashedrekord(&h, &sig, &format!("\n{}", key.replace('\n', "\r\n")))
+            .unwrap();
+        assert!(entry
+            .check_hashedrekord(&Sha256::digest(b"x"), &sig, &key)
+            .unwrap_err()
+            .0
+            .contains("hash"));
+        assert!(entry
+            .check_hashedrekord(&h, b"sig", &key)
+            .unwrap_err()
+            .0
+            .contains("signature"));
+        let other = read(&format!("{FIXTURES}cosign.pub"));
+        assert!(entry
+            .check_hashedrekord(&h, &sig, &other)
+            .unwrap_err()
+            .0
+            .contains("does not match"));
+    }
+
+    #[test]
+    fn bad_bundles() {
+        assert!(CosignBundle::parse("{}").is_err());
+        assert!(CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":1,"integratedTime":1,"logIndex":1,"logID":"00"}}"#).is_err());
+        assert!(CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":"","integratedTime":1,"logIndex":1,"logID":"0g"}}"#).is_err());
+        assert!(Body::parse(br#"{"kind":"rekord","apiVersion":"0.0.1"}"#)
+            .unwrap_err()
+            .0
+            .contains("unsupported"));
+        assert!(Body::parse(br#"{"kind":"hashedrekord","apiVersion":"0.0.1","spec":{}}"#).is_err());
+    }
+}

@@ -1,0 +1,795 @@
+//! Parsing a Sigstore bundle (protobuf-specs `dev.sigstore.bundle.v1.Bundle`
+//! in its JSON form) into checked Rust values.
+//!
+//! Everything that does not need trust material is checked here: the media
+//! type, base64 and integer encodings, that the oneofs hold exactly one
+//! value, the per-version requirements on log entries, and the size limits.
+//! A [`Bundle`] therefore only holds well-formed data; whether it is true is
+//! the job of `verify.rs`.
+
+use base64::alphabet;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
+use base64::Engine;
+use serde::Deserialize;
+
+use crate::{Reason, Result, VerifyError};
+
+/// The largest bundle accepted, in bytes.
+pub const MAX_BUNDLE_BYTES: usize = 10 * 1024 * 1024;
+/// The most transparency log entries one bundle may carry.
+pub const MAX_TLOG_ENTRIES: usize = 32;
+/// The most hashes one inclusion proof may carry (a tree of 2^64 leaves needs 64).
+pub const MAX_PROOF_HASHES: usize = 64;
+/// The most RFC 3161 timestamps one bundle may carry.
+pub const MAX_TIMESTAMPS: usize = 16;
+/// The most certificates an `x509CertificateChain` may carry.
+pub const MAX_CHAIN_CERTS: usize = 10;
+
+/// The bundle format versions this verifier knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BundleVersion {
+    V01,
+    V02,
+    V03,
+}
+
+impl BundleVersion {
+    pub fn from_media_type(media_type: &str) -> Result<BundleVersion> {
+        match media_type {
+            "application/vnd.dev.sigstore.bundle+json;version=0.1" => Ok(BundleVersion::V01),
+            "application/vnd.dev.sigstore.bundle+json;version=0.2" => Ok(BundleVersion::V02),
+            "application/vnd.dev.sigstore.bundle+json;version=0.3"
+            | "application/vnd.dev.sigstore.bundle.v0.3+json" => Ok(BundleVersion::V03),
+            other => Err(VerifyError::new(format!(
+                "unsupported Sigstore bundle media type {other:?}"
+            ))),
+        }
+    }
+}
+
+/// What identifies the signer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Material {
+    /// DER certificates, leaf first (bundle v0.1/v0.2 `x509CertificateChain`).
+    Chain(Vec<Vec<u8>>),
+    /// One DER leaf certificate (bundle v0.3 `certificate`).
+    Certificate(Vec<u8>),
+    /// A key the verifier knows; the hint is informational only.
+    PublicKey { hint: Option<String> },
+}
+
+impl Material {
+    /// The DER leaf certificate, if the signer is identified by one.
+    pub fn leaf(&self) -> Option<&[u8]> {
+        match self {
+            Material::Chain(certs) => certs.first().map(Vec::as_slice),
+            Material::Certificate(der) => Some(der),
+            Material::PublicKey { .. } => None,
+        }
+    }
+}
+
+/// `messageDigest` of a `messageSignature`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageDigest {
+    /// The protobuf `HashAlgorithm` name, e.g. `SHA2_256`.
+    pub algorithm: String,
+    pub digest: Vec<u8>,
+}
+
+/// One DSSE signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DsseSignature {
+    pub keyid: String,
+    pub sig: Vec<u8>,
+}
+
+/// A DSSE envelope as carried in a bundle (payload already decoded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DsseEnvelope {
+    pub payload_type: String,
+    pub payload: Vec<u8>,
+    pub signatures: Vec<DsseSignature>,
+}
+
+/// What was signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    MessageSignature {
+        digest: Option<MessageDigest>,
+        signature: Vec<u8>,
+    },
+    Dsse(DsseEnvelope),
+}
+
+impl Content {
+    /// The signature bytes an RFC 3161 timestamp or a log entry covers.
+    pub fn signature(&self) -> &[u8] {
+        match self {
+            Content::MessageSignature { signature, .. } => signature,
+            Content::Dsse(env) => env
+                .signatures
+                .first()
+                .map(|s| s.sig.as_slice())
+                .unwrap_or(&[]),
+        }
+    }
+}
+
+/// An RFC 6962 inclusion proof with its signed checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InclusionProof {
+    pub log_index: u64,
+    pub root_hash: [u8; 32],
+    pub tree_size: u64,
+    pub hashes: Vec<[u8; 32]>,
+    /// The checkpoint's signed note text, if present.
+    pub checkpoint: Option<String>,
+}
+
+/// One transparency log entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlogEntry {
+    pub log_index: u64,
+    /// `logId.keyId`: SHA-256 of the log's public key (or its C2SP key id).
+    pub log_id: Vec<u8>,
+    pub kind: String,
+    pub version: String,
+    /// `integratedTime`, when non-zero (Rekor v2 entries have none).
+    pub integrated_time: Option<i64>,
+    /// The signed entry timestamp (`inclusionPromise.signedEntryTimestamp`).
+    pub set: Option<Vec<u8>>,
+    pub proof: Option<InclusionProof>,
+    /// The decoded `canonicalizedBody`.
+    pub body: Vec<u8>,
+}
+
+impl TlogEntry {
+    /// Rekor v2 (tile-based) entries are the 0.0.2 versions of
+    /// hashedrekord and dsse.
+    pub fn is_rekor_v2(&self) -> bool {
+        self.version == "0.0.2" && (self.kind == "hashedrekord" || self.kind == "dsse")
+    }
+}
+
+/// A parsed, well-formed bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bundle {
+    pub version: BundleVersion,
+    pub material: Material,
+    pub tlog_entries: Vec<TlogEntry>,
+    /// DER `TimeStampResp` values.
+    pub timestamps: Vec<Vec<u8>>,
+    pub content: Content,
+}
+
+// ---- the JSON shapes --------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawBundle {
+    media_type: Option<String>,
+    verification_material: Option<RawMaterial>,
+    message_signature: Option<RawMessageSignature>,
+    dsse_envelope: Option<RawEnvelope>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawMaterial {
+    public_key: Option<RawPublicKey>,
+    x509_certificate_chain: Option<RawChain>,
+    certificate: Option<RawCert>,
+    #[serde(default)]
+    tlog_entries: Vec<RawTlogEntry>,
+    timestamp_verification_data: Option<RawTimestampData>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPublicKey {
+    hint: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawChain {
+    #[serde(default)]
+    certificates: Vec<RawCert>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawCert {
+    raw_bytes: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawTimestampData {
+    #[serde(default)]
+    rfc3161_timestamps: Vec<RawTimestamp>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawTimestamp {
+    signed_timestamp: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawTlogEntry {
+    log_index: Option<Int64>,
+    log_id: Option<RawLogId>,
+    kind_version: Option<RawKindVersion>,
+    integrated_time: Option<Int64>,
+    inclusion_promise: Option<RawPromise>,
+    inclusion_proof: Option<RawProof>,
+    canonicalized_body: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawLogId {
+    key_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawKindVersion {
+    kind: Option<String>,
+    version: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPromise {
+    signed_entry_timestamp: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawProof {
+    log_index: Option<Int64>,
+    root_hash: Option<String>,
+    tree_size: Option<Int64>,
+    #[serde(default)]
+    hashes: Vec<String>,
+    checkpoint: Option<RawCheckpoint>,
+}
+
+#[derive(Deserialize)]
+struct RawCheckpoint {
+    envelope: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawMessageSignature {
+    message_digest: Option<RawDigest>,
+    signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawDigest {
+    algorithm: Option<String>,
+    digest: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEnvelope {
+    payload: Option<String>,
+    payload_type: Option<String>,
+    #[serde(default)]
+    signatures: Vec<RawDsseSig>,
+}
+
+#[derive(Deserialize)]
+struct RawDsseSig {
+    sig: Option<String>,
+    #[serde(default)]
+    keyid: String,
+}
+
+/// A protobuf-JSON int64: a decimal string or a JSON number.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Int64 {
+    Str(String),
+    Num(i64),
+}
+
+impl Int64 {
+    fn value(&self, what: &str) -> Result<i64> {
+        match self {
+            Int64::Num(n) => Ok(*n),
+            Int64::Str(s) => s
+                .parse::<i64>()
+                .map_err(|_| VerifyError::new(format!("{what} {s:?} is not an integer"))),
+        }
+    }
+
+    fn non_negative(&self, what: &str) -> Result<u64> {
+        let v = self.value(what)?;
+        u64::try_from(v).map_err(|_| VerifyError::new(format!("{what} {v} is negative")))
+    }
+}
+
+/// Decodes protobuf-JSON `bytes`: standard or URL-safe base64, padded or
+/// not; line breaks are skipped, as Go's decoder (protojson) skips them.
+pub fn b64(value: &str, what: &str) -> Result<Vec<u8>> {
+    let unwrapped;
+    let value = if value.contains(['\r', '\n']) {
+        unwrapped = value.replace(['\r', '\n'], "");
+        unwrapped.as_str()
+    } else {
+        value
+    };
+    const CONFIG: GeneralPurposeConfig =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    const STD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, CONFIG);
+    const URL: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, CONFIG);
+    STD.decode(value)
+        .or_else(|_| URL.decode(value))
+        .map_err(|e| VerifyError::new(format!("{what} is not valid base64: {e}")))
+}
+
+fn required<T>(value: Option<T>, what: &str) -> Result<T> {
+    value.ok_or_else(|| VerifyError::new(format!("bundle has no {what}")))
+}
+
+fn b64_field(value: Option<String>, what: &str) -> Result<Vec<u8>> {
+    let v = required(value, what)?;
+    let bytes = b64(&v, what)?;
+    if bytes.is_empty() {
+        return Err(VerifyError::new(format!("bundle {what} is empty")));
+    }
+    Ok(bytes)
+}
+
+fn hash32(value: &str, what: &str) -> Result<[u8; 32]> {
+    let bytes = b64(value, what)?;
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
+        VerifyError::new(format!(
+            "{what} is {} bytes, not a 32-byte SHA-256 hash",
+            bytes.len()
+        ))
+    })
+}
+
+impl Bundle {
+    /// Parses and checks a bundle's JSON.
+    pub fn parse(json: &[u8]) -> Result<Bundle> {
+        if json.len() > MAX_BUNDLE_BYTES {
+            return Err(VerifyError::new(format!(
+                "bundle is {} bytes, more than the {MAX_BUNDLE_BYTES} allowed",
+                json.len()
+            )));
+        }
+        let raw: RawBundle = serde_json::from_slice(json)
+            .map_err(|e| VerifyError::new(format!("bundle is not valid JSON: {e}")))?;
+        let media_type = required(raw.media_type, "mediaType")?;
+        let version = BundleVersion::from_media_type(&media_type)?;
+        let vm = required(raw.verification_material, "verificationMaterial")?;
+
+        let material = parse_material(version, &vm)?;
+
+        if vm.tlog_entries.len() > MAX_TLOG_ENTRIES {
+            return Err(VerifyError::new(format!(
+                "bundle has {} transparency log entries, more than the {MAX_TLOG_ENTRIES} allowed",
+                vm.tlog_entries.len()
+            )));
+        }
+        let tlog_entries = vm
+            .tlog_entries
+            .into_iter()
+            .map(|e| parse_entry(version, e))
+            .collect::<Result<Vec<_>>>()?;
+
+        let raw_ts = vm
+            .timestamp_verification_data
+            .map(|t| t.rfc3161_timestamps)
+            .unwrap_or_default();
+        if raw_ts.len() > MAX_TIMESTAMPS {
+            return Err(VerifyError::new(format!(
+                "bundle has {} RFC 3161 timestamps, more than the {MAX_TIMESTAMPS} allowed",
+                raw_ts.len()
+            )));
+        }
+        let timestamps = raw_ts
+            .into_iter()
+            .map(|t| b64_field(t.signed_timestamp, "rfc3161Timestamps[].signedTimestamp"))
+            .collect::<Result<Vec<_>>>()?;
+        for (i, a) in timestamps.iter().enumerate() {
+            if timestamps.iter().skip(i + 1).any(|b| a == b) {
+                return Err(VerifyError::new(
+                    "bundle carries the same RFC 3161 timestamp twice",
+                ));
+            }
+        }
+
+        let content = match (raw.message_signature, raw.dsse_envelope) {
+            (Some(ms), None) => {
+                let signature = b64_field(ms.signature, "messageSignature.signature")?;
+                let digest = match ms.message_digest {
+                    None => None,
+                    Some(d) => Some(MessageDigest {
+                        algorithm: required(d.algorithm, "messageDigest.algorithm")?,
+                        digest: b64_field(d.digest, "messageDigest.digest")?,
+                    }),
+                };
+                Content::MessageSignature { digest, signature }
+            }
+            (None, Some(env)) => {
+                let payload = b64(
+                    &required(env.payload, "dsseEnvelope.payload")?,
+                    "dsseEnvelope.payload",
+                )?;
+                let payload_type = required(env.payload_type, "dsseEnvelope.payloadType")?;
+                if env.signatures.len() != 1 {
+                    return Err(VerifyError::new(format!(
+                        "DSSE envelope has {} signatures; exactly one is required",
+                        env.signatures.len()
+                    )));
+                }
+                let signatures = env
+                    .signatures
+                    .into_iter()
+                    .map(|s| {
+                        Ok(DsseSignature {
+                            sig: b64_field(s.sig, "dsseEnvelope.signatures[].sig")?,
+                            keyid: s.keyid,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Content::Dsse(DsseEnvelope {
+                    payload_type,
+                    payload,
+                    signatures,
+                })
+            }
+            (Some(_), Some(_)) => {
+                return Err(VerifyError::new(
+                    "bundle has both messageSignature and dsseEnvelope",
+                ))
+            }
+            (None, None) => {
+                return Err(VerifyError::new(
+                    "bundle has neither messageSignature nor dsseEnvelope",
+                ))
+            }
+        };
+
+        // Per-version requirements on the log entries.
+        for entry in &tlog_entries {
+            if version == BundleVersion::V01 {
+                if entry.set.is_none() {
+                    return Err(VerifyError::of(
+                        Reason::TransparencyLog,
+                        "a v0.1 bundle's log entry must carry an inclusion promise",
+                    ));
+                }
+            } else {
+                match &entry.proof {
+                    None => {
+                        return Err(VerifyError::of(Reason::TransparencyLog, format!(
+                            "log entry {} has no inclusion proof, which a bundle of version 0.2 or later requires",
+                            entry.log_index
+                        )))
+                    }
+                    Some(p) if p.checkpoint.is_none() => {
+                        return Err(VerifyError::of(Reason::TransparencyLog, format!(
+                            "log entry {}'s inclusion proof has no checkpoint",
+                            entry.log_index
+                        )))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+
+        Ok(Bundle {
+            version,
+            material,
+            tlog_entries,
+            timestamps,
+            content,
+        })
+    }
+}
+
+fn parse_material(version: BundleVersion, vm: &RawMaterial) -> Result<Material> {
+    let present = [
+        vm.public_key.is_some(),
+        vm.x509_certificate_chain.is_some(),
+        vm.certificate.is_some(),
+    ];
+    if present.iter().filter(|p| **p).count() != 1 {
+        return Err(VerifyError::new(
+            "bundle verificationMaterial must hold exactly one of publicKey, x509CertificateChain and certificate",
+        ));
+    }
+    if let Some(pk) = &vm.public_key {
+        return Ok(Material::PublicKey {
+            hint: pk.hint.clone(),
+        });
+    }
+    if let Some(chain) = &vm.x509_certificate_chain {
+        if version >= BundleVersion::V03 {
+            return Err(VerifyError::new(
+                "a v0.3 bundle must carry its signing certificate in certificate, not x509CertificateChain",
+            ));
+        }
+        if chain.certificates.is_empty() {
+            return Err(VerifyError::new("bundle has an empty certificate chain"));
+        }
+        if chain.certificates.len() > MAX_CHAIN_CERTS {
+            return Err(VerifyError::new(format!(
+                "bundle certificate chain has {} certificates, more than the {MAX_CHAIN_CERTS} allowed",
+                chain.certificates.len()
+            )));
+        }
+        let certs = chain
+            .certificates
+            .iter()
+            .map(|c| {
+                b64_field(
+                    c.raw_bytes.clone(),
+                    "x509CertificateChain.certificates[].rawBytes",
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(Material::Chain(certs));
+    }
+    if let Some(cert) = &vm.certificate {
+        if version < BundleVersion::V03 {
+            return Err(VerifyError::new(
+                "a v0.1/v0.2 bundle must carry its certificates in x509CertificateChain",
+            ));
+        }
+        return Ok(Material::Certificate(b64_field(
+            cert.raw_bytes.clone(),
+            "certificate.rawBytes",
+        )?));
+    }
+    Err(VerifyError::new("bundle has no verification material"))
+}
+
+fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry> {
+    let log_index =
+        required(e.log_index, "tlogEntries[].logIndex")?.non_negative("log entry logIndex")?;
+    let log_id = b64_field(
+        required(e.log_id, "tlogEntries[].logId")?.key_id,
+        "tlogEntries[].logId.keyId",
+    )?;
+    let kv = required(e.kind_version, "tlogEntries[].kindVersion")?;
+    let kind = required(kv.kind, "tlogEntries[].kindVersion.kind")?;
+    let kv_version = required(kv.version, "tlogEntries[].kindVersion.version")?;
+    let integrated_time = match e.integrated_time {
+        None => None,
+        Some(t) => {
+            let t = t.value("log entry integratedTime")?;
+            if t < 0 {
+                return Err(VerifyError::new(format!(
+                    "log entry integratedTime {t} is negative"
+                )));
+            }
+            (t != 0).then_some(t)
+        }
+    };
+    let set = match e.inclusion_promise {
+        None => None,
+        Some(p) => Some(b64_field(
+            p.signed_entry_timestamp,
+            "inclusionPromise.signedEntryTimestamp",
+        )?),
+    };
+    let proof = match e.inclusion_proof {
+        None => None,
+        Some(p) => {
+            if p.hashes.len() > MAX_PROOF_HASHES {
+                return Err(VerifyError::new(format!(
+                    "inclusion proof has {} hashes, more than the {MAX_PROOF_HASHES} allowed",
+                    p.hashes.len()
+                )));
+            }
+            let proof_index = required(p.log_index, "inclusionProof.logIndex")?
+                .non_negative("inclusion proof logIndex")?;
+            let tree_size = required(p.tree_size, "inclusionProof.treeSize")?
+                .non_negative("inclusion proof treeSize")?;
+            let root_hash = hash32(
+                &required(p.root_hash, "inclusionProof.rootHash")?,
+                "inclusion proof rootHash",
+            )?;
+            let hashes = p
+                .hashes
+                .iter()
+                .map(|h| hash32(h, "inclusion proof hash"))
+                .collect::<Result<Vec<_>>>()?;
+            let checkpoint = p
+                .checkpoint
+                .and_then(|c| c.envelope)
+                .filter(|c| !c.is_empty());
+            Some(InclusionProof {
+                log_index: proof_index,
+                root_hash,
+                tree_size,
+                hashes,
+                checkpoint,
+            })
+        }
+    };
+    let body = b64_field(e.canonicalized_body, "tlogEntries[].canonicalizedBody")?;
+    if set.is_some() && integrated_time.is_none() && version == BundleVersion::V01 {
+        return Err(VerifyError::new(
+            "log entry has an inclusion promise but no integratedTime",
+        ));
+    }
+    Ok(TlogEntry {
+        log_index,
+        log_id,
+        kind,
+        version: kv_version,
+        integrated_time,
+        set,
+        proof,
+        body,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(name: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/../conformance/sigstore/{name}/bundle.sigstore.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    fn edit(name: &str, f: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+        let mut v: serde_json::Value = serde_json::from_slice(&case(name)).unwrap();
+        f(&mut v);
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    #[test]
+    fn parses_each_bundle_version() {
+        let b = Bundle::parse(&case("happy-path-v0.1")).unwrap();
+        assert_eq!(b.version, BundleVersion::V01);
+        assert!(matches!(b.material, Material::Chain(ref c) if c.len() == 1));
+        let e = &b.tlog_entries[0];
+        assert_eq!(
+            (e.kind.as_str(), e.version.as_str()),
+            ("hashedrekord", "0.0.1")
+        );
+        assert_eq!(e.integrated_time, Some(1_689_177_396));
+        assert!(e.set.is_some() && e.proof.is_some());
+
+        let b = Bundle::parse(&case("happy-path-v0.3-new-mediaType")).unwrap();
+        assert_eq!(b.version, BundleVersion::V03);
+        assert!(matches!(b.material, Material::Certificate(_)));
+
+        let b = Bundle::parse(&case("rekor2-happy-path")).unwrap();
+        let e = &b.tlog_entries[0];
+        assert!(e.is_rekor_v2() && e.set.is_none() && e.integrated_time.is_none());
+        assert_eq!(b.timestamps.len(), 1);
+        let p = e.proof.as_ref().unwrap();
+        assert_eq!((p.log_index, p.tree_size, p.hashes.len()), (735, 736, 8));
+
+        let b = Bundle::parse(&case("happy-path-intoto-in-dsse-v3")).unwrap();
+        assert!(
+            matches!(b.content, Content::Dsse(ref d) if d.payload_type == "application/vnd.in-toto+json")
+        );
+
+        let b = Bundle::parse(&case("managed-key-happy-path")).unwrap();
+        assert!(matches!(b.material, Material::PublicKey { hint: Some(_) }));
+    }
+
+    #[test]
+    fn rejects_malformed_bundles() {
+        for (name, why) in [
+            ("bundle-malformed-json_fail", "not valid JSON"),
+            ("bundle-unknown-version_fail", "media type"),
+            (
+                "bundle-empty-certificate-chain_fail",
+                "empty certificate chain",
+            ),
+            ("bundle-invalid-base64-signature_fail", "base64"),
+            ("bundle-negative-log-index_fail", "negative"),
+            ("intoto-missing-inclusion-proof_fail", "no inclusion proof"),
+            ("rekor2-no-inclusion-proof_fail", "no inclusion proof"),
+        ] {
+            let e = Bundle::parse(&case(name)).unwrap_err();
+            assert!(e.0.contains(why), "{name}: {e}");
+        }
+    }
+
+    #[test]
+    fn rejects_inconsistent_content_and_material() {
+        let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
+            v["dsseEnvelope"] =
+                serde_json::json!({"payload":"", "payloadType":"x", "signatures":[]});
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("both"), "{e}");
+        let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
+            v.as_object_mut().unwrap().remove("messageSignature");
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("neither"), "{e}");
+        // a v0.3 bundle with a chain, and a v0.1 bundle with a bare certificate
+        let e = Bundle::parse(&edit("happy-path-v0.1", |v| {
+            v["mediaType"] = "application/vnd.dev.sigstore.bundle.v0.3+json".into();
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("x509CertificateChain"), "{e}");
+        let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
+            v["mediaType"] = "application/vnd.dev.sigstore.bundle+json;version=0.1".into();
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("x509CertificateChain"), "{e}");
+        // two kinds of material
+        let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
+            v["verificationMaterial"]["publicKey"] = serde_json::json!({"hint": "x"});
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("exactly one"), "{e}");
+        // a DSSE envelope with two signatures
+        let e = Bundle::parse(&edit("happy-path-intoto-in-dsse-v3", |v| {
+            let s = v["dsseEnvelope"]["signatures"][0].clone();
+            v["dsseEnvelope"]["signatures"]
+                .as_array_mut()
+                .unwrap()
+                .push(s);
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("exactly one"), "{e}");
+        // a v0.1 entry without a SET
+        let e = Bundle::parse(&edit("happy-path-v0.1", |v| {
+            v["verificationMaterial"]["tlogEntries"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("inclusionPromise");
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("inclusion promise"), "{e}");
+        // a root hash that is not 32 bytes
+        let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
+            v["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]["rootHash"] =
+                "AAAA".into();
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("32-byte"), "{e}");
+    }
+
+    #[test]
+    fn enforces_the_size_limits() {
+        let big = vec![b' '; MAX_BUNDLE_BYTES + 1];
+        assert!(Bundle::parse(&big).unwrap_err().0.contains("allowed"));
+        let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
+            let entry = v["verificationMaterial"]["tlogEntries"][0].clone();
+            v["verificationMaterial"]["tlogEntries"] = vec![entry; MAX_TLOG_ENTRIES + 1].into();
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("allowed"), "{e}");
+        let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
+            let p = &mut v["verificationMaterial"]["tlogEntries"][0]["inclusionProof"];
+            let h = p["hashes"][0].clone();
+            p["hashes"] = vec![h; MAX_PROOF_HASHES + 1].into();
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("allowed"), "{e}");
+        let e = Bundle::parse(&edit("rekor2-happy-path", |v| {
+            let t =
+                &mut v["verificationMaterial"]["timestampVerificationData"]["rfc3161Timestamps"];
+            let one = t[0].clone();
+            *t = vec![one; 2].into();
+        }))
+        .unwrap_err();
+        assert!(e.0.contains("twice"), "{e}");
+    }
+}

@@ -1,0 +1,283 @@
+//! Log checkpoints: C2SP signed notes (`c2sp.org/signed-note`) whose text is
+//! a `c2sp.org/tlog-checkpoint` body.
+//!
+//! ```text
+//! <origin>\n<tree size>\n<base64 root hash>\n[extra lines\n]
+//! \n
+//! — <key name> <base64(4-byte key hint || signature)>\n
+//! ...
+//! ```
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+
+use crate::{Result, VerifyError};
+
+/// At most this many signature lines are read from one note.
+pub const MAX_NOTE_SIGNATURES: usize = 100;
+/// The largest note accepted, in bytes.
+pub const MAX_NOTE_BYTES: usize = 64 * 1024;
+
+/// One signature line of a signed note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteSignature {
+    pub name: String,
+    pub key_hint: [u8; 4],
+    pub signature: Vec<u8>,
+}
+
+/// A signed note split into its signed text and its signature lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedNote {
+    /// The signed bytes: the text up to and including its final newline.
+    pub text: String,
+    pub signatures: Vec<NoteSignature>,
+}
+
+/// A checkpoint body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub origin: String,
+    pub size: u64,
+    pub root_hash: [u8; 32],
+    pub extra: Vec<String>,
+}
+
+/// A signed checkpoint: the note and its parsed body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedCheckpoint {
+    pub note: SignedNote,
+    pub checkpoint: Checkpoint,
+}
+
+impl SignedNote {
+    pub fn parse(envelope: &str) -> Result<SignedNote> {
+        if envelope.len() > MAX_NOTE_BYTES {
+            return Err(VerifyError::new(format!(
+                "checkpoint is {} bytes, more than the {MAX_NOTE_BYTES} allowed",
+                envelope.len()
+            )));
+        }
+        let mut parts = envelope.match_indices("\n\n");
+        let split = match (parts.next(), parts.next()) {
+            (Some((i, _)), None) => i,
+            (None, _) => {
+                return Err(VerifyError::new(
+                    "checkpoint has no blank line between its text and its signatures",
+                ))
+            }
+            (Some(_), Some(_)) => {
+                return Err(VerifyError::new("checkpoint has more than one blank line"))
+            }
+        };
+        let text = &envelope[..split + 1];
+        let sigs = &envelope[split + 2..];
+        if sigs.is_empty() {
+            return Err(VerifyError::new("checkpoint has no signature lines"));
+        }
+        let Some(sigs) = sigs.strip_suffix('\n') else {
+            return Err(VerifyError::new(
+                "checkpoint's signature block does not end with a newline",
+            ));
+        };
+        let mut signatures = Vec::new();
+        for line in sigs.split('\n') {
+            if signatures.len() >= MAX_NOTE_SIGNATURES {
+                return Err(VerifyError::new(format!(
+                    "checkpoint has more than {MAX_NOTE_SIGNATURES} signature lines"
+                )));
+            }
+            signatures.push(parse_signature_line(line)?);
+        }
+        Ok(SignedNote {
+            text: text.to_string(),
+            signatures,
+        })
+    }
+}
+
+fn parse_signature_line(line: &str) -> Result<NoteSignature> {
+    let bad = || VerifyError::new(format!("malformed checkpoint signature line {line:?}"));
+    let rest = line.strip_prefix("\u{2014} ").ok_or_else(bad)?;
+    let (name, sig_b64) = rest.split_once(' ').ok_or_else(bad)?;
+    if name.is_empty()
+        || name.contains('+')
+        || name.chars().any(char::is_whitespace)
+        || sig_b64.is_empty()
+        || sig_b64.contains(' ')
+    {
+        return Err(bad());
+    }
+    let raw = STANDARD.decode(sig_b64).map_err(|_| bad())?;
+    if raw.len() < 5 {
+        return Err(VerifyError::new(format!(
+            "checkpoint signature from {name:?} is too short"
+        )));
+    }
+    let (hint, signature) = raw.split_at(4);
+    let key_hint = <[u8; 4]>::try_from(hint).map_err(|_| bad())?;
+    Ok(NoteSignature {
+        name: name.to_string(),
+        key_hint,
+        signature: signature.to_vec(),
+    })
+}
+
+impl Checkpoint {
+    /// Parses a checkpoint body (the signed text of the note).
+    pub fn parse(text: &str) -> Result<Checkpoint> {
+        let Some(body) = text.strip_suffix('\n') else {
+            return Err(VerifyError::new(
+                "checkpoint text does not end with a newline",
+            ));
+        };
+        let lines: Vec<&str> = body.split('\n').collect();
+        let [origin, size, root, extra @ ..] = lines.as_slice() else {
+            return Err(VerifyError::new(
+                "checkpoint has too few lines: it needs an origin, a tree size and a root hash",
+            ));
+        };
+        if origin.is_empty() {
+            return Err(VerifyError::new("checkpoint origin is empty"));
+        }
+        if size.is_empty()
+            || !size.bytes().all(|b| b.is_ascii_digit())
+            || (size.len() > 1 && size.starts_with('0'))
+        {
+            return Err(VerifyError::new(format!(
+                "checkpoint tree size {size:?} is not a decimal number"
+            )));
+        }
+        let size: u64 = size
+            .parse()
+            .map_err(|_| VerifyError::new(format!("checkpoint tree size {size:?} is too large")))?;
+        let root_bytes = STANDARD.decode(root).map_err(|_| {
+            VerifyError::new(format!("checkpoint root hash {root:?} is not base64"))
+        })?;
+        let root_hash = <[u8; 32]>::try_from(root_bytes.as_slice()).map_err(|_| {
+            VerifyError::new(format!(
+                "checkpoint root hash is {} bytes, not 32",
+                root_bytes.len()
+            ))
+        })?;
+        if extra.iter().any(|l| l.is_empty()) {
+            return Err(VerifyError::new("checkpoint has an empty extension line"));
+        }
+        Ok(Checkpoint {
+            origin: origin.to_string(),
+            size,
+            root_hash,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        })
+    }
+
+    /// Rekor v1 origins are `<hostname> - <tree id>`; Rekor v2 (and other
+    /// C2SP logs) use the bare log name.
+    pub fn rekor_v1_tree_id(&self) -> Option<&str> {
+        let (_, id) = self.origin.rsplit_once(" - ")?;
+        (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())).then_some(id)
+    }
+}
+
+impl SignedCheckpoint {
+    pub fn parse(envelope: &str) -> Result<SignedCheckpoint> {
+        let note = SignedNote::parse(envelope)?;
+        let checkpoint = Checkpoint::parse(&note.text)?;
+        Ok(SignedCheckpoint { note, checkpoint })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: &str = "rs1YPY0ydAV0lxgfrq5pE4oRpUJwo3syeps5+eGUTDI=";
+    const SIG: &str = "8w1amdbj1mjNN674dHAkD92+QZoEgBC7o0mXYSTRluDjQrOPjrps3zQB9ut+ShLepyZPsWBDi5IB3yXyjgjQT6OG9A8=";
+
+    fn note(body: &str, sigs: &[(&str, &str)]) -> String {
+        let mut s = format!("{body}\n");
+        for (name, sig) in sigs {
+            s.push_str(&format!("\u{2014} {name} {sig}\n"));
+        }
+        s
+    }
+
+    #[test]
+    fn parses_a_rekor_v2_checkpoint_with_cosignatures() {
+        let body = format!("log2025-alpha1.rekor.sigstage.dev\n736\n{ROOT}\n");
+        let text = note(
+            &body,
+            &[
+                ("log2025-alpha1.rekor.sigstage.dev", SIG),
+                ("witness.example/w1", "sE1vjwAAAABopPLqcjWVAVGAl48d2/LUcCJsxS4CoGtBo8oagCPd7pWZvtei7ieKnoopQqgf3KCun6hyT2YAXBmzTIRsWZInogTDAw=="),
+            ],
+        );
+        let cp = SignedCheckpoint::parse(&text).unwrap();
+        assert_eq!(cp.note.text, body);
+        assert_eq!(cp.checkpoint.origin, "log2025-alpha1.rekor.sigstage.dev");
+        assert_eq!(cp.checkpoint.size, 736);
+        assert_eq!(cp.checkpoint.root_hash[..2], [0xae, 0xcd]);
+        assert!(cp.checkpoint.extra.is_empty());
+        assert_eq!(cp.checkpoint.rekor_v1_tree_id(), None);
+        assert_eq!(cp.note.signatures.len(), 2);
+        assert_eq!(cp.note.signatures[0].key_hint, [0xf3, 0x0d, 0x5a, 0x99]);
+        assert_eq!(cp.note.signatures[0].signature.len(), 64);
+        assert_eq!(cp.note.signatures[1].name, "witness.example/w1");
+    }
+
+    #[test]
+    fn parses_a_rekor_v1_checkpoint_with_extra_lines() {
+        let body = format!("rekor.sigstore.dev - 2605736670972794746\n23\n{ROOT}\nTimestamp: 1689177396617352539\n");
+        let cp = SignedCheckpoint::parse(&note(&body, &[("rekor.sigstore.dev", SIG)])).unwrap();
+        assert_eq!(
+            cp.checkpoint.rekor_v1_tree_id(),
+            Some("2605736670972794746")
+        );
+        assert_eq!(cp.checkpoint.extra, vec!["Timestamp: 1689177396617352539"]);
+        assert_eq!(cp.note.text, body);
+    }
+
+    #[test]
+    fn rejects_malformed_notes() {
+        let body = format!("origin\n1\n{ROOT}\n");
+        // no signatures at all
+        assert!(SignedNote::parse(&format!("{body}\n")).is_err());
+        // no blank line
+        assert!(SignedNote::parse(&body).is_err());
+        // two blank lines
+        assert!(SignedNote::parse(&format!("{body}\n\n\u{2014} a {SIG}\n")).is_err());
+        // signature block without a trailing newline
+        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a {SIG}")).is_err());
+        // hyphen instead of an em dash
+        assert!(SignedNote::parse(&format!("{body}\n- a {SIG}\n")).is_err());
+        // bad base64, too short
+        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a !!!!\n")).is_err());
+        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a AAAA\n")).is_err());
+        // a name with a plus, or missing
+        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a+b {SIG}\n")).is_err());
+        assert!(SignedNote::parse(&format!("{body}\n\u{2014}  {SIG}\n")).is_err());
+        // too many signatures
+        let many = note(&body, &vec![("a", SIG); MAX_NOTE_SIGNATURES + 1]);
+        assert!(SignedNote::parse(&many).is_err());
+    }
+
+    #[test]
+    fn rejects_malformed_checkpoint_bodies() {
+        let ok = |b: &str| Checkpoint::parse(b);
+        assert!(ok(&format!("o\n1\n{ROOT}\n")).is_ok());
+        // missing origin / size / root
+        assert!(ok(&format!("1\n{ROOT}\n")).is_err());
+        assert!(ok(&format!("o\n{ROOT}\n")).is_err());
+        assert!(ok("o\n1\n").is_err());
+        assert!(ok(&format!("\n1\n{ROOT}\n")).is_err());
+        // bad sizes
+        for size in ["-1", "+1", "01", "1.0", "", "18446744073709551616", "0x10"] {
+            assert!(ok(&format!("o\n{size}\n{ROOT}\n")).is_err(), "{size}");
+        }
+        // bad roots
+        assert!(ok("o\n1\nnot base64!\n").is_err());
+        assert!(ok("o\n1\nAAAA\n").is_err());
+        // no trailing newline
+        assert!(ok(&format!("o\n1\n{ROOT}")).is_err());
+    }
+}

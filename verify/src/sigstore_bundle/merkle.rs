@@ -1,0 +1,181 @@
+//! RFC 6962 / RFC 9162 Merkle tree hashing and inclusion proofs.
+
+use sha2::{Digest, Sha256};
+
+use crate::{Result, VerifyError};
+
+/// `SHA-256(0x00 || leaf)`.
+pub fn leaf_hash(leaf: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update([0u8]);
+    h.update(leaf);
+    h.finalize().into()
+}
+
+/// `SHA-256(0x01 || left || right)`.
+pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update([1u8]);
+    h.update(left);
+    h.update(right);
+    h.finalize().into()
+}
+
+/// Computes the root that `proof` gives for the leaf hash `leaf` at `index`
+/// in a tree of `tree_size` leaves (RFC 9162 §2.1.3.2).
+pub fn root_from_inclusion_proof(
+    index: u64,
+    tree_size: u64,
+    leaf: &[u8; 32],
+    proof: &[[u8; 32]],
+) -> Result<[u8; 32]> {
+    if index >= tree_size {
+        return Err(VerifyError::new(format!(
+            "inclusion proof index {index} is not inside a tree of size {tree_size}"
+        )));
+    }
+    let mut f_n = index;
+    let mut s_n = tree_size - 1;
+    let mut r = *leaf;
+    for p in proof {
+        if s_n == 0 {
+            return Err(VerifyError::new(
+                "inclusion proof has more hashes than the tree size allows",
+            ));
+        }
+        if f_n & 1 == 1 || f_n == s_n {
+            r = node_hash(p, &r);
+            while f_n & 1 == 0 && f_n != 0 {
+                f_n >>= 1;
+                s_n >>= 1;
+            }
+        } else {
+            r = node_hash(&r, p);
+        }
+        f_n >>= 1;
+        s_n >>= 1;
+    }
+    if s_n != 0 {
+        return Err(VerifyError::new(
+            "inclusion proof has fewer hashes than the tree size requires",
+        ));
+    }
+    Ok(r)
+}
+
+/// Checks that `leaf` (the raw entry, hashed here) is included at `index`
+/// in the tree of `tree_size` leaves whose root is `root`.
+pub fn verify_inclusion(
+    index: u64,
+    tree_size: u64,
+    leaf: &[u8],
+    proof: &[[u8; 32]],
+    root: &[u8; 32],
+) -> Result<()> {
+    let computed = root_from_inclusion_proof(index, tree_size, &leaf_hash(leaf), proof)?;
+    if &computed != root {
+        return Err(VerifyError::new(format!(
+            "inclusion proof does not lead to the root hash: computed {}, expected {}",
+            hex(&computed),
+            hex(root)
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The root of `leaves` by the RFC 6962 definition (MTH), for checking.
+    fn mth(leaves: &[Vec<u8>]) -> [u8; 32] {
+        match leaves.len() {
+            0 => Sha256::digest([]).into(),
+            1 => leaf_hash(&leaves[0]),
+            n => {
+                let k = n.next_power_of_two() / 2;
+                node_hash(&mth(&leaves[..k]), &mth(&leaves[k..]))
+            }
+        }
+    }
+
+    /// The audit path of leaf `m` by the RFC 6962 definition (PATH).
+    fn path(m: usize, leaves: &[Vec<u8>]) -> Vec<[u8; 32]> {
+        let n = leaves.len();
+        if n <= 1 {
+            return vec![];
+        }
+        let k = n.next_power_of_two() / 2;
+        if m < k {
+            let mut p = path(m, &leaves[..k]);
+            p.push(mth(&leaves[k..]));
+            p
+        } else {
+            let mut p = path(m - k, &leaves[k..]);
+            p.push(mth(&leaves[..k]));
+            p
+        }
+    }
+
+    fn leaves(n: usize) -> Vec<Vec<u8>> {
+        (0..n).map(|i| format!("leaf {i}").into_bytes()).collect()
+    }
+
+    #[test]
+    fn every_leaf_of_every_small_tree_verifies() {
+        for n in 1..=17usize {
+            let ls = leaves(n);
+            let root = mth(&ls);
+            for m in 0..n {
+                let p = path(m, &ls);
+                verify_inclusion(m as u64, n as u64, &ls[m], &p, &root)
+                    .unwrap_or_else(|e| panic!("n={n} m={m}: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_leaf_index_size_or_hash_fails() {
+        let ls = leaves(7);
+        let root = mth(&ls);
+        let p = path(3, &ls);
+        assert!(verify_inclusion(3, 7, &ls[3], &p, &root).is_ok());
+        assert!(verify_inclusion(3, 7, b"other", &p, &root).is_err());
+        assert!(verify_inclusion(2, 7, &ls[3], &p, &root).is_err());
+        assert!(verify_inclusion(3, 4, &ls[3], &p, &root).is_err());
+        assert!(verify_inclusion(3, 12, &ls[3], &p, &root).is_err());
+        let mut bad = p.clone();
+        bad[1][0] ^= 1;
+        assert!(verify_inclusion(3, 7, &ls[3], &bad, &root).is_err());
+        let mut longer = p.clone();
+        longer.push([0; 32]);
+        assert!(verify_inclusion(3, 7, &ls[3], &longer, &root).is_err());
+        assert!(verify_inclusion(3, 7, &ls[3], &p[..p.len() - 1], &root).is_err());
+        assert!(verify_inclusion(7, 7, &ls[3], &p, &root).is_err());
+        assert!(verify_inclusion(0, 0, &ls[0], &[], &root).is_err());
+    }
+
+    #[test]
+    fn single_leaf_tree_has_an_empty_proof() {
+        let root = leaf_hash(b"x");
+        assert!(verify_inclusion(0, 1, b"x", &[], &root).is_ok());
+        assert!(verify_inclusion(0, 1, b"x", &[[0; 32]], &root).is_err());
+    }
+
+    #[test]
+    fn huge_indices_do_not_overflow() {
+        // index 2^64-2 of 2^64-1 leaves: the last leaf, 63 hashes up
+        assert!(
+            root_from_inclusion_proof(u64::MAX - 1, u64::MAX, &[0; 32], &[[1; 32]; 63]).is_ok()
+        );
+        assert!(
+            root_from_inclusion_proof(u64::MAX - 1, u64::MAX, &[0; 32], &[[1; 32]; 64]).is_err()
+        );
+        assert!(root_from_inclusion_proof(0, u64::MAX, &[0; 32], &[[1; 32]; 64]).is_ok());
+        assert!(root_from_inclusion_proof(u64::MAX, u64::MAX, &[0; 32], &[]).is_err());
+    }
+}

@@ -1,0 +1,756 @@
+//! Verifying a parsed bundle against trust material and a policy.
+//!
+//! The order follows sigstore-python and sigstore-js: the signature over
+//! the content, the verified times (RFC 3161 timestamps, then inclusion
+//! promises of the log entries), the log entries themselves (inclusion
+//! proof, checkpoint, SET, body consistency), then for keyless bundles the
+//! certificate chain at every verified time, the SCT and the identity.
+
+use sha2::{Digest, Sha256};
+
+use super::bundle::{Bundle, Content, DsseEnvelope, InclusionProof, Material, TlogEntry};
+use super::checkpoint::SignedCheckpoint;
+use super::merkle;
+use super::timestamp::TimeStampToken;
+use super::{Artifact, Options, Policy, Verified};
+use crate::dsse::Envelope;
+use crate::encoding::pem_encode;
+use crate::keys::{HashAlgorithm, PublicKey};
+use crate::rekor::{self, Body};
+use crate::trust::{CertificateAuthority, LogKey, TrustMaterial};
+use crate::x509::fulcio::{identities_match, Identity};
+use crate::x509::sct::verify_embedded_sct;
+use crate::x509::{verify_chain, Certificate, Purpose};
+use crate::{Classify, Reason, Result, VerifyError};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+
+/// The signer as the bundle and policy establish it.
+enum Signer {
+    Key(PublicKey),
+    Certificate {
+        leaf: Box<Certificate>,
+        /// Certificates after the leaf in a v0.1/v0.2 chain.
+        intermediates: Vec<Certificate>,
+        key: PublicKey,
+    },
+}
+
+impl Signer {
+    fn key(&self) -> &PublicKey {
+        match self {
+            Signer::Key(k) => k,
+            Signer::Certificate { key, .. } => key,
+        }
+    }
+}
+
+pub fn verify_bundle(
+    bundle: &Bundle,
+    artifact: Artifact<'_>,
+    policy: &Policy,
+    trust: &TrustMaterial,
+    opts: &Options,
+) -> Result<Verified> {
+    let signer = signer(bundle, policy)?;
+    let digest: [u8; 32] = match artifact {
+        Artifact::Bytes(b) => Sha256::digest(b).into(),
+        Artifact::Sha256(d) => d,
+    };
+
+    // 1. The signature over the content.
+    let statement = verify_content(&bundle.content, &artifact, &digest, signer.key())
+        .class(Reason::BadSignature)?;
+
+    // 2. Times from RFC 3161 timestamps.
+    let mut times = Vec::new();
+    if !bundle.timestamps.is_empty() && trust.tsas.is_empty() {
+        return Err(VerifyError::of(
+            Reason::Timestamp,
+            "bundle carries RFC 3161 timestamps but the trust root has no timestamp authorities",
+        ));
+    }
+    let signature = bundle.content.signature();
+    for (i, der) in bundle.timestamps.iter().enumerate() {
+        let token = TimeStampToken::parse(der).map_err(|e| e.context(format!("timestamp {i}")))?;
+        let t = super::timestamp::verify(&token, signature, &trust.tsas)
+            .map_err(|e| e.context(format!("timestamp {i}")))
+            .class(Reason::Timestamp)?;
+        times.push(t);
+    }
+    let tsa_times = times.clone();
+
+    // 3. Transparency log entries.
+    if !opts.ignore_tlog {
+        if bundle.tlog_entries.is_empty() {
+            return Err(VerifyError::of(
+                Reason::TransparencyLog,
+                "bundle has no transparency log entry",
+            ));
+        }
+        for (i, a) in bundle.tlog_entries.iter().enumerate() {
+            if bundle.tlog_entries[i + 1..]
+                .iter()
+                .any(|b| a.log_id == b.log_id && a.log_index == b.log_index)
+            {
+                return Err(VerifyError::new("bundle carries the same log entry twice"));
+            }
+        }
+        for entry in &bundle.tlog_entries {
+            if let Some(t) = verify_entry(bundle, entry, &signer, &digest, trust, opts, &tsa_times)
+                .map_err(|e| e.context(format!("transparency log entry {}", entry.log_index)))
+                .class(Reason::TransparencyLog)?
+            {
+                times.push(t);
+            }
+        }
+    }
+
+    // 4. The certificate.
+    let identity = match &signer {
+        Signer::Key(_) => None,
+        Signer::Certificate {
+            leaf,
+            intermediates,
+            ..
+        } => {
+            if times.is_empty() {
+                return Err(VerifyError::of(
+                    Reason::TransparencyLog,
+                    "no verified time (from a log entry's inclusion promise or an RFC 3161 timestamp) to check the signing certificate at",
+                ));
+            }
+            let mut issuer = None;
+            for &t in &times {
+                let chain = verify_cert_at(leaf, intermediates, &trust.cas, t)
+                    .class(Reason::UntrustedChain)?;
+                issuer = chain.get(1).cloned();
+            }
+            if !opts.ignore_sct {
+                let issuer = issuer.ok_or_else(|| {
+                    VerifyError::of(
+                        Reason::TransparencyLog,
+                        "certificate chain has no issuer to check the SCT with",
+                    )
+                })?;
+                verify_embedded_sct(leaf, &issuer, &trust.ctlogs)
+                    .map_err(|e| e.context("signing certificate SCT"))
+                    .class(Reason::TransparencyLog)?;
+            }
+            let identity = Identity::of(leaf).class(Reason::Identity)?;
+            let Policy::Identities(rules) = policy else {
+                return Err(VerifyError::new(
+                    "a keyless bundle needs a certificate identity policy",
+                ));
+            };
+            identities_match(rules, &identity).class(Reason::Identity)?;
+            Some(identity)
+        }
+    };
+
+    Ok(Verified {
+        statement,
+        times,
+        identity,
+    })
+}
+
+fn signer(bundle: &Bundle, policy: &Policy) -> Result<Signer> {
+    match (&bundle.material, policy) {
+        (Material::PublicKey { .. }, Policy::Key(key)) => Ok(Signer::Key(key.clone())),
+        (Material::PublicKey { .. }, Policy::Identities(_)) => Err(VerifyError::new(
+            "bundle is signed with a public key, but the policy expects a certificate identity",
+        )),
+        (_, Policy::Key(_)) => Err(VerifyError::new(
+            "bundle is signed with a certificate, but the policy expects a public key",
+        )),
+        (Material::Chain(ders), Policy::Identities(_)) => {
+            let mut certs = ders
+                .iter()
+                .map(|d| Certificate::from_der(d))
+                .collect::<Result<Vec<_>>>()?;
+            if certs.is_empty() {
+                return Err(VerifyError::new("bundle has an empty certificate chain"));
+            }
+            let leaf = Box::new(certs.remove(0));
+            for c in &certs {
+                if is_self_signed(c.der()) {
+                    return Err(VerifyError::new(
+                        "bundle certificate chain contains a root certificate; roots must come from the trust root",
+                    ));
+                }
+            }
+            let key = leaf.public_key()?;
+            Ok(Signer::Certificate {
+                leaf,
+                intermediates: certs,
+                key,
+            })
+        }
+        (Material::Certificate(der), Policy::Identities(_)) => {
+            let leaf = Box::new(Certificate::from_der(der)?);
+            let key = leaf.public_key()?;
+            Ok(Signer::Certificate {
+                leaf,
+                intermediates: Vec::new(),
+                key,
+            })
+        }
+    }
+}
+
+/// Whether the DER certificate names itself as its issuer.
+fn is_self_signed(der: &[u8]) -> bool {
+    use der::Decode;
+    match x509_cert::Certificate::from_der(der) {
+        Ok(c) => c.tbs_certificate().issuer() == c.tbs_certificate().subject(),
+        Err(_) => false,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    merkle::hex(bytes)
+}
+
+fn verify_content(
+    content: &Content,
+    artifact: &Artifact<'_>,
+    digest: &[u8; 32],
+    key: &PublicKey,
+) -> Result<Option<serde_json::Value>> {
+    match content {
+        Content::MessageSignature {
+            digest: md,
+            signature,
+        } => {
+            if let Some(md) = md {
+                if md.algorithm != "SHA2_256" {
+                    return Err(VerifyError::new(format!(
+                        "bundle message digest uses {}, but only SHA2_256 artifacts are supported",
+                        md.algorithm
+                    )));
+                }
+                if md.digest.as_slice() != digest {
+                    return Err(VerifyError::of(
+                        Reason::PayloadMismatch,
+                        format!(
+                            "bundle message digest {} does not match the artifact's sha256 {}",
+                            hex(&md.digest),
+                            hex(digest)
+                        ),
+                    ));
+                }
+            }
+            let ok = match artifact {
+                Artifact::Bytes(b) => key.verify(b, signature, Some(HashAlgorithm::Sha256)),
+                Artifact::Sha256(d) => key.verify_digest(d, HashAlgorithm::Sha256, signature),
+            };
+            ok.map_err(|e| VerifyError::new(format!("bundle signature over the artifact: {e}")))?;
+            Ok(None)
+        }
+        Content::Dsse(env) => {
+            let sig = env
+                .signatures
+                .first()
+                .ok_or_else(|| VerifyError::new("DSSE envelope has no signature"))?;
+            let pae = Envelope::pae(&env.payload_type, &env.payload);
+            key.verify(&pae, &sig.sig, None)
+                .map_err(|e| VerifyError::new(format!("DSSE envelope signature: {e}")))?;
+            let statement = in_toto_statement(env)?;
+            let want = hex(digest);
+            let subjects = statement
+                .get("subject")
+                .and_then(|s| s.as_array())
+                .ok_or_else(|| VerifyError::new("in-toto statement has no subject list"))?;
+            let found = subjects.iter().any(|s| {
+                s.get("digest")
+                    .and_then(|d| d.get("sha256"))
+                    .and_then(|h| h.as_str())
+                    .is_some_and(|h| h.eq_ignore_ascii_case(&want))
+            });
+            if !found {
+                return Err(VerifyError::of(
+                    Reason::PayloadMismatch,
+                    format!("no subject of the in-toto statement has the artifact's sha256 {want}"),
+                ));
+            }
+            Ok(Some(statement))
+        }
+    }
+}
+
+fn in_toto_statement(env: &DsseEnvelope) -> Result<serde_json::Value> {
+    if env.payload_type != "application/vnd.in-toto+json" {
+        return Err(VerifyError::new(format!(
+            "DSSE payload type {:?} is not an in-toto statement",
+            env.payload_type
+        )));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&env.payload)
+        .map_err(|e| VerifyError::new(format!("in-toto statement is not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(VerifyError::new("in-toto statement is not a JSON object"));
+    }
+    Ok(v)
+}
+
+/// Verifies the chain at `t` against the first CA valid at `t` that
+/// accepts it, returning the chain (leaf first).
+fn verify_cert_at(
+    leaf: &Certificate,
+    intermediates: &[Certificate],
+    cas: &[CertificateAuthority],
+    t: i64,
+) -> Result<Vec<Certificate>> {
+    let mut last_err = None;
+    for ca in cas.iter().filter(|ca| ca.validity.contains(t)) {
+        let Some((root, ca_intermediates)) = ca.certs.split_last() else {
+            continue;
+        };
+        let mut all = intermediates.to_vec();
+        all.extend(ca_intermediates.iter().cloned());
+        match verify_chain(
+            leaf,
+            &all,
+            std::slice::from_ref(root),
+            t,
+            Purpose::CodeSigning,
+        ) {
+            Ok(chain) => return Ok(chain),
+            Err(e) => last_err = Some(e),
+        }
+    }
+    let reason = match &last_err {
+        Some(e) if e.reason() == Reason::Timestamp => Reason::Timestamp,
+        _ => Reason::UntrustedChain,
+    };
+    Err(VerifyError::of(
+        reason,
+        match last_err {
+            Some(e) => {
+                format!("signing certificate does not chain to a trusted CA at time {t}: {e}")
+            }
+            None => format!("no certificate authority in the trust root is valid at time {t}"),
+        },
+    ))
+}
+
+/// The authority (`host[:port]`) and host of a log's base URL.
+fn url_host(base_url: &str) -> (&str, &str) {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+    (authority, host)
+}
+
+/// Verifies one log entry, returning its verified integrated time, if any.
+fn verify_entry(
+    bundle: &Bundle,
+    entry: &TlogEntry,
+    signer: &Signer,
+    digest: &[u8; 32],
+    trust: &TrustMaterial,
+    opts: &Options,
+    tsa_times: &[i64],
+) -> Result<Option<i64>> {
+    let log = trust
+        .tlogs
+        .iter()
+        .find(|l| l.id.as_slice() == entry.log_id.as_slice())
+        .ok_or_else(|| {
+            VerifyError::new(format!(
+                "log id {} is not a transparency log of the trust root",
+                hex(&entry.log_id)
+            ))
+        })?;
+
+    if let Some(t) = entry.integrated_time {
+        if t > opts.now {
+            return Err(VerifyError::new(format!(
+                "integrated time {t} is in the future (now is {})",
+                opts.now
+            )));
+        }
+    }
+
+    if entry.is_rekor_v2() {
+        if entry.proof.is_none() {
+            return Err(VerifyError::new("Rekor v2 entries need an inclusion proof"));
+        }
+        if tsa_times.is_empty() {
+            return Err(VerifyError::new(
+                "Rekor v2 entries carry no time: the bundle needs an RFC 3161 timestamp",
+            ));
+        }
+    }
+
+    // The inclusion proof and its checkpoint.
+    match &entry.proof {
+        Some(proof) => verify_proof(entry, proof, log)?,
+        None if entry.set.is_none() => {
+            return Err(VerifyError::new(
+                "entry has neither an inclusion proof nor an inclusion promise",
+            ))
+        }
+        None => {}
+    }
+
+    // The inclusion promise.
+    let mut verified_time = None;
+    if let Some(set) = &entry.set {
+        let t = entry.integrated_time.ok_or_else(|| {
+            VerifyError::new("entry has an inclusion promise but no integrated time")
+        })?;
+        let body_b64 = STANDARD.encode(&entry.body);
+        rekor::verify_set(
+            &body_b64,
+            t,
+            entry.log_index as i64,
+            &entry.log_id,
+            set,
+            &trust.tlogs,
+        )?;
+        verified_time = Some(t);
+    }
+
+    // The log's key must have been valid when the entry was logged.
+    let when: Vec<i64> = match verified_time {
+        Some(t) => vec![t],
+        None => tsa_times.to_vec(),
+    };
+    for t in when {
+        if !log.validity.contains(t) {
+            return Err(VerifyError::new(format!(
+                "the trust root's key for log {} is not valid at time {t}",
+                log.base_url
+            )));
+        }
+    }
+
+    verify_body(bundle, entry, signer, digest)?;
+    Ok(verified_time)
+}
+
+fn verify_proof(entry: &TlogEntry, proof: &InclusionProof, log: &LogKey) -> Result<()> {
+    // Rekor v1 proofs index the shard's tree and entries the whole log, so
+    // only Rekor v2 promises the two agree.
+    if entry.is_rekor_v2() && proof.log_index != entry.log_index {
+        return Err(VerifyError::new(format!(
+            "inclusion proof is for index {}, not the entry's {}",
+            proof.log_index, entry.log_index
+        )));
+    }
+    merkle::verify_inclusion(
+        proof.log_index,
+        proof.tree_size,
+        &entry.body,
+        &proof.hashes,
+        &proof.root_hash,
+    )?;
+    let Some(envelope) = &proof.checkpoint else {
+        // v0.1 bundles may carry a bare proof; the SET vouches for the entry.
+        return Ok(());
+    };
+    verify_checkpoint(envelope, entry, proof, log)
+}
+
+fn verify_checkpoint(
+    envelope: &str,
+    entry: &TlogEntry,
+    proof: &InclusionProof,
+    log: &LogKey,
+) -> Result<()> {
+    let cp = SignedCheckpoint::parse(envelope)?;
+    let (authority, host) = url_host(&log.base_url);
+    let name_ok = |name: &str| log.base_url.is_empty() || name == authority || name == host;
+    let v2 = entry.is_rekor_v2() || cp.checkpoint.rekor_v1_tree_id().is_none();
+    if v2 {
+        if log.base_url.is_empty() {
+            return Err(VerifyError::new(
+                "cannot check a Rekor v2 checkpoint: the trust root gives the log no base URL",
+            ));
+        }
+        if cp.checkpoint.origin != authority && cp.checkpoint.origin != host {
+            return Err(VerifyError::new(format!(
+                "checkpoint origin {:?} is not the log's name {host:?}",
+                cp.checkpoint.origin
+            )));
+        }
+    }
+    let hint = log.id.get(..4).unwrap_or(&[]);
+    let mut verified = false;
+    for sig in &cp.note.signatures {
+        if sig.key_hint.as_slice() != hint || !name_ok(&sig.name) {
+            continue; // a cosignature or another log's signature
+        }
+        if v2 && sig.name != cp.checkpoint.origin {
+            continue;
+        }
+        log.key
+            .verify(cp.note.text.as_bytes(), &sig.signature, None)
+            .map_err(|e| VerifyError::new(format!("checkpoint signature by {}: {e}", sig.name)))?;
+        verified = true;
+    }
+    if !verified {
+        return Err(VerifyError::new(format!(
+            "checkpoint has no signature by log {} (key hint {})",
+            log.base_url,
+            hex(hint)
+        )));
+    }
+    if cp.checkpoint.size != proof.tree_size {
+        return Err(VerifyError::new(format!(
+            "checkpoint tree size {} is not the inclusion proof's {}",
+            cp.checkpoint.size, proof.tree_size
+        )));
+    }
+    if cp.checkpoint.root_hash != proof.root_hash {
+        return Err(VerifyError::new(format!(
+            "checkpoint root hash {} is not the inclusion proof's {}",
+            hex(&cp.checkpoint.root_hash),
+            hex(&proof.root_hash)
+        )));
+    }
+    Ok(())
+}
+
+// ---- log entry bodies ----------------------------------------------------
+
+fn body_json(entry: &TlogEntry) -> Result<serde_json::Value> {
+    serde_json::from_slice(&entry.body)
+        .map_err(|e| VerifyError::new(format!("canonicalizedBody is not JSON: {e}")))
+}
+
+fn inconsistent(what: &str) -> VerifyError {
+    VerifyError::new(format!("log entry is inconsistent with the bundle: {what}"))
+}
+
+/// Checks that the entry's body describes this bundle's signature, signer
+/// and artifact.
+fn verify_body(
+    bundle: &Bundle,
+    entry: &TlogEntry,
+    signer: &Signer,
+    digest: &[u8; 32],
+) -> Result<()> {
+    let body = body_json(entry)?;
+    let kind = body.get("kind").and_then(|v| v.as_str()).unwrap_or("");
+    let version = body
+        .get("apiVersion")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    if kind != entry.kind || version != entry.version {
+        return Err(inconsistent(&format!(
+            "body is {kind}/{version} but kindVersion says {}/{}",
+            entry.kind, entry.version
+        )));
+    }
+    match (&bundle.content, kind, version) {
+        (Content::MessageSignature { signature, .. }, "hashedrekord", "0.0.2") => {
+            let spec = &body["spec"]["hashedRekordV002"];
+            check_hash_output(&spec["data"], digest, "data")?;
+            check_v2_signature(&spec["signature"], signature, signer)
+        }
+        (Content::Dsse(env), "hashedrekord", "0.0.2") => {
+            let spec = &body["spec"]["hashedRekordV002"];
+            let sig = env
+                .signatures
+                .first()
+                .map(|s| s.sig.as_slice())
+                .unwrap_or(&[]);
+            let pae = Envelope::pae(&env.payload_type, &env.payload);
+            let hash = prehash_for(signer.key());
+            let algorithm = spec["data"]["algorithm"].as_str().unwrap_or("");
+            if algorithm != hash_name(hash) {
+                return Err(inconsistent(&format!(
+                    "data.algorithm {algorithm:?} is not {}",
+                    hash_name(hash)
+                )));
+            }
+            let logged = b64_value(&spec["data"]["digest"], "data.digest")?;
+            if logged != hash.digest(&pae) {
+                return Err(inconsistent(
+                    "data.digest is not the digest of the envelope's PAE",
+                ));
+            }
+            check_v2_signature(&spec["signature"], sig, signer)
+        }
+        (Content::Dsse(env), "dsse", "0.0.2") => {
+            let spec = &body["spec"]["dsseV002"];
+            check_hash_output(
+                &spec["payloadHash"],
+                &Sha256::digest(&env.payload).into(),
+                "payloadHash",
+            )?;
+            let sigs = spec["signatures"]
+                .as_array()
+                .ok_or_else(|| inconsistent("no signatures"))?;
+            let [logged] = sigs.as_slice() else {
+                return Err(inconsistent("the entry must log exactly one signature"));
+            };
+            let sig = env
+                .signatures
+                .first()
+                .map(|s| s.sig.as_slice())
+                .unwrap_or(&[]);
+            check_v2_signature(logged, sig, signer)
+        }
+        (_, "hashedrekord" | "dsse" | "intoto", "0.0.1" | "0.0.2") => {
+            verify_v1_body(bundle, entry, signer, digest)
+        }
+        (_, kind, version) => Err(VerifyError::new(format!(
+            "unsupported log entry type {kind}/{version} for this bundle's content"
+        ))),
+    }
+}
+
+fn b64_value(v: &serde_json::Value, what: &str) -> Result<Vec<u8>> {
+    let s = v
+        .as_str()
+        .ok_or_else(|| inconsistent(&format!("{what} is missing")))?;
+    super::bundle::b64(s, what)
+}
+
+fn check_hash_output(v: &serde_json::Value, digest: &[u8; 32], what: &str) -> Result<()> {
+    let algorithm = v["algorithm"].as_str().unwrap_or("");
+    if algorithm != "SHA2_256" {
+        return Err(inconsistent(&format!(
+            "{what}.algorithm {algorithm:?} is not SHA2_256"
+        )));
+    }
+    if b64_value(&v["digest"], &format!("{what}.digest"))?.as_slice() != digest {
+        return Err(inconsistent(&format!(
+            "{what}.digest is not the artifact's digest"
+        )));
+    }
+    Ok(())
+}
+
+/// A Rekor v2 `Signature {content, verifier}`.
+fn check_v2_signature(v: &serde_json::Value, signature: &[u8], signer: &Signer) -> Result<()> {
+    if b64_value(&v["content"], "signature.content")? != signature {
+        return Err(inconsistent("the logged signature is not the bundle's"));
+    }
+    let verifier = &v["verifier"];
+    match signer {
+        Signer::Certificate { leaf, .. } => {
+            let raw = b64_value(
+                &verifier["x509Certificate"]["rawBytes"],
+                "verifier.x509Certificate",
+            )?;
+            if raw != leaf.der() {
+                return Err(inconsistent("the logged certificate is not the bundle's"));
+            }
+        }
+        Signer::Key(key) => {
+            let raw = b64_value(&verifier["publicKey"]["rawBytes"], "verifier.publicKey")?;
+            if raw != key.spki_der() {
+                return Err(inconsistent("the logged public key is not the policy's"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The digest Rekor v2 uses for a key's prehashed signatures.
+fn prehash_for(key: &PublicKey) -> HashAlgorithm {
+    let alg = key.algorithm();
+    if alg.contains("P-384") {
+        HashAlgorithm::Sha384
+    } else if alg.contains("P-521") || alg.contains("Ed25519") {
+        HashAlgorithm::Sha512
+    } else {
+        HashAlgorithm::Sha256
+    }
+}
+
+fn hash_name(h: HashAlgorithm) -> &'static str {
+    match h {
+        HashAlgorithm::Sha224 => "SHA2_224",
+        HashAlgorithm::Sha256 => "SHA2_256",
+        HashAlgorithm::Sha384 => "SHA2_384",
+        HashAlgorithm::Sha512 => "SHA2_512",
+    }
+}
+
+/// Rekor v1 bodies: hashedrekord 0.0.1, dsse 0.0.1, intoto 0.0.2.
+///
+/// The entry must log the bundle's signature, the signer's certificate (or
+/// the policy's key) and the artifact digest (for DSSE, the payload hash).
+/// The logged envelope hash of dsse/intoto entries is not checked: it is of
+/// the envelope as submitted, which a bundle does not preserve byte for byte
+/// (sigstore-python and sigstore-js do not check it either).
+fn verify_v1_body(
+    bundle: &Bundle,
+    entry: &TlogEntry,
+    signer: &Signer,
+    digest: &[u8; 32],
+) -> Result<()> {
+    let body = Body::parse(&entry.body)?;
+    let verifier_pem = match signer {
+        Signer::Certificate { leaf, .. } => leaf.pem(),
+        Signer::Key(key) => pem_encode("PUBLIC KEY", key.spki_der()),
+    };
+    match (&bundle.content, &body) {
+        (Content::MessageSignature { signature, .. }, Body::HashedRekord { .. }) => {
+            body.check_hashedrekord(digest, signature, &verifier_pem)
+        }
+        (
+            Content::Dsse(env),
+            Body::Dsse {
+                payload_hash,
+                signatures,
+                ..
+            }
+            | Body::Intoto {
+                payload_hash,
+                signatures,
+                ..
+            },
+        ) => {
+            let want = hex(&Sha256::digest(&env.payload));
+            match payload_hash {
+                Some(h) if h.algorithm == "sha256" && h.value == want => {}
+                _ => {
+                    return Err(inconsistent(
+                        "the logged payload hash is not the envelope payload's",
+                    ))
+                }
+            }
+            let [logged] = signatures.as_slice() else {
+                return Err(inconsistent("the entry must log exactly one signature"));
+            };
+            let sig = env
+                .signatures
+                .first()
+                .map(|s| s.sig.as_slice())
+                .unwrap_or(&[]);
+            if logged.signature != sig {
+                return Err(inconsistent("the logged signature is not the envelope's"));
+            }
+            let logged_der = first_pem_der(&logged.verifier_pem)?;
+            if logged_der != first_pem_der(&verifier_pem)? {
+                return Err(inconsistent(
+                    "the logged verifier is not the bundle's signer",
+                ));
+            }
+            Ok(())
+        }
+        _ => Err(VerifyError::new(format!(
+            "log entry type {}/{} does not fit this bundle's content",
+            entry.kind, entry.version
+        ))),
+    }
+}
+
+fn first_pem_der(pem: &str) -> Result<Vec<u8>> {
+    crate::encoding::pem_blocks(pem, 16, 256 * 1024)?
+        .into_iter()
+        .next()
+        .map(|b| b.der)
+        .ok_or_else(|| inconsistent("the logged verifier is not PEM"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,671 @@
+//! A TUF client (The Update Framework, specification 1.0, §5 "Detailed
+//! client workflow") for one target of one repository, as Kyverno's `tuf`
+//! attestor option uses it to read Sigstore's `trusted_root.json`.
+//!
+//! Pure: the trusted root's bytes, a [`Repository`] that hands out the
+//! mirror's files, and the time in; the verified target out. Nothing is
+//! kept between calls, so rollback is checked within one update: each
+//! root is exactly one version after the last, and the snapshot and
+//! targets versions are the ones the timestamp and snapshot name.
+//!
+//! Supported: `ed25519` keys (hex) and `ecdsa` / `ecdsa-sha2-nistp256`
+//! keys (PEM or hex SEC1 point) with their schemes; signatures over the
+//! OLPC canonical JSON of `signed` (securesystemslib's encoding); consistent
+//! snapshots or not. Delegated targets are not followed: a target that is
+//! only reachable through delegations is an error.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256, Sha512};
+
+use super::encoding::unhex;
+use super::keys::{HashAlgorithm, PublicKey, Scheme};
+use super::trust::parse_rfc3339;
+use super::{Result, VerifyError};
+
+/// Largest metadata file read (each of root, timestamp, snapshot, targets).
+pub const MAX_METADATA: usize = 1 << 20;
+/// Largest target read.
+pub const MAX_TARGET: usize = 1 << 20;
+/// Most root versions walked past the trusted one in one update.
+pub const MAX_ROOT_ROTATIONS: u64 = 32;
+/// The Sigstore trusted root's target name.
+pub const TRUSTED_ROOT_TARGET: &str = "trusted_root.json";
+
+/// Where the repository's files come from: `fetch(path, max)` returns the
+/// file at `path` (relative to the mirror: `2.root.json`,
+/// `timestamp.json`, `targets/<sha256>.trusted_root.json`), at most `max`
+/// bytes, or `None` when the mirror does not have it (HTTP 404).
+pub trait Repository {
+    fn fetch(&self, path: &str, max: usize) -> Result<Option<Vec<u8>>>;
+}
+
+impl<F> Repository for F
+where
+    F: Fn(&str, usize) -> Result<Option<Vec<u8>>>,
+{
+    fn fetch(&self, path: &str, max: usize) -> Result<Option<Vec<u8>>> {
+        self(path, max)
+    }
+}
+
+/// The verified text of the repository's `trusted_root.json`, starting
+/// from the trusted `root_json`, checked at unix time `now`.
+pub fn trusted_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<String> {
+    let bytes = target(root_json, repo, TRUSTED_ROOT_TARGET, now)?;
+    String::from_utf8(bytes)
+        .map_err(|_| VerifyError::new(format!("TUF target {TRUSTED_ROOT_TARGET} is not UTF-8")))
+}
+
+/// The verified bytes of top-level target `name`.
+pub fn target(root_json: &[u8], repo: &impl Repository, name: &str, now: i64) -> Result<Vec<u8>> {
+    let root = update_root(root_json, repo, now)?;
+    let timestamp = timestamp(&root, repo, now)?;
+    let snapshot = snapshot(&root, &timestamp, repo, now)?;
+    let targets = targets(&root, &snapshot, repo, now)?;
+    fetch_target(&root, &targets, repo, name)
+}
+
+fn err(message: impl Into<String>) -> VerifyError {
+    VerifyError::new(format!("TUF: {}", message.into()))
+}
+
+// ------------------------------------------------------------ metadata
+
+/// A metadata file: its `signed` part, the canonical bytes signed, and the
+/// signatures.
+struct Envelope {
+    /// The file name, for errors.
+    file: String,
+    signed: Value,
+    canonical: Vec<u8>,
+    signatures: Vec<SignatureJson>,
+}
+
+#[derive(Deserialize)]
+struct SignatureJson {
+    keyid: String,
+    sig: String,
+}
+
+#[derive(Deserialize)]
+struct EnvelopeJson {
+    signatures: Vec<SignatureJson>,
+    signed: Value,
+}
+
+/// What every role's `signed` has.
+#[derive(Deserialize)]
+struct Common {
+    #[serde(rename = "_type")]
+    kind: String,
+    spec_version: String,
+    version: u64,
+    expires: String,
+}
+
+#[derive(Deserialize)]
+struct RootJson {
+    keys: BTreeMap<String, KeyJson>,
+    roles: BTreeMap<String, RoleJson>,
+    #[serde(default)]
+    consistent_snapshot: bool,
+}
+
+#[derive(Deserialize)]
+struct KeyJson {
+    keytype: String,
+    scheme: String,
+    keyval: KeyValJson,
+}
+
+#[derive(Deserialize)]
+struct KeyValJson {
+    public: String,
+}
+
+#[derive(Deserialize, Clone)]
+struct RoleJson {
+    keyids: Vec<String>,
+    threshold: u64,
+}
+
+#[derive(Deserialize)]
+struct MetaJson {
+    meta: BTreeMap<String, MetaFile>,
+}
+
+#[derive(Deserialize, Clone)]
+struct MetaFile {
+    version: u64,
+    length: Option<u64>,
+    hashes: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct TargetsJson {
+    targets: BTreeMap<String, TargetFile>,
+    delegations: Option<DelegationsJson>,
+}
+
+#[derive(Deserialize)]
+struct TargetFile {
+    length: u64,
+    hashes: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct DelegationsJson {
+    #[serde(default)]
+    roles: Vec<Value>,
+}
+
+impl Envelope {
+    fn parse(file: &str, bytes: &[u8]) -> Result<Envelope> {
+        if bytes.len() > MAX_METADATA {
+            return Err(err(format!(
+                "{file} is {} bytes, more than the {MAX_METADATA} allowed",
+                bytes.len()
+            )));
+        }
+        let json: EnvelopeJson = serde_json::from_slice(bytes)
+            .map_err(|e| err(format!("{file} is not TUF metadata: {e}")))?;
+        if !json.signed.is_object() {
+            return Err(err(format!("{file}: signed is not an object")));
+        }
+        let mut canonical = Vec::new();
+        canonical_json(&json.signed, &mut canonical).map_err(|e| err(format!("{file}: {e}")))?;
+        Ok(Envelope {
+            file: file.to_string(),
+            signed: json.signed,
+            canonical,
+            signatures: json.signatures,
+        })
+    }
+
+    /// `signed` as `T`.
+    fn decode<T: DeserializeOwned>(&self) -> Result<T> {
+        T::deserialize(&self.signed)
+            .map_err(|e| err(format!("{}: invalid signed metadata: {e}", self.file)))
+    }
+
+    /// The common fields, checked: `_type` is `kind`, the spec version is
+    /// 1.x, the version positive and `expires` a time.
+    fn common(&self, kind: &str) -> Result<(Common, i64)> {
+        let c: Common = self.decode()?;
+        if c.kind != kind {
+            return Err(err(format!(
+                "{}: _type is {:?}, expected {kind:?}",
+                self.file, c.kind
+            )));
+        }
+        if c.spec_version.split('.').next() != Some("1") {
+            return Err(err(format!(
+                "{}: unsupported spec_version {:?} (expected 1.x)",
+                self.file, c.spec_version
+            )));
+        }
+        if c.version == 0 {
+            return Err(err(format!("{}: version must be at least 1", self.file)));
+        }
+        let expires = parse_rfc3339(&c.expires).ok_or_else(|| {
+            err(format!(
+                "{}: expires {:?} is not an RFC 3339 time",
+                self.file, c.expires
+            ))
+        })?;
+        Ok((c, expires))
+    }
+}
+
+/// Fails when metadata expiring at `expires` is expired at `now` (an
+/// expiry equal to now is expired, as in the specification).
+fn check_expiry(file: &str, version: u64, expires: i64, text: &str, now: i64) -> Result<()> {
+    if expires <= now {
+        return Err(err(format!("{file} (version {version}) expired at {text}")));
+    }
+    Ok(())
+}
+
+/// OLPC canonical JSON as securesystemslib writes it: objects with keys
+/// sorted by their UTF-8 bytes, no whitespace, strings with only `"` and
+/// `\` escaped, integers only.
+fn canonical_json(v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), String> {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() {
+                out.extend_from_slice(n.to_string().as_bytes());
+            } else {
+                return Err(format!("canonical JSON has no non-integer numbers ({n})"));
+            }
+        }
+        Value::String(s) => canonical_string(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_json(item, out)?;
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_string(k, out);
+                out.push(b':');
+                canonical_json(v, out)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+fn canonical_string(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for b in s.bytes() {
+        if b == b'"' || b == b'\\' {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out.push(b'"');
+}
+
+// ---------------------------------------------------------------- keys
+
+/// A key usable for exactly one signature scheme.
+struct Key {
+    key: PublicKey,
+    scheme: Scheme,
+}
+
+/// SPKI DER prefixes for raw keys given in hex.
+const ED25519_SPKI_PREFIX: [u8; 12] = [
+    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+];
+const P256_SPKI_PREFIX: [u8; 26] = [
+    0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,
+    0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+];
+
+impl Key {
+    fn parse(k: &KeyJson) -> std::result::Result<Key, String> {
+        let public = k.keyval.public.trim();
+        match (k.keytype.as_str(), k.scheme.as_str()) {
+            ("ed25519", "ed25519") => {
+                let raw = unhex("ed25519 key", public).map_err(|e| e.to_string())?;
+                if raw.len() != 32 {
+                    return Err(format!("ed25519 key is {} bytes, not 32", raw.len()));
+                }
+                let der = [ED25519_SPKI_PREFIX.as_slice(), &raw].concat();
+                let key = PublicKey::from_spki_der(&der).map_err(|e| e.to_string())?;
+                Ok(Key {
+                    key,
+                    scheme: Scheme::Ed25519,
+                })
+            }
+            ("ecdsa" | "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp256") => {
+                let key = if public.starts_with("-----BEGIN") {
+                    PublicKey::from_pem(public)
+                } else {
+                    let raw = unhex("ecdsa key", public).map_err(|e| e.to_string())?;
+                    PublicKey::from_spki_der(&[P256_SPKI_PREFIX.as_slice(), &raw].concat())
+                }
+                .map_err(|e| e.to_string())?;
+                if key.algorithm() != "ECDSA P-256" {
+                    return Err(format!(
+                        "ecdsa-sha2-nistp256 key is {}, not ECDSA P-256",
+                        key.algorithm()
+                    ));
+                }
+                Ok(Key {
+                    key,
+                    scheme: Scheme::Ecdsa(HashAlgorithm::Sha256),
+                })
+            }
+            (t, s) => Err(format!("unsupported key type {t:?} with scheme {s:?}")),
+        }
+    }
+}
+
+/// A verified root: its keys (those that parse) and roles.
+struct Root {
+    version: u64,
+    expires: i64,
+    expires_text: String,
+    keys: BTreeMap<String, std::result::Result<Key, String>>,
+    roles: BTreeMap<String, RoleJson>,
+    consistent_snapshot: bool,
+}
+
+impl Root {
+    fn from_envelope(env: &Envelope) -> Result<Root> {
+        let (common, expires) = env.common("root")?;
+        let json: RootJson = env.decode()?;
+        for role in ["root", "timestamp", "snapshot", "targets"] {
+            let Some(r) = json.roles.get(role) else {
+                return Err(err(format!("{}: no {role} role", env.file)));
+            };
+            if r.threshold == 0 {
+                return Err(err(format!(
+                    "{}: the {role} role's threshold must be at least 1",
+                    env.file
+                )));
+            }
+        }
+        Ok(Root {
+            version: common.version,
+            expires,
+            expires_text: common.expires,
+            keys: json
+                .keys
+                .iter()
+                .map(|(id, k)| (id.clone(), Key::parse(k)))
+                .collect(),
+            roles: json.roles,
+            consistent_snapshot: json.consistent_snapshot,
+        })
+    }
+
+    /// Checks that `env` carries signatures of at least the threshold of
+    /// distinct keys of `role`.
+    fn verify(&self, role: &str, env: &Envelope) -> Result<()> {
+        let Some(r) = self.roles.get(role) else {
+            return Err(err(format!("root has no {role} role")));
+        };
+        let mut tried = BTreeSet::new();
+        let mut signed_by = BTreeSet::new();
+        let mut problems = Vec::new();
+        for s in &env.signatures {
+            if signed_by.len() as u64 >= r.threshold {
+                break;
+            }
+            if !r.keyids.contains(&s.keyid) || !tried.insert(s.keyid.as_str()) {
+                continue;
+            }
+            let short = s.keyid.get(..8).unwrap_or(&s.keyid);
+            let key = match self.keys.get(&s.keyid) {
+                None => {
+                    problems.push(format!("key {short} is not in the root"));
+                    continue;
+                }
+                Some(Err(e)) => {
+                    problems.push(format!("key {short}: {e}"));
+                    continue;
+                }
+                Some(Ok(k)) => k,
+            };
+            let ok = unhex("signature", &s.sig)
+                .is_ok_and(|sig| key.key.verify_scheme(key.scheme, &env.canonical, &sig));
+            if !ok {
+                problems.push(format!("key {short}: signature does not verify"));
+                continue;
+            }
+            // The same key listed under two ids counts once.
+            signed_by.insert(key.key.spki_der().to_vec());
+        }
+        let n = signed_by.len() as u64;
+        if n >= r.threshold {
+            return Ok(());
+        }
+        let mut message = format!(
+            "{}: {n} valid signature(s) from the {role} role's keys, {} required",
+            env.file, r.threshold
+        );
+        if !problems.is_empty() {
+            message.push_str(&format!(" ({})", problems.join("; ")));
+        }
+        Err(err(message))
+    }
+}
+
+// ----------------------------------------------------------- the workflow
+
+fn fetch_required(repo: &impl Repository, path: &str, max: usize) -> Result<Vec<u8>> {
+    match repo.fetch(path, max)? {
+        Some(bytes) if bytes.len() > max => Err(err(format!(
+            "{path} is {} bytes, more than the {max} allowed",
+            bytes.len()
+        ))),
+        Some(bytes) => Ok(bytes),
+        None => Err(err(format!("{path} not found on the mirror"))),
+    }
+}
+
+/// §5.3: the trusted root, then each newer root until the mirror has none.
+fn update_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<Root> {
+    let env = Envelope::parse("the trusted root.json", root_json)?;
+    let mut root = Root::from_envelope(&env)?;
+    root.verify("root", &env)?;
+    let mut rotations = 0;
+    loop {
+        let next = root
+            .version
+            .checked_add(1)
+            .ok_or_else(|| err("root version overflows"))?;
+        let path = format!("{next}.root.json");
+        let Some(bytes) = repo.fetch(&path, MAX_METADATA)? else {
+            break;
+        };
+        if rotations == MAX_ROOT_ROTATIONS {
+            return Err(err(format!(
+                "the mirror has more than {MAX_ROOT_ROTATIONS} root versions newer than the trusted one (stopped at {path}); give a newer tuf.root"
+            )));
+        }
+        rotations += 1;
+        let env = Envelope::parse(&path, &bytes)?;
+        // Signed by the trusted root's keys, and by its own.
+        root.verify("root", &env)
+            .map_err(|e| VerifyError::new(format!("{e} (old root, version {})", root.version)))?;
+        let new = Root::from_envelope(&env)?;
+        new.verify("root", &env)
+            .map_err(|e| VerifyError::new(format!("{e} (new root)")))?;
+        if new.version != next {
+            return Err(err(format!(
+                "{path} has version {}, expected {next} (rollback or a bad mirror)",
+                new.version
+            )));
+        }
+        root = new;
+    }
+    check_expiry(
+        "root.json",
+        root.version,
+        root.expires,
+        &root.expires_text,
+        now,
+    )?;
+    Ok(root)
+}
+
+/// The timestamp's record of the snapshot.
+fn timestamp(root: &Root, repo: &impl Repository, now: i64) -> Result<MetaFile> {
+    let path = "timestamp.json";
+    let env = Envelope::parse(path, &fetch_required(repo, path, MAX_METADATA)?)?;
+    root.verify("timestamp", &env)?;
+    let (common, expires) = env.common("timestamp")?;
+    check_expiry(path, common.version, expires, &common.expires, now)?;
+    let meta: MetaJson = env.decode()?;
+    let snapshot = meta
+        .meta
+        .get("snapshot.json")
+        .cloned()
+        .ok_or_else(|| err("timestamp.json does not name snapshot.json"))?;
+    if snapshot.version == 0 {
+        return Err(err("timestamp.json: snapshot version must be at least 1"));
+    }
+    Ok(snapshot)
+}
+
+/// The snapshot's record of the targets.
+fn snapshot(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> Result<MetaFile> {
+    let path = match root.consistent_snapshot {
+        true => format!("{}.snapshot.json", named.version),
+        false => "snapshot.json".to_string(),
+    };
+    let env = fetch_meta(repo, &path, named, "timestamp.json")?;
+    root.verify("snapshot", &env)?;
+    let (common, expires) = env.common("snapshot")?;
+    if common.version != named.version {
+        return Err(err(format!(
+            "{path} has version {}, but timestamp.json names version {} (rollback or a bad mirror)",
+            common.version, named.version
+        )));
+    }
+    check_expiry(&path, common.version, expires, &common.expires, now)?;
+    let meta: MetaJson = env.decode()?;
+    let targets = meta
+        .meta
+        .get("targets.json")
+        .cloned()
+        .ok_or_else(|| err(format!("{path} does not name targets.json")))?;
+    if targets.version == 0 {
+        return Err(err(format!("{path}: targets version must be at least 1")));
+    }
+    Ok(targets)
+}
+
+fn targets(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> Result<TargetsJson> {
+    let path = match root.consistent_snapshot {
+        true => format!("{}.targets.json", named.version),
+        false => "targets.json".to_string(),
+    };
+    let env = fetch_meta(repo, &path, named, "snapshot.json")?;
+    root.verify("targets", &env)?;
+    let (common, expires) = env.common("targets")?;
+    if common.version != named.version {
+        return Err(err(format!(
+            "{path} has version {}, but snapshot.json names version {} (rollback or a bad mirror)",
+            common.version, named.version
+        )));
+    }
+    check_expiry(&path, common.version, expires, &common.expires, now)?;
+    env.decode()
+}
+
+/// Fetches metadata `path` as `by` describes it (length and hashes when
+/// given) and parses it.
+fn fetch_meta(repo: &impl Repository, path: &str, named: &MetaFile, by: &str) -> Result<Envelope> {
+    let max = match named.length {
+        Some(n) if n > MAX_METADATA as u64 => {
+            return Err(err(format!(
+                "{by} gives {path} a length of {n} bytes, more than the {MAX_METADATA} allowed"
+            )))
+        }
+        Some(n) => n as usize,
+        None => MAX_METADATA,
+    };
+    let bytes = fetch_required(repo, path, max)?;
+    if let Some(n) = named.length {
+        if bytes.len() as u64 != n {
+            return Err(err(format!(
+                "{path} is {} bytes, but {by} gives {n}",
+                bytes.len()
+            )));
+        }
+    }
+    if let Some(hashes) = &named.hashes {
+        check_hashes(path, by, &bytes, hashes)?;
+    }
+    Envelope::parse(path, &bytes)
+}
+
+fn check_hashes(
+    path: &str,
+    by: &str,
+    bytes: &[u8],
+    hashes: &BTreeMap<String, String>,
+) -> Result<()> {
+    for (alg, want) in hashes {
+        let got = match alg.as_str() {
+            "sha256" => Sha256::digest(bytes).to_vec(),
+            "sha512" => Sha512::digest(bytes).to_vec(),
+            other => {
+                return Err(err(format!(
+                    "{by} gives {path} a {other:?} hash, which ivpol does not compute"
+                )))
+            }
+        };
+        let want_bytes =
+            unhex(&format!("{by}: {alg} of {path}"), want).map_err(|e| err(e.to_string()))?;
+        if got != want_bytes {
+            return Err(err(format!(
+                "{path} has {alg} {}, but {by} gives {want}",
+                super::encoding::hex(&got)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn fetch_target(
+    root: &Root,
+    targets: &TargetsJson,
+    repo: &impl Repository,
+    name: &str,
+) -> Result<Vec<u8>> {
+    let Some(file) = targets.targets.get(name) else {
+        if targets
+            .delegations
+            .as_ref()
+            .is_some_and(|d| !d.roles.is_empty())
+        {
+            return Err(err(format!(
+                "targets.json does not list {name}, and ivpol does not follow delegated targets roles"
+            )));
+        }
+        return Err(err(format!("targets.json has no target {name}")));
+    };
+    if file.length > MAX_TARGET as u64 {
+        return Err(err(format!(
+            "target {name} is {} bytes, more than the {MAX_TARGET} allowed",
+            file.length
+        )));
+    }
+    let Some(sha256) = file.hashes.get("sha256") else {
+        return Err(err(format!("targets.json gives {name} no sha256 hash")));
+    };
+    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(err(format!(
+            "targets.json gives {name} a sha256 that is not 64 hex digits"
+        )));
+    }
+    let path = match root.consistent_snapshot {
+        true => match name.rsplit_once('/') {
+            Some((dir, base)) => format!("targets/{dir}/{sha256}.{base}"),
+            None => format!("targets/{sha256}.{name}"),
+        },
+        false => format!("targets/{name}"),
+    };
+    let bytes = fetch_required(repo, &path, file.length as usize)?;
+    if bytes.len() as u64 != file.length {
+        return Err(err(format!(
+            "{path} is {} bytes, but targets.json gives {}",
+            bytes.len(),
+            file.length
+        )));
+    }
+    check_hashes(&path, "targets.json", &bytes, &file.hashes)?;
+    Ok(bytes)
+}
+
+/// Generated repositories, for this crate's tests and (with the
+/// `test-support` feature) the guest's.
+#[cfg(any(test, feature = "test-support"))]
+pub mod fixture;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,776 @@
+//! X.509 certificates and chain validation for Fulcio, BYO-PKI and trusted
+//! roots (<https://github.com/sigstore/fulcio/blob/main/docs/certificate-specification.md>).
+//!
+//! `verify_chain` follows Go's `crypto/x509` `Verify` as cosign uses it
+//! (`TrustedCert`), with these deliberate differences:
+//! - every issuer in the path, trust anchors included, must carry
+//!   basicConstraints cA=true (and keyCertSign when KeyUsage is present);
+//! - with `Purpose::CodeSigning` a leaf EKU, when present, must list
+//!   codeSigning (or anyExtendedKeyUsage); a leaf with no EKU extension is
+//!   accepted, as Go does (the containers/image BYO-PKI fixture has none);
+//! - an unknown critical extension anywhere in the path (name constraints
+//!   included, which are not evaluated) rejects the path;
+//! - SHA-1 signatures are refused.
+
+pub mod fulcio;
+pub mod sct;
+
+use std::fmt;
+
+use der::{Decode, Encode};
+use sha2::Digest;
+use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage};
+
+use super::encoding::{pem_blocks, pem_encode};
+use super::keys::{HashAlgorithm, PublicKey};
+use super::{Reason, Result, VerifyError};
+
+/// Largest DER certificate, and largest PEM text of one certificate.
+pub const MAX_CERT_SIZE: usize = 64 * 1024;
+/// Most certificates read from one PEM text.
+pub const MAX_PEM_CERTS: usize = 32;
+/// Longest path leaf..anchor.
+pub const MAX_PATH_LEN: usize = 10;
+/// Signature checks one `verify_chain` may spend on path building.
+const MAX_SIGNATURE_CHECKS: usize = 64;
+
+const OID_CODE_SIGNING: &str = "1.3.6.1.5.5.7.3.3";
+const OID_ANY_EKU: &str = "2.5.29.37.0";
+
+/// Extensions this verifier understands (others, if critical, reject).
+const KNOWN_CRITICAL: &[&str] = &[
+    "2.5.29.15", // keyUsage
+    "2.5.29.17", // subjectAltName (Fulcio marks it critical)
+    "2.5.29.19", // basicConstraints
+    "2.5.29.37", // extKeyUsage
+    "2.5.29.14", // subjectKeyIdentifier
+    "2.5.29.35", // authorityKeyIdentifier
+    "2.5.29.32", // certificatePolicies
+];
+
+/// A parsed certificate together with its exact DER.
+#[derive(Clone)]
+pub struct Certificate {
+    der: Vec<u8>,
+    tbs_der: Vec<u8>,
+    cert: x509_cert::Certificate,
+}
+
+impl fmt::Debug for Certificate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Certificate({})", self.subject())
+    }
+}
+
+impl PartialEq for Certificate {
+    fn eq(&self, other: &Certificate) -> bool {
+        self.der == other.der
+    }
+}
+impl Eq for Certificate {}
+
+/// What the leaf of a path is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Leaf EKU, if present, must contain codeSigning (or anyEKU); KU, if
+    /// present, digitalSignature.
+    CodeSigning,
+    /// No EKU/KU requirement on the leaf.
+    Any,
+}
+
+impl Certificate {
+    /// Parses one DER certificate (at most 64 KiB, no trailing bytes).
+    pub fn from_der(der: &[u8]) -> Result<Certificate> {
+        if der.len() > MAX_CERT_SIZE {
+            return Err(VerifyError::new("certificate larger than 64 KiB"));
+        }
+        let cert = x509_cert::Certificate::from_der(der)
+            .map_err(|e| VerifyError::new(format!("invalid X.509 certificate: {e}")))?;
+        // The TBSCertificate exactly as signed: the first element of the
+        // outer SEQUENCE.
+        let (_, outer, _) = der_tlv(der)?;
+        let (_, _, tbs) = der_tlv(outer)?;
+        Ok(Certificate {
+            der: der.to_vec(),
+            tbs_der: tbs.to_vec(),
+            cert,
+        })
+    }
+
+    /// Every CERTIFICATE block of `pem`, in order (at most 32, each at most
+    /// 64 KiB); other PEM blocks are skipped. An empty result is an error.
+    pub fn parse_pem(pem: &str) -> Result<Vec<Certificate>> {
+        let blocks = pem_blocks(pem, MAX_PEM_CERTS, MAX_CERT_SIZE * 2)?;
+        let certs = blocks
+            .iter()
+            .filter(|b| b.label == "CERTIFICATE")
+            .map(|b| Certificate::from_der(&b.der))
+            .collect::<Result<Vec<_>>>()?;
+        if certs.is_empty() {
+            return Err(VerifyError::new("no CERTIFICATE PEM block found"));
+        }
+        Ok(certs)
+    }
+
+    pub fn der(&self) -> &[u8] {
+        &self.der
+    }
+
+    /// The signed TBSCertificate DER.
+    pub fn tbs_der(&self) -> &[u8] {
+        &self.tbs_der
+    }
+
+    /// PEM re-encoding (64 columns, trailing newline), as Go writes it.
+    pub fn pem(&self) -> String {
+        pem_encode("CERTIFICATE", &self.der)
+    }
+
+    /// The parsed certificate, for extension lookups.
+    pub fn inner(&self) -> &x509_cert::Certificate {
+        &self.cert
+    }
+
+    pub fn public_key(&self) -> Result<PublicKey> {
+        let spki = self
+            .cert
+            .tbs_certificate()
+            .subject_public_key_info()
+            .to_der()
+            .map_err(|e| VerifyError::new(format!("certificate key: {e}")))?;
+        PublicKey::from_spki_der(&spki)
+            .map_err(|e| VerifyError::new(format!("certificate {}: {e}", self.subject())))
+    }
+
+    /// notBefore, unix seconds.
+    pub fn not_before(&self) -> i64 {
+        unix(&self.cert.tbs_certificate().validity().not_before)
+    }
+
+    /// notAfter, unix seconds.
+    pub fn not_after(&self) -> i64 {
+        unix(&self.cert.tbs_certificate().validity().not_after)
+    }
+
+    /// Subject DN as text (for messages).
+    pub fn subject(&self) -> String {
+        self.cert.tbs_certificate().subject().to_string()
+    }
+
+    /// SHA-256 of the DER, lowercase hex.
+    pub fn fingerprint(&self) -> String {
+        super::encoding::hex(&sha2::Sha256::digest(&self.der))
+    }
+
+    /// basicConstraints cA=true.
+    pub fn is_ca(&self) -> bool {
+        matches!(self.basic_constraints(), Ok(Some(bc)) if bc.ca)
+    }
+
+    pub(crate) fn basic_constraints(&self) -> Result<Option<BasicConstraints>> {
+        self.cert
+            .tbs_certificate()
+            .get_extension::<BasicConstraints>()
+            .map(|o| o.map(|(_, bc)| bc))
+            .map_err(|e| self.bad_ext("basicConstraints", e))
+    }
+
+    pub(crate) fn key_usage(&self) -> Result<Option<KeyUsage>> {
+        self.cert
+            .tbs_certificate()
+            .get_extension::<KeyUsage>()
+            .map(|o| o.map(|(_, ku)| ku))
+            .map_err(|e| self.bad_ext("keyUsage", e))
+    }
+
+    pub(crate) fn ext_key_usage(&self) -> Result<Option<Vec<String>>> {
+        self.cert
+            .tbs_certificate()
+            .get_extension::<ExtendedKeyUsage>()
+            .map(|o| o.map(|(_, eku)| eku.0.iter().map(|o| o.to_string()).collect()))
+            .map_err(|e| self.bad_ext("extKeyUsage", e))
+    }
+
+    fn bad_ext(&self, name: &str, e: der::Error) -> VerifyError {
+        VerifyError::new(format!(
+            "certificate {}: invalid {name} extension: {e}",
+            self.subject()
+        ))
+    }
+
+    /// The raw value (extnValue contents) of extension `oid`, if present.
+    pub fn extension(&self, oid: &str) -> Option<&[u8]> {
+        self.cert
+            .tbs_certificate()
+            .extensions()?
+            .iter()
+            .find(|e| e.extn_id.to_string() == oid)
+            .map(|e| e.extn_value.as_bytes())
+    }
+
+    /// Whether extension `oid` is present and marked critical (`None`
+    /// when absent).
+    pub fn extension_critical(&self, oid: &str) -> Option<bool> {
+        self.cert
+            .tbs_certificate()
+            .extensions()?
+            .iter()
+            .find(|e| e.extn_id.to_string() == oid)
+            .map(|e| e.critical)
+    }
+
+    fn check_critical_extensions(&self) -> Result<()> {
+        for ext in self
+            .cert
+            .tbs_certificate()
+            .extensions()
+            .into_iter()
+            .flatten()
+        {
+            let oid = ext.extn_id.to_string();
+            if ext.critical && !KNOWN_CRITICAL.contains(&oid.as_str()) {
+                return Err(VerifyError::new(format!(
+                    "certificate {} has an unsupported critical extension {oid}",
+                    self.subject()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn issuer_der(&self) -> Vec<u8> {
+        self.cert
+            .tbs_certificate()
+            .issuer()
+            .to_der()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn subject_der(&self) -> Vec<u8> {
+        self.cert
+            .tbs_certificate()
+            .subject()
+            .to_der()
+            .unwrap_or_default()
+    }
+
+    /// Whether `issuer`'s key signed this certificate.
+    pub fn verify_signed_by(&self, issuer: &Certificate) -> Result<()> {
+        let alg = SignatureAlgorithm::of(&self.cert)?;
+        let key = issuer.public_key()?;
+        let signature = self
+            .cert
+            .signature()
+            .as_bytes()
+            .ok_or_else(|| VerifyError::new("certificate signature has unused bits"))?;
+        if alg.verify(&key, &self.tbs_der, signature) {
+            Ok(())
+        } else {
+            Err(VerifyError::new(format!(
+                "certificate {} is not signed by {}",
+                self.subject(),
+                issuer.subject()
+            )))
+        }
+    }
+
+    fn check_valid_at(&self, at: i64) -> Result<()> {
+        if at < self.not_before() || at > self.not_after() {
+            return Err(VerifyError::of(
+                Reason::Timestamp,
+                format!(
+                    "certificate {} is not valid at {} (valid {} to {})",
+                    self.subject(),
+                    fmt_time(at),
+                    fmt_time(self.not_before()),
+                    fmt_time(self.not_after())
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn unix(t: &x509_cert::time::Time) -> i64 {
+    i64::try_from(t.to_unix_duration().as_secs()).unwrap_or(i64::MAX)
+}
+
+/// Unix seconds of a UTC calendar time, `None` when it is not a valid
+/// date and time from 1970 on (`der::DateTime` checks the ranges).
+pub fn unix_time(year: i64, month: i64, day: i64, hour: i64, min: i64, sec: i64) -> Option<i64> {
+    let field = |v: i64| u8::try_from(v).ok();
+    let dt = der::DateTime::new(
+        u16::try_from(year).ok()?,
+        field(month)?,
+        field(day)?,
+        field(hour)?,
+        field(min)?,
+        field(sec)?,
+    )
+    .ok()?;
+    i64::try_from(dt.unix_duration().as_secs()).ok()
+}
+
+/// RFC 3339 text of unix seconds (UTC), for messages.
+pub fn fmt_time(t: i64) -> String {
+    match der::DateTime::from_unix_duration(std::time::Duration::from_secs(t.max(0) as u64)) {
+        Ok(dt) => format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            dt.year(),
+            dt.month(),
+            dt.day(),
+            dt.hour(),
+            dt.minutes(),
+            dt.seconds()
+        ),
+        Err(_) => format!("{t} (unix)"),
+    }
+}
+
+/// Certificate signature algorithms accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SignatureAlgorithm {
+    Ecdsa(HashAlgorithm),
+    RsaPkcs1(HashAlgorithm),
+    RsaPss(HashAlgorithm),
+    Ed25519,
+}
+
+impl SignatureAlgorithm {
+    fn of(cert: &x509_cert::Certificate) -> Result<SignatureAlgorithm> {
+        let alg = cert.signature_algorithm();
+        let oid = alg.oid.to_string();
+        Ok(match oid.as_str() {
+            "1.2.840.10045.4.3.2" => SignatureAlgorithm::Ecdsa(HashAlgorithm::Sha256),
+            "1.2.840.10045.4.3.3" => SignatureAlgorithm::Ecdsa(HashAlgorithm::Sha384),
+            "1.2.840.10045.4.3.4" => SignatureAlgorithm::Ecdsa(HashAlgorithm::Sha512),
+            "1.2.840.113549.1.1.11" => SignatureAlgorithm::RsaPkcs1(HashAlgorithm::Sha256),
+            "1.2.840.113549.1.1.12" => SignatureAlgorithm::RsaPkcs1(HashAlgorithm::Sha384),
+            "1.2.840.113549.1.1.13" => SignatureAlgorithm::RsaPkcs1(HashAlgorithm::Sha512),
+            "1.3.101.112" => SignatureAlgorithm::Ed25519,
+            "1.2.840.113549.1.1.10" => {
+                let params_der = alg
+                    .parameters
+                    .as_ref()
+                    .ok_or_else(|| VerifyError::new("RSASSA-PSS certificate without parameters"))?
+                    .to_der()
+                    .map_err(|e| VerifyError::new(format!("RSASSA-PSS parameters: {e}")))?;
+                let params = rsa::pkcs1::RsaPssParams::<der::Any>::from_der(&params_der)
+                    .map_err(|e| VerifyError::new(format!("RSASSA-PSS parameters: {e}")))?;
+                let hash = match params.hash.oid.to_string().as_str() {
+                    "2.16.840.1.101.3.4.2.1" => HashAlgorithm::Sha256,
+                    "2.16.840.1.101.3.4.2.2" => HashAlgorithm::Sha384,
+                    "2.16.840.1.101.3.4.2.3" => HashAlgorithm::Sha512,
+                    "1.3.14.3.2.26" => {
+                        return Err(VerifyError::new(
+                            "certificate signed with RSASSA-PSS over SHA-1, which is refused",
+                        ))
+                    }
+                    other => {
+                        return Err(VerifyError::new(format!(
+                            "RSASSA-PSS with unsupported hash {other}"
+                        )))
+                    }
+                };
+                SignatureAlgorithm::RsaPss(hash)
+            }
+            "1.2.840.113549.1.1.5" | "1.2.840.10045.4.1" | "1.3.14.3.2.29" => {
+                return Err(VerifyError::new(
+                    "certificate signed with SHA-1, which is refused",
+                ))
+            }
+            other => {
+                return Err(VerifyError::new(format!(
+                    "unsupported certificate signature algorithm {other}"
+                )))
+            }
+        })
+    }
+
+    fn verify(self, key: &PublicKey, message: &[u8], signature: &[u8]) -> bool {
+        use super::keys::Scheme;
+        let scheme = match self {
+            SignatureAlgorithm::Ecdsa(h) => Scheme::Ecdsa(h),
+            SignatureAlgorithm::RsaPkcs1(h) => Scheme::RsaPkcs1(h),
+            SignatureAlgorithm::RsaPss(h) => Scheme::RsaPss(h),
+            SignatureAlgorithm::Ed25519 => Scheme::Ed25519,
+        };
+        key.verify_scheme(scheme, message, signature)
+    }
+}
+
+/// Builds and checks a path from `leaf` to a certificate of `roots` (any
+/// of which is a trust anchor), using `intermediates` and `roots` as
+/// candidate issuers, all valid at `at` (unix seconds). Returns the path
+/// leaf..anchor.
+pub fn verify_chain(
+    leaf: &Certificate,
+    intermediates: &[Certificate],
+    roots: &[Certificate],
+    at: i64,
+    purpose: Purpose,
+) -> Result<Vec<Certificate>> {
+    if roots.is_empty() {
+        return Err(VerifyError::new("no trusted root certificates configured"));
+    }
+    leaf.check_valid_at(at)?;
+    leaf.check_critical_extensions()?;
+    check_leaf_purpose(leaf, purpose)?;
+    if roots.iter().any(|r| r == leaf) {
+        return Ok(vec![leaf.clone()]);
+    }
+    let mut path = vec![leaf.clone()];
+    let mut budget = MAX_SIGNATURE_CHECKS;
+    let mut last_error = None;
+    if build(
+        &mut path,
+        intermediates,
+        roots,
+        at,
+        purpose,
+        &mut budget,
+        &mut last_error,
+    ) {
+        return Ok(path);
+    }
+    Err(match last_error {
+        Some(e) => {
+            let reason = match e.reason() {
+                Reason::Timestamp => Reason::Timestamp,
+                _ => Reason::UntrustedChain,
+            };
+            VerifyError::of(
+                reason,
+                format!(
+                    "certificate {} does not chain to a trusted root: {e}",
+                    leaf.subject()
+                ),
+            )
+        }
+        None => VerifyError::of(
+            Reason::UntrustedChain,
+            format!(
+                "certificate {} does not chain to a trusted root (no issuer {} found)",
+                leaf.subject(),
+                leaf.cert.tbs_certificate().issuer()
+            ),
+        ),
+    })
+}
+
+fn check_leaf_purpose(leaf: &Certificate, purpose: Purpose) -> Result<()> {
+    if purpose != Purpose::CodeSigning {
+        return Ok(());
+    }
+    // No EKU extension means any usage (Go's crypto/x509 rule).
+    let eku = leaf.ext_key_usage()?;
+    if eku.is_some_and(|eku| {
+        !eku.iter()
+            .any(|o| o == OID_CODE_SIGNING || o == OID_ANY_EKU)
+    }) {
+        return Err(VerifyError::new(format!(
+            "certificate {} is not for code signing (extended key usage lacks codeSigning)",
+            leaf.subject()
+        )));
+    }
+    if let Some(ku) = leaf.key_usage()? {
+        if !ku.digital_signature() {
+            return Err(VerifyError::new(format!(
+                "certificate {} key usage lacks digitalSignature",
+                leaf.subject()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `issuer` may issue for a path with `below` CA certificates under
+/// it (excluding the leaf).
+fn check_issuer(issuer: &Certificate, below: usize, at: i64, purpose: Purpose) -> Result<()> {
+    issuer.check_valid_at(at)?;
+    issuer.check_critical_extensions()?;
+    match issuer.basic_constraints()? {
+        Some(bc) if bc.ca => {
+            if let Some(max) = bc.path_len_constraint {
+                if below > usize::from(max) {
+                    return Err(VerifyError::new(format!(
+                        "certificate {} allows {max} intermediate(s) below it, path has {below}",
+                        issuer.subject()
+                    )));
+                }
+            }
+        }
+        _ => {
+            return Err(VerifyError::new(format!(
+                "certificate {} is not a CA (basicConstraints cA is not true)",
+                issuer.subject()
+            )))
+        }
+    }
+    if let Some(ku) = issuer.key_usage()? {
+        if !ku.key_cert_sign() {
+            return Err(VerifyError::new(format!(
+                "CA certificate {} key usage lacks keyCertSign",
+                issuer.subject()
+            )));
+        }
+    }
+    if purpose == Purpose::CodeSigning {
+        if let Some(eku) = issuer.ext_key_usage()? {
+            if !eku
+                .iter()
+                .any(|o| o == OID_CODE_SIGNING || o == OID_ANY_EKU)
+            {
+                return Err(VerifyError::new(format!(
+                    "CA certificate {} extended key usage does not allow code signing",
+                    issuer.subject()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn build(
+    path: &mut Vec<Certificate>,
+    intermediates: &[Certificate],
+    roots: &[Certificate],
+    at: i64,
+    purpose: Purpose,
+    budget: &mut usize,
+    last_error: &mut Option<VerifyError>,
+) -> bool {
+    let Some(current) = path.last().cloned() else {
+        return false;
+    };
+    let issuer_name = current.issuer_der();
+    // Anchors first, so the shortest path to a root wins.
+    let candidates = roots
+        .iter()
+        .map(|c| (c, true))
+        .chain(intermediates.iter().map(|c| (c, false)));
+    for (candidate, is_root) in candidates {
+        if candidate.subject_der() != issuer_name {
+            continue;
+        }
+        if path.iter().any(|p| p == candidate) {
+            continue;
+        }
+        let is_anchor = is_root || roots.iter().any(|r| r == candidate);
+        if *budget == 0 {
+            *last_error = Some(VerifyError::new(
+                "path building gave up (too many candidates)",
+            ));
+            return false;
+        }
+        *budget -= 1;
+        if let Err(e) = current.verify_signed_by(candidate) {
+            *last_error = Some(e);
+            continue;
+        }
+        // CA certificates below this issuer, the leaf excluded.
+        let below = path.len() - 1;
+        if let Err(e) = check_issuer(candidate, below, at, purpose) {
+            *last_error = Some(e);
+            continue;
+        }
+        path.push(candidate.clone());
+        if is_anchor {
+            return true;
+        }
+        if path.len() < MAX_PATH_LEN
+            && build(path, intermediates, roots, at, purpose, budget, last_error)
+        {
+            return true;
+        }
+        if path.len() >= MAX_PATH_LEN {
+            *last_error = Some(VerifyError::new(format!(
+                "certificate path longer than {MAX_PATH_LEN}"
+            )));
+        }
+        path.pop();
+    }
+    false
+}
+
+/// Splits one DER TLV off `input`: (tag byte, contents, whole TLV) and
+/// the rest after it.
+pub fn der_tlv(input: &[u8]) -> Result<(u8, &[u8], &[u8])> {
+    let tlv = Tlv::read(input)?;
+    Ok((tlv.tag, tlv.contents, tlv.whole))
+}
+
+/// One DER TLV split off the front of a buffer.
+pub struct Tlv<'a> {
+    pub tag: u8,
+    pub contents: &'a [u8],
+    pub whole: &'a [u8],
+    pub rest: &'a [u8],
+}
+
+impl<'a> Tlv<'a> {
+    pub fn read(input: &'a [u8]) -> Result<Tlv<'a>> {
+        der_tlv_rest(input)
+    }
+}
+
+fn der_tlv_rest(input: &[u8]) -> Result<Tlv<'_>> {
+    let bad = || VerifyError::new("malformed DER");
+    let tag = *input.first().ok_or_else(bad)?;
+    if tag & 0x1f == 0x1f {
+        return Err(bad()); // multi-byte tags are not used in certificates
+    }
+    let first = *input.get(1).ok_or_else(bad)?;
+    let (len, header) = if first < 0x80 {
+        (usize::from(first), 2)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 {
+            return Err(bad());
+        }
+        let bytes = input.get(2..2 + n).ok_or_else(bad)?;
+        let len = bytes
+            .iter()
+            .fold(0usize, |acc, b| acc << 8 | usize::from(*b));
+        (len, 2 + n)
+    };
+    let end = header.checked_add(len).ok_or_else(bad)?;
+    let contents = input.get(header..end).ok_or_else(bad)?;
+    let whole = input.get(..end).ok_or_else(bad)?;
+    let rest = input.get(end..).ok_or_else(bad)?;
+    Ok(Tlv {
+        tag,
+        contents,
+        whole,
+        rest,
+    })
+}
+
+/// DER encoding of a TLV with `tag` around `contents`.
+pub fn der_wrap(tag: u8, contents: &[u8]) -> Vec<u8> {
+    let len = contents.len();
+    let mut out = vec![tag];
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes = len.to_be_bytes();
+        let skip = bytes.iter().take_while(|b| **b == 0).count();
+        let significant = bytes.get(skip..).unwrap_or_default();
+        out.push(0x80 | significant.len() as u8);
+        out.extend_from_slice(significant);
+    }
+    out.extend_from_slice(contents);
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) use crate::testdata::{read, DERIVED, FIXTURES};
+
+    pub(crate) fn certs(path: &str) -> Vec<Certificate> {
+        Certificate::parse_pem(&read(path)).unwrap()
+    }
+
+    // 2023-01-20T20:51:33Z, inside the Fulcio leaf's ten minutes.
+    const FULCIO_T: i64 = 1674247893;
+
+    #[test]
+    fn fulcio_chain_at_integrated_time_only() {
+        let leaf = &certs(&format!(
+            "{DERIVED}dir-img-cosign-fulcio-rekor-valid/cert.pem"
+        ))[0];
+        let chain = certs(&format!(
+            "{DERIVED}dir-img-cosign-fulcio-rekor-valid/chain.pem"
+        ));
+        let root = certs(&format!("{FIXTURES}fulcio_v1.crt.pem"));
+        assert!(!leaf.is_ca());
+        assert!(chain.iter().all(Certificate::is_ca));
+        let path = verify_chain(leaf, &chain, &root, FULCIO_T, Purpose::CodeSigning).unwrap();
+        assert_eq!(path.len(), 3);
+        assert_eq!(path.last(), root.first());
+        // The chain annotation alone carries the root too, but only `roots`
+        // are anchors.
+        let e = verify_chain(leaf, &chain, &[], FULCIO_T, Purpose::CodeSigning).unwrap_err();
+        assert!(e.0.contains("no trusted root"), "{e}");
+        // Expired today.
+        let e = verify_chain(leaf, &chain, &root, 1_800_000_000, Purpose::Any).unwrap_err();
+        assert!(e.0.contains("not valid at"), "{e}");
+        // Missing intermediate.
+        assert!(verify_chain(leaf, &[], &root, FULCIO_T, Purpose::Any).is_err());
+        // PEM round trip is byte-exact in DER.
+        assert_eq!(Certificate::parse_pem(&leaf.pem()).unwrap()[0], *leaf);
+        assert!(leaf.not_before() <= FULCIO_T && FULCIO_T <= leaf.not_after());
+        assert_eq!(leaf.public_key().unwrap().algorithm(), "ECDSA P-256");
+    }
+
+    #[test]
+    fn pki_chain() {
+        let leaf = &certs(&format!("{DERIVED}dir-img-cosign-pki-valid/cert.pem"))[0];
+        let roots = certs(&format!("{FIXTURES}pki_root_crts.pem"));
+        let inter = certs(&format!("{FIXTURES}pki_intermediate_crts.pem"));
+        let now = 1_796_169_600; // 2026-12-01
+        verify_chain(leaf, &inter, &roots, now, Purpose::CodeSigning).unwrap();
+        // Roots and intermediates mixed in `roots`: an intermediate is an anchor.
+        let mut all = roots.clone();
+        all.extend(inter.iter().cloned());
+        let path = verify_chain(leaf, &[], &all, now, Purpose::CodeSigning).unwrap();
+        assert_eq!(path.len(), 2);
+        assert!(verify_chain(leaf, &[], &roots, now, Purpose::CodeSigning).is_err());
+    }
+
+    #[test]
+    fn leaf_as_anchor_and_wrong_root() {
+        let root = certs(&format!("{FIXTURES}fulcio_v1.crt.pem"));
+        let pki = certs(&format!("{FIXTURES}pki_root_crts.pem"));
+        let t = root[0].not_before() + 10;
+        assert_eq!(
+            verify_chain(&root[0], &[], &root, t, Purpose::Any)
+                .unwrap()
+                .len(),
+            1
+        );
+        let e = verify_chain(&root[0], &[], &pki, t, Purpose::Any).unwrap_err();
+        assert!(e.0.contains("does not chain"), "{e}");
+        // A CA certificate is not a code-signing leaf.
+        assert!(verify_chain(&root[0], &[], &root, t, Purpose::CodeSigning).is_err());
+    }
+
+    #[test]
+    fn parse_errors() {
+        assert!(Certificate::parse_pem("").is_err());
+        assert!(Certificate::from_der(b"\x30\x03\x02\x01\x00").is_err());
+        let root = &certs(&format!("{FIXTURES}fulcio_v1.crt.pem"))[0];
+        let mut der = root.der().to_vec();
+        der.push(0);
+        assert!(Certificate::from_der(&der).is_err());
+        assert!(der_tlv(&[0x30, 0x85, 1, 1, 1, 1, 1]).is_err());
+        assert!(der_tlv(&[0x30, 0x05, 1]).is_err());
+        assert_eq!(der_wrap(0x04, &[1, 2]), vec![4, 2, 1, 2]);
+        assert_eq!(der_wrap(0x04, &[0; 300])[..4], [4, 0x82, 1, 44]);
+    }
+
+    #[test]
+    fn tampered_signature() {
+        let leaf = &certs(&format!(
+            "{DERIVED}dir-img-cosign-fulcio-rekor-valid/cert.pem"
+        ))[0];
+        let chain = certs(&format!(
+            "{DERIVED}dir-img-cosign-fulcio-rekor-valid/chain.pem"
+        ));
+        let root = certs(&format!("{FIXTURES}fulcio_v1.crt.pem"));
+        // Flip a byte inside the leaf's TBS (its serial number).
+        let mut der = leaf.der().to_vec();
+        let pos = der
+            .windows(leaf.tbs_der().len())
+            .position(|w| w == leaf.tbs_der())
+            .unwrap()
+            + 15;
+        der[pos] ^= 1;
+        let bad = Certificate::from_der(&der).unwrap();
+        let e = verify_chain(&bad, &chain, &root, FULCIO_T, Purpose::Any).unwrap_err();
+        assert!(e.0.contains("not signed by"), "{e}");
+    }
+}
