@@ -111,8 +111,11 @@ mod tests {
         assert!(b64decode("x", "!!").is_err());
         assert_eq!(hex(&[0, 0xab]), "00ab");
         assert_eq!(unhex("x", "00AB").unwrap(), vec![0, 0xab]);
-        assert_eq!(unhex("x", "0").unwrap_err().0, "x: odd-length hex");
-        assert_eq!(unhex("x", "zz").unwrap_err().0, "x: invalid hex");
+        assert_eq!(
+            unhex("x", "0").unwrap_err().to_string(),
+            "x: odd-length hex"
+        );
+        assert_eq!(unhex("x", "zz").unwrap_err().to_string(), "x: invalid hex");
         assert_eq!(hex(&[0, 0xab, 0x7f]), "00ab7f");
         let pem = pem_encode("CERTIFICATE", b"abc");
         let blocks = pem_blocks(&format!("junk\n{pem}{pem}"), 10, 1000).unwrap();
