@@ -28,6 +28,9 @@ pub enum VerifyError {
     /// A DSSE envelope that does not verify or cannot be read.
     #[error(transparent)]
     Dsse(#[from] dsse::DsseError),
+    /// Base64, hex or PEM text that cannot be decoded.
+    #[error(transparent)]
+    Encoding(#[from] encoding::EncodingError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -127,6 +130,7 @@ impl VerifyError {
     pub fn reason(&self) -> Reason {
         match self {
             VerifyError::Dsse(e) => e.reason(),
+            VerifyError::Encoding(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }
