@@ -31,6 +31,9 @@ pub enum VerifyError {
     /// Base64, hex or PEM text that cannot be decoded.
     #[error(transparent)]
     Encoding(#[from] encoding::EncodingError),
+    /// An inclusion proof that does not lead to the log's root.
+    #[error(transparent)]
+    Merkle(#[from] sigstore_bundle::merkle::MerkleError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -131,6 +134,7 @@ impl VerifyError {
         match self {
             VerifyError::Dsse(e) => e.reason(),
             VerifyError::Encoding(e) => e.reason(),
+            VerifyError::Merkle(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }
