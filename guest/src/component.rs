@@ -412,8 +412,8 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
 /// registry is involved).
 fn failure(e: VerifyError) -> VerificationFailure {
     VerificationFailure {
-        reason: reason(e.1),
-        message: e.0,
+        reason: reason(e.reason()),
+        message: e.to_string(),
         registry: None,
         status: None,
     }

@@ -7,7 +7,41 @@ use serde::Deserialize;
 
 use super::encoding::b64decode;
 use super::keys::{HashAlgorithm, PublicKey};
-use super::{Result, VerifyError};
+use super::{Reason, Result};
+
+/// Why a DSSE envelope was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DsseError {
+    /// The envelope is over [`MAX_ENVELOPE`].
+    #[error("DSSE envelope larger than 16 MiB")]
+    TooLarge,
+    /// The envelope is not DSSE JSON; the parser's own text.
+    #[error("invalid DSSE envelope: {0}")]
+    Json(String),
+    /// The envelope carries no signature.
+    #[error("DSSE envelope has no signatures")]
+    NoSignatures,
+    /// The envelope carries more signatures than are read.
+    #[error("DSSE envelope has more than {max} signatures")]
+    TooManySignatures {
+        /// The most read.
+        max: usize,
+    },
+    /// No signature verifies with the key.
+    #[error("no DSSE signature verifies with the {algorithm} key")]
+    NoSignatureVerifies {
+        /// The key's algorithm, as [`PublicKey::algorithm`] names it.
+        algorithm: String,
+    },
+}
+
+impl DsseError {
+    /// The class of this failure: an envelope is evidence, so every failure
+    /// here is [`Reason::Malformed`] until a stage classes it.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// Largest envelope accepted.
 pub const MAX_ENVELOPE: usize = 16 << 20;
@@ -41,17 +75,18 @@ struct SignatureJson {
 impl Envelope {
     pub fn parse(json: &[u8]) -> Result<Envelope> {
         if json.len() > MAX_ENVELOPE {
-            return Err(VerifyError::new("DSSE envelope larger than 16 MiB"));
+            return Err(DsseError::TooLarge.into());
         }
-        let env: EnvelopeJson = serde_json::from_slice(json)
-            .map_err(|e| VerifyError::new(format!("invalid DSSE envelope: {e}")))?;
+        let env: EnvelopeJson =
+            serde_json::from_slice(json).map_err(|e| DsseError::Json(e.to_string()))?;
         if env.signatures.is_empty() {
-            return Err(VerifyError::new("DSSE envelope has no signatures"));
+            return Err(DsseError::NoSignatures.into());
         }
         if env.signatures.len() > MAX_SIGNATURES {
-            return Err(VerifyError::new(format!(
-                "DSSE envelope has more than {MAX_SIGNATURES} signatures"
-            )));
+            return Err(DsseError::TooManySignatures {
+                max: MAX_SIGNATURES,
+            }
+            .into());
         }
         Ok(Envelope {
             payload: b64decode("DSSE payload", &env.payload)?,
@@ -85,10 +120,10 @@ impl Envelope {
             .find(|sig| key.verify(&pae, sig, hash).is_ok())
             .map(Vec::as_slice)
             .ok_or_else(|| {
-                VerifyError::new(format!(
-                    "no DSSE signature verifies with the {} key",
-                    key.algorithm()
-                ))
+                DsseError::NoSignatureVerifies {
+                    algorithm: key.algorithm(),
+                }
+                .into()
             })
     }
 }
@@ -127,7 +162,13 @@ mod tests {
         other = env.clone();
         other.payload = b"hellO".to_vec();
         assert!(other.verify(&key, None).is_err());
-        assert!(Envelope::parse(br#"{"payloadType":"t","payload":"","signatures":[]}"#).is_err());
-        assert!(Envelope::parse(b"[]").is_err());
+        assert!(matches!(
+            Envelope::parse(br#"{"payloadType":"t","payload":"","signatures":[]}"#),
+            Err(crate::VerifyError::Dsse(DsseError::NoSignatures))
+        ));
+        assert!(matches!(
+            Envelope::parse(b"[]"),
+            Err(crate::VerifyError::Dsse(DsseError::Json(_)))
+        ));
     }
 }

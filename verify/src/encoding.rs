@@ -3,7 +3,76 @@
 
 use base64::Engine;
 
-use super::{Result, VerifyError};
+use super::{Reason, Result};
+
+/// Why base64, hex or PEM text could not be decoded. `what` names the
+/// field, as the messages always have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodingError {
+    /// Base64 text over the size read anywhere.
+    #[error("{what}: base64 text too long")]
+    Base64TooLong {
+        /// The field.
+        what: String,
+    },
+    /// Text that is not standard padded base64; the decoder's own text.
+    #[error("{what}: invalid base64: {detail}")]
+    Base64 {
+        /// The field.
+        what: String,
+        /// The decoder's error.
+        detail: String,
+    },
+    /// Hex of odd length.
+    #[error("{what}: odd-length hex")]
+    HexLength {
+        /// The field.
+        what: String,
+    },
+    /// Hex with a character outside 0-9a-fA-F.
+    #[error("{what}: invalid hex")]
+    Hex {
+        /// The field.
+        what: String,
+    },
+    /// A `-----BEGIN ` with no closing dashes.
+    #[error("PEM: malformed BEGIN line")]
+    PemBegin,
+    /// A block that never ends.
+    #[error("PEM: no END line for {label}")]
+    PemNoEnd {
+        /// The block's label.
+        label: String,
+    },
+    /// A block over the size read.
+    #[error("PEM: {label} block larger than {max} bytes")]
+    PemBlockTooLarge {
+        /// The block's label.
+        label: String,
+        /// The most bytes of text read.
+        max: usize,
+    },
+    /// More blocks than are read.
+    #[error("PEM: more than {max} blocks")]
+    PemTooManyBlocks {
+        /// The most blocks read.
+        max: usize,
+    },
+    /// A block with RFC 1421 headers, which no format here uses.
+    #[error("PEM: {label} block has headers")]
+    PemHeaders {
+        /// The block's label.
+        label: String,
+    },
+}
+
+impl EncodingError {
+    /// The class of this failure: text that cannot be decoded is
+    /// [`Reason::Malformed`].
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// Largest base64 text accepted anywhere (16 MiB of text).
 const MAX_B64: usize = 16 << 20;
@@ -12,12 +81,18 @@ const MAX_B64: usize = 16 << 20;
 /// the field in the error.
 pub fn b64decode(what: &str, s: &str) -> Result<Vec<u8>> {
     if s.len() > MAX_B64 {
-        return Err(VerifyError::new(format!("{what}: base64 text too long")));
+        return Err(EncodingError::Base64TooLong { what: what.into() }.into());
     }
     let cleaned: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     base64::engine::general_purpose::STANDARD
         .decode(cleaned.as_bytes())
-        .map_err(|e| VerifyError::new(format!("{what}: invalid base64: {e}")))
+        .map_err(|e| {
+            EncodingError::Base64 {
+                what: what.into(),
+                detail: e.to_string(),
+            }
+            .into()
+        })
 }
 
 /// Standard padded base64.
@@ -33,10 +108,12 @@ pub fn hex(bytes: &[u8]) -> String {
 /// Decodes hex (either case).
 pub fn unhex(what: &str, s: &str) -> Result<Vec<u8>> {
     base16ct::mixed::decode_vec(s).map_err(|e| {
-        VerifyError::new(match e {
-            base16ct::Error::InvalidLength => format!("{what}: odd-length hex"),
-            base16ct::Error::InvalidEncoding => format!("{what}: invalid hex"),
-        })
+        let what = what.into();
+        match e {
+            base16ct::Error::InvalidLength => EncodingError::HexLength { what },
+            base16ct::Error::InvalidEncoding => EncodingError::Hex { what },
+        }
+        .into()
     })
 }
 
@@ -55,28 +132,34 @@ pub fn pem_blocks(text: &str, max_blocks: usize, max_block: usize) -> Result<Vec
     while let Some(start) = rest.find("-----BEGIN ") {
         let after = &rest[start + "-----BEGIN ".len()..];
         let Some(label_end) = after.find("-----") else {
-            return Err(VerifyError::new("PEM: malformed BEGIN line"));
+            return Err(EncodingError::PemBegin.into());
         };
         let label = &after[..label_end];
         let body_and_rest = &after[label_end + 5..];
         let end_marker = format!("-----END {label}-----");
         let Some(end) = body_and_rest.find(&end_marker) else {
-            return Err(VerifyError::new(format!("PEM: no END line for {label}")));
+            return Err(EncodingError::PemNoEnd {
+                label: label.into(),
+            }
+            .into());
         };
         let body = &body_and_rest[..end];
         if body.len() > max_block {
-            return Err(VerifyError::new(format!(
-                "PEM: {label} block larger than {max_block} bytes"
-            )));
+            return Err(EncodingError::PemBlockTooLarge {
+                label: label.into(),
+                max: max_block,
+            }
+            .into());
         }
         if out.len() >= max_blocks {
-            return Err(VerifyError::new(format!(
-                "PEM: more than {max_blocks} blocks"
-            )));
+            return Err(EncodingError::PemTooManyBlocks { max: max_blocks }.into());
         }
         // Headers (RFC 1421 "Key: value" lines) are not used by any format here.
         if body.contains(':') {
-            return Err(VerifyError::new(format!("PEM: {label} block has headers")));
+            return Err(EncodingError::PemHeaders {
+                label: label.into(),
+            }
+            .into());
         }
         let der = b64decode(&format!("PEM {label}"), body)?;
         out.push(PemBlock {
@@ -111,8 +194,11 @@ mod tests {
         assert!(b64decode("x", "!!").is_err());
         assert_eq!(hex(&[0, 0xab]), "00ab");
         assert_eq!(unhex("x", "00AB").unwrap(), vec![0, 0xab]);
-        assert_eq!(unhex("x", "0").unwrap_err().0, "x: odd-length hex");
-        assert_eq!(unhex("x", "zz").unwrap_err().0, "x: invalid hex");
+        assert_eq!(
+            unhex("x", "0").unwrap_err().to_string(),
+            "x: odd-length hex"
+        );
+        assert_eq!(unhex("x", "zz").unwrap_err().to_string(), "x: invalid hex");
         assert_eq!(hex(&[0, 0xab, 0x7f]), "00ab7f");
         let pem = pem_encode("CERTIFICATE", b"abc");
         let blocks = pem_blocks(&format!("junk\n{pem}{pem}"), 10, 1000).unwrap();

@@ -521,7 +521,7 @@ pub(crate) mod tests {
             HashAlgorithm::Sha512
         );
         let e = HashAlgorithm::from_kyverno("md5").unwrap_err();
-        assert!(e.0.contains("md5"), "{e}");
+        assert!(e.to_string().contains("md5"), "{e}");
     }
 
     #[test]
@@ -651,7 +651,7 @@ pub(crate) mod tests {
     fn rsa_small_key_refused() {
         const RSA1024: &str = "-----BEGIN PUBLIC KEY-----\nMIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCltr/0CLXWi9UosZf60tz6L/Ev\nxoy8pJH6xm16GOwogvnSomnIsoIQpKsx+Fpda/Bl06267lNMvoTtWJMzDv4qVV5f\nXHVWqu2l0wd78INVw808A954J3F694dUpy3xPJN/FILfRag99achXBslSi5ioev4\nJR3UMHTueGudtMVd7QIDAQAB\n-----END PUBLIC KEY-----\n";
         let e = PublicKey::from_pem(RSA1024).unwrap_err();
-        assert!(e.0.contains("1024"), "{e}");
+        assert!(e.to_string().contains("1024"), "{e}");
     }
 
     #[test]

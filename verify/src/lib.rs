@@ -19,9 +19,48 @@ use thiserror::Error;
 /// Why a signature, certificate or log entry was not accepted. The text is
 /// what users see in a failed verification, so it names what was wrong;
 /// the [`Reason`] is its class, for decision logs and metrics.
+///
+/// Each module's failures are its own enum, wrapped here; the texts are
+/// the ones users have always seen, so tests and Kyverno-compatible
+/// messages do not change with the type.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{0}")]
-pub struct VerifyError(pub String, pub Reason);
+pub enum VerifyError {
+    /// A DSSE envelope that does not verify or cannot be read.
+    #[error(transparent)]
+    Dsse(#[from] dsse::DsseError),
+    /// Base64, hex or PEM text that cannot be decoded.
+    #[error(transparent)]
+    Encoding(#[from] encoding::EncodingError),
+    /// An inclusion proof that does not lead to the log's root.
+    #[error(transparent)]
+    Merkle(#[from] sigstore_bundle::merkle::MerkleError),
+    /// A failure from a module whose errors are not typed yet: its message
+    /// and class. (Issue 16: each module moves to its own enum in turn.)
+    #[error("{message}")]
+    Untyped {
+        /// What users see.
+        message: String,
+        /// Its class.
+        reason: Reason,
+    },
+    /// `source` with `context` in front of its message ([`VerifyError::context`]).
+    #[error("{context}: {source}")]
+    Context {
+        /// What was being done.
+        context: String,
+        /// What went wrong.
+        source: Box<VerifyError>,
+    },
+    /// `source`, classed by the verification stage it failed in
+    /// ([`Classify::class`]); the message is unchanged.
+    #[error("{source}")]
+    Classified {
+        /// The stage's class.
+        reason: Reason,
+        /// The failure.
+        source: Box<VerifyError>,
+    },
+}
 
 /// The class of a failed verification. Every failure has one; evidence
 /// that cannot even be read is [`Reason::Malformed`].
@@ -76,21 +115,37 @@ impl Reason {
 impl VerifyError {
     /// A failure of class [`Reason::Malformed`].
     pub fn new(message: impl Into<String>) -> VerifyError {
-        VerifyError(message.into(), Reason::Malformed)
+        VerifyError::Untyped {
+            message: message.into(),
+            reason: Reason::Malformed,
+        }
     }
 
     /// A failure of class `reason`.
     pub fn of(reason: Reason, message: impl Into<String>) -> VerifyError {
-        VerifyError(message.into(), reason)
+        VerifyError::Untyped {
+            message: message.into(),
+            reason,
+        }
     }
 
+    /// The class of this failure, for decision logs and metrics.
     pub fn reason(&self) -> Reason {
-        self.1
+        match self {
+            VerifyError::Dsse(e) => e.reason(),
+            VerifyError::Encoding(e) => e.reason(),
+            VerifyError::Merkle(e) => e.reason(),
+            VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
+            VerifyError::Context { source, .. } => source.reason(),
+        }
     }
 
     /// The same failure with `context` in front of its message.
     pub fn context(self, context: impl std::fmt::Display) -> VerifyError {
-        VerifyError(format!("{context}: {}", self.0), self.1)
+        VerifyError::Context {
+            context: context.to_string(),
+            source: Box::new(self),
+        }
     }
 }
 
@@ -99,13 +154,17 @@ impl VerifyError {
 /// signature that does not verify inside the chain stage is an untrusted
 /// chain); one that knows its class better keeps it (a validity window).
 pub trait Classify<T> {
+    /// The failure, if any, classed as `reason` unless it knows better.
     fn class(self, reason: Reason) -> Result<T>;
 }
 
 impl<T> Classify<T> for Result<T> {
     fn class(self, reason: Reason) -> Result<T> {
-        self.map_err(|e| match e.1 {
-            Reason::Malformed => VerifyError(e.0, reason),
+        self.map_err(|e| match e.reason() {
+            Reason::Malformed => VerifyError::Classified {
+                reason,
+                source: Box::new(e),
+            },
             _ => e,
         })
     }

@@ -445,7 +445,7 @@ mod tests {
         // Tampered fields.
         let mut t = b.clone();
         t.integrated_time += 1;
-        assert!(t.verify(&rekor()).unwrap_err().0.contains("SET"));
+        assert!(t.verify(&rekor()).unwrap_err().to_string().contains("SET"));
         let mut t = b.clone();
         t.log_index += 1;
         assert!(t.verify(&rekor()).is_err());
@@ -456,12 +456,20 @@ mod tests {
         let cosign = vec![LogKey::from_key(
             PublicKey::from_pem(&read(&format!("{FIXTURES}cosign.pub"))).unwrap(),
         )];
-        assert!(b.verify(&cosign).unwrap_err().0.contains("not trusted"));
+        assert!(b
+            .verify(&cosign)
+            .unwrap_err()
+            .to_string()
+            .contains("not trusted"));
         assert!(b.verify(&[]).is_err());
         // Key not valid at the integrated time.
         let mut keys = rekor();
         keys[0].validity.start = Some(1674251860);
-        assert!(b.verify(&keys).unwrap_err().0.contains("not valid"));
+        assert!(b
+            .verify(&keys)
+            .unwrap_err()
+            .to_string()
+            .contains("not valid"));
     }
 
     #[test]
@@ -489,18 +497,18 @@ mod tests {
         assert!(entry
             .check_hashedrekord(&Sha256::digest(b"x"), &sig, &key)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("hash"));
         assert!(entry
             .check_hashedrekord(&h, b"sig", &key)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("signature"));
         let other = read(&format!("{FIXTURES}cosign.pub"));
         assert!(entry
             .check_hashedrekord(&h, &sig, &other)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("does not match"));
     }
 
@@ -511,7 +519,7 @@ mod tests {
         assert!(CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":"","integratedTime":1,"logIndex":1,"logID":"0g"}}"#).is_err());
         assert!(Body::parse(br#"{"kind":"rekord","apiVersion":"0.0.1"}"#)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("unsupported"));
         assert!(Body::parse(br#"{"kind":"hashedrekord","apiVersion":"0.0.1","spec":{}}"#).is_err());
     }

@@ -452,7 +452,7 @@ pub fn verify(
         let key = match signer.public_key() {
             Ok(k) => k,
             Err(e) => {
-                errors.push(e.0);
+                errors.push(e.to_string());
                 continue;
             }
         };

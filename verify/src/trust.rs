@@ -412,7 +412,7 @@ mod tests {
         let bad_media = good.replace("trustedroot+json;version=0.1", "trustedroot+json;version=9");
         assert!(TrustMaterial::from_trusted_root_json(&bad_media)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("mediaType"));
         let v2 = good.replace("trustedroot+json;version=0.1", "trustedroot.v0.2+json");
         TrustMaterial::from_trusted_root_json(&v2).unwrap();
@@ -421,13 +421,13 @@ mod tests {
         ))
         .unwrap();
         let e = TrustMaterial::from_trusted_root_json(&no_start).unwrap_err();
-        assert!(e.0.contains("validFor.start"), "{e}");
+        assert!(e.to_string().contains("validFor.start"), "{e}");
         let bad_key = good.replacen("MFkwEwYHKoZIzj0CAQYI", "MFkwEwYHKoZIzj0CAQYA", 1);
         assert!(TrustMaterial::from_trusted_root_json(&bad_key).is_err());
         let big = format!("{good}{}", " ".repeat(MAX_TRUSTED_ROOT));
         assert!(TrustMaterial::from_trusted_root_json(&big)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("1 MiB"));
         assert!(TrustMaterial::from_trusted_root_json("{").is_err());
     }

@@ -727,11 +727,14 @@ mod tests {
         };
         verify(&fetched, &key, true).expect("signed by cosign.pub");
         let err = verify(&fetched, &other, true).unwrap_err();
-        assert_eq!(err.1, Reason::BadSignature, "{err}");
-        assert!(err.0.contains("signature does not verify"), "{err}");
+        assert_eq!(err.reason(), Reason::BadSignature, "{err}");
+        assert!(
+            err.to_string().contains("signature does not verify"),
+            "{err}"
+        );
         let err = verify(&fetched, &key, false).unwrap_err();
-        assert_eq!(err.1, Reason::TransparencyLog, "{err}");
-        assert!(err.0.contains("no Rekor bundle"), "{err}");
+        assert_eq!(err.reason(), Reason::TransparencyLog, "{err}");
+        assert!(err.to_string().contains("no Rekor bundle"), "{err}");
         let signer = Signer::Key(key.clone());
         let err = verify_artifact(
             &format!("{}1", &DIGEST[..DIGEST.len() - 1]),
@@ -742,8 +745,11 @@ mod tests {
             NOW,
         )
         .unwrap_err();
-        assert_eq!(err.1, Reason::PayloadMismatch, "{err}");
-        assert!(err.0.contains("signature is for image digest"), "{err}");
+        assert_eq!(err.reason(), Reason::PayloadMismatch, "{err}");
+        assert!(
+            err.to_string().contains("signature is for image digest"),
+            "{err}"
+        );
 
         // A blob that is not the one the manifest names, or none.
         let mut swapped = layers.clone();
@@ -757,8 +763,11 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert_eq!(err.1, Reason::Malformed, "{err}");
-        assert!(err.0.contains("does not match its digest"), "{err}");
+        assert_eq!(err.reason(), Reason::Malformed, "{err}");
+        assert!(
+            err.to_string().contains("does not match its digest"),
+            "{err}"
+        );
         let err = verify(
             &Fetched {
                 sig_layers: &[],
@@ -768,8 +777,11 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert_eq!(err.1, Reason::Malformed, "{err}");
-        assert!(err.0.contains("its blob was not fetched"), "{err}");
+        assert_eq!(err.reason(), Reason::Malformed, "{err}");
+        assert!(
+            err.to_string().contains("its blob was not fetched"),
+            "{err}"
+        );
 
         // Nothing at all, and a bundle that is not one.
         let none = Fetched {
@@ -778,8 +790,12 @@ mod tests {
             bundles: &[],
         };
         let err = verify(&none, &key, true).unwrap_err();
-        assert_eq!(err.1, Reason::NotFound, "{err}");
-        assert!(err.0.starts_with("no signature found for sha256:"), "{err}");
+        assert_eq!(err.reason(), Reason::NotFound, "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("no signature found for sha256:"),
+            "{err}"
+        );
         // A bad bundle does not hide a good `.sig` layer.
         let junk = [b"{}".to_vec()];
         verify(
@@ -800,7 +816,7 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert_eq!(err.1, Reason::Malformed, "{err}");
-        assert!(err.0.starts_with("bundle 1: "), "{err}");
+        assert_eq!(err.reason(), Reason::Malformed, "{err}");
+        assert!(err.to_string().starts_with("bundle 1: "), "{err}");
     }
 }

@@ -54,7 +54,7 @@ impl From<&str> for Failure {
 
 impl From<VerifyError> for Failure {
     fn from(e: VerifyError) -> Failure {
-        Failure::new(e.reason(), e.0)
+        Failure::new(e.reason(), e.to_string())
     }
 }
 

@@ -205,7 +205,7 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
         }
     }
     let Some((signer, signature)) = found else {
-        let why = last_error.map(|e| e.0).unwrap_or_default();
+        let why = last_error.map(|e| e.to_string()).unwrap_or_default();
         return Err(VerifyError::of(
             Reason::BadSignature,
             match signers.len() {

@@ -62,7 +62,7 @@ fn keys(names: &[&str]) -> Options {
 }
 
 fn err(r: Result<Verified, crate::VerifyError>) -> String {
-    r.expect_err("must be rejected").0
+    r.expect_err("must be rejected").to_string()
 }
 
 #[test]
@@ -491,19 +491,19 @@ fn attestation_with_key() {
     // Wrong digest, wrong key, wrong media type, wrong _type, tampered, needs tlog.
     assert!(verify_attestation(&layer, DIGEST_REKOR, &o)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("subjects"));
     assert!(verify_attestation(&layer, DIGEST_VALID, &keys(&["cosign.pub"])).is_err());
     let mut bad = layer.clone();
     bad.media_type = MEDIA_TYPE_SIMPLESIGNING.into();
     assert!(verify_attestation(&bad, DIGEST_VALID, &o)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("media type"));
     let bad = make(&st.replace("Statement/v1", "Statement/v9"));
     assert!(verify_attestation(&bad, DIGEST_VALID, &o)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("_type"));
     let mut bad = layer.clone();
     bad.payload = String::from_utf8(bad.payload)
@@ -516,7 +516,7 @@ fn attestation_with_key() {
     o2.tlogs = rekor();
     assert!(verify_attestation(&layer, DIGEST_VALID, &o2)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("no Rekor bundle"));
     // A signature layer is not an attestation and vice versa.
     assert!(verify_signature(&layer, DIGEST_VALID, &o).is_err());
@@ -531,12 +531,12 @@ fn attestation_with_key() {
     verify_attestation(&annotated, DIGEST_VALID, &want).unwrap();
     assert!(verify_attestation(&layer, DIGEST_VALID, &want)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("\"env\" is missing"));
     want.annotations.insert("env".into(), "dev".into());
     assert!(verify_attestation(&annotated, DIGEST_VALID, &want)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("required \"dev\""));
 }
 
@@ -559,7 +559,7 @@ fn subject_annotations() {
     assert!(
         check_subject_annotations(&statement, DIGEST_REKOR, &want("env", "dev"))
             .unwrap_err()
-            .0
+            .to_string()
             .contains("no subject")
     );
 }

@@ -90,9 +90,9 @@ pub fn validate_chain(chain: &[Certificate]) -> Result<()> {
             }
         }
         if i == 0 {
-            validate_leaf(cert).map_err(|e| err(e.0))?;
+            validate_leaf(cert).map_err(|e| err(e.to_string()))?;
         } else {
-            validate_ca(cert, i - 1).map_err(|e| err(e.0))?;
+            validate_ca(cert, i - 1).map_err(|e| err(e.to_string()))?;
         }
     }
     Ok(())

@@ -166,7 +166,10 @@ fn ok(envelope: &[u8], media_type: &str, t: &Target, trust: &Trust) -> Verified 
 fn fails(envelope: &[u8], media_type: &str, t: &Target, trust: &Trust, want: &str) {
     match verify(envelope, media_type, t, trust, NOW) {
         Ok(_) => panic!("expected failure containing {want:?}, got success"),
-        Err(e) => assert!(e.0.contains(want), "expected {want:?} in error, got: {e}"),
+        Err(e) => assert!(
+            e.to_string().contains(want),
+            "expected {want:?} in error, got: {e}"
+        ),
     }
 }
 

@@ -2,7 +2,44 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::{Result, VerifyError};
+use crate::{Reason, Result};
+
+/// Why an RFC 6962 inclusion proof was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MerkleError {
+    /// The leaf index is past the end of the tree.
+    #[error("inclusion proof index {index} is not inside a tree of size {tree_size}")]
+    IndexOutsideTree {
+        /// The leaf's index.
+        index: u64,
+        /// The tree's size.
+        tree_size: u64,
+    },
+    /// More hashes than a tree of this size has levels.
+    #[error("inclusion proof has more hashes than the tree size allows")]
+    TooManyHashes,
+    /// Fewer hashes than reach the root.
+    #[error("inclusion proof has fewer hashes than the tree size requires")]
+    TooFewHashes,
+    /// The proof leads to another root (both in hex).
+    #[error(
+        "inclusion proof does not lead to the root hash: computed {computed}, expected {expected}"
+    )]
+    RootMismatch {
+        /// The root the proof leads to.
+        computed: String,
+        /// The root the log signed.
+        expected: String,
+    },
+}
+
+impl MerkleError {
+    /// The class of this failure: [`Reason::Malformed`], which the log
+    /// stage classes as a transparency-log failure.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// `SHA-256(0x00 || leaf)`.
 pub fn leaf_hash(leaf: &[u8]) -> [u8; 32] {
@@ -30,18 +67,14 @@ pub fn root_from_inclusion_proof(
     proof: &[[u8; 32]],
 ) -> Result<[u8; 32]> {
     if index >= tree_size {
-        return Err(VerifyError::new(format!(
-            "inclusion proof index {index} is not inside a tree of size {tree_size}"
-        )));
+        return Err(MerkleError::IndexOutsideTree { index, tree_size }.into());
     }
     let mut f_n = index;
     let mut s_n = tree_size - 1;
     let mut r = *leaf;
     for p in proof {
         if s_n == 0 {
-            return Err(VerifyError::new(
-                "inclusion proof has more hashes than the tree size allows",
-            ));
+            return Err(MerkleError::TooManyHashes.into());
         }
         if f_n & 1 == 1 || f_n == s_n {
             r = node_hash(p, &r);
@@ -56,9 +89,7 @@ pub fn root_from_inclusion_proof(
         s_n >>= 1;
     }
     if s_n != 0 {
-        return Err(VerifyError::new(
-            "inclusion proof has fewer hashes than the tree size requires",
-        ));
+        return Err(MerkleError::TooFewHashes.into());
     }
     Ok(r)
 }
@@ -74,11 +105,11 @@ pub fn verify_inclusion(
 ) -> Result<()> {
     let computed = root_from_inclusion_proof(index, tree_size, &leaf_hash(leaf), proof)?;
     if &computed != root {
-        return Err(VerifyError::new(format!(
-            "inclusion proof does not lead to the root hash: computed {}, expected {}",
-            hex(&computed),
-            hex(root)
-        )));
+        return Err(MerkleError::RootMismatch {
+            computed: hex(&computed),
+            expected: hex(root),
+        }
+        .into());
     }
     Ok(())
 }

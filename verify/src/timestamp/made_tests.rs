@@ -11,7 +11,7 @@ fn notary(token_der: &[u8], hash: HashAlgorithm, roots: &[Certificate]) -> Resul
 fn notary_err(token_der: &[u8], want: &str) {
     let cert = tsa_cert(&key(), "made TSA", 1);
     let e = notary(token_der, HashAlgorithm::Sha256, &[cert]).unwrap_err();
-    assert!(e.0.contains(want), "want {want:?}, got {e}");
+    assert!(e.to_string().contains(want), "want {want:?}, got {e}");
 }
 
 #[test]
@@ -141,18 +141,22 @@ fn the_imprint_must_use_the_signature_hash() {
     let t = token(&k, &cert, MESSAGE, HashAlgorithm::Sha384, &v2);
     let e = notary(&t, HashAlgorithm::Sha256, roots).unwrap_err();
     assert_eq!(
-            e.0,
+            e.to_string(),
             "invalid TSTInfo: the message imprint is a sha384 digest, but the signature algorithm hashes with sha256 (the timestamp must hash the signature with the same algorithm)"
         );
     // A SHA-256 imprint for an ES512/PS512 signature.
     let t = token(&k, &cert, MESSAGE, HashAlgorithm::Sha256, &v2);
     let e = notary(&t, HashAlgorithm::Sha512, roots).unwrap_err();
     assert!(
-            e.0.contains("the message imprint is a sha256 digest, but the signature algorithm hashes with sha512"),
+            e.to_string().contains("the message imprint is a sha256 digest, but the signature algorithm hashes with sha512"),
             "{e}"
         );
     // The right algorithm over other bytes is still a mismatch.
     let t = token(&k, &cert, b"other bytes", HashAlgorithm::Sha256, &v2);
     let e = notary(&t, HashAlgorithm::Sha256, roots).unwrap_err();
-    assert!(e.0.contains("invalid TSTInfo: mismatched message"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("invalid TSTInfo: mismatched message"),
+        "{e}"
+    );
 }

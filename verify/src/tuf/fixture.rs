@@ -266,7 +266,7 @@ impl Fixture {
     pub fn fails(&self) -> String {
         match self.run() {
             Ok(_) => panic!("the repository verified"),
-            Err(e) => e.0,
+            Err(e) => e.to_string(),
         }
     }
 }

@@ -56,7 +56,7 @@ fn sigstores_roots_are_self_signed() {
         assert_ne!(tampered, text);
         let env = Envelope::parse(name, tampered.as_bytes()).unwrap();
         let e = root.verify("root", &env).unwrap_err();
-        assert_contains(&e.0, "signature does not verify");
+        assert_contains(&e.to_string(), "signature does not verify");
     }
 }
 
@@ -289,9 +289,9 @@ fn too_many_rotations_are_rejected() {
 fn malformed_roots_are_rejected() {
     let f = Fixture::new(TARGET);
     let e = trusted_root(b"{\"signed\": 1}", &f.fetch(), NOW).unwrap_err();
-    assert_contains(&e.0, "the trusted root.json is not TUF metadata");
+    assert_contains(&e.to_string(), "the trusted root.json is not TUF metadata");
     let e = trusted_root(&f.files["timestamp.json"], &f.fetch(), NOW).unwrap_err();
-    assert_contains(&e.0, "_type is \"timestamp\", expected \"root\"");
+    assert_contains(&e.to_string(), "_type is \"timestamp\", expected \"root\"");
     // The trusted root must be signed by its own root role.
     let mut f = Fixture::new(TARGET);
     f.root_signers[0] = vec![A];
@@ -311,5 +311,5 @@ fn malformed_roots_are_rejected() {
     assert_contains(&f.fails(), "unsupported spec_version \"2.0\"");
     let big = vec![b' '; MAX_METADATA + 1];
     let e = trusted_root(&big, &f.fetch(), NOW).unwrap_err();
-    assert_contains(&e.0, "more than the 1048576 allowed");
+    assert_contains(&e.to_string(), "more than the 1048576 allowed");
 }

@@ -258,12 +258,13 @@ mod tests {
         assert!(ok(rule("", "mitr@redhat.com", "", "redhat")));
         let e = identities_match(&[rule("", "x@y", "", "")], &id).unwrap_err();
         assert!(
-            e.0.contains("mitr@redhat.com") && e.0.contains("github.com/login/oauth"),
+            e.to_string().contains("mitr@redhat.com")
+                && e.to_string().contains("github.com/login/oauth"),
             "{e}"
         );
         assert!(identities_match(&[rule("", "", "(", "")], &id)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("malformed"));
         assert!(identities_match(&[], &id).is_ok());
         assert!(identities_match(

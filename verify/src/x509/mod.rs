@@ -694,10 +694,10 @@ pub(crate) mod tests {
         // The chain annotation alone carries the root too, but only `roots`
         // are anchors.
         let e = verify_chain(leaf, &chain, &[], FULCIO_T, Purpose::CodeSigning).unwrap_err();
-        assert!(e.0.contains("no trusted root"), "{e}");
+        assert!(e.to_string().contains("no trusted root"), "{e}");
         // Expired today.
         let e = verify_chain(leaf, &chain, &root, 1_800_000_000, Purpose::Any).unwrap_err();
-        assert!(e.0.contains("not valid at"), "{e}");
+        assert!(e.to_string().contains("not valid at"), "{e}");
         // Missing intermediate.
         assert!(verify_chain(leaf, &[], &root, FULCIO_T, Purpose::Any).is_err());
         // PEM round trip is byte-exact in DER.
@@ -733,7 +733,7 @@ pub(crate) mod tests {
             1
         );
         let e = verify_chain(&root[0], &[], &pki, t, Purpose::Any).unwrap_err();
-        assert!(e.0.contains("does not chain"), "{e}");
+        assert!(e.to_string().contains("does not chain"), "{e}");
         // A CA certificate is not a code-signing leaf.
         assert!(verify_chain(&root[0], &[], &root, t, Purpose::CodeSigning).is_err());
     }
@@ -771,6 +771,6 @@ pub(crate) mod tests {
         der[pos] ^= 1;
         let bad = Certificate::from_der(&der).unwrap();
         let e = verify_chain(&bad, &chain, &root, FULCIO_T, Purpose::Any).unwrap_err();
-        assert!(e.0.contains("not signed by"), "{e}");
+        assert!(e.to_string().contains("not signed by"), "{e}");
     }
 }

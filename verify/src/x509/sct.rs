@@ -238,7 +238,7 @@ mod tests {
         assert!(tbs_without_scts(&leaf).unwrap().len() < leaf.tbs_der().len());
         // Unknown logs / wrong issuer.
         let e = verify_embedded_sct(&leaf, &issuer, &[]).unwrap_err();
-        assert!(e.0.contains("unknown CT log"), "{e}");
+        assert!(e.to_string().contains("unknown CT log"), "{e}");
         assert!(verify_embedded_sct(&leaf, &leaf, &trust.ctlogs).is_err());
         // Log key not valid at the SCT time.
         let mut logs = trust.ctlogs.clone();
@@ -247,12 +247,12 @@ mod tests {
         }
         assert!(verify_embedded_sct(&leaf, &issuer, &logs)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("not valid"));
         // No SCT at all (the Fulcio CA certificate).
         assert!(verify_embedded_sct(&issuer, &issuer, &trust.ctlogs)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("embedded SCT"));
     }
 

@@ -205,5 +205,8 @@ fn core_format_conformance_envelopes_have_no_chain() {
         NOW,
     )
     .unwrap_err();
-    assert!(e.0.contains("certificate chain is not present"), "{e}");
+    assert!(
+        e.to_string().contains("certificate chain is not present"),
+        "{e}"
+    );
 }

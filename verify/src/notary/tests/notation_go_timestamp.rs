@@ -154,7 +154,11 @@ fn without_timestamp() {
         &trust.tsa_roots,
     )
     .unwrap_err();
-    assert!(e.0.contains("invalid TSTInfo: mismatched message"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("invalid TSTInfo: mismatched message"),
+        "{e}"
+    );
     let e = timestamp::verify_with_roots(
         &token("TimeStampTokenWithoutCertificate.p7s"),
         b"notation",
@@ -163,7 +167,8 @@ fn without_timestamp() {
     )
     .unwrap_err();
     assert!(
-        e.0.contains("signing certificate not found in the timestamp token"),
+        e.to_string()
+            .contains("signing certificate not found in the timestamp token"),
         "{e}"
     );
 }
