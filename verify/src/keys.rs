@@ -11,13 +11,95 @@ use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
 use spki::{DecodePublicKey, EncodePublicKey};
 
 use super::encoding::pem_blocks;
-use super::{Result, VerifyError};
+use super::{Reason, Result};
 
 /// Largest PEM text accepted for one key.
 const MAX_KEY_PEM: usize = 64 * 1024;
 /// RSA moduli outside [2048, 16384] bits are refused.
 const MIN_RSA_BITS: usize = 2048;
 const MAX_RSA_BITS: usize = 16384;
+
+/// Why a public key was refused or a signature did not verify with it.
+/// Every failure is [`Reason::Malformed`] here: the stage that checked the
+/// signature gives it its class (`Classify::class`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// A hash name other than the four supported.
+    #[error("unsupported hash algorithm {0:?} (expected sha224, sha256, sha384 or sha512)")]
+    UnsupportedHash(String),
+    /// The PEM text is over 64 KiB.
+    #[error("public key PEM larger than 64 KiB")]
+    PemTooLarge,
+    /// The PEM text holds no public key block.
+    #[error("no PUBLIC KEY or RSA PUBLIC KEY PEM block found")]
+    NoKeyBlock,
+    /// An `RSA PUBLIC KEY` block that is not PKCS#1.
+    #[error("invalid PKCS#1 RSA public key: {0}")]
+    Pkcs1(String),
+    /// A parsed key that could not be encoded again (`what` it was).
+    #[error("re-encoding {what}: {detail}")]
+    Reencoding {
+        /// The key being encoded.
+        what: &'static str,
+        /// The encoder's error.
+        detail: String,
+    },
+    /// DER that is not a SubjectPublicKeyInfo.
+    #[error("invalid SubjectPublicKeyInfo: {0}")]
+    Spki(String),
+    /// A key of a known algorithm (its OID) that does not parse.
+    #[error("invalid {algorithm} public key: {detail}")]
+    InvalidKey {
+        /// The key's algorithm OID.
+        algorithm: String,
+        /// The parser's error.
+        detail: String,
+    },
+    /// An elliptic-curve key on a curve (its OID) other than the three.
+    #[error("unsupported elliptic curve {0:?} (expected P-256, P-384 or P-521)")]
+    UnsupportedCurve(String),
+    /// An RSA modulus outside the accepted sizes.
+    #[error("RSA key of {0} bits refused (must be {MIN_RSA_BITS}..{MAX_RSA_BITS})")]
+    RsaSize(usize),
+    /// A key algorithm (its OID) that is not supported.
+    #[error("unsupported public key algorithm {0}")]
+    UnsupportedAlgorithm(String),
+    /// The signature does not verify with the key (its algorithm named).
+    #[error("{0} signature does not verify")]
+    BadSignature(String),
+    /// A digest of the wrong length for its hash.
+    #[error("{hash} digest must be {expected} bytes, got {got}")]
+    DigestLength {
+        /// The hash's name.
+        hash: &'static str,
+        /// Its output length.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
+    /// The signature over a digest does not verify with the key.
+    #[error("{algorithm} signature over {hash} digest does not verify")]
+    BadDigestSignature {
+        /// The key's algorithm.
+        algorithm: String,
+        /// The digest's hash.
+        hash: &'static str,
+    },
+    /// An Ed25519 signature that is not 64 bytes.
+    #[error("Ed25519 signature must be 64 bytes, got {0}")]
+    Ed25519Length(usize),
+    /// The Ed25519 signature does not verify.
+    #[error("Ed25519 signature does not verify")]
+    Ed25519,
+}
+
+impl KeyError {
+    /// The class of this failure: [`Reason::Malformed`] until a stage
+    /// classes it.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// The message digest of a signature scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,9 +119,7 @@ impl HashAlgorithm {
             "sha224" => Ok(HashAlgorithm::Sha224),
             "sha384" => Ok(HashAlgorithm::Sha384),
             "sha512" => Ok(HashAlgorithm::Sha512),
-            other => Err(VerifyError::new(format!(
-                "unsupported hash algorithm {other:?} (expected sha224, sha256, sha384 or sha512)"
-            ))),
+            other => Err(KeyError::UnsupportedHash(other.to_string()).into()),
         }
     }
 
@@ -114,7 +194,7 @@ impl PublicKey {
     /// The first key block is used; other blocks are ignored.
     pub fn from_pem(pem: &str) -> Result<PublicKey> {
         if pem.len() > MAX_KEY_PEM {
-            return Err(VerifyError::new("public key PEM larger than 64 KiB"));
+            return Err(KeyError::PemTooLarge.into());
         }
         let blocks = pem_blocks(pem, 16, MAX_KEY_PEM)?;
         for block in blocks {
@@ -124,27 +204,29 @@ impl PublicKey {
                 _ => continue,
             }
         }
-        Err(VerifyError::new(
-            "no PUBLIC KEY or RSA PUBLIC KEY PEM block found",
-        ))
+        Err(KeyError::NoKeyBlock.into())
     }
 
     /// An RSA key from PKCS#1 `RSAPublicKey` DER.
     pub fn from_pkcs1_der(der: &[u8]) -> Result<PublicKey> {
-        let key = rsa::PublicKey::from_pkcs1_der(der)
-            .map_err(|e| VerifyError::new(format!("invalid PKCS#1 RSA public key: {e}")))?;
-        let spki = key
-            .to_public_key_der()
-            .map_err(|e| VerifyError::new(format!("re-encoding RSA key: {e}")))?;
+        let key =
+            rsa::PublicKey::from_pkcs1_der(der).map_err(|e| KeyError::Pkcs1(e.to_string()))?;
+        let spki = key.to_public_key_der().map_err(|e| KeyError::Reencoding {
+            what: "RSA key",
+            detail: e.to_string(),
+        })?;
         PublicKey::from_spki_der(spki.as_bytes())
     }
 
     /// A key from SubjectPublicKeyInfo DER.
     pub fn from_spki_der(der: &[u8]) -> Result<PublicKey> {
         let info = spki::SubjectPublicKeyInfoRef::from_der(der)
-            .map_err(|e| VerifyError::new(format!("invalid SubjectPublicKeyInfo: {e}")))?;
+            .map_err(|e| KeyError::Spki(e.to_string()))?;
         let alg = info.algorithm.oid.to_string();
-        let bad = |e: &dyn fmt::Display| VerifyError::new(format!("invalid {alg} public key: {e}"));
+        let bad = |e: &dyn fmt::Display| KeyError::InvalidKey {
+            algorithm: alg.clone(),
+            detail: e.to_string(),
+        };
         let kind = match alg.as_str() {
             OID_EC => {
                 let curve = info
@@ -164,37 +246,28 @@ impl PublicKey {
                     OID_P521 => Kind::P521(
                         p521::ecdsa::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
                     ),
-                    other => {
-                        return Err(VerifyError::new(format!(
-                            "unsupported elliptic curve {other:?} (expected P-256, P-384 or P-521)"
-                        )))
-                    }
+                    other => return Err(KeyError::UnsupportedCurve(other.to_string()).into()),
                 }
             }
             OID_RSA => {
                 let key = rsa::PublicKey::from_public_key_der(der).map_err(|e| bad(&e))?;
                 let bits = key.n().bit_width() as usize;
                 if !(MIN_RSA_BITS..=MAX_RSA_BITS).contains(&bits) {
-                    return Err(VerifyError::new(format!(
-                        "RSA key of {bits} bits refused (must be {MIN_RSA_BITS}..{MAX_RSA_BITS})"
-                    )));
+                    return Err(KeyError::RsaSize(bits).into());
                 }
                 Kind::Rsa(key)
             }
             OID_ED25519 => Kind::Ed25519(
                 ed25519_dalek::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
             ),
-            other => {
-                return Err(VerifyError::new(format!(
-                    "unsupported public key algorithm {other}"
-                )))
-            }
+            other => return Err(KeyError::UnsupportedAlgorithm(other.to_string()).into()),
         };
         // Keep a canonical DER encoding (the input may carry trailing data
         // that the parser above rejected, so it is exact already).
-        let spki = info
-            .to_der()
-            .map_err(|e| VerifyError::new(format!("re-encoding public key: {e}")))?;
+        let spki = info.to_der().map_err(|e| KeyError::Reencoding {
+            what: "public key",
+            detail: e.to_string(),
+        })?;
         Ok(PublicKey { kind, spki })
     }
 
@@ -252,10 +325,7 @@ impl PublicKey {
                 return Ok(());
             }
         }
-        Err(VerifyError::new(format!(
-            "{} signature does not verify",
-            self.algorithm()
-        )))
+        Err(KeyError::BadSignature(self.algorithm()).into())
     }
 
     /// Verifies `signature` over a message whose `hash` digest is `digest`
@@ -268,12 +338,12 @@ impl PublicKey {
         signature: &[u8],
     ) -> Result<()> {
         if digest.len() != hash.output_len() {
-            return Err(VerifyError::new(format!(
-                "{} digest must be {} bytes, got {}",
-                hash.name(),
-                hash.output_len(),
-                digest.len()
-            )));
+            return Err(KeyError::DigestLength {
+                hash: hash.name(),
+                expected: hash.output_len(),
+                got: digest.len(),
+            }
+            .into());
         }
         let ok = match &self.kind {
             Kind::P256(key) => ecdsa_p256(key, digest, signature),
@@ -287,11 +357,11 @@ impl PublicKey {
         if ok {
             Ok(())
         } else {
-            Err(VerifyError::new(format!(
-                "{} signature over {} digest does not verify",
-                self.algorithm(),
-                hash.name()
-            )))
+            Err(KeyError::BadDigestSignature {
+                algorithm: self.algorithm(),
+                hash: hash.name(),
+            }
+            .into())
         }
     }
 }
@@ -433,10 +503,7 @@ fn rsa_pss_salt(
 fn ed25519_verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], sig: &[u8]) -> Result<()> {
     use ed25519_dalek::Verifier;
     let Ok(signature) = ed25519_dalek::Signature::from_slice(sig) else {
-        return Err(VerifyError::new(format!(
-            "Ed25519 signature must be 64 bytes, got {}",
-            sig.len()
-        )));
+        return Err(KeyError::Ed25519Length(sig.len()).into());
     };
     if key.verify(message, &signature).is_ok() {
         return Ok(());
@@ -448,7 +515,7 @@ fn ed25519_verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], sig: &[u8])
     {
         return Ok(());
     }
-    Err(VerifyError::new("Ed25519 signature does not verify"))
+    Err(KeyError::Ed25519.into())
 }
 
 /// A "hasher" whose output is the digest fed to it: lets ed25519-dalek's
@@ -521,7 +588,7 @@ pub(crate) mod tests {
             HashAlgorithm::Sha512
         );
         let e = HashAlgorithm::from_kyverno("md5").unwrap_err();
-        assert!(e.to_string().contains("md5"), "{e}");
+        assert_eq!(e, KeyError::UnsupportedHash("md5".into()).into(), "{e}");
     }
 
     #[test]
@@ -651,17 +718,23 @@ pub(crate) mod tests {
     fn rsa_small_key_refused() {
         const RSA1024: &str = "-----BEGIN PUBLIC KEY-----\nMIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCltr/0CLXWi9UosZf60tz6L/Ev\nxoy8pJH6xm16GOwogvnSomnIsoIQpKsx+Fpda/Bl06267lNMvoTtWJMzDv4qVV5f\nXHVWqu2l0wd78INVw808A954J3F694dUpy3xPJN/FILfRag99achXBslSi5ioev4\nJR3UMHTueGudtMVd7QIDAQAB\n-----END PUBLIC KEY-----\n";
         let e = PublicKey::from_pem(RSA1024).unwrap_err();
-        assert!(e.to_string().contains("1024"), "{e}");
+        assert_eq!(e, KeyError::RsaSize(1024).into(), "{e}");
     }
 
     #[test]
     fn bad_pem() {
-        assert!(PublicKey::from_pem("").is_err());
-        assert!(PublicKey::from_pem(
-            "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"
-        )
-        .is_err());
-        assert!(PublicKey::from_spki_der(b"\x30\x00").is_err());
+        assert_eq!(
+            PublicKey::from_pem("").unwrap_err(),
+            KeyError::NoKeyBlock.into()
+        );
+        assert!(matches!(
+            PublicKey::from_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"),
+            Err(crate::VerifyError::Key(KeyError::Spki(_)))
+        ));
+        assert!(matches!(
+            PublicKey::from_spki_der(b"\x30\x00"),
+            Err(crate::VerifyError::Key(KeyError::Spki(_)))
+        ));
     }
 
     /// The OS RNG for RSA key generation in tests.

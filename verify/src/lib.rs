@@ -34,6 +34,9 @@ pub enum VerifyError {
     /// An inclusion proof that does not lead to the log's root.
     #[error(transparent)]
     Merkle(#[from] sigstore_bundle::merkle::MerkleError),
+    /// A public key that is refused, or a signature it does not verify.
+    #[error(transparent)]
+    Key(#[from] keys::KeyError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -135,6 +138,7 @@ impl VerifyError {
             VerifyError::Dsse(e) => e.reason(),
             VerifyError::Encoding(e) => e.reason(),
             VerifyError::Merkle(e) => e.reason(),
+            VerifyError::Key(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }
