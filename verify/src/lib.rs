@@ -37,6 +37,9 @@ pub enum VerifyError {
     /// A public key that is refused, or a signature it does not verify.
     #[error(transparent)]
     Key(#[from] keys::KeyError),
+    /// A Rekor entry, its SET, or the cosign bundle annotation carrying them.
+    #[error(transparent)]
+    Rekor(#[from] rekor::RekorError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -139,6 +142,7 @@ impl VerifyError {
             VerifyError::Encoding(e) => e.reason(),
             VerifyError::Merkle(e) => e.reason(),
             VerifyError::Key(e) => e.reason(),
+            VerifyError::Rekor(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

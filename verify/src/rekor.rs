@@ -13,10 +13,121 @@ use super::encoding::{b64decode, hex, pem_blocks, unhex};
 use super::keys::HashAlgorithm;
 use super::trust::LogKey;
 use super::x509::fmt_time;
-use super::{Result, VerifyError};
+use super::{Reason, Result, VerifyError};
 
 /// Largest bundle annotation / entry body accepted.
 const MAX_BUNDLE: usize = 4 << 20;
+
+/// Why a Rekor entry, its SET or the bundle carrying them was not accepted.
+/// Every failure is [`Reason::Malformed`] here; the transparency-log stage
+/// classes it (`Classify::class`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RekorError {
+    /// No trusted log has this log id (hex).
+    #[error("transparency log {0} is not trusted (no matching Rekor public key)")]
+    UntrustedLog(String),
+    /// The log's key (id in hex) was outside its validity at the entry's time.
+    #[error("Rekor key {log_id} was not valid at the entry's integrated time {time}")]
+    KeyNotValidAt {
+        /// The log id, hex.
+        log_id: String,
+        /// The integrated time, RFC 3339.
+        time: String,
+    },
+    /// The SET payload could not be canonicalised (RFC 8785).
+    #[error("canonicalizing SET payload: {0}")]
+    Canonical(String),
+    /// The log's signature over the entry does not verify.
+    #[error("Rekor signed entry timestamp (SET) does not verify")]
+    BadSet,
+    /// The `dev.sigstore.cosign/bundle` annotation is over the size bound.
+    #[error("Rekor bundle annotation too large")]
+    AnnotationTooLarge,
+    /// The annotation is not the expected JSON.
+    #[error("invalid Rekor bundle annotation: {0}")]
+    InvalidAnnotation(String),
+    /// The annotation's payload body is not a string.
+    #[error("Rekor bundle payload body is not a string")]
+    BodyNotString,
+    /// No log keys to check the SET with.
+    #[error("no trusted Rekor public keys provided")]
+    NoLogKeys,
+    /// A base64 field that should hold PEM text does not.
+    #[error("{0} is not PEM text")]
+    NotPem(String),
+    /// The entry body is over the size bound.
+    #[error("Rekor entry body too large")]
+    BodyTooLarge,
+    /// The entry body is not JSON.
+    #[error("invalid Rekor entry body: {0}")]
+    InvalidBody(String),
+    /// The entry lacks a field its kind and version require.
+    #[error("Rekor {kind} {version} entry lacks {field}")]
+    MissingField {
+        /// The entry's kind.
+        kind: String,
+        /// Its apiVersion.
+        version: String,
+        /// The missing field's path.
+        field: String,
+    },
+    /// An entry kind or version not checked here.
+    #[error("unsupported Rekor entry kind {kind:?} version {version:?}")]
+    UnsupportedKind {
+        /// The entry's kind.
+        kind: String,
+        /// Its apiVersion.
+        version: String,
+    },
+    /// A signature's entry must be a hashedrekord.
+    #[error("Rekor entry is not a hashedrekord, as a signature's must be")]
+    NotHashedRekord,
+    /// The logged signature is not the one being verified.
+    #[error("signature in the Rekor entry does not match the signature being verified")]
+    SignatureMismatch,
+    /// An attestation's entry must be intoto or dsse.
+    #[error("Rekor entry is a hashedrekord, but an attestation needs an intoto or dsse entry")]
+    NotEnvelopeEntry,
+    /// The entry logs no hash of the attestation.
+    #[error("Rekor entry logs no hash of the attestation")]
+    NoAttestationHash,
+    /// The entry logs no signature.
+    #[error("Rekor entry logs no signature")]
+    NoSignature,
+    /// More than one DSSE signature logged.
+    #[error("Rekor entries with several DSSE signatures are not supported")]
+    SeveralSignatures,
+    /// The logged signature is not the attestation's.
+    #[error("signature in the Rekor entry does not match the attestation's")]
+    AttestationSignatureMismatch,
+    /// A logged hash that is not SHA-256.
+    #[error("unexpected hash algorithm {0:?} in the Rekor entry")]
+    HashAlgorithm(String),
+    /// A logged hash that is not the hash of `what`.
+    #[error("{what} hash in the Rekor entry ({logged}) does not match the {what} ({actual})")]
+    HashMismatch {
+        /// What was hashed (payload, envelope).
+        what: String,
+        /// The logged hash, hex.
+        logged: String,
+        /// The hash of what is verified, hex.
+        actual: String,
+    },
+    /// PEM text without a block.
+    #[error("no PEM block")]
+    NoPemBlock,
+    /// The logged key or certificate is not the verifier's.
+    #[error("public key or certificate in the Rekor entry does not match the verifier")]
+    VerifierMismatch,
+}
+
+impl RekorError {
+    /// The class of this failure: [`Reason::Malformed`] until the
+    /// transparency-log stage classes it.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// Verifies a Rekor SET: the log's signature over the RFC 8785 canonical
 /// JSON `{"body","integratedTime","logID"(hex),"logIndex"}`, made by the
@@ -29,18 +140,14 @@ pub fn verify_set(
     set: &[u8],
     tlogs: &[LogKey],
 ) -> Result<()> {
-    let log = LogKey::find(tlogs, log_id).ok_or_else(|| {
-        VerifyError::new(format!(
-            "transparency log {} is not trusted (no matching Rekor public key)",
-            hex(log_id)
-        ))
-    })?;
+    let log = LogKey::find(tlogs, log_id)
+        .ok_or_else(|| VerifyError::from(RekorError::UntrustedLog(hex(log_id))))?;
     if !log.validity.contains(integrated_time) {
-        return Err(VerifyError::new(format!(
-            "Rekor key {} was not valid at the entry's integrated time {}",
-            hex(log_id),
-            fmt_time(integrated_time)
-        )));
+        return Err(RekorError::KeyNotValidAt {
+            log_id: hex(log_id),
+            time: fmt_time(integrated_time),
+        }
+        .into());
     }
     let payload = serde_json::json!({
         "body": body_b64,
@@ -49,10 +156,10 @@ pub fn verify_set(
         "logIndex": log_index,
     });
     let canonical = serde_json_canonicalizer::to_vec(&payload)
-        .map_err(|e| VerifyError::new(format!("canonicalizing SET payload: {e}")))?;
+        .map_err(|e| RekorError::Canonical(e.to_string()))?;
     log.key
         .verify(&canonical, set, Some(HashAlgorithm::Sha256))
-        .map_err(|_| VerifyError::new("Rekor signed entry timestamp (SET) does not verify"))
+        .map_err(|_| RekorError::BadSet.into())
 }
 
 /// The `dev.sigstore.cosign/bundle` annotation.
@@ -89,14 +196,12 @@ struct PayloadJson {
 impl CosignBundle {
     pub fn parse(json: &str) -> Result<CosignBundle> {
         if json.len() > MAX_BUNDLE {
-            return Err(VerifyError::new("Rekor bundle annotation too large"));
+            return Err(RekorError::AnnotationTooLarge.into());
         }
-        let b: BundleJson = serde_json::from_str(json)
-            .map_err(|e| VerifyError::new(format!("invalid Rekor bundle annotation: {e}")))?;
+        let b: BundleJson =
+            serde_json::from_str(json).map_err(|e| RekorError::InvalidAnnotation(e.to_string()))?;
         let Value::String(body) = b.payload.body else {
-            return Err(VerifyError::new(
-                "Rekor bundle payload body is not a string",
-            ));
+            return Err(RekorError::BodyNotString.into());
         };
         Ok(CosignBundle {
             set: b64decode("Rekor SignedEntryTimestamp", &b.set)?,
@@ -110,7 +215,7 @@ impl CosignBundle {
     /// Verifies the SET; returns the integrated time (the trusted time).
     pub fn verify(&self, tlogs: &[LogKey]) -> Result<i64> {
         if tlogs.is_empty() {
-            return Err(VerifyError::new("no trusted Rekor public keys provided"));
+            return Err(RekorError::NoLogKeys.into());
         }
         verify_set(
             &self.body,
@@ -189,19 +294,25 @@ fn entry_hash(v: &Value, path: &[&str]) -> Option<EntryHash> {
 
 fn pem_field(what: &str, b64: &str) -> Result<String> {
     String::from_utf8(b64decode(what, b64)?)
-        .map_err(|_| VerifyError::new(format!("{what} is not PEM text")))
+        .map_err(|_| RekorError::NotPem(what.to_string()).into())
 }
 
 impl Body {
     pub fn parse(json: &[u8]) -> Result<Body> {
         if json.len() > MAX_BUNDLE {
-            return Err(VerifyError::new("Rekor entry body too large"));
+            return Err(RekorError::BodyTooLarge.into());
         }
-        let v: Value = serde_json::from_slice(json)
-            .map_err(|e| VerifyError::new(format!("invalid Rekor entry body: {e}")))?;
+        let v: Value =
+            serde_json::from_slice(json).map_err(|e| RekorError::InvalidBody(e.to_string()))?;
         let kind = get_str(&v, &["kind"]).unwrap_or("");
         let version = get_str(&v, &["apiVersion"]).unwrap_or("");
-        let missing = |f: &str| VerifyError::new(format!("Rekor {kind} {version} entry lacks {f}"));
+        let missing = |f: &str| {
+            VerifyError::from(RekorError::MissingField {
+                kind: kind.to_string(),
+                version: version.to_string(),
+                field: f.to_string(),
+            })
+        };
         match (kind, version) {
             ("hashedrekord", "0.0.1") => Ok(Body::HashedRekord {
                 hash: entry_hash(&v, &["spec", "data", "hash"])
@@ -294,9 +405,11 @@ impl Body {
                     signatures,
                 })
             }
-            _ => Err(VerifyError::new(format!(
-                "unsupported Rekor entry kind {kind:?} version {version:?}"
-            ))),
+            _ => Err(RekorError::UnsupportedKind {
+                kind: kind.to_string(),
+                version: version.to_string(),
+            }
+            .into()),
         }
     }
 
@@ -314,15 +427,11 @@ impl Body {
             verifier_pem: logged_pem,
         } = self
         else {
-            return Err(VerifyError::new(
-                "Rekor entry is not a hashedrekord, as a signature's must be",
-            ));
+            return Err(RekorError::NotHashedRekord.into());
         };
         check_hash("payload", hash, payload_sha256)?;
         if logged_sig != signature {
-            return Err(VerifyError::new(
-                "signature in the Rekor entry does not match the signature being verified",
-            ));
+            return Err(RekorError::SignatureMismatch.into());
         }
         same_pem(logged_pem, verifier_pem)
     }
@@ -349,9 +458,7 @@ impl Body {
                 payload_hash,
                 signatures,
             } => (envelope_hash, payload_hash, signatures),
-            Body::HashedRekord { .. } => return Err(VerifyError::new(
-                "Rekor entry is a hashedrekord, but an attestation needs an intoto or dsse entry",
-            )),
+            Body::HashedRekord { .. } => return Err(RekorError::NotEnvelopeEntry.into()),
         };
         // As cosign's bundleHash: the logged envelope hash is of the layer.
         if let Some(h) = hash {
@@ -359,25 +466,17 @@ impl Body {
         }
         match payload_hash {
             Some(h) => check_hash("payload", h, &Sha256::digest(&envelope.payload))?,
-            None if hash.is_none() => {
-                return Err(VerifyError::new(
-                    "Rekor entry logs no hash of the attestation",
-                ))
-            }
+            None if hash.is_none() => return Err(RekorError::NoAttestationHash.into()),
             None => {}
         }
         let Some(entry) = signatures.first() else {
-            return Err(VerifyError::new("Rekor entry logs no signature"));
+            return Err(RekorError::NoSignature.into());
         };
         if signatures.len() > 1 {
-            return Err(VerifyError::new(
-                "Rekor entries with several DSSE signatures are not supported",
-            ));
+            return Err(RekorError::SeveralSignatures.into());
         }
         if !entry.signature.is_empty() && entry.signature != signature {
-            return Err(VerifyError::new(
-                "signature in the Rekor entry does not match the attestation's",
-            ));
+            return Err(RekorError::AttestationSignatureMismatch.into());
         }
         same_pem(&entry.verifier_pem, verifier_pem)
     }
@@ -385,17 +484,15 @@ impl Body {
 
 fn check_hash(what: &str, logged: &EntryHash, actual: &[u8]) -> Result<()> {
     if logged.algorithm != "sha256" {
-        return Err(VerifyError::new(format!(
-            "unexpected hash algorithm {:?} in the Rekor entry",
-            logged.algorithm
-        )));
+        return Err(RekorError::HashAlgorithm(logged.algorithm.clone()).into());
     }
     if logged.value != hex(actual) {
-        return Err(VerifyError::new(format!(
-            "{what} hash in the Rekor entry ({}) does not match the {what} ({})",
-            logged.value,
-            hex(actual)
-        )));
+        return Err(RekorError::HashMismatch {
+            what: what.to_string(),
+            logged: logged.value.clone(),
+            actual: hex(actual),
+        }
+        .into());
     }
     Ok(())
 }
@@ -407,14 +504,11 @@ fn same_pem(logged: &str, expected: &str) -> Result<()> {
             .into_iter()
             .next()
             .map(|b| b.der)
-            .ok_or_else(|| VerifyError::new("no PEM block"))
+            .ok_or_else(|| RekorError::NoPemBlock.into())
     };
-    let logged = first(logged)
-        .map_err(|e| VerifyError::new(format!("public key in the Rekor entry: {e}")))?;
+    let logged = first(logged).map_err(|e| e.context("public key in the Rekor entry"))?;
     if logged != first(expected)? {
-        return Err(VerifyError::new(
-            "public key or certificate in the Rekor entry does not match the verifier",
-        ));
+        return Err(RekorError::VerifierMismatch.into());
     }
     Ok(())
 }
@@ -445,31 +539,30 @@ mod tests {
         // Tampered fields.
         let mut t = b.clone();
         t.integrated_time += 1;
-        assert!(t.verify(&rekor()).unwrap_err().to_string().contains("SET"));
+        let bad_set = || Err(RekorError::BadSet.into());
+        assert_eq!(t.verify(&rekor()), bad_set());
         let mut t = b.clone();
         t.log_index += 1;
-        assert!(t.verify(&rekor()).is_err());
+        assert_eq!(t.verify(&rekor()), bad_set());
         let mut t = b.clone();
         t.body.insert(0, 'e');
-        assert!(t.verify(&rekor()).is_err());
+        assert_eq!(t.verify(&rekor()), bad_set());
         // Wrong key / no key.
         let cosign = vec![LogKey::from_key(
             PublicKey::from_pem(&read(&format!("{FIXTURES}cosign.pub"))).unwrap(),
         )];
-        assert!(b
-            .verify(&cosign)
-            .unwrap_err()
-            .to_string()
-            .contains("not trusted"));
-        assert!(b.verify(&[]).is_err());
+        assert!(matches!(
+            b.verify(&cosign),
+            Err(VerifyError::Rekor(RekorError::UntrustedLog(_)))
+        ));
+        assert_eq!(b.verify(&[]), Err(RekorError::NoLogKeys.into()));
         // Key not valid at the integrated time.
         let mut keys = rekor();
         keys[0].validity.start = Some(1674251860);
-        assert!(b
-            .verify(&keys)
-            .unwrap_err()
-            .to_string()
-            .contains("not valid"));
+        assert!(matches!(
+            b.verify(&keys),
+            Err(VerifyError::Rekor(RekorError::KeyNotValidAt { .. }))
+        ));
     }
 
     #[test]
@@ -494,22 +587,19 @@ mod tests {
         entry
             .check_hashedrekord(&h, &sig, &format!("\n{}", key.replace('\n', "\r\n")))
             .unwrap();
-        assert!(entry
-            .check_hashedrekord(&Sha256::digest(b"x"), &sig, &key)
-            .unwrap_err()
-            .to_string()
-            .contains("hash"));
-        assert!(entry
-            .check_hashedrekord(&h, b"sig", &key)
-            .unwrap_err()
-            .to_string()
-            .contains("signature"));
+        assert!(matches!(
+            entry.check_hashedrekord(&Sha256::digest(b"x"), &sig, &key),
+            Err(VerifyError::Rekor(RekorError::HashMismatch { .. }))
+        ));
+        assert_eq!(
+            entry.check_hashedrekord(&h, b"sig", &key),
+            Err(RekorError::SignatureMismatch.into())
+        );
         let other = read(&format!("{FIXTURES}cosign.pub"));
-        assert!(entry
-            .check_hashedrekord(&h, &sig, &other)
-            .unwrap_err()
-            .to_string()
-            .contains("does not match"));
+        assert_eq!(
+            entry.check_hashedrekord(&h, &sig, &other),
+            Err(RekorError::VerifierMismatch.into())
+        );
     }
 
     #[test]
@@ -517,10 +607,13 @@ mod tests {
         assert!(CosignBundle::parse("{}").is_err());
         assert!(CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":1,"integratedTime":1,"logIndex":1,"logID":"00"}}"#).is_err());
         assert!(CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":"","integratedTime":1,"logIndex":1,"logID":"0g"}}"#).is_err());
-        assert!(Body::parse(br#"{"kind":"rekord","apiVersion":"0.0.1"}"#)
-            .unwrap_err()
-            .to_string()
-            .contains("unsupported"));
-        assert!(Body::parse(br#"{"kind":"hashedrekord","apiVersion":"0.0.1","spec":{}}"#).is_err());
+        assert!(matches!(
+            Body::parse(br#"{"kind":"rekord","apiVersion":"0.0.1"}"#),
+            Err(VerifyError::Rekor(RekorError::UnsupportedKind { .. }))
+        ));
+        assert!(matches!(
+            Body::parse(br#"{"kind":"hashedrekord","apiVersion":"0.0.1","spec":{}}"#),
+            Err(VerifyError::Rekor(RekorError::MissingField { .. }))
+        ));
     }
 }
