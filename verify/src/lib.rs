@@ -40,6 +40,9 @@ pub enum VerifyError {
     /// A Rekor entry, its SET, or the cosign bundle annotation carrying them.
     #[error(transparent)]
     Rekor(#[from] rekor::RekorError),
+    /// A Sigstore trusted root that cannot be read.
+    #[error(transparent)]
+    Trust(#[from] trust::TrustError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -143,6 +146,7 @@ impl VerifyError {
             VerifyError::Merkle(e) => e.reason(),
             VerifyError::Key(e) => e.reason(),
             VerifyError::Rekor(e) => e.reason(),
+            VerifyError::Trust(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

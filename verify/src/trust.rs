@@ -8,7 +8,60 @@ use serde::Deserialize;
 use super::encoding::b64decode;
 use super::keys::PublicKey;
 use super::x509::Certificate;
-use super::{Result, VerifyError};
+use super::{Reason, Result, VerifyError};
+
+/// Why a Sigstore trusted root was not accepted. Trust material that cannot
+/// be read is [`Reason::Malformed`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrustError {
+    /// The document is over the 1 MiB bound (its size).
+    #[error("trusted root is {0} bytes, more than the 1 MiB allowed")]
+    TooLarge(usize),
+    /// Not the trusted-root JSON.
+    #[error("invalid trusted root JSON: {0}")]
+    Json(String),
+    /// A mediaType other than the two supported.
+    #[error("unsupported trusted root mediaType {0:?}")]
+    MediaType(String),
+    /// More entries of one kind than the bound.
+    #[error("trusted root has {count} {what}, more than {MAX_ENTRIES}")]
+    TooManyEntries {
+        /// How many there are.
+        count: usize,
+        /// Of what (tlogs, ctlogs, ...).
+        what: &'static str,
+    },
+    /// A log's public key without its bytes.
+    #[error("{0}: publicKey has no rawBytes")]
+    NoRawBytes(String),
+    /// A log id that is not a SHA-256.
+    #[error("{0}: logId.keyId is not 32 bytes")]
+    LogIdLength(String),
+    /// A log key without the start of its validity.
+    #[error("{0}: publicKey.validFor.start is required")]
+    NoValidityStart(String),
+    /// An authority without certificates.
+    #[error("{0}: empty certChain")]
+    EmptyChain(String),
+    /// An authority with more certificates than the bound.
+    #[error("{0}: certChain longer than {MAX_CA_CHAIN}")]
+    ChainTooLong(String),
+    /// A validity time that is not RFC 3339.
+    #[error("{name}: invalid validFor time {time:?}")]
+    InvalidTime {
+        /// The entry it belongs to.
+        name: String,
+        /// The text given.
+        time: String,
+    },
+}
+
+impl TrustError {
+    /// The class of this failure: unreadable trust material.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// Largest trusted root JSON accepted (Kyverno's cap).
 pub const MAX_TRUSTED_ROOT: usize = 1 << 20;
@@ -154,18 +207,12 @@ impl TrustMaterial {
     /// Parses a Sigstore TrustedRoot JSON document (at most 1 MiB).
     pub fn from_trusted_root_json(json: &str) -> Result<TrustMaterial> {
         if json.len() > MAX_TRUSTED_ROOT {
-            return Err(VerifyError::new(format!(
-                "trusted root is {} bytes, more than the 1 MiB allowed",
-                json.len()
-            )));
+            return Err(TrustError::TooLarge(json.len()).into());
         }
-        let root: RootJson = serde_json::from_str(json)
-            .map_err(|e| VerifyError::new(format!("invalid trusted root JSON: {e}")))?;
+        let root: RootJson =
+            serde_json::from_str(json).map_err(|e| TrustError::Json(e.to_string()))?;
         if !MEDIA_TYPES.contains(&root.media_type.as_str()) {
-            return Err(VerifyError::new(format!(
-                "unsupported trusted root mediaType {:?}",
-                root.media_type
-            )));
+            return Err(TrustError::MediaType(root.media_type.clone()).into());
         }
         for (what, n) in [
             ("tlogs", root.tlogs.len()),
@@ -174,9 +221,7 @@ impl TrustMaterial {
             ("timestampAuthorities", root.timestamp_authorities.len()),
         ] {
             if n > MAX_ENTRIES {
-                return Err(VerifyError::new(format!(
-                    "trusted root has {n} {what}, more than {MAX_ENTRIES}"
-                )));
+                return Err(TrustError::TooManyEntries { count: n, what }.into());
             }
         }
         Ok(TrustMaterial {
@@ -211,10 +256,11 @@ fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
         .iter()
         .map(|e| {
             let name = format!("{what} {}", e.base_url);
-            let raw =
-                e.public_key.raw_bytes.as_deref().ok_or_else(|| {
-                    VerifyError::new(format!("{name}: publicKey has no rawBytes"))
-                })?;
+            let raw = e
+                .public_key
+                .raw_bytes
+                .as_deref()
+                .ok_or_else(|| VerifyError::from(TrustError::NoRawBytes(name.clone())))?;
             let der = b64decode(&name, raw)?;
             // PKCS1_* key details carry a bare PKCS#1 RSAPublicKey.
             let key = if e.public_key.key_details.starts_with("PKCS1_") {
@@ -222,17 +268,15 @@ fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
             } else {
                 PublicKey::from_spki_der(&der)
             }
-            .map_err(|err| VerifyError::new(format!("{name}: {err}")))?;
+            .map_err(|err| err.context(&name))?;
             let id_bytes = b64decode(&format!("{name} logId"), &e.log_id.key_id)?;
             let id: [u8; 32] = id_bytes
                 .as_slice()
                 .try_into()
-                .map_err(|_| VerifyError::new(format!("{name}: logId.keyId is not 32 bytes")))?;
+                .map_err(|_| TrustError::LogIdLength(name.clone()))?;
             let validity = validity(&name, e.public_key.valid_for.as_ref())?;
             if validity.start.is_none() {
-                return Err(VerifyError::new(format!(
-                    "{name}: publicKey.validFor.start is required"
-                )));
+                return Err(TrustError::NoValidityStart(name).into());
             }
             Ok(LogKey {
                 id,
@@ -255,18 +299,16 @@ fn cas(what: &str, entries: &[CaJson]) -> Result<Vec<CertificateAuthority>> {
                 .map(|c| c.certificates.as_slice())
                 .unwrap_or_default();
             if chain.is_empty() {
-                return Err(VerifyError::new(format!("{name}: empty certChain")));
+                return Err(TrustError::EmptyChain(name).into());
             }
             if chain.len() > MAX_CA_CHAIN {
-                return Err(VerifyError::new(format!(
-                    "{name}: certChain longer than {MAX_CA_CHAIN}"
-                )));
+                return Err(TrustError::ChainTooLong(name).into());
             }
             let certs = chain
                 .iter()
                 .map(|c| {
                     Certificate::from_der(&b64decode(&name, &c.raw_bytes)?)
-                        .map_err(|err| VerifyError::new(format!("{name}: {err}")))
+                        .map_err(|err| err.context(&name))
                 })
                 .collect::<Result<Vec<_>>>()?;
             Ok(CertificateAuthority {
@@ -285,8 +327,12 @@ fn validity(name: &str, v: Option<&ValidForJson>) -> Result<Validity> {
     let parse = |s: &Option<String>| -> Result<Option<i64>> {
         s.as_deref()
             .map(|t| {
-                parse_rfc3339(t)
-                    .ok_or_else(|| VerifyError::new(format!("{name}: invalid validFor time {t:?}")))
+                parse_rfc3339(t).ok_or_else(|| {
+                    VerifyError::from(TrustError::InvalidTime {
+                        name: name.to_string(),
+                        time: t.to_string(),
+                    })
+                })
             })
             .transpose()
     };
@@ -410,25 +456,30 @@ mod tests {
             std::fs::read_to_string(format!("{DIR}_public-good-trusted_root.sigstore.dev.json"))
                 .unwrap();
         let bad_media = good.replace("trustedroot+json;version=0.1", "trustedroot+json;version=9");
-        assert!(TrustMaterial::from_trusted_root_json(&bad_media)
-            .unwrap_err()
-            .to_string()
-            .contains("mediaType"));
+        assert!(matches!(
+            TrustMaterial::from_trusted_root_json(&bad_media),
+            Err(VerifyError::Trust(TrustError::MediaType(_)))
+        ));
         let v2 = good.replace("trustedroot+json;version=0.1", "trustedroot.v0.2+json");
         TrustMaterial::from_trusted_root_json(&v2).unwrap();
         let no_start = std::fs::read_to_string(format!(
             "{DIR}trust-root-tlog-missing-validity-start_fail/trusted_root.json"
         ))
         .unwrap();
-        let e = TrustMaterial::from_trusted_root_json(&no_start).unwrap_err();
-        assert!(e.to_string().contains("validFor.start"), "{e}");
+        assert!(matches!(
+            TrustMaterial::from_trusted_root_json(&no_start),
+            Err(VerifyError::Trust(TrustError::NoValidityStart(_)))
+        ));
         let bad_key = good.replacen("MFkwEwYHKoZIzj0CAQYI", "MFkwEwYHKoZIzj0CAQYA", 1);
         assert!(TrustMaterial::from_trusted_root_json(&bad_key).is_err());
         let big = format!("{good}{}", " ".repeat(MAX_TRUSTED_ROOT));
-        assert!(TrustMaterial::from_trusted_root_json(&big)
-            .unwrap_err()
-            .to_string()
-            .contains("1 MiB"));
-        assert!(TrustMaterial::from_trusted_root_json("{").is_err());
+        assert!(matches!(
+            TrustMaterial::from_trusted_root_json(&big),
+            Err(VerifyError::Trust(TrustError::TooLarge(_)))
+        ));
+        assert!(matches!(
+            TrustMaterial::from_trusted_root_json("{"),
+            Err(VerifyError::Trust(TrustError::Json(_)))
+        ));
     }
 }
