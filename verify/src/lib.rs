@@ -43,6 +43,9 @@ pub enum VerifyError {
     /// A Sigstore trusted root that cannot be read.
     #[error(transparent)]
     Trust(#[from] trust::TrustError),
+    /// A log checkpoint (signed note) that cannot be read.
+    #[error(transparent)]
+    Checkpoint(#[from] sigstore_bundle::checkpoint::CheckpointError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -147,6 +150,7 @@ impl VerifyError {
             VerifyError::Key(e) => e.reason(),
             VerifyError::Rekor(e) => e.reason(),
             VerifyError::Trust(e) => e.reason(),
+            VerifyError::Checkpoint(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

@@ -11,7 +11,68 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
-use crate::{Result, VerifyError};
+use crate::{Reason, Result, VerifyError};
+
+/// Why a checkpoint (a signed note) could not be read. All of these are
+/// [`Reason::Malformed`]; the transparency-log stage classes them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointError {
+    /// The note is over [`MAX_NOTE_BYTES`] (its size).
+    #[error("checkpoint is {0} bytes, more than the {MAX_NOTE_BYTES} allowed")]
+    TooLarge(usize),
+    /// No blank line separates the text from the signatures.
+    #[error("checkpoint has no blank line between its text and its signatures")]
+    NoSeparator,
+    /// More than one blank line.
+    #[error("checkpoint has more than one blank line")]
+    SeveralSeparators,
+    /// Nothing after the blank line.
+    #[error("checkpoint has no signature lines")]
+    NoSignatures,
+    /// The signature block lacks its final newline.
+    #[error("checkpoint's signature block does not end with a newline")]
+    UnterminatedSignatures,
+    /// More than [`MAX_NOTE_SIGNATURES`] signature lines.
+    #[error("checkpoint has more than {MAX_NOTE_SIGNATURES} signature lines")]
+    TooManySignatures,
+    /// A signature line that is not `— <name> <base64>`.
+    #[error("malformed checkpoint signature line {0:?}")]
+    BadSignatureLine(String),
+    /// A signature too short to hold a key hint and a signature (its signer).
+    #[error("checkpoint signature from {0:?} is too short")]
+    ShortSignature(String),
+    /// The text lacks its final newline.
+    #[error("checkpoint text does not end with a newline")]
+    UnterminatedText,
+    /// Fewer than the three lines a checkpoint needs.
+    #[error("checkpoint has too few lines: it needs an origin, a tree size and a root hash")]
+    TooFewLines,
+    /// An empty origin line.
+    #[error("checkpoint origin is empty")]
+    EmptyOrigin,
+    /// A tree size that is not a decimal number.
+    #[error("checkpoint tree size {0:?} is not a decimal number")]
+    SizeNotDecimal(String),
+    /// A tree size past `u64`.
+    #[error("checkpoint tree size {0:?} is too large")]
+    SizeTooLarge(String),
+    /// A root hash that is not base64.
+    #[error("checkpoint root hash {0:?} is not base64")]
+    RootNotBase64(String),
+    /// A root hash that is not 32 bytes (its length).
+    #[error("checkpoint root hash is {0} bytes, not 32")]
+    RootLength(usize),
+    /// An empty extension line.
+    #[error("checkpoint has an empty extension line")]
+    EmptyExtension,
+}
+
+impl CheckpointError {
+    /// The class of this failure: an unreadable checkpoint.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// At most this many signature lines are read from one note.
 pub const MAX_NOTE_SIGNATURES: usize = 100;
@@ -53,39 +114,26 @@ pub struct SignedCheckpoint {
 impl SignedNote {
     pub fn parse(envelope: &str) -> Result<SignedNote> {
         if envelope.len() > MAX_NOTE_BYTES {
-            return Err(VerifyError::new(format!(
-                "checkpoint is {} bytes, more than the {MAX_NOTE_BYTES} allowed",
-                envelope.len()
-            )));
+            return Err(CheckpointError::TooLarge(envelope.len()).into());
         }
         let mut parts = envelope.match_indices("\n\n");
         let split = match (parts.next(), parts.next()) {
             (Some((i, _)), None) => i,
-            (None, _) => {
-                return Err(VerifyError::new(
-                    "checkpoint has no blank line between its text and its signatures",
-                ))
-            }
-            (Some(_), Some(_)) => {
-                return Err(VerifyError::new("checkpoint has more than one blank line"))
-            }
+            (None, _) => return Err(CheckpointError::NoSeparator.into()),
+            (Some(_), Some(_)) => return Err(CheckpointError::SeveralSeparators.into()),
         };
         let text = &envelope[..split + 1];
         let sigs = &envelope[split + 2..];
         if sigs.is_empty() {
-            return Err(VerifyError::new("checkpoint has no signature lines"));
+            return Err(CheckpointError::NoSignatures.into());
         }
         let Some(sigs) = sigs.strip_suffix('\n') else {
-            return Err(VerifyError::new(
-                "checkpoint's signature block does not end with a newline",
-            ));
+            return Err(CheckpointError::UnterminatedSignatures.into());
         };
         let mut signatures = Vec::new();
         for line in sigs.split('\n') {
             if signatures.len() >= MAX_NOTE_SIGNATURES {
-                return Err(VerifyError::new(format!(
-                    "checkpoint has more than {MAX_NOTE_SIGNATURES} signature lines"
-                )));
+                return Err(CheckpointError::TooManySignatures.into());
             }
             signatures.push(parse_signature_line(line)?);
         }
@@ -97,7 +145,7 @@ impl SignedNote {
 }
 
 fn parse_signature_line(line: &str) -> Result<NoteSignature> {
-    let bad = || VerifyError::new(format!("malformed checkpoint signature line {line:?}"));
+    let bad = || VerifyError::from(CheckpointError::BadSignatureLine(line.to_string()));
     let rest = line.strip_prefix("\u{2014} ").ok_or_else(bad)?;
     let (name, sig_b64) = rest.split_once(' ').ok_or_else(bad)?;
     if name.is_empty()
@@ -110,9 +158,7 @@ fn parse_signature_line(line: &str) -> Result<NoteSignature> {
     }
     let raw = STANDARD.decode(sig_b64).map_err(|_| bad())?;
     if raw.len() < 5 {
-        return Err(VerifyError::new(format!(
-            "checkpoint signature from {name:?} is too short"
-        )));
+        return Err(CheckpointError::ShortSignature(name.to_string()).into());
     }
     let (hint, signature) = raw.split_at(4);
     let key_hint = <[u8; 4]>::try_from(hint).map_err(|_| bad())?;
@@ -127,41 +173,31 @@ impl Checkpoint {
     /// Parses a checkpoint body (the signed text of the note).
     pub fn parse(text: &str) -> Result<Checkpoint> {
         let Some(body) = text.strip_suffix('\n') else {
-            return Err(VerifyError::new(
-                "checkpoint text does not end with a newline",
-            ));
+            return Err(CheckpointError::UnterminatedText.into());
         };
         let lines: Vec<&str> = body.split('\n').collect();
         let [origin, size, root, extra @ ..] = lines.as_slice() else {
-            return Err(VerifyError::new(
-                "checkpoint has too few lines: it needs an origin, a tree size and a root hash",
-            ));
+            return Err(CheckpointError::TooFewLines.into());
         };
         if origin.is_empty() {
-            return Err(VerifyError::new("checkpoint origin is empty"));
+            return Err(CheckpointError::EmptyOrigin.into());
         }
         if size.is_empty()
             || !size.bytes().all(|b| b.is_ascii_digit())
             || (size.len() > 1 && size.starts_with('0'))
         {
-            return Err(VerifyError::new(format!(
-                "checkpoint tree size {size:?} is not a decimal number"
-            )));
+            return Err(CheckpointError::SizeNotDecimal(size.to_string()).into());
         }
         let size: u64 = size
             .parse()
-            .map_err(|_| VerifyError::new(format!("checkpoint tree size {size:?} is too large")))?;
-        let root_bytes = STANDARD.decode(root).map_err(|_| {
-            VerifyError::new(format!("checkpoint root hash {root:?} is not base64"))
-        })?;
-        let root_hash = <[u8; 32]>::try_from(root_bytes.as_slice()).map_err(|_| {
-            VerifyError::new(format!(
-                "checkpoint root hash is {} bytes, not 32",
-                root_bytes.len()
-            ))
-        })?;
+            .map_err(|_| CheckpointError::SizeTooLarge(size.to_string()))?;
+        let root_bytes = STANDARD
+            .decode(root)
+            .map_err(|_| VerifyError::from(CheckpointError::RootNotBase64(root.to_string())))?;
+        let root_hash = <[u8; 32]>::try_from(root_bytes.as_slice())
+            .map_err(|_| VerifyError::from(CheckpointError::RootLength(root_bytes.len())))?;
         if extra.iter().any(|l| l.is_empty()) {
-            return Err(VerifyError::new("checkpoint has an empty extension line"));
+            return Err(CheckpointError::EmptyExtension.into());
         }
         Ok(Checkpoint {
             origin: origin.to_string(),
