@@ -46,6 +46,12 @@ pub enum VerifyError {
     /// A log checkpoint (signed note) that cannot be read.
     #[error(transparent)]
     Checkpoint(#[from] sigstore_bundle::checkpoint::CheckpointError),
+    /// A Fulcio certificate's identity: unreadable, or not the one expected.
+    #[error(transparent)]
+    Fulcio(#[from] x509::fulcio::FulcioError),
+    /// A certificate's embedded SCTs.
+    #[error(transparent)]
+    Sct(#[from] x509::sct::SctError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -151,6 +157,8 @@ impl VerifyError {
             VerifyError::Rekor(e) => e.reason(),
             VerifyError::Trust(e) => e.reason(),
             VerifyError::Checkpoint(e) => e.reason(),
+            VerifyError::Fulcio(e) => e.reason(),
+            VerifyError::Sct(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

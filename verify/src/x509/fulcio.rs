@@ -11,7 +11,57 @@ use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::SubjectAltName;
 
 use super::Certificate;
-use crate::{Reason, Result, VerifyError};
+use crate::{Reason, Result};
+
+/// Why a Fulcio certificate's identity could not be read, or did not
+/// match. A mismatch is [`Reason::Identity`]; the rest is unreadable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FulcioError {
+    /// The subjectAltName extension does not parse.
+    #[error("invalid subjectAltName extension: {0}")]
+    SubjectAltName(String),
+    /// Fulcio's username otherName does not parse.
+    #[error("invalid Fulcio username otherName: {0}")]
+    Username(String),
+    /// The issuer extension (v2, 1.3.6.1.4.1.57264.1.8) does not parse.
+    #[error("invalid Fulcio issuer (1.3.6.1.4.1.57264.1.8): {0}")]
+    IssuerV2(String),
+    /// The issuer extension (v1, 1.3.6.1.4.1.57264.1.1) is not UTF-8.
+    #[error("Fulcio issuer (1.3.6.1.4.1.57264.1.1) is not UTF-8")]
+    IssuerV1,
+    /// An identity regular expression over the length bound.
+    #[error("identity regular expression too long")]
+    RegexTooLong,
+    /// An identity regular expression that does not compile.
+    #[error("malformed identity regular expression {pattern:?}: {detail}")]
+    BadRegex {
+        /// The expression.
+        pattern: String,
+        /// The compiler's error.
+        detail: String,
+    },
+    /// No expected identity matched (Kyverno's wording: what the
+    /// certificate holds, with `extensions` when rules asked for some).
+    #[error("none of the expected identities matched what was in the certificate, got subjects [{subjects}] with issuer {issuer}{extensions}")]
+    NoIdentityMatched {
+        /// The certificate's subject alternative names, joined.
+        subjects: String,
+        /// Its issuer, or `(none)`.
+        issuer: String,
+        /// ` and extensions [...]`, or empty.
+        extensions: String,
+    },
+}
+
+impl FulcioError {
+    /// The class of this failure.
+    pub fn reason(&self) -> Reason {
+        match self {
+            FulcioError::NoIdentityMatched { .. } => Reason::Identity,
+            _ => Reason::Malformed,
+        }
+    }
+}
 
 const OID_OTHERNAME_USERNAME: &str = "1.3.6.1.4.1.57264.1.7";
 const OID_ISSUER_V2: &str = "1.3.6.1.4.1.57264.1.8";
@@ -61,7 +111,7 @@ impl Identity {
             .inner()
             .tbs_certificate()
             .get_extension::<SubjectAltName>()
-            .map_err(|e| VerifyError::new(format!("invalid subjectAltName extension: {e}")))?;
+            .map_err(|e| FulcioError::SubjectAltName(e.to_string()))?;
         if let Some((_, SubjectAltName(names))) = san {
             for name in names {
                 match name {
@@ -74,9 +124,7 @@ impl Identity {
                         let s = other
                             .value
                             .decode_as::<der::asn1::Utf8StringRef<'_>>()
-                            .map_err(|e| {
-                                VerifyError::new(format!("invalid Fulcio username otherName: {e}"))
-                            })?;
+                            .map_err(|e| FulcioError::Username(e.to_string()))?;
                         sans.push(s.to_string());
                     }
                     _ => {}
@@ -84,16 +132,11 @@ impl Identity {
             }
         }
         let issuer = if let Some(v2) = cert.extension(OID_ISSUER_V2) {
-            let s = der::asn1::Utf8StringRef::from_der(v2).map_err(|e| {
-                VerifyError::new(format!(
-                    "invalid Fulcio issuer (1.3.6.1.4.1.57264.1.8): {e}"
-                ))
-            })?;
+            let s = der::asn1::Utf8StringRef::from_der(v2)
+                .map_err(|e| FulcioError::IssuerV2(e.to_string()))?;
             Some(s.to_string())
         } else if let Some(v1) = cert.extension(OID_ISSUER_V1) {
-            Some(String::from_utf8(v1.to_vec()).map_err(|_| {
-                VerifyError::new("Fulcio issuer (1.3.6.1.4.1.57264.1.1) is not UTF-8")
-            })?)
+            Some(String::from_utf8(v1.to_vec()).map_err(|_| FulcioError::IssuerV1)?)
         } else {
             None
         };
@@ -139,12 +182,18 @@ fn nonempty(s: &Option<String>) -> Option<&str> {
 
 fn compile(re: &str) -> Result<regex::Regex> {
     if re.len() > MAX_REGEX {
-        return Err(VerifyError::new("identity regular expression too long"));
+        return Err(FulcioError::RegexTooLong.into());
     }
     regex::RegexBuilder::new(re)
         .size_limit(1 << 20)
         .build()
-        .map_err(|e| VerifyError::new(format!("malformed identity regular expression {re:?}: {e}")))
+        .map_err(|e| {
+            FulcioError::BadRegex {
+                pattern: re.to_string(),
+                detail: e.to_string(),
+            }
+            .into()
+        })
 }
 
 impl IdentityRule {
@@ -201,17 +250,19 @@ pub fn identities_match(rules: &[IdentityRule], id: &Identity) -> Result<()> {
     } else {
         String::new()
     };
-    Err(VerifyError::of(Reason::Identity, format!(
-        "none of the expected identities matched what was in the certificate, got subjects [{}] with issuer {}{extensions}",
-        id.sans.join(", "),
-        id.issuer.as_deref().unwrap_or("(none)")
-    )))
+    Err(FulcioError::NoIdentityMatched {
+        subjects: id.sans.join(", "),
+        issuer: id.issuer.as_deref().unwrap_or("(none)").to_string(),
+        extensions,
+    }
+    .into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::x509::tests::{certs, DERIVED};
+    use crate::VerifyError;
 
     fn rule(issuer: &str, subject: &str, ire: &str, sre: &str) -> IdentityRule {
         let o = |s: &str| (!s.is_empty()).then(|| s.to_string());
@@ -257,15 +308,21 @@ mod tests {
         assert!(!ok(rule("", "x@y", "", "redhat")));
         assert!(ok(rule("", "mitr@redhat.com", "", "redhat")));
         let e = identities_match(&[rule("", "x@y", "", "")], &id).unwrap_err();
+        assert!(matches!(
+            e,
+            VerifyError::Fulcio(FulcioError::NoIdentityMatched { .. })
+        ));
+        assert_eq!(e.reason(), Reason::Identity);
+        // Kyverno's message, which users see.
         assert!(
             e.to_string().contains("mitr@redhat.com")
                 && e.to_string().contains("github.com/login/oauth"),
             "{e}"
         );
-        assert!(identities_match(&[rule("", "", "(", "")], &id)
-            .unwrap_err()
-            .to_string()
-            .contains("malformed"));
+        assert!(matches!(
+            identities_match(&[rule("", "", "(", "")], &id),
+            Err(VerifyError::Fulcio(FulcioError::BadRegex { .. }))
+        ));
         assert!(identities_match(&[], &id).is_ok());
         assert!(identities_match(
             &[

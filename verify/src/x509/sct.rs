@@ -11,7 +11,41 @@ use super::{der_wrap, Certificate, Tlv};
 use crate::encoding::hex;
 use crate::keys::HashAlgorithm;
 use crate::trust::LogKey;
-use crate::{Result, VerifyError};
+use crate::{Reason, Result};
+
+/// Why a certificate's embedded SCTs were not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SctError {
+    /// The list ends inside an entry.
+    #[error("truncated SCT list")]
+    Truncated,
+    /// The extension's value is not an OCTET STRING.
+    #[error("SCT list extension is not an OCTET STRING")]
+    NotOctetString,
+    /// More SCTs than the bound.
+    #[error("more than {MAX_SCTS} SCTs")]
+    TooMany,
+    /// An SCT version other than v1.
+    #[error("unsupported SCT version")]
+    UnsupportedVersion,
+    /// The certificate carries no SCT.
+    #[error("certificate does not include the required embedded SCT")]
+    Missing,
+    /// The TBSCertificate is past what an SCT can sign.
+    #[error("TBSCertificate too large for an SCT")]
+    TbsTooLarge,
+    /// No SCT verified; what was wrong with each.
+    #[error("no valid SCT: {}", .0.join("; "))]
+    NoneValid(Vec<String>),
+}
+
+impl SctError {
+    /// The class of this failure: [`Reason::Malformed`] until the stage
+    /// that asked for SCTs classes it.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 const OID_SCT_LIST: &str = "1.3.6.1.4.1.11129.2.4.2";
 /// DER of the SCT list extension's OID.
@@ -38,7 +72,7 @@ struct Reader<'a>(&'a [u8]);
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.0.len() {
-            return Err(VerifyError::new("truncated SCT list"));
+            return Err(SctError::Truncated.into());
         }
         let (head, rest) = self.0.split_at(n);
         self.0 = rest;
@@ -64,9 +98,7 @@ pub fn embedded_scts(cert: &Certificate) -> Result<Vec<Sct>> {
     };
     let tlv = Tlv::read(value)?;
     if tlv.tag != 0x04 || !tlv.rest.is_empty() {
-        return Err(VerifyError::new(
-            "SCT list extension is not an OCTET STRING",
-        ));
+        return Err(SctError::NotOctetString.into());
     }
     let mut list = Reader(tlv.contents);
     let total = list.u16()?;
@@ -74,12 +106,12 @@ pub fn embedded_scts(cert: &Certificate) -> Result<Vec<Sct>> {
     let mut out = Vec::new();
     while !r.0.is_empty() {
         if out.len() >= MAX_SCTS {
-            return Err(VerifyError::new(format!("more than {MAX_SCTS} SCTs")));
+            return Err(SctError::TooMany.into());
         }
         let len = r.u16()?;
         let mut s = Reader(r.take(len)?);
         if s.u8()? != 0 {
-            return Err(VerifyError::new("unsupported SCT version"));
+            return Err(SctError::UnsupportedVersion.into());
         }
         let mut log_id = [0u8; 32];
         log_id.copy_from_slice(s.take(32)?);
@@ -139,15 +171,13 @@ pub fn verify_embedded_sct(
 ) -> Result<()> {
     let scts = embedded_scts(leaf)?;
     if scts.is_empty() {
-        return Err(VerifyError::new(
-            "certificate does not include the required embedded SCT",
-        ));
+        return Err(SctError::Missing.into());
     }
     let tbs = tbs_without_scts(leaf)?;
     let tbs_len = u32::try_from(tbs.len())
         .ok()
         .filter(|l| *l < 1 << 24)
-        .ok_or_else(|| VerifyError::new("TBSCertificate too large for an SCT"))?;
+        .ok_or(SctError::TbsTooLarge)?;
     let issuer_key_hash = Sha256::digest(issuer.public_key()?.spki_der());
     let mut problems = Vec::new();
     for sct in &scts {
@@ -188,10 +218,7 @@ pub fn verify_embedded_sct(
             )),
         }
     }
-    Err(VerifyError::new(format!(
-        "no valid SCT: {}",
-        problems.join("; ")
-    )))
+    Err(SctError::NoneValid(problems).into())
 }
 
 #[cfg(test)]
@@ -200,6 +227,7 @@ mod tests {
     use crate::encoding::b64decode;
     use crate::trust::TrustMaterial;
     use crate::x509::{verify_chain, Purpose};
+    use crate::VerifyError;
 
     const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/sigstore/");
 
@@ -238,7 +266,10 @@ mod tests {
         assert!(tbs_without_scts(&leaf).unwrap().len() < leaf.tbs_der().len());
         // Unknown logs / wrong issuer.
         let e = verify_embedded_sct(&leaf, &issuer, &[]).unwrap_err();
-        assert!(e.to_string().contains("unknown CT log"), "{e}");
+        assert!(
+            matches!(&e, VerifyError::Sct(SctError::NoneValid(p)) if p.iter().all(|p| p.contains("unknown CT log"))),
+            "{e}"
+        );
         assert!(verify_embedded_sct(&leaf, &leaf, &trust.ctlogs).is_err());
         // Log key not valid at the SCT time.
         let mut logs = trust.ctlogs.clone();
@@ -250,10 +281,10 @@ mod tests {
             .to_string()
             .contains("not valid"));
         // No SCT at all (the Fulcio CA certificate).
-        assert!(verify_embedded_sct(&issuer, &issuer, &trust.ctlogs)
-            .unwrap_err()
-            .to_string()
-            .contains("embedded SCT"));
+        assert_eq!(
+            verify_embedded_sct(&issuer, &issuer, &trust.ctlogs),
+            Err(SctError::Missing.into())
+        );
     }
 
     #[test]
