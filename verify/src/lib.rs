@@ -52,6 +52,9 @@ pub enum VerifyError {
     /// A certificate's embedded SCTs.
     #[error(transparent)]
     Sct(#[from] x509::sct::SctError),
+    /// A certificate, or a path of them to a trusted root.
+    #[error(transparent)]
+    X509(#[from] x509::X509Error),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -159,6 +162,7 @@ impl VerifyError {
             VerifyError::Checkpoint(e) => e.reason(),
             VerifyError::Fulcio(e) => e.reason(),
             VerifyError::Sct(e) => e.reason(),
+            VerifyError::X509(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }
