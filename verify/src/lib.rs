@@ -55,6 +55,9 @@ pub enum VerifyError {
     /// A certificate, or a path of them to a trusted root.
     #[error(transparent)]
     X509(#[from] x509::X509Error),
+    /// A cosign `.sig` or `.att` layer.
+    #[error(transparent)]
+    Layer(#[from] cosign::LayerError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -163,6 +166,7 @@ impl VerifyError {
             VerifyError::Fulcio(e) => e.reason(),
             VerifyError::Sct(e) => e.reason(),
             VerifyError::X509(e) => e.reason(),
+            VerifyError::Layer(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

@@ -13,6 +13,135 @@ use crate::x509::sct::verify_embedded_sct;
 use crate::x509::{verify_chain, Certificate, Purpose, MAX_PATH_LEN};
 use crate::{Classify, Reason, Result, VerifyError};
 
+/// Why a cosign `.sig` or `.att` layer was not accepted. A signature that
+/// does not verify is [`Reason::BadSignature`], a payload for another image
+/// or without the required annotations [`Reason::PayloadMismatch`], a
+/// certificate chain too short for its SCT [`Reason::TransparencyLog`]; the
+/// rest is malformed until the stage that checked it classes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayerError {
+    /// The certificate annotation does not hold a certificate.
+    #[error("certificate annotation: {0}")]
+    CertificateAnnotation(Box<VerifyError>),
+    /// The certificate annotation holds no PEM block.
+    #[error("certificate annotation is empty")]
+    EmptyCertificateAnnotation,
+    /// A key attestor without keys.
+    #[error("no public keys configured")]
+    NoKeys,
+    /// A certificate chain over the length bound (the bound).
+    #[error("certificate chain longer than {0}")]
+    ChainTooLong(usize),
+    /// Keyless verification without the certificate annotation.
+    #[error(
+        "keyless verification needs the {ANNOTATION_CERTIFICATE} annotation, which is missing"
+    )]
+    NoCertificate,
+    /// The chain annotation does not hold certificates.
+    #[error("chain annotation: {0}")]
+    ChainAnnotation(Box<VerifyError>),
+    /// The chain annotation holds more than the path bound.
+    #[error("chain annotation has more than {MAX_PATH_LEN} certificates")]
+    ChainAnnotationTooLong,
+    /// The one configured key did not verify the signature (why).
+    #[error("signature does not verify: {0}")]
+    BadSignature(String),
+    /// None of the configured keys verified the signature (how many).
+    #[error("signature does not verify with any of the {0} configured keys")]
+    NoKeyVerifies(usize),
+    /// A path without the issuer an SCT check needs.
+    #[error(
+        "certificate chain must contain at least a certificate and its issuer to check its SCT"
+    )]
+    NoSctIssuer,
+    /// The transparency log is required and the layer has no bundle.
+    #[error("no Rekor bundle ({ANNOTATION_BUNDLE} annotation) on the signature, and the transparency log is not ignored")]
+    NoRekorBundle,
+    /// No verifier to match the log entry against.
+    #[error("no verifier")]
+    NoVerifier,
+    /// A layer over the payload bound.
+    #[error("signature layer larger than 16 MiB")]
+    TooLarge,
+    /// An image digest that is not `sha256:<hex>`.
+    #[error("image digest {0:?} is not sha256:<hex>")]
+    BadDigest(String),
+    /// A `.sig` layer of another media type.
+    #[error("signature layer media type is {0:?}, not {MEDIA_TYPE_SIMPLESIGNING}")]
+    SignatureMediaType(String),
+    /// A simple-signing payload that is not JSON.
+    #[error("invalid simple-signing payload: {0}")]
+    SimpleSigningJson(String),
+    /// A payload of another `critical.type`.
+    #[error("signature payload type is {0:?}, not {SIMPLESIGNING_TYPE:?}")]
+    PayloadType(Option<String>),
+    /// The payload signs another image (the digest it names, or `(none)`).
+    #[error("signature is for image digest {signed}, not {digest}")]
+    OtherImage {
+        /// The digest the payload names.
+        signed: String,
+        /// The image's digest.
+        digest: String,
+    },
+    /// A required payload annotation that is missing or different.
+    #[error("signature annotation {key:?} is {have}, required {want:?}")]
+    Annotation {
+        /// The annotation's key.
+        key: String,
+        /// Its value as JSON, or `missing`.
+        have: String,
+        /// The value required.
+        want: String,
+    },
+    /// A `.sig` layer without its signature annotation.
+    #[error("signature layer has no {ANNOTATION_SIGNATURE} annotation")]
+    NoSignatureAnnotation,
+    /// An `.att` layer of another media type.
+    #[error("attestation layer media type is {0:?}, not {MEDIA_TYPE_DSSE}")]
+    AttestationMediaType(String),
+    /// A DSSE payload of another type.
+    #[error("attestation payload type is {0:?}, not {INTOTO_PAYLOAD_TYPE}")]
+    AttestationPayloadType(String),
+    /// A DSSE payload that is not JSON.
+    #[error("invalid in-toto statement: {0}")]
+    StatementJson(String),
+    /// A payload that is not an in-toto statement (its `_type`).
+    #[error("attestation is not an in-toto statement (_type {0:?})")]
+    NotStatement(Option<String>),
+    /// No subject names the image's digest.
+    #[error("attestation subjects do not include the image digest {0}")]
+    NoSubject(String),
+    /// No subject names the image's digest (when subject annotations are required).
+    #[error("no subject of the in-toto statement has the image digest {0}")]
+    NoAnnotatedSubject(String),
+    /// A required subject annotation that is missing or different.
+    #[error("statement subject annotation {key:?} is {have}, required {want:?}")]
+    SubjectAnnotation {
+        /// The annotation's key.
+        key: String,
+        /// Its value as JSON, or `missing`.
+        have: String,
+        /// The value required.
+        want: String,
+    },
+}
+
+impl LayerError {
+    /// The class of this failure (see the type's documentation).
+    pub fn reason(&self) -> Reason {
+        match self {
+            LayerError::BadSignature(_) | LayerError::NoKeyVerifies(_) => Reason::BadSignature,
+            LayerError::OtherImage { .. }
+            | LayerError::Annotation { .. }
+            | LayerError::NoSubject(_)
+            | LayerError::NoAnnotatedSubject(_)
+            | LayerError::SubjectAnnotation { .. } => Reason::PayloadMismatch,
+            LayerError::NoSctIssuer => Reason::TransparencyLog,
+            _ => Reason::Malformed,
+        }
+    }
+}
+
 pub const MEDIA_TYPE_SIMPLESIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 pub const MEDIA_TYPE_DSSE: &str = "application/vnd.dsse.envelope.v1+json";
 pub const ANNOTATION_SIGNATURE: &str = "dev.cosignproject.cosign/signature";
@@ -97,10 +226,10 @@ fn layer_certificate(layer: &Layer) -> Result<Option<Certificate>> {
     annotation(layer, ANNOTATION_CERTIFICATE)
         .map(|pem| {
             Certificate::parse_pem(pem)
-                .map_err(|e| VerifyError::new(format!("certificate annotation: {e}")))?
+                .map_err(|e| LayerError::CertificateAnnotation(Box::new(e)))?
                 .into_iter()
                 .next()
-                .ok_or_else(|| VerifyError::new("certificate annotation is empty"))
+                .ok_or_else(|| LayerError::EmptyCertificateAnnotation.into())
         })
         .transpose()
 }
@@ -110,7 +239,7 @@ fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<
     match &opts.verifier {
         Verifier::Keys(keys) => {
             if keys.is_empty() {
-                return Err(VerifyError::new("no public keys configured"));
+                return Err(LayerError::NoKeys.into());
             }
             // Cosign's comparePublicKey names the layer's certificate when
             // it has one; accept it when its key is the verifying key.
@@ -141,10 +270,7 @@ fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<
                 None => None,
                 Some((root, intermediates)) => {
                     if chain.len() > MAX_PATH_LEN + 1 {
-                        return Err(VerifyError::new(format!(
-                            "certificate chain longer than {}",
-                            MAX_PATH_LEN + 1
-                        )));
+                        return Err(LayerError::ChainTooLong(MAX_PATH_LEN + 1).into());
                     }
                     Some(CertCheck {
                         leaf: cert.clone(),
@@ -157,20 +283,15 @@ fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<
             Ok((vec![signer], check))
         }
         Verifier::Keyless { identities, roots } => {
-            let leaf = layer_certificate(layer)?.ok_or_else(|| {
-                VerifyError::new(format!(
-                    "keyless verification needs the {ANNOTATION_CERTIFICATE} annotation, which is missing"
-                ))
-            })?;
+            let leaf = layer_certificate(layer)?
+                .ok_or_else(|| VerifyError::from(LayerError::NoCertificate))?;
             let mut intermediates = match annotation(layer, ANNOTATION_CHAIN) {
                 Some(pem) => Certificate::parse_pem(pem)
-                    .map_err(|e| VerifyError::new(format!("chain annotation: {e}")))?,
+                    .map_err(|e| LayerError::ChainAnnotation(Box::new(e)))?,
                 None => Vec::new(),
             };
             if intermediates.len() > MAX_PATH_LEN {
-                return Err(VerifyError::new(format!(
-                    "chain annotation has more than {MAX_PATH_LEN} certificates"
-                )));
+                return Err(LayerError::ChainAnnotationTooLong.into());
             }
             intermediates.extend(roots.iter().cloned());
             let signer = Signer {
@@ -206,13 +327,11 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
     }
     let Some((signer, signature)) = found else {
         let why = last_error.map(|e| e.to_string()).unwrap_or_default();
-        return Err(VerifyError::of(
-            Reason::BadSignature,
-            match signers.len() {
-                1 => format!("signature does not verify: {why}"),
-                n => format!("signature does not verify with any of the {n} configured keys"),
-            },
-        ));
+        return Err(match signers.len() {
+            1 => LayerError::BadSignature(why),
+            n => LayerError::NoKeyVerifies(n),
+        }
+        .into());
     };
 
     let (trusted_time, tlog_verified) = if opts.ignore_tlog {
@@ -240,12 +359,9 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
             identities_match(rules, &id).class(Reason::Identity)?;
         }
         if !opts.ignore_sct {
-            let issuer = path.get(1).ok_or_else(|| {
-                VerifyError::of(
-                    Reason::TransparencyLog,
-                    "certificate chain must contain at least a certificate and its issuer to check its SCT",
-                )
-            })?;
+            let issuer = path
+                .get(1)
+                .ok_or_else(|| VerifyError::from(LayerError::NoSctIssuer))?;
             verify_embedded_sct(&check.leaf, issuer, &opts.ctlogs)
                 .class(Reason::TransparencyLog)?;
         }
@@ -274,15 +390,12 @@ fn transparency(
     signer: &Signer,
     signature: &[u8],
 ) -> Result<i64> {
-    let json = annotation(layer, ANNOTATION_BUNDLE).ok_or_else(|| {
-            VerifyError::new(format!(
-                "no Rekor bundle ({ANNOTATION_BUNDLE} annotation) on the signature, and the transparency log is not ignored"
-            ))
-        })?;
+    let json = annotation(layer, ANNOTATION_BUNDLE)
+        .ok_or_else(|| VerifyError::from(LayerError::NoRekorBundle))?;
     let bundle = CosignBundle::parse(json)?;
     let time = bundle.verify(&opts.tlogs)?;
     let body = bundle.entry()?;
-    let mut result = Err(VerifyError::new("no verifier"));
+    let mut result = Err(LayerError::NoVerifier.into());
     for pem in &signer.pems {
         result = signed.check_entry(&body, signature, pem);
         if result.is_ok() {
@@ -295,7 +408,7 @@ fn transparency(
 
 fn check_size(layer: &Layer) -> Result<()> {
     if layer.payload.len() > MAX_PAYLOAD {
-        return Err(VerifyError::new("signature layer larger than 16 MiB"));
+        return Err(LayerError::TooLarge.into());
     }
     Ok(())
 }
@@ -304,7 +417,7 @@ fn digest_hex(digest: &str) -> Result<&str> {
     digest
         .strip_prefix("sha256:")
         .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-        .ok_or_else(|| VerifyError::new(format!("image digest {digest:?} is not sha256:<hex>")))
+        .ok_or_else(|| LayerError::BadDigest(digest.to_string()).into())
 }
 
 /// Verifies a `.sig` layer for the image manifest `digest` (`sha256:<hex>`).
@@ -312,49 +425,39 @@ pub fn verify_signature(layer: &Layer, digest: &str, opts: &Options) -> Result<V
     check_size(layer)?;
     digest_hex(digest)?;
     if layer.media_type != MEDIA_TYPE_SIMPLESIGNING {
-        return Err(VerifyError::new(format!(
-            "signature layer media type is {:?}, not {MEDIA_TYPE_SIMPLESIGNING}",
-            layer.media_type
-        )));
+        return Err(LayerError::SignatureMediaType(layer.media_type.clone()).into());
     }
     let payload: Value = serde_json::from_slice(&layer.payload)
-        .map_err(|e| VerifyError::new(format!("invalid simple-signing payload: {e}")))?;
+        .map_err(|e| LayerError::SimpleSigningJson(e.to_string()))?;
     let kind = payload.pointer("/critical/type").and_then(Value::as_str);
     if kind != Some(SIMPLESIGNING_TYPE) {
-        return Err(VerifyError::new(format!(
-            "signature payload type is {kind:?}, not {SIMPLESIGNING_TYPE:?}"
-        )));
+        return Err(LayerError::PayloadType(kind.map(str::to_string)).into());
     }
     let signed_digest = payload
         .pointer("/critical/image/docker-manifest-digest")
         .and_then(Value::as_str);
     if signed_digest != Some(digest) {
-        return Err(VerifyError::of(
-            Reason::PayloadMismatch,
-            format!(
-                "signature is for image digest {}, not {digest}",
-                signed_digest.unwrap_or("(none)")
-            ),
-        ));
+        return Err(LayerError::OtherImage {
+            signed: signed_digest.unwrap_or("(none)").to_string(),
+            digest: digest.to_string(),
+        }
+        .into());
     }
     for (k, want) in &opts.annotations {
         let have = payload.pointer("/optional").and_then(|o| o.get(k));
         if have.and_then(Value::as_str) != Some(want.as_str()) {
-            return Err(VerifyError::of(
-                Reason::PayloadMismatch,
-                format!(
-                    "signature annotation {k:?} is {}, required {want:?}",
-                    have.map(Value::to_string)
-                        .unwrap_or_else(|| "missing".into())
-                ),
-            ));
+            return Err(LayerError::Annotation {
+                key: k.clone(),
+                have: have
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "missing".into()),
+                want: want.clone(),
+            }
+            .into());
         }
     }
-    let sig_b64 = annotation(layer, ANNOTATION_SIGNATURE).ok_or_else(|| {
-        VerifyError::new(format!(
-            "signature layer has no {ANNOTATION_SIGNATURE} annotation"
-        ))
-    })?;
+    let sig_b64 = annotation(layer, ANNOTATION_SIGNATURE)
+        .ok_or_else(|| VerifyError::from(LayerError::NoSignatureAnnotation))?;
     let signed = SimpleSigning {
         payload: &layer.payload,
         signature: b64decode("signature annotation", sig_b64)?,
@@ -380,20 +483,14 @@ pub fn verify_attestation_verified(
     check_size(layer)?;
     let hex = digest_hex(digest)?;
     if layer.media_type != MEDIA_TYPE_DSSE {
-        return Err(VerifyError::new(format!(
-            "attestation layer media type is {:?}, not {MEDIA_TYPE_DSSE}",
-            layer.media_type
-        )));
+        return Err(LayerError::AttestationMediaType(layer.media_type.clone()).into());
     }
     let envelope = Envelope::parse(&layer.payload)?;
     if envelope.payload_type != INTOTO_PAYLOAD_TYPE {
-        return Err(VerifyError::new(format!(
-            "attestation payload type is {:?}, not {INTOTO_PAYLOAD_TYPE}",
-            envelope.payload_type
-        )));
+        return Err(LayerError::AttestationPayloadType(envelope.payload_type.clone()).into());
     }
     let statement: Value = serde_json::from_slice(&envelope.payload)
-        .map_err(|e| VerifyError::new(format!("invalid in-toto statement: {e}")))?;
+        .map_err(|e| LayerError::StatementJson(e.to_string()))?;
     let signed = Dsse {
         bytes: &layer.payload,
         envelope,
@@ -401,15 +498,10 @@ pub fn verify_attestation_verified(
     let mut verified = verify_common(layer, opts, &signed)?;
     let kind = statement.get("_type").and_then(Value::as_str);
     if !kind.is_some_and(|k| STATEMENT_TYPES.contains(&k)) {
-        return Err(VerifyError::new(format!(
-            "attestation is not an in-toto statement (_type {kind:?})"
-        )));
+        return Err(LayerError::NotStatement(kind.map(str::to_string)).into());
     }
     if subject_of(&statement, hex).is_none() {
-        return Err(VerifyError::of(
-            Reason::PayloadMismatch,
-            format!("attestation subjects do not include the image digest {digest}"),
-        ));
+        return Err(LayerError::NoSubject(digest.to_string()).into());
     }
     check_subject_annotations(&statement, digest, &opts.annotations)?;
     verified.payload = statement;
@@ -441,25 +533,20 @@ pub fn check_subject_annotations(
         return Ok(());
     }
     let hex = digest_hex(digest)?;
-    let subject = subject_of(statement, hex).ok_or_else(|| {
-        VerifyError::of(
-            Reason::PayloadMismatch,
-            format!("no subject of the in-toto statement has the image digest {digest}"),
-        )
-    })?;
+    let subject = subject_of(statement, hex)
+        .ok_or_else(|| VerifyError::from(LayerError::NoAnnotatedSubject(digest.to_string())))?;
     let have = subject.get("annotations");
     for (k, want) in wanted {
         let value = have.and_then(|a| a.get(k));
         if value.and_then(Value::as_str) != Some(want.as_str()) {
-            return Err(VerifyError::of(
-                Reason::PayloadMismatch,
-                format!(
-                    "statement subject annotation {k:?} is {}, required {want:?}",
-                    value
-                        .map(Value::to_string)
-                        .unwrap_or_else(|| "missing".into())
-                ),
-            ));
+            return Err(LayerError::SubjectAnnotation {
+                key: k.clone(),
+                have: value
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "missing".into()),
+                want: want.clone(),
+            }
+            .into());
         }
     }
     Ok(())

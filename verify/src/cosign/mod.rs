@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 
 pub use layer::{
     check_subject_annotations, verify_attestation, verify_attestation_verified, verify_signature,
+    LayerError,
 };
 pub use layer::{
     ANNOTATION_BUNDLE, ANNOTATION_CERTIFICATE, ANNOTATION_CHAIN, ANNOTATION_SIGNATURE,
