@@ -58,6 +58,9 @@ pub enum VerifyError {
     /// A cosign `.sig` or `.att` layer.
     #[error(transparent)]
     Layer(#[from] cosign::LayerError),
+    /// A Sigstore bundle that cannot be read.
+    #[error(transparent)]
+    Bundle(#[from] sigstore_bundle::bundle::BundleError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -167,6 +170,7 @@ impl VerifyError {
             VerifyError::Sct(e) => e.reason(),
             VerifyError::X509(e) => e.reason(),
             VerifyError::Layer(e) => e.reason(),
+            VerifyError::Bundle(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }
