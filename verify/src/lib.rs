@@ -61,6 +61,9 @@ pub enum VerifyError {
     /// A Sigstore bundle that cannot be read.
     #[error(transparent)]
     Bundle(#[from] sigstore_bundle::bundle::BundleError),
+    /// An RFC 3161 timestamp.
+    #[error(transparent)]
+    Timestamp(#[from] timestamp::TimestampError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -171,6 +174,7 @@ impl VerifyError {
             VerifyError::X509(e) => e.reason(),
             VerifyError::Layer(e) => e.reason(),
             VerifyError::Bundle(e) => e.reason(),
+            VerifyError::Timestamp(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

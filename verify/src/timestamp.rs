@@ -18,7 +18,146 @@ use crate::keys::HashAlgorithm;
 use crate::trust::CertificateAuthority;
 use crate::x509::{verify_chain, Certificate, Purpose};
 
-use crate::{Result, VerifyError};
+use crate::{Reason, Result, VerifyError};
+
+/// Why an RFC 3161 timestamp was not accepted. All of these are
+/// [`Reason::Malformed`] here; the timestamp stage classes them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimestampError {
+    /// A digest algorithm (its OID) not supported.
+    #[error("timestamp uses the unsupported digest algorithm {0}")]
+    DigestAlgorithm(String),
+    /// DER that does not parse (which part, the parser's error).
+    #[error("malformed RFC 3161 timestamp: {what}: {detail}")]
+    Der {
+        /// The structure being read.
+        what: String,
+        /// The parser's error.
+        detail: String,
+    },
+    /// A token over the size bound (its size).
+    #[error("RFC 3161 timestamp is {0} bytes, more than the {MAX_TIMESTAMP_BYTES} allowed")]
+    TooLarge(usize),
+    /// A response whose status is not granted (the status).
+    #[error("RFC 3161 timestamp response status is not granted (status {0})")]
+    NotGranted(String),
+    /// A granted response without a token.
+    #[error("RFC 3161 timestamp response has no timeStampToken")]
+    NoToken,
+    /// A ContentInfo of another type (the type).
+    #[error("RFC 3161 timestamp token is a {0} ContentInfo, not SignedData")]
+    NotSignedData(String),
+    /// SignedData encapsulating something else (its type).
+    #[error("RFC 3161 timestamp encapsulates {0}, not a TSTInfo")]
+    NotTstInfo(String),
+    /// SignedData without its content.
+    #[error("RFC 3161 timestamp has no encapsulated TSTInfo")]
+    NoTstInfo,
+    /// Not exactly one signer (how many).
+    #[error("RFC 3161 timestamp has {0} signers; exactly one is required")]
+    Signers(usize),
+    /// A signer without signed attributes.
+    #[error("RFC 3161 timestamp signer has no signed attributes")]
+    NoSignedAttributes,
+    /// A content-type attribute without exactly one value.
+    #[error("RFC 3161 content-type attribute must have one value")]
+    ContentTypeValues,
+    /// A signed content type other than id-ct-TSTInfo.
+    #[error("RFC 3161 timestamp's signed content-type attribute is not id-ct-TSTInfo")]
+    ContentType,
+    /// A message-digest attribute without exactly one value.
+    #[error("RFC 3161 message-digest attribute must have one value")]
+    MessageDigestValues,
+    /// The signed digest is not the TSTInfo's.
+    #[error("RFC 3161 timestamp's signed message digest does not match its TSTInfo")]
+    MessageDigest,
+    /// A required signed attribute missing.
+    #[error("RFC 3161 timestamp signer lacks the content-type or message-digest attribute")]
+    MissingAttributes,
+    /// No SigningCertificateV2 attribute (`v1_only`: the SHA-1 v1 one is there).
+    #[error("failed to get SigningCertificateV2 from signed attributes: attribute not found{}", if *.v1_only { " (the token has only the SHA-1 signing-certificate v1 attribute, which is not accepted)" } else { "" })]
+    NoSigningCertificateV2 {
+        /// Whether the token has the v1 attribute instead.
+        v1_only: bool,
+    },
+    /// Several SigningCertificateV2 attributes (how many).
+    #[error(
+        "the timestamp signer has {0} SigningCertificateV2 attributes; exactly one is allowed"
+    )]
+    SeveralSigningCertificateV2(usize),
+    /// A SigningCertificateV2 attribute without exactly one value.
+    #[error("the SigningCertificateV2 attribute must have exactly one value")]
+    SigningCertificateV2Values,
+    /// A SigningCertificateV2 value that does not parse (the parser's error).
+    #[error("failed to get SigningCertificateV2 from signed attributes: {0}")]
+    BadSigningCertificateV2(String),
+    /// A SigningCertificateV2 without certificates.
+    #[error("signingCertificateV2 does not contain any certificate")]
+    EmptySigningCertificateV2,
+    /// A certificate hash algorithm (its OID) not supported.
+    #[error("unsupported certificate hash algorithm in SigningCertificateV2 attribute ({0})")]
+    CertHashAlgorithm(String),
+    /// An IssuerSerial without the issuer.
+    #[error("issuer name is missing in IssuerSerial")]
+    NoIssuerName,
+    /// An IssuerSerial naming another certificate.
+    #[error(
+        "the SigningCertificateV2 IssuerSerial does not name the timestamp's signing certificate"
+    )]
+    IssuerSerial,
+    /// The signing certificate's hash is not the attribute's.
+    #[error("signing certificate hash does not match CertHash in signed attribute")]
+    CertHash,
+    /// The imprint is not the digest of the bundle's signature.
+    #[error("RFC 3161 timestamp's message imprint is not the digest of the bundle's signature")]
+    BundleImprint,
+    /// No trusted authority verified it (what each said, or none).
+    #[error("RFC 3161 timestamp is not verified by any trusted timestamp authority ({})", if .0.is_empty() { "the trust root has none".to_string() } else { .0.join("; ") })]
+    NoAuthority(Vec<String>),
+    /// An imprint hashed with another algorithm than the signature's.
+    #[error("invalid TSTInfo: the message imprint is a {imprint} digest, but the signature algorithm hashes with {signature} (the timestamp must hash the signature with the same algorithm)")]
+    ImprintAlgorithm {
+        /// The imprint's hash.
+        imprint: &'static str,
+        /// The signature's hash.
+        signature: &'static str,
+    },
+    /// The imprint is not the digest of the signature.
+    #[error("invalid TSTInfo: mismatched message (the timestamp's message imprint is not the digest of the signature)")]
+    Imprint,
+    /// No TSA certificates to check against.
+    #[error("no trusted TSA certificate found in trust store")]
+    NoTsaCertificates,
+    /// The token does not hold its signer's certificate.
+    #[error("signing certificate not found in the timestamp token")]
+    NoSigningCertificate,
+    /// The signer's certificate does not chain (why).
+    #[error("timestamp signing certificate: {0}")]
+    SigningCertificate(Box<VerifyError>),
+    /// The signer's certificate lacks timeStamping (its subject).
+    #[error("timestamp signing certificate {0} does not have the timeStamping extended key usage")]
+    NotTimeStamping(String),
+    /// The signature over the signed attributes does not verify (why).
+    #[error("timestamp signature: {0}")]
+    Signature(Box<VerifyError>),
+    /// A TSTInfo version other than 1.
+    #[error("TSTInfo version {0} is not 1")]
+    Version(String),
+    /// genTime of another ASN.1 type.
+    #[error("TSTInfo genTime is not a GeneralizedTime")]
+    GenTimeType,
+    /// genTime text that is not UTC GeneralizedTime.
+    #[error("TSTInfo genTime {0:?} is not a UTC GeneralizedTime")]
+    GenTime(String),
+}
+
+impl TimestampError {
+    /// The class of this failure: [`Reason::Malformed`] until the
+    /// timestamp stage classes it.
+    pub fn reason(&self) -> Reason {
+        Reason::Malformed
+    }
+}
 
 /// The largest `TimeStampResp` accepted, in bytes.
 pub const MAX_TIMESTAMP_BYTES: usize = 64 * 1024;
@@ -44,9 +183,7 @@ pub fn hash_from_oid(oid: &ObjectIdentifier) -> Result<HashAlgorithm> {
         ID_SHA256 => Ok(HashAlgorithm::Sha256),
         ID_SHA384 => Ok(HashAlgorithm::Sha384),
         ID_SHA512 => Ok(HashAlgorithm::Sha512),
-        other => Err(VerifyError::new(format!(
-            "timestamp uses the unsupported digest algorithm {other}"
-        ))),
+        other => Err(TimestampError::DigestAlgorithm(other.to_string()).into()),
     }
 }
 
@@ -80,17 +217,20 @@ pub struct TimeStampToken {
 }
 
 fn der_err(what: &str) -> impl Fn(der::Error) -> VerifyError + '_ {
-    move |e| VerifyError::new(format!("malformed RFC 3161 timestamp: {what}: {e}"))
+    move |e| {
+        TimestampError::Der {
+            what: what.to_string(),
+            detail: e.to_string(),
+        }
+        .into()
+    }
 }
 
 impl TimeStampToken {
     /// Parses a DER `TimeStampResp` (what a bundle's `signedTimestamp` holds).
     pub fn parse(der: &[u8]) -> Result<TimeStampToken> {
         if der.len() > MAX_TIMESTAMP_BYTES {
-            return Err(VerifyError::new(format!(
-                "RFC 3161 timestamp is {} bytes, more than the {MAX_TIMESTAMP_BYTES} allowed",
-                der.len()
-            )));
+            return Err(TimestampError::TooLarge(der.len()).into());
         }
         let mut r = SliceReader::new(der).map_err(der_err("TimeStampResp"))?;
         let (status, token) = r
@@ -114,12 +254,9 @@ impl TimeStampToken {
         r.finish().map_err(der_err("TimeStampResp"))?;
         // 0 = granted, 1 = grantedWithMods
         if status != [0] && status != [1] {
-            return Err(VerifyError::new(format!(
-                "RFC 3161 timestamp response status is not granted (status {status:?})"
-            )));
+            return Err(TimestampError::NotGranted(format!("{status:?}")).into());
         }
-        let token = token
-            .ok_or_else(|| VerifyError::new("RFC 3161 timestamp response has no timeStampToken"))?;
+        let token = token.ok_or(TimestampError::NoToken)?;
         Self::parse_token(&token)
     }
 
@@ -127,75 +264,61 @@ impl TimeStampToken {
     pub fn parse_token(der: &[u8]) -> Result<TimeStampToken> {
         let ci = ContentInfo::from_der(der).map_err(der_err("ContentInfo"))?;
         if ci.content_type != ID_SIGNED_DATA {
-            return Err(VerifyError::new(format!(
-                "RFC 3161 timestamp token is a {} ContentInfo, not SignedData",
-                ci.content_type
-            )));
+            return Err(TimestampError::NotSignedData(ci.content_type.to_string()).into());
         }
         let sd: SignedData = ci.content.decode_as().map_err(der_err("SignedData"))?;
         if sd.encap_content_info.econtent_type != ID_CT_TST_INFO {
-            return Err(VerifyError::new(format!(
-                "RFC 3161 timestamp encapsulates {}, not a TSTInfo",
-                sd.encap_content_info.econtent_type
-            )));
+            return Err(TimestampError::NotTstInfo(
+                sd.encap_content_info.econtent_type.to_string(),
+            )
+            .into());
         }
-        let econtent =
-            sd.encap_content_info.econtent.as_ref().ok_or_else(|| {
-                VerifyError::new("RFC 3161 timestamp has no encapsulated TSTInfo")
-            })?;
+        let econtent = sd
+            .encap_content_info
+            .econtent
+            .as_ref()
+            .ok_or_else(|| VerifyError::from(TimestampError::NoTstInfo))?;
         let octets: OctetString = econtent.decode_as().map_err(der_err("eContent"))?;
         let tst_info_der = octets.as_bytes().to_vec();
         let tst_info = parse_tst_info(&tst_info_der)?;
 
         let signers = sd.signer_infos.0.as_slice();
         let [signer] = signers else {
-            return Err(VerifyError::new(format!(
-                "RFC 3161 timestamp has {} signers; exactly one is required",
-                signers.len()
-            )));
+            return Err(TimestampError::Signers(signers.len()).into());
         };
         let signer = signer.clone();
         let digest_hash = hash_from_oid(&signer.digest_alg.oid)?;
-        let attrs = signer.signed_attrs.as_ref().ok_or_else(|| {
-            VerifyError::new("RFC 3161 timestamp signer has no signed attributes")
-        })?;
+        let attrs = signer
+            .signed_attrs
+            .as_ref()
+            .ok_or_else(|| VerifyError::from(TimestampError::NoSignedAttributes))?;
         let mut content_type_ok = false;
         let mut digest_ok = false;
         for attr in attrs.iter() {
             let values = attr.values.as_slice();
             if attr.oid == ID_CONTENT_TYPE {
                 let [v] = values else {
-                    return Err(VerifyError::new(
-                        "RFC 3161 content-type attribute must have one value",
-                    ));
+                    return Err(TimestampError::ContentTypeValues.into());
                 };
                 let oid: ObjectIdentifier =
                     v.decode_as().map_err(der_err("content-type attribute"))?;
                 if content_type_ok || oid != ID_CT_TST_INFO {
-                    return Err(VerifyError::new(
-                        "RFC 3161 timestamp's signed content-type attribute is not id-ct-TSTInfo",
-                    ));
+                    return Err(TimestampError::ContentType.into());
                 }
                 content_type_ok = true;
             } else if attr.oid == ID_MESSAGE_DIGEST {
                 let [v] = values else {
-                    return Err(VerifyError::new(
-                        "RFC 3161 message-digest attribute must have one value",
-                    ));
+                    return Err(TimestampError::MessageDigestValues.into());
                 };
                 let d: OctetString = v.decode_as().map_err(der_err("message-digest attribute"))?;
                 if digest_ok || d.as_bytes() != digest_hash.digest(&tst_info_der).as_slice() {
-                    return Err(VerifyError::new(
-                        "RFC 3161 timestamp's signed message digest does not match its TSTInfo",
-                    ));
+                    return Err(TimestampError::MessageDigest.into());
                 }
                 digest_ok = true;
             }
         }
         if !content_type_ok || !digest_ok {
-            return Err(VerifyError::new(
-                "RFC 3161 timestamp signer lacks the content-type or message-digest attribute",
-            ));
+            return Err(TimestampError::MissingAttributes.into());
         }
         let signed_attrs_der = attrs.to_der().map_err(der_err("signed attributes"))?;
 
@@ -317,60 +440,35 @@ pub fn check_signing_certificate_v2(token: &TimeStampToken, signer: &Certificate
         [a] => a,
         [] => {
             let v1 = attrs.iter().any(|a| a.oid == ID_AA_SIGNING_CERTIFICATE);
-            return Err(VerifyError::new(format!(
-                "failed to get SigningCertificateV2 from signed attributes: attribute not found{}",
-                if v1 {
-                    " (the token has only the SHA-1 signing-certificate v1 attribute, which is not accepted)"
-                } else {
-                    ""
-                }
-            )));
+            return Err(TimestampError::NoSigningCertificateV2 { v1_only: v1 }.into());
         }
-        more => {
-            return Err(VerifyError::new(format!(
-            "the timestamp signer has {} SigningCertificateV2 attributes; exactly one is allowed",
-            more.len()
-        )))
-        }
+        more => return Err(TimestampError::SeveralSigningCertificateV2(more.len()).into()),
     };
     let [value] = attr.values.as_slice() else {
-        return Err(VerifyError::new(
-            "the SigningCertificateV2 attribute must have exactly one value",
-        ));
+        return Err(TimestampError::SigningCertificateV2Values.into());
     };
     let value = value.to_der().map_err(der_err("SigningCertificateV2"))?;
     let id = parse_signing_certificate_v2(&value)
-        .map_err(|e| {
-            VerifyError::new(format!(
-                "failed to get SigningCertificateV2 from signed attributes: {e}"
-            ))
-        })?
-        .ok_or_else(|| VerifyError::new("signingCertificateV2 does not contain any certificate"))?;
+        .map_err(|e| TimestampError::BadSigningCertificateV2(e.to_string()))?
+        .ok_or(TimestampError::EmptySigningCertificateV2)?;
     let hash = match &id.hash_oid {
         None => HashAlgorithm::Sha256,
-        Some(oid) => hash_from_oid(oid).map_err(|_| {
-            VerifyError::new(format!(
-                "unsupported certificate hash algorithm in SigningCertificateV2 attribute ({oid})"
-            ))
-        })?,
+        Some(oid) => hash_from_oid(oid)
+            .map_err(|_| VerifyError::from(TimestampError::CertHashAlgorithm(oid.to_string())))?,
     };
     if let Some(is) = &id.issuer_serial {
         let tbs = signer.inner().tbs_certificate();
         let Some(x509_cert::ext::pkix::name::GeneralName::DirectoryName(issuer)) =
             is.issuer.first()
         else {
-            return Err(VerifyError::new("issuer name is missing in IssuerSerial"));
+            return Err(TimestampError::NoIssuerName.into());
         };
         if issuer != tbs.issuer() || is.serial_number != *tbs.serial_number() {
-            return Err(VerifyError::new(
-                "the SigningCertificateV2 IssuerSerial does not name the timestamp's signing certificate",
-            ));
+            return Err(TimestampError::IssuerSerial.into());
         }
     }
     if id.cert_hash != hash.digest(signer.der()) {
-        return Err(VerifyError::new(
-            "signing certificate hash does not match CertHash in signed attribute",
-        ));
+        return Err(TimestampError::CertHash.into());
     }
     Ok(())
 }
@@ -409,9 +507,7 @@ pub fn verify(
 ) -> Result<i64> {
     let tst = &token.tst_info;
     if tst.imprint != tst.imprint_hash.digest(signature) {
-        return Err(VerifyError::new(
-            "RFC 3161 timestamp's message imprint is not the digest of the bundle's signature",
-        ));
+        return Err(TimestampError::BundleImprint.into());
     }
     let t = tst.gen_time;
     let sig_hash = signer_signature_hash(token);
@@ -472,14 +568,7 @@ pub fn verify(
         }
         return Ok(t);
     }
-    Err(VerifyError::new(format!(
-        "RFC 3161 timestamp is not verified by any trusted timestamp authority ({})",
-        if errors.is_empty() {
-            "the trust root has none".to_string()
-        } else {
-            errors.join("; ")
-        }
-    )))
+    Err(TimestampError::NoAuthority(errors).into())
 }
 
 /// Verifies `token` as a timestamp over `message` by a TSA whose chain,
@@ -499,21 +588,17 @@ pub fn verify_with_roots(
 ) -> Result<(i64, Vec<Certificate>)> {
     let tst = &token.tst_info;
     if tst.imprint_hash != imprint_hash {
-        return Err(VerifyError::new(format!(
-            "invalid TSTInfo: the message imprint is a {} digest, but the signature algorithm hashes with {} (the timestamp must hash the signature with the same algorithm)",
-            tst.imprint_hash.name(),
-            imprint_hash.name()
-        )));
+        return Err(TimestampError::ImprintAlgorithm {
+            imprint: tst.imprint_hash.name(),
+            signature: imprint_hash.name(),
+        }
+        .into());
     }
     if tst.imprint != tst.imprint_hash.digest(message) {
-        return Err(VerifyError::new(
-            "invalid TSTInfo: mismatched message (the timestamp's message imprint is not the digest of the signature)",
-        ));
+        return Err(TimestampError::Imprint.into());
     }
     if roots.is_empty() {
-        return Err(VerifyError::new(
-            "no trusted TSA certificate found in trust store",
-        ));
+        return Err(TimestampError::NoTsaCertificates.into());
     }
     let embedded: Vec<Certificate> = token
         .certificates
@@ -523,16 +608,13 @@ pub fn verify_with_roots(
     let signer = embedded
         .iter()
         .find(|c| token.signer_is(c.der()))
-        .ok_or_else(|| VerifyError::new("signing certificate not found in the timestamp token"))?;
+        .ok_or(TimestampError::NoSigningCertificate)?;
     check_signing_certificate_v2(token, signer)?;
     let t = tst.gen_time;
     let path = verify_chain(signer, &embedded, roots, t, Purpose::Any)
-        .map_err(|e| VerifyError::new(format!("timestamp signing certificate: {e}")))?;
+        .map_err(|e| TimestampError::SigningCertificate(Box::new(e)))?;
     if !allows_time_stamping(signer.der()) {
-        return Err(VerifyError::new(format!(
-            "timestamp signing certificate {} does not have the timeStamping extended key usage",
-            signer.subject()
-        )));
+        return Err(TimestampError::NotTimeStamping(signer.subject()).into());
     }
     let sig_hash = signer_signature_hash(token);
     signer
@@ -542,7 +624,7 @@ pub fn verify_with_roots(
             token.signer.signature.as_bytes(),
             Some(sig_hash),
         )
-        .map_err(|e| VerifyError::new(format!("timestamp signature: {e}")))?;
+        .map_err(|e| TimestampError::Signature(Box::new(e)))?;
     Ok((t, path))
 }
 
@@ -590,12 +672,10 @@ fn parse_tst_info(der: &[u8]) -> Result<TstInfo> {
         .map_err(der_err("TSTInfo"))?;
     r.finish().map_err(der_err("TSTInfo"))?;
     if version != [1] {
-        return Err(VerifyError::new(format!(
-            "TSTInfo version {version:?} is not 1"
-        )));
+        return Err(TimestampError::Version(format!("{version:?}")).into());
     }
     if gen_time.tag() != Tag::GeneralizedTime {
-        return Err(VerifyError::new("TSTInfo genTime is not a GeneralizedTime"));
+        return Err(TimestampError::GenTimeType.into());
     }
     let gen_time = parse_generalized_time(gen_time.value())?;
     Ok(TstInfo {
@@ -612,9 +692,8 @@ fn parse_tst_info(der: &[u8]) -> Result<TstInfo> {
 /// Unix seconds.
 pub fn parse_generalized_time(value: &[u8]) -> Result<i64> {
     let bad = || {
-        VerifyError::new(format!(
-            "TSTInfo genTime {:?} is not a UTC GeneralizedTime",
-            String::from_utf8_lossy(value)
+        VerifyError::from(TimestampError::GenTime(
+            String::from_utf8_lossy(value).into_owned(),
         ))
     };
     let s = std::str::from_utf8(value).map_err(|_| bad())?;
