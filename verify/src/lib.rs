@@ -64,6 +64,9 @@ pub enum VerifyError {
     /// An RFC 3161 timestamp.
     #[error(transparent)]
     Timestamp(#[from] timestamp::TimestampError),
+    /// A log entry whose body does not describe the bundle.
+    #[error(transparent)]
+    Entry(#[from] sigstore_bundle::EntryError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -175,6 +178,7 @@ impl VerifyError {
             VerifyError::Layer(e) => e.reason(),
             VerifyError::Bundle(e) => e.reason(),
             VerifyError::Timestamp(e) => e.reason(),
+            VerifyError::Entry(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

@@ -19,6 +19,8 @@ pub mod merkle;
 pub use crate::timestamp;
 mod verify;
 
+pub use verify::EntryError;
+
 #[cfg(test)]
 mod conformance_tests;
 
