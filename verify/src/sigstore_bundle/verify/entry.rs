@@ -157,11 +157,7 @@ pub(super) fn verify_body(
         }
         (Content::Dsse(env), "hashedrekord", "0.0.2") => {
             let spec = parse::<V2Body>(&entry.body)?.spec.hashed_rekord_v002;
-            let sig = env
-                .signatures
-                .first()
-                .map(|s| s.sig.as_slice())
-                .unwrap_or(&[]);
+            let sig = bundle.content.signature();
             let pae = Envelope::pae(&env.payload_type, &env.payload);
             let hash = prehash_for(signer.key());
             let algorithm = &spec.data.algorithm;
@@ -192,11 +188,7 @@ pub(super) fn verify_body(
             let [logged] = sigs.as_slice() else {
                 return Err(inconsistent("the entry must log exactly one signature"));
             };
-            let sig = env
-                .signatures
-                .first()
-                .map(|s| s.sig.as_slice())
-                .unwrap_or(&[]);
+            let sig = bundle.content.signature();
             check_v2_signature(logged, sig, signer)
         }
         (_, "hashedrekord" | "dsse" | "intoto", "0.0.1" | "0.0.2") => {
@@ -326,11 +318,7 @@ fn verify_v1_body(
             let [logged] = signatures.as_slice() else {
                 return Err(inconsistent("the entry must log exactly one signature"));
             };
-            let sig = env
-                .signatures
-                .first()
-                .map(|s| s.sig.as_slice())
-                .unwrap_or(&[]);
+            let sig = bundle.content.signature();
             if logged.signature != sig {
                 return Err(inconsistent("the logged signature is not the envelope's"));
             }
