@@ -20,9 +20,6 @@ use crate::{Classify, Reason, Result, VerifyError};
 /// rest is malformed until the stage that checked it classes it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LayerError {
-    /// The certificate annotation does not hold a certificate.
-    #[error("certificate annotation: {0}")]
-    CertificateAnnotation(Box<VerifyError>),
     /// The certificate annotation holds no PEM block.
     #[error("certificate annotation is empty")]
     EmptyCertificateAnnotation,
@@ -37,9 +34,6 @@ pub enum LayerError {
         "keyless verification needs the {ANNOTATION_CERTIFICATE} annotation, which is missing"
     )]
     NoCertificate,
-    /// The chain annotation does not hold certificates.
-    #[error("chain annotation: {0}")]
-    ChainAnnotation(Box<VerifyError>),
     /// The chain annotation holds more than the path bound.
     #[error("chain annotation has more than {MAX_PATH_LEN} certificates")]
     ChainAnnotationTooLong,
@@ -226,7 +220,7 @@ fn layer_certificate(layer: &Layer) -> Result<Option<Certificate>> {
     annotation(layer, ANNOTATION_CERTIFICATE)
         .map(|pem| {
             Certificate::parse_pem(pem)
-                .map_err(|e| LayerError::CertificateAnnotation(Box::new(e)))?
+                .map_err(|e| e.context("certificate annotation"))?
                 .into_iter()
                 .next()
                 .ok_or_else(|| LayerError::EmptyCertificateAnnotation.into())
@@ -286,8 +280,9 @@ fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<
             let leaf = layer_certificate(layer)?
                 .ok_or_else(|| VerifyError::from(LayerError::NoCertificate))?;
             let mut intermediates = match annotation(layer, ANNOTATION_CHAIN) {
-                Some(pem) => Certificate::parse_pem(pem)
-                    .map_err(|e| LayerError::ChainAnnotation(Box::new(e)))?,
+                Some(pem) => {
+                    Certificate::parse_pem(pem).map_err(|e| e.context("chain annotation"))?
+                }
                 None => Vec::new(),
             };
             if intermediates.len() > MAX_PATH_LEN {

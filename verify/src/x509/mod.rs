@@ -44,14 +44,6 @@ pub enum X509Error {
     /// The certificate's key could not be encoded again.
     #[error("certificate key: {0}")]
     KeyEncoding(String),
-    /// The certificate's key is refused (the key error as its text).
-    #[error("certificate {subject}: {source}")]
-    Key {
-        /// The certificate's subject.
-        subject: String,
-        /// Why its key was refused.
-        source: Box<crate::VerifyError>,
-    },
     /// An extension that does not parse.
     #[error("certificate {subject}: invalid {extension} extension: {detail}")]
     BadExtension {
@@ -294,13 +286,8 @@ impl Certificate {
             .subject_public_key_info()
             .to_der()
             .map_err(|e| X509Error::KeyEncoding(e.to_string()))?;
-        PublicKey::from_spki_der(&spki).map_err(|e| {
-            X509Error::Key {
-                subject: self.subject(),
-                source: Box::new(e),
-            }
-            .into()
-        })
+        PublicKey::from_spki_der(&spki)
+            .map_err(|e| e.context(format!("certificate {}", self.subject())))
     }
 
     /// notBefore, unix seconds.
