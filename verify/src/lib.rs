@@ -67,6 +67,10 @@ pub enum VerifyError {
     /// A log entry whose body does not describe the bundle.
     #[error(transparent)]
     Entry(#[from] sigstore_bundle::EntryError),
+    /// A parsed bundle that does not verify against the trust material
+    /// and the policy.
+    #[error(transparent)]
+    Check(#[from] sigstore_bundle::CheckError),
     /// A failure from a module whose errors are not typed yet: its message
     /// and class. (Issue 16: each module moves to its own enum in turn.)
     #[error("{message}")]
@@ -179,6 +183,7 @@ impl VerifyError {
             VerifyError::Bundle(e) => e.reason(),
             VerifyError::Timestamp(e) => e.reason(),
             VerifyError::Entry(e) => e.reason(),
+            VerifyError::Check(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

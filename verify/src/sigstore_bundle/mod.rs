@@ -19,7 +19,7 @@ pub mod merkle;
 pub use crate::timestamp;
 mod verify;
 
-pub use verify::EntryError;
+pub use verify::{CheckError, EntryError};
 
 #[cfg(test)]
 mod conformance_tests;

@@ -27,6 +27,179 @@ pub use entry::EntryError;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
+/// Why a parsed bundle does not verify against the trust material and the
+/// policy, where no lower module's error says it already. Each check's
+/// class is the stage it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// Timestamps, but no authority to check them with.
+    #[error("bundle carries RFC 3161 timestamps but the trust root has no timestamp authorities")]
+    NoTimestampAuthority,
+    /// The transparency log is required and the bundle has no entry.
+    #[error("bundle has no transparency log entry")]
+    NoLogEntry,
+    /// Two entries with the same log and index.
+    #[error("bundle carries the same log entry twice")]
+    DuplicateLogEntry,
+    /// A keyless bundle with no time to check its certificate at.
+    #[error("no verified time (from a log entry's inclusion promise or an RFC 3161 timestamp) to check the signing certificate at")]
+    NoVerifiedTime,
+    /// The SCT needs the issuer's key, and the chain has no issuer.
+    #[error("certificate chain has no issuer to check the SCT with")]
+    NoSctIssuer,
+    /// A keyless bundle verified under a key policy.
+    #[error("a keyless bundle needs a certificate identity policy")]
+    KeylessWithoutIdentities,
+    /// A key-signed bundle under an identity policy.
+    #[error("bundle is signed with a public key, but the policy expects a certificate identity")]
+    KeyBundleForIdentities,
+    /// A certificate-signed bundle under a key policy.
+    #[error("bundle is signed with a certificate, but the policy expects a public key")]
+    CertificateBundleForKey,
+    /// A v0.1/v0.2 chain with no certificate.
+    #[error("bundle has an empty certificate chain")]
+    EmptyChain,
+    /// A chain that brings its own root.
+    #[error(
+        "bundle certificate chain contains a root certificate; roots must come from the trust root"
+    )]
+    RootInChain,
+    /// A message digest of another algorithm.
+    #[error("bundle message digest uses {0}, but only SHA2_256 artifacts are supported")]
+    DigestAlgorithm(String),
+    /// The message digest is not the artifact's.
+    #[error("bundle message digest {bundle} does not match the artifact's sha256 {artifact}")]
+    DigestMismatch {
+        /// The bundle's digest, hex.
+        bundle: String,
+        /// The artifact's, hex.
+        artifact: String,
+    },
+    /// A DSSE envelope with no signature.
+    #[error("DSSE envelope has no signature")]
+    NoEnvelopeSignature,
+    /// A DSSE payload of another type.
+    #[error("DSSE payload type {0:?} is not an in-toto statement")]
+    NotInToto(String),
+    /// The DSSE payload is not JSON.
+    #[error("in-toto statement is not JSON: {0}")]
+    StatementNotJson(String),
+    /// The DSSE payload is JSON but not an object.
+    #[error("in-toto statement is not a JSON object")]
+    StatementNotObject,
+    /// The statement has no `subject` list.
+    #[error("in-toto statement has no subject list")]
+    NoSubjects,
+    /// No subject names the artifact.
+    #[error("no subject of the in-toto statement has the artifact's sha256 {0}")]
+    NoSubjectMatches(String),
+    /// No certificate authority of the trust root covers the time.
+    #[error("no certificate authority in the trust root is valid at time {0}")]
+    NoAuthorityAt(i64),
+    /// The certificate does not chain at a verified time.
+    #[error("signing certificate does not chain to a trusted CA at time {time}: {source}")]
+    NotChainedAt {
+        /// The verified time, Unix seconds.
+        time: i64,
+        /// The last authority's refusal.
+        source: Box<VerifyError>,
+    },
+    /// A log the trust root does not have.
+    #[error("log id {0} is not a transparency log of the trust root")]
+    UnknownLog(String),
+    /// An integrated time after now.
+    #[error("integrated time {time} is in the future (now is {now})")]
+    FutureTime {
+        /// The entry's integrated time.
+        time: i64,
+        /// The verification's now.
+        now: i64,
+    },
+    /// A Rekor v2 entry without an inclusion proof.
+    #[error("Rekor v2 entries need an inclusion proof")]
+    V2WithoutProof,
+    /// A Rekor v2 entry without a timestamp to date it.
+    #[error("Rekor v2 entries carry no time: the bundle needs an RFC 3161 timestamp")]
+    V2WithoutTimestamp,
+    /// Nothing that proves the entry is in the log.
+    #[error("entry has neither an inclusion proof nor an inclusion promise")]
+    NoInclusion,
+    /// A promise of a time the entry does not give.
+    #[error("entry has an inclusion promise but no integrated time")]
+    PromiseWithoutTime,
+    /// The log's key was not valid when the entry was logged.
+    #[error("the trust root's key for log {url} is not valid at time {time}")]
+    LogKeyNotValid {
+        /// The log's base URL.
+        url: String,
+        /// The entry's time.
+        time: i64,
+    },
+    /// A Rekor v2 proof for another index.
+    #[error("inclusion proof is for index {proof}, not the entry's {entry}")]
+    ProofIndex {
+        /// The proof's index.
+        proof: u64,
+        /// The entry's.
+        entry: u64,
+    },
+    /// A Rekor v2 checkpoint whose origin cannot be checked.
+    #[error("cannot check a Rekor v2 checkpoint: the trust root gives the log no base URL")]
+    CheckpointWithoutLogUrl,
+    /// A checkpoint of another log.
+    #[error("checkpoint origin {origin:?} is not the log's name {host:?}")]
+    CheckpointOrigin {
+        /// The checkpoint's origin line.
+        origin: String,
+        /// The log's host.
+        host: String,
+    },
+    /// No signature of the log on the checkpoint.
+    #[error("checkpoint has no signature by log {url} (key hint {hint})")]
+    CheckpointUnsigned {
+        /// The log's base URL.
+        url: String,
+        /// The key hint looked for, hex.
+        hint: String,
+    },
+    /// A checkpoint of another tree size.
+    #[error("checkpoint tree size {checkpoint} is not the inclusion proof's {proof}")]
+    CheckpointSize {
+        /// The checkpoint's size.
+        checkpoint: u64,
+        /// The proof's.
+        proof: u64,
+    },
+    /// A checkpoint of another root.
+    #[error("checkpoint root hash {checkpoint} is not the inclusion proof's {proof}")]
+    CheckpointRoot {
+        /// The checkpoint's root, hex.
+        checkpoint: String,
+        /// The proof's, hex.
+        proof: String,
+    },
+}
+
+impl CheckError {
+    /// The class of this failure. Checks of the log entries and of the
+    /// chain are Malformed here and take their stage's class from
+    /// [`Classify::class`].
+    pub fn reason(&self) -> Reason {
+        use CheckError::*;
+        match self {
+            NoTimestampAuthority => Reason::Timestamp,
+            NoLogEntry | NoVerifiedTime | NoSctIssuer => Reason::TransparencyLog,
+            DigestMismatch { .. } | NoSubjectMatches(_) => Reason::PayloadMismatch,
+            NoAuthorityAt(_) => Reason::UntrustedChain,
+            NotChainedAt { source, .. } if source.reason() == Reason::Timestamp => {
+                Reason::Timestamp
+            }
+            NotChainedAt { .. } => Reason::UntrustedChain,
+            _ => Reason::Malformed,
+        }
+    }
+}
+
 /// The signer as the bundle and policy establish it.
 enum Signer {
     Key(PublicKey),
@@ -67,10 +240,7 @@ pub fn verify_bundle(
     // 2. Times from RFC 3161 timestamps.
     let mut times = Vec::new();
     if !bundle.timestamps.is_empty() && trust.tsas.is_empty() {
-        return Err(VerifyError::of(
-            Reason::Timestamp,
-            "bundle carries RFC 3161 timestamps but the trust root has no timestamp authorities",
-        ));
+        return Err(CheckError::NoTimestampAuthority.into());
     }
     let signature = bundle.content.signature();
     for (i, der) in bundle.timestamps.iter().enumerate() {
@@ -85,17 +255,14 @@ pub fn verify_bundle(
     // 3. Transparency log entries.
     if !opts.ignore_tlog {
         if bundle.tlog_entries.is_empty() {
-            return Err(VerifyError::of(
-                Reason::TransparencyLog,
-                "bundle has no transparency log entry",
-            ));
+            return Err(CheckError::NoLogEntry.into());
         }
         for (i, a) in bundle.tlog_entries.iter().enumerate() {
             if bundle.tlog_entries[i + 1..]
                 .iter()
                 .any(|b| a.log_id == b.log_id && a.log_index == b.log_index)
             {
-                return Err(VerifyError::new("bundle carries the same log entry twice"));
+                return Err(CheckError::DuplicateLogEntry.into());
             }
         }
         for entry in &bundle.tlog_entries {
@@ -117,10 +284,7 @@ pub fn verify_bundle(
             ..
         } => {
             if times.is_empty() {
-                return Err(VerifyError::of(
-                    Reason::TransparencyLog,
-                    "no verified time (from a log entry's inclusion promise or an RFC 3161 timestamp) to check the signing certificate at",
-                ));
+                return Err(CheckError::NoVerifiedTime.into());
             }
             let mut issuer = None;
             for &t in &times {
@@ -129,21 +293,14 @@ pub fn verify_bundle(
                 issuer = chain.get(1).cloned();
             }
             if !opts.ignore_sct {
-                let issuer = issuer.ok_or_else(|| {
-                    VerifyError::of(
-                        Reason::TransparencyLog,
-                        "certificate chain has no issuer to check the SCT with",
-                    )
-                })?;
+                let issuer = issuer.ok_or(CheckError::NoSctIssuer)?;
                 verify_embedded_sct(leaf, &issuer, &trust.ctlogs)
                     .map_err(|e| e.context("signing certificate SCT"))
                     .class(Reason::TransparencyLog)?;
             }
             let identity = Identity::of(leaf).class(Reason::Identity)?;
             let Policy::Identities(rules) = policy else {
-                return Err(VerifyError::new(
-                    "a keyless bundle needs a certificate identity policy",
-                ));
+                return Err(CheckError::KeylessWithoutIdentities.into());
             };
             identities_match(rules, &identity).class(Reason::Identity)?;
             Some(identity)
@@ -160,26 +317,22 @@ pub fn verify_bundle(
 fn signer(bundle: &Bundle, policy: &Policy) -> Result<Signer> {
     match (&bundle.material, policy) {
         (Material::PublicKey { .. }, Policy::Key(key)) => Ok(Signer::Key(key.clone())),
-        (Material::PublicKey { .. }, Policy::Identities(_)) => Err(VerifyError::new(
-            "bundle is signed with a public key, but the policy expects a certificate identity",
-        )),
-        (_, Policy::Key(_)) => Err(VerifyError::new(
-            "bundle is signed with a certificate, but the policy expects a public key",
-        )),
+        (Material::PublicKey { .. }, Policy::Identities(_)) => {
+            Err(CheckError::KeyBundleForIdentities.into())
+        }
+        (_, Policy::Key(_)) => Err(CheckError::CertificateBundleForKey.into()),
         (Material::Chain(ders), Policy::Identities(_)) => {
             let mut certs = ders
                 .iter()
                 .map(|d| Certificate::from_der(d))
                 .collect::<Result<Vec<_>>>()?;
             if certs.is_empty() {
-                return Err(VerifyError::new("bundle has an empty certificate chain"));
+                return Err(CheckError::EmptyChain.into());
             }
             let leaf = Box::new(certs.remove(0));
             for c in &certs {
                 if is_self_signed(c.der()) {
-                    return Err(VerifyError::new(
-                        "bundle certificate chain contains a root certificate; roots must come from the trust root",
-                    ));
+                    return Err(CheckError::RootInChain.into());
                 }
             }
             let key = leaf.public_key()?;
@@ -227,43 +380,37 @@ fn verify_content(
         } => {
             if let Some(md) = md {
                 if md.algorithm != "SHA2_256" {
-                    return Err(VerifyError::new(format!(
-                        "bundle message digest uses {}, but only SHA2_256 artifacts are supported",
-                        md.algorithm
-                    )));
+                    return Err(CheckError::DigestAlgorithm(md.algorithm.clone()).into());
                 }
                 if md.digest.as_slice() != digest {
-                    return Err(VerifyError::of(
-                        Reason::PayloadMismatch,
-                        format!(
-                            "bundle message digest {} does not match the artifact's sha256 {}",
-                            hex(&md.digest),
-                            hex(digest)
-                        ),
-                    ));
+                    return Err(CheckError::DigestMismatch {
+                        bundle: hex(&md.digest),
+                        artifact: hex(digest),
+                    }
+                    .into());
                 }
             }
             let ok = match artifact {
                 Artifact::Bytes(b) => key.verify(b, signature, Some(HashAlgorithm::Sha256)),
                 Artifact::Sha256(d) => key.verify_digest(d, HashAlgorithm::Sha256, signature),
             };
-            ok.map_err(|e| VerifyError::new(format!("bundle signature over the artifact: {e}")))?;
+            ok.map_err(|e| e.context("bundle signature over the artifact"))?;
             Ok(None)
         }
         Content::Dsse(env) => {
             let sig = env
                 .signatures
                 .first()
-                .ok_or_else(|| VerifyError::new("DSSE envelope has no signature"))?;
+                .ok_or(CheckError::NoEnvelopeSignature)?;
             let pae = Envelope::pae(&env.payload_type, &env.payload);
             key.verify(&pae, &sig.sig, None)
-                .map_err(|e| VerifyError::new(format!("DSSE envelope signature: {e}")))?;
+                .map_err(|e| e.context("DSSE envelope signature"))?;
             let statement = in_toto_statement(env)?;
             let want = hex(digest);
             let subjects = statement
                 .get("subject")
                 .and_then(|s| s.as_array())
-                .ok_or_else(|| VerifyError::new("in-toto statement has no subject list"))?;
+                .ok_or(CheckError::NoSubjects)?;
             let found = subjects.iter().any(|s| {
                 s.get("digest")
                     .and_then(|d| d.get("sha256"))
@@ -271,10 +418,7 @@ fn verify_content(
                     .is_some_and(|h| h.eq_ignore_ascii_case(&want))
             });
             if !found {
-                return Err(VerifyError::of(
-                    Reason::PayloadMismatch,
-                    format!("no subject of the in-toto statement has the artifact's sha256 {want}"),
-                ));
+                return Err(CheckError::NoSubjectMatches(want).into());
             }
             Ok(Some(statement))
         }
@@ -283,15 +427,12 @@ fn verify_content(
 
 fn in_toto_statement(env: &DsseEnvelope) -> Result<serde_json::Value> {
     if env.payload_type != "application/vnd.in-toto+json" {
-        return Err(VerifyError::new(format!(
-            "DSSE payload type {:?} is not an in-toto statement",
-            env.payload_type
-        )));
+        return Err(CheckError::NotInToto(env.payload_type.clone()).into());
     }
     let v: serde_json::Value = serde_json::from_slice(&env.payload)
-        .map_err(|e| VerifyError::new(format!("in-toto statement is not JSON: {e}")))?;
+        .map_err(|e| CheckError::StatementNotJson(e.to_string()))?;
     if !v.is_object() {
-        return Err(VerifyError::new("in-toto statement is not a JSON object"));
+        return Err(CheckError::StatementNotObject.into());
     }
     Ok(v)
 }
@@ -322,19 +463,14 @@ fn verify_cert_at(
             Err(e) => last_err = Some(e),
         }
     }
-    let reason = match &last_err {
-        Some(e) if e.reason() == Reason::Timestamp => Reason::Timestamp,
-        _ => Reason::UntrustedChain,
-    };
-    Err(VerifyError::of(
-        reason,
-        match last_err {
-            Some(e) => {
-                format!("signing certificate does not chain to a trusted CA at time {t}: {e}")
-            }
-            None => format!("no certificate authority in the trust root is valid at time {t}"),
+    Err(match last_err {
+        Some(e) => CheckError::NotChainedAt {
+            time: t,
+            source: Box::new(e),
         },
-    ))
+        None => CheckError::NoAuthorityAt(t),
+    }
+    .into())
 }
 
 /// The authority (`host[:port]`) and host of a log's base URL.
@@ -359,50 +495,40 @@ fn verify_entry(
         .tlogs
         .iter()
         .find(|l| l.id.as_slice() == entry.log_id.as_slice())
-        .ok_or_else(|| {
-            VerifyError::new(format!(
-                "log id {} is not a transparency log of the trust root",
-                hex(&entry.log_id)
-            ))
-        })?;
+        .ok_or_else(|| CheckError::UnknownLog(hex(&entry.log_id)))?;
 
     if let Some(t) = entry.integrated_time {
         if t > opts.now {
-            return Err(VerifyError::new(format!(
-                "integrated time {t} is in the future (now is {})",
-                opts.now
-            )));
+            return Err(CheckError::FutureTime {
+                time: t,
+                now: opts.now,
+            }
+            .into());
         }
     }
 
     if entry.is_rekor_v2() {
         if entry.proof.is_none() {
-            return Err(VerifyError::new("Rekor v2 entries need an inclusion proof"));
+            return Err(CheckError::V2WithoutProof.into());
         }
         if tsa_times.is_empty() {
-            return Err(VerifyError::new(
-                "Rekor v2 entries carry no time: the bundle needs an RFC 3161 timestamp",
-            ));
+            return Err(CheckError::V2WithoutTimestamp.into());
         }
     }
 
     // The inclusion proof and its checkpoint.
     match &entry.proof {
         Some(proof) => verify_proof(entry, proof, log)?,
-        None if entry.set.is_none() => {
-            return Err(VerifyError::new(
-                "entry has neither an inclusion proof nor an inclusion promise",
-            ))
-        }
+        None if entry.set.is_none() => return Err(CheckError::NoInclusion.into()),
         None => {}
     }
 
     // The inclusion promise.
     let mut verified_time = None;
     if let Some(set) = &entry.set {
-        let t = entry.integrated_time.ok_or_else(|| {
-            VerifyError::new("entry has an inclusion promise but no integrated time")
-        })?;
+        let t = entry
+            .integrated_time
+            .ok_or(CheckError::PromiseWithoutTime)?;
         let body_b64 = STANDARD.encode(&entry.body);
         rekor::verify_set(
             &body_b64,
@@ -422,10 +548,11 @@ fn verify_entry(
     };
     for t in when {
         if !log.validity.contains(t) {
-            return Err(VerifyError::new(format!(
-                "the trust root's key for log {} is not valid at time {t}",
-                log.base_url
-            )));
+            return Err(CheckError::LogKeyNotValid {
+                url: log.base_url.clone(),
+                time: t,
+            }
+            .into());
         }
     }
 
@@ -437,10 +564,11 @@ fn verify_proof(entry: &TlogEntry, proof: &InclusionProof, log: &LogKey) -> Resu
     // Rekor v1 proofs index the shard's tree and entries the whole log, so
     // only Rekor v2 promises the two agree.
     if entry.is_rekor_v2() && proof.log_index != entry.log_index {
-        return Err(VerifyError::new(format!(
-            "inclusion proof is for index {}, not the entry's {}",
-            proof.log_index, entry.log_index
-        )));
+        return Err(CheckError::ProofIndex {
+            proof: proof.log_index,
+            entry: entry.log_index,
+        }
+        .into());
     }
     merkle::verify_inclusion(
         proof.log_index,
@@ -468,15 +596,14 @@ fn verify_checkpoint(
     let v2 = entry.is_rekor_v2() || cp.checkpoint.rekor_v1_tree_id().is_none();
     if v2 {
         if log.base_url.is_empty() {
-            return Err(VerifyError::new(
-                "cannot check a Rekor v2 checkpoint: the trust root gives the log no base URL",
-            ));
+            return Err(CheckError::CheckpointWithoutLogUrl.into());
         }
         if cp.checkpoint.origin != authority && cp.checkpoint.origin != host {
-            return Err(VerifyError::new(format!(
-                "checkpoint origin {:?} is not the log's name {host:?}",
-                cp.checkpoint.origin
-            )));
+            return Err(CheckError::CheckpointOrigin {
+                origin: cp.checkpoint.origin.clone(),
+                host: host.to_string(),
+            }
+            .into());
         }
     }
     let hint = log.id.get(..4).unwrap_or(&[]);
@@ -490,28 +617,29 @@ fn verify_checkpoint(
         }
         log.key
             .verify(cp.note.text.as_bytes(), &sig.signature, None)
-            .map_err(|e| VerifyError::new(format!("checkpoint signature by {}: {e}", sig.name)))?;
+            .map_err(|e| e.context(format!("checkpoint signature by {}", sig.name)))?;
         verified = true;
     }
     if !verified {
-        return Err(VerifyError::new(format!(
-            "checkpoint has no signature by log {} (key hint {})",
-            log.base_url,
-            hex(hint)
-        )));
+        return Err(CheckError::CheckpointUnsigned {
+            url: log.base_url.clone(),
+            hint: hex(hint),
+        }
+        .into());
     }
     if cp.checkpoint.size != proof.tree_size {
-        return Err(VerifyError::new(format!(
-            "checkpoint tree size {} is not the inclusion proof's {}",
-            cp.checkpoint.size, proof.tree_size
-        )));
+        return Err(CheckError::CheckpointSize {
+            checkpoint: cp.checkpoint.size,
+            proof: proof.tree_size,
+        }
+        .into());
     }
     if cp.checkpoint.root_hash != proof.root_hash {
-        return Err(VerifyError::new(format!(
-            "checkpoint root hash {} is not the inclusion proof's {}",
-            hex(&cp.checkpoint.root_hash),
-            hex(&proof.root_hash)
-        )));
+        return Err(CheckError::CheckpointRoot {
+            checkpoint: hex(&cp.checkpoint.root_hash),
+            proof: hex(&proof.root_hash),
+        }
+        .into());
     }
     Ok(())
 }
