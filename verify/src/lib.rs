@@ -67,6 +67,18 @@ pub enum VerifyError {
     /// A log entry whose body does not describe the bundle.
     #[error(transparent)]
     Entry(#[from] sigstore_bundle::EntryError),
+    /// A Notary envelope that cannot be read.
+    #[error(transparent)]
+    Envelope(#[from] notary::EnvelopeError),
+    /// A Notary envelope's chain that breaks the Notary certificate rules.
+    #[error(transparent)]
+    NotaryChain(#[from] notary::certs::ChainError),
+    /// A Notary signature that does not verify.
+    #[error(transparent)]
+    Notary(#[from] notary::NotaryError),
+    /// A TUF repository that does not hand out the target.
+    #[error(transparent)]
+    Tuf(#[from] tuf::TufError),
     /// A parsed bundle that does not verify against the trust material
     /// and the policy.
     #[error(transparent)]
@@ -184,6 +196,10 @@ impl VerifyError {
             VerifyError::Timestamp(e) => e.reason(),
             VerifyError::Entry(e) => e.reason(),
             VerifyError::Check(e) => e.reason(),
+            VerifyError::Tuf(e) => e.reason(),
+            VerifyError::Envelope(e) => e.reason(),
+            VerifyError::Notary(e) => e.reason(),
+            VerifyError::NotaryChain(e) => e.reason(),
             VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

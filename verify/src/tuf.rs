@@ -24,7 +24,10 @@ use sha2::{Digest, Sha256, Sha512};
 use super::encoding::unhex;
 use super::keys::{HashAlgorithm, PublicKey, Scheme};
 use super::trust::parse_rfc3339;
-use super::{Result, VerifyError};
+use super::Result;
+pub use error::TufError;
+
+mod error;
 
 /// Largest metadata file read (each of root, timestamp, snapshot, targets).
 pub const MAX_METADATA: usize = 1 << 20;
@@ -56,8 +59,7 @@ where
 /// from the trusted `root_json`, checked at unix time `now`.
 pub fn trusted_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<String> {
     let bytes = target(root_json, repo, TRUSTED_ROOT_TARGET, now)?;
-    String::from_utf8(bytes)
-        .map_err(|_| VerifyError::new(format!("TUF target {TRUSTED_ROOT_TARGET} is not UTF-8")))
+    String::from_utf8(bytes).map_err(|_| TufError::TrustedRootNotUtf8.into())
 }
 
 /// The verified bytes of top-level target `name`.
@@ -67,10 +69,6 @@ pub fn target(root_json: &[u8], repo: &impl Repository, name: &str, now: i64) ->
     let snapshot = snapshot(&root, &timestamp, repo, now)?;
     let targets = targets(&root, &snapshot, repo, now)?;
     fetch_target(&root, &targets, repo, name)
-}
-
-fn err(message: impl Into<String>) -> VerifyError {
-    VerifyError::new(format!("TUF: {}", message.into()))
 }
 
 // ------------------------------------------------------------ metadata
@@ -166,18 +164,26 @@ struct DelegationsJson {
 impl Envelope {
     fn parse(file: &str, bytes: &[u8]) -> Result<Envelope> {
         if bytes.len() > MAX_METADATA {
-            return Err(err(format!(
-                "{file} is {} bytes, more than the {MAX_METADATA} allowed",
-                bytes.len()
-            )));
+            return Err(TufError::TooLarge {
+                file: file.to_string(),
+                size: bytes.len(),
+                max: MAX_METADATA,
+            }
+            .into());
         }
-        let json: EnvelopeJson = serde_json::from_slice(bytes)
-            .map_err(|e| err(format!("{file} is not TUF metadata: {e}")))?;
+        let json: EnvelopeJson =
+            serde_json::from_slice(bytes).map_err(|e| TufError::NotMetadata {
+                file: file.to_string(),
+                detail: e.to_string(),
+            })?;
         if !json.signed.is_object() {
-            return Err(err(format!("{file}: signed is not an object")));
+            return Err(TufError::SignedNotObject(file.to_string()).into());
         }
         let mut canonical = Vec::new();
-        canonical_json(&json.signed, &mut canonical).map_err(|e| err(format!("{file}: {e}")))?;
+        canonical_json(&json.signed, &mut canonical).map_err(|detail| TufError::NotCanonical {
+            file: file.to_string(),
+            detail,
+        })?;
         Ok(Envelope {
             file: file.to_string(),
             signed: json.signed,
@@ -188,8 +194,13 @@ impl Envelope {
 
     /// `signed` as `T`.
     fn decode<T: DeserializeOwned>(&self) -> Result<T> {
-        T::deserialize(&self.signed)
-            .map_err(|e| err(format!("{}: invalid signed metadata: {e}", self.file)))
+        T::deserialize(&self.signed).map_err(|e| {
+            TufError::InvalidSigned {
+                file: self.file.clone(),
+                detail: e.to_string(),
+            }
+            .into()
+        })
     }
 
     /// The common fields, checked: `_type` is `kind`, the spec version is
@@ -197,25 +208,26 @@ impl Envelope {
     fn common(&self, kind: &str) -> Result<(Common, i64)> {
         let c: Common = self.decode()?;
         if c.kind != kind {
-            return Err(err(format!(
-                "{}: _type is {:?}, expected {kind:?}",
-                self.file, c.kind
-            )));
+            return Err(TufError::WrongType {
+                file: self.file.clone(),
+                found: c.kind,
+                expected: kind.to_string(),
+            }
+            .into());
         }
         if c.spec_version.split('.').next() != Some("1") {
-            return Err(err(format!(
-                "{}: unsupported spec_version {:?} (expected 1.x)",
-                self.file, c.spec_version
-            )));
+            return Err(TufError::SpecVersion {
+                file: self.file.clone(),
+                version: c.spec_version,
+            }
+            .into());
         }
         if c.version == 0 {
-            return Err(err(format!("{}: version must be at least 1", self.file)));
+            return Err(TufError::ZeroVersion(self.file.clone()).into());
         }
-        let expires = parse_rfc3339(&c.expires).ok_or_else(|| {
-            err(format!(
-                "{}: expires {:?} is not an RFC 3339 time",
-                self.file, c.expires
-            ))
+        let expires = parse_rfc3339(&c.expires).ok_or_else(|| TufError::ExpiresNotTime {
+            file: self.file.clone(),
+            value: c.expires.clone(),
         })?;
         Ok((c, expires))
     }
@@ -225,7 +237,12 @@ impl Envelope {
 /// expiry equal to now is expired, as in the specification).
 fn check_expiry(file: &str, version: u64, expires: i64, text: &str, now: i64) -> Result<()> {
     if expires <= now {
-        return Err(err(format!("{file} (version {version}) expired at {text}")));
+        return Err(TufError::Expired {
+            file: file.to_string(),
+            version,
+            at: text.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -358,13 +375,18 @@ impl Root {
         let json: RootJson = env.decode()?;
         for role in ["root", "timestamp", "snapshot", "targets"] {
             let Some(r) = json.roles.get(role) else {
-                return Err(err(format!("{}: no {role} role", env.file)));
+                return Err(TufError::NoRole {
+                    file: env.file.clone(),
+                    role,
+                }
+                .into());
             };
             if r.threshold == 0 {
-                return Err(err(format!(
-                    "{}: the {role} role's threshold must be at least 1",
-                    env.file
-                )));
+                return Err(TufError::ZeroThreshold {
+                    file: env.file.clone(),
+                    role,
+                }
+                .into());
             }
         }
         Ok(Root {
@@ -383,9 +405,9 @@ impl Root {
 
     /// Checks that `env` carries signatures of at least the threshold of
     /// distinct keys of `role`.
-    fn verify(&self, role: &str, env: &Envelope) -> Result<()> {
+    fn verify(&self, role: &str, env: &Envelope) -> std::result::Result<(), TufError> {
         let Some(r) = self.roles.get(role) else {
-            return Err(err(format!("root has no {role} role")));
+            return Err(TufError::RootLacksRole(role.to_string()));
         };
         let mut tried = BTreeSet::new();
         let mut signed_by = BTreeSet::new();
@@ -422,14 +444,13 @@ impl Root {
         if n >= r.threshold {
             return Ok(());
         }
-        let mut message = format!(
-            "{}: {n} valid signature(s) from the {role} role's keys, {} required",
-            env.file, r.threshold
-        );
-        if !problems.is_empty() {
-            message.push_str(&format!(" ({})", problems.join("; ")));
-        }
-        Err(err(message))
+        Err(TufError::Threshold {
+            file: env.file.clone(),
+            role: role.to_string(),
+            valid: n,
+            required: r.threshold,
+            problems,
+        })
     }
 }
 
@@ -437,12 +458,14 @@ impl Root {
 
 fn fetch_required(repo: &impl Repository, path: &str, max: usize) -> Result<Vec<u8>> {
     match repo.fetch(path, max)? {
-        Some(bytes) if bytes.len() > max => Err(err(format!(
-            "{path} is {} bytes, more than the {max} allowed",
-            bytes.len()
-        ))),
+        Some(bytes) if bytes.len() > max => Err(TufError::TooLarge {
+            file: path.to_string(),
+            size: bytes.len(),
+            max,
+        }
+        .into()),
         Some(bytes) => Ok(bytes),
-        None => Err(err(format!("{path} not found on the mirror"))),
+        None => Err(TufError::NotOnMirror(path.to_string()).into()),
     }
 }
 
@@ -456,29 +479,32 @@ fn update_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<Roo
         let next = root
             .version
             .checked_add(1)
-            .ok_or_else(|| err("root version overflows"))?;
+            .ok_or(TufError::RootVersionOverflow)?;
         let path = format!("{next}.root.json");
         let Some(bytes) = repo.fetch(&path, MAX_METADATA)? else {
             break;
         };
         if rotations == MAX_ROOT_ROTATIONS {
-            return Err(err(format!(
-                "the mirror has more than {MAX_ROOT_ROTATIONS} root versions newer than the trusted one (stopped at {path}); give a newer tuf.root"
-            )));
+            return Err(TufError::TooManyRotations(path).into());
         }
         rotations += 1;
         let env = Envelope::parse(&path, &bytes)?;
         // Signed by the trusted root's keys, and by its own.
         root.verify("root", &env)
-            .map_err(|e| VerifyError::new(format!("{e} (old root, version {})", root.version)))?;
+            .map_err(|e| TufError::OldRootRefuses {
+                source: Box::new(e),
+                version: root.version,
+            })?;
         let new = Root::from_envelope(&env)?;
         new.verify("root", &env)
-            .map_err(|e| VerifyError::new(format!("{e} (new root)")))?;
+            .map_err(|e| TufError::NewRootRefuses(Box::new(e)))?;
         if new.version != next {
-            return Err(err(format!(
-                "{path} has version {}, expected {next} (rollback or a bad mirror)",
-                new.version
-            )));
+            return Err(TufError::RootVersion {
+                path,
+                found: new.version,
+                expected: next,
+            }
+            .into());
         }
         root = new;
     }
@@ -504,9 +530,9 @@ fn timestamp(root: &Root, repo: &impl Repository, now: i64) -> Result<MetaFile> 
         .meta
         .get("snapshot.json")
         .cloned()
-        .ok_or_else(|| err("timestamp.json does not name snapshot.json"))?;
+        .ok_or(TufError::NoSnapshot)?;
     if snapshot.version == 0 {
-        return Err(err("timestamp.json: snapshot version must be at least 1"));
+        return Err(TufError::ZeroSnapshotVersion.into());
     }
     Ok(snapshot)
 }
@@ -521,10 +547,13 @@ fn snapshot(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> 
     root.verify("snapshot", &env)?;
     let (common, expires) = env.common("snapshot")?;
     if common.version != named.version {
-        return Err(err(format!(
-            "{path} has version {}, but timestamp.json names version {} (rollback or a bad mirror)",
-            common.version, named.version
-        )));
+        return Err(TufError::Rollback {
+            path,
+            found: common.version,
+            by: "timestamp.json",
+            named: named.version,
+        }
+        .into());
     }
     check_expiry(&path, common.version, expires, &common.expires, now)?;
     let meta: MetaJson = env.decode()?;
@@ -532,9 +561,9 @@ fn snapshot(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> 
         .meta
         .get("targets.json")
         .cloned()
-        .ok_or_else(|| err(format!("{path} does not name targets.json")))?;
+        .ok_or_else(|| TufError::NoTargets(path.clone()))?;
     if targets.version == 0 {
-        return Err(err(format!("{path}: targets version must be at least 1")));
+        return Err(TufError::ZeroTargetsVersion(path).into());
     }
     Ok(targets)
 }
@@ -548,10 +577,13 @@ fn targets(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> R
     root.verify("targets", &env)?;
     let (common, expires) = env.common("targets")?;
     if common.version != named.version {
-        return Err(err(format!(
-            "{path} has version {}, but snapshot.json names version {} (rollback or a bad mirror)",
-            common.version, named.version
-        )));
+        return Err(TufError::Rollback {
+            path,
+            found: common.version,
+            by: "snapshot.json",
+            named: named.version,
+        }
+        .into());
     }
     check_expiry(&path, common.version, expires, &common.expires, now)?;
     env.decode()
@@ -559,12 +591,20 @@ fn targets(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> R
 
 /// Fetches metadata `path` as `by` describes it (length and hashes when
 /// given) and parses it.
-fn fetch_meta(repo: &impl Repository, path: &str, named: &MetaFile, by: &str) -> Result<Envelope> {
+fn fetch_meta(
+    repo: &impl Repository,
+    path: &str,
+    named: &MetaFile,
+    by: &'static str,
+) -> Result<Envelope> {
     let max = match named.length {
         Some(n) if n > MAX_METADATA as u64 => {
-            return Err(err(format!(
-                "{by} gives {path} a length of {n} bytes, more than the {MAX_METADATA} allowed"
-            )))
+            return Err(TufError::NamedTooLarge {
+                by,
+                path: path.to_string(),
+                length: n,
+            }
+            .into())
         }
         Some(n) => n as usize,
         None => MAX_METADATA,
@@ -572,10 +612,13 @@ fn fetch_meta(repo: &impl Repository, path: &str, named: &MetaFile, by: &str) ->
     let bytes = fetch_required(repo, path, max)?;
     if let Some(n) = named.length {
         if bytes.len() as u64 != n {
-            return Err(err(format!(
-                "{path} is {} bytes, but {by} gives {n}",
-                bytes.len()
-            )));
+            return Err(TufError::Length {
+                path: path.to_string(),
+                size: bytes.len(),
+                by,
+                length: n,
+            }
+            .into());
         }
     }
     if let Some(hashes) = &named.hashes {
@@ -586,7 +629,7 @@ fn fetch_meta(repo: &impl Repository, path: &str, named: &MetaFile, by: &str) ->
 
 fn check_hashes(
     path: &str,
-    by: &str,
+    by: &'static str,
     bytes: &[u8],
     hashes: &BTreeMap<String, String>,
 ) -> Result<()> {
@@ -595,18 +638,27 @@ fn check_hashes(
             "sha256" => Sha256::digest(bytes).to_vec(),
             "sha512" => Sha512::digest(bytes).to_vec(),
             other => {
-                return Err(err(format!(
-                    "{by} gives {path} a {other:?} hash, which ivpol does not compute"
-                )))
+                return Err(TufError::HashAlgorithm {
+                    by,
+                    path: path.to_string(),
+                    algorithm: other.to_string(),
+                }
+                .into())
             }
         };
-        let want_bytes =
-            unhex(&format!("{by}: {alg} of {path}"), want).map_err(|e| err(e.to_string()))?;
+        let want_bytes = unhex(&format!("{by}: {alg} of {path}"), want).map_err(|e| match e {
+            crate::VerifyError::Encoding(e) => TufError::HashNotHex(e).into(),
+            other => other,
+        })?;
         if got != want_bytes {
-            return Err(err(format!(
-                "{path} has {alg} {}, but {by} gives {want}",
-                super::encoding::hex(&got)
-            )));
+            return Err(TufError::Hash {
+                path: path.to_string(),
+                algorithm: alg.clone(),
+                found: super::encoding::hex(&got),
+                by,
+                named: want.clone(),
+            }
+            .into());
         }
     }
     Ok(())
@@ -624,25 +676,22 @@ fn fetch_target(
             .as_ref()
             .is_some_and(|d| !d.roles.is_empty())
         {
-            return Err(err(format!(
-                "targets.json does not list {name}, and ivpol does not follow delegated targets roles"
-            )));
+            return Err(TufError::Delegated(name.to_string()).into());
         }
-        return Err(err(format!("targets.json has no target {name}")));
+        return Err(TufError::NoTarget(name.to_string()).into());
     };
     if file.length > MAX_TARGET as u64 {
-        return Err(err(format!(
-            "target {name} is {} bytes, more than the {MAX_TARGET} allowed",
-            file.length
-        )));
+        return Err(TufError::TargetTooLarge {
+            name: name.to_string(),
+            length: file.length,
+        }
+        .into());
     }
     let Some(sha256) = file.hashes.get("sha256") else {
-        return Err(err(format!("targets.json gives {name} no sha256 hash")));
+        return Err(TufError::NoSha256(name.to_string()).into());
     };
     if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(err(format!(
-            "targets.json gives {name} a sha256 that is not 64 hex digits"
-        )));
+        return Err(TufError::Sha256NotHex(name.to_string()).into());
     }
     let path = match root.consistent_snapshot {
         true => match name.rsplit_once('/') {
@@ -653,11 +702,13 @@ fn fetch_target(
     };
     let bytes = fetch_required(repo, &path, file.length as usize)?;
     if bytes.len() as u64 != file.length {
-        return Err(err(format!(
-            "{path} is {} bytes, but targets.json gives {}",
-            bytes.len(),
-            file.length
-        )));
+        return Err(TufError::Length {
+            path,
+            size: bytes.len(),
+            by: "targets.json",
+            length: file.length,
+        }
+        .into());
     }
     check_hashes(&path, "targets.json", &bytes, &file.hashes)?;
     Ok(bytes)

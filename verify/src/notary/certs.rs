@@ -32,8 +32,124 @@ const EXCLUDED_EKUS: &[(&str, &str)] = &[
     ("2.5.29.37.0", "Any"),
 ];
 
-fn err(msg: String) -> VerifyError {
-    VerifyError::new(format!("certificate-chain is invalid, {msg}"))
+/// Why an envelope's chain breaks the Notary certificate rules, in
+/// notation's words. Malformed until the integrity stage classes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// No certificate.
+    #[error("certificate-chain not present or is empty")]
+    Empty,
+    /// A lone certificate whose signature is not its own.
+    #[error("certificate-chain is invalid, invalid self-signed certificate. subject: {subject:?}. Error: {source}")]
+    SelfSignature {
+        /// The certificate's subject.
+        subject: String,
+        /// Why its signature does not verify.
+        source: Box<VerifyError>,
+    },
+    /// A lone certificate whose issuer is not its subject.
+    #[error("certificate-chain is invalid, invalid self-signed certificate. subject: {0:?}. Error: issuer and subject are not the same")]
+    SelfIssuer(String),
+    /// A lone certificate that breaks the leaf rules.
+    #[error("certificate-chain is invalid, invalid self-signed certificate. Error: {0}")]
+    SelfSignedLeaf(Box<VerifyError>),
+    /// The last certificate is not a root.
+    #[error("certificate-chain is invalid, root certificate with subject {0:?} is not self-signed. Certificate chain must end with a valid self-signed root certificate")]
+    RootNotSelfSigned(String),
+    /// A self-signed certificate before the root.
+    #[error("certificate-chain is invalid, {role} certificate with subject {subject:?} is self-signed. Certificate chain must not contain self-signed {role} certificate")]
+    SelfSignedBelowRoot {
+        /// `leaf` or `intermediate`.
+        role: &'static str,
+        /// The certificate's subject.
+        subject: String,
+    },
+    /// A certificate the next one did not issue.
+    #[error("certificate-chain is invalid, certificate with subject {subject:?} is not issued by {issuer:?}")]
+    NotIssuedBy {
+        /// The certificate's subject.
+        subject: String,
+        /// The next certificate's subject.
+        issuer: String,
+    },
+    /// A certificate of a longer chain that breaks its rules.
+    #[error("certificate-chain is invalid, {0}")]
+    InChain(Box<VerifyError>),
+    /// A certificate that breaks one of the rules.
+    #[error("certificate with subject {subject:?}: {rule}")]
+    Rule {
+        /// The certificate's subject.
+        subject: String,
+        /// The rule.
+        rule: Rule,
+    },
+    /// A leaf without digitalSignature.
+    #[error("the certificate with subject {0:?} is invalid. The key usage must have the bit positions for \"Digital Signature\" set")]
+    NoDigitalSignature(String),
+    /// A leaf with key usages beyond digitalSignature.
+    #[error("the certificate with subject {subject:?} is invalid. The key usage must be \"Digital Signature\" only, but found {}", .found.join(", "))]
+    ExtraKeyUsage {
+        /// The certificate's subject.
+        subject: String,
+        /// The other usages, in notation's names.
+        found: Vec<&'static str>,
+    },
+}
+
+impl ChainError {
+    /// The class of this failure: [`crate::Reason::Malformed`] until the
+    /// integrity stage classes it.
+    pub fn reason(&self) -> crate::Reason {
+        crate::Reason::Malformed
+    }
+}
+
+/// A Notary certificate rule, as notation words its breach.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rule {
+    /// keyUsage is required.
+    #[error("key usage extension must be present")]
+    KeyUsageMissing,
+    /// keyUsage must be critical.
+    #[error("key usage extension must be marked critical")]
+    KeyUsageNotCritical,
+    /// A CA's path length leaves no room for the certificates below it.
+    #[error("expected path length of {below} but certificate has path length {max} instead")]
+    PathLength {
+        /// Certificates below the CA.
+        below: usize,
+        /// Its pathLenConstraint.
+        max: u8,
+    },
+    /// A CA without a critical cA=true.
+    #[error("ca field in basic constraints must be present, critical, and set to true")]
+    NotCa,
+    /// A CA without keyCertSign.
+    #[error("key usage must have the bit positions for key cert sign set")]
+    NoKeyCertSign,
+    /// A leaf with cA=true.
+    #[error("if the basic constraints extension is present, the ca field must be set to false")]
+    LeafIsCa,
+    /// A leaf with an excluded EKU.
+    #[error("extended key usage must not contain {0} eku")]
+    ExcludedEku(&'static str),
+    /// An RSA key size outside the Notary algorithms.
+    #[error("rsa key size {0} bits is not supported")]
+    RsaKeySize(usize),
+    /// An EC curve outside the Notary algorithms.
+    #[error("ecdsa key size {0} bits is not supported")]
+    EcKeySize(usize),
+    /// Ed25519, which the Notary Project does not sign with.
+    #[error("Ed25519 keys are not supported")]
+    Ed25519,
+}
+
+fn broken(cert: &Certificate, rule: Rule) -> VerifyError {
+    ChainError::Rule {
+        subject: cert.subject(),
+        rule,
+    }
+    .into()
 }
 
 fn self_signed(cert: &Certificate) -> bool {
@@ -43,71 +159,58 @@ fn self_signed(cert: &Certificate) -> bool {
 /// Checks `chain` (leaf first) against the Notary rules.
 pub fn validate_chain(chain: &[Certificate]) -> Result<()> {
     let Some(leaf) = chain.first() else {
-        return Err(VerifyError::new(
-            "certificate-chain not present or is empty",
-        ));
+        return Err(ChainError::Empty.into());
     };
     if chain.len() == 1 {
         if let Err(e) = leaf.verify_signed_by(leaf) {
-            return Err(err(format!(
-                "invalid self-signed certificate. subject: {:?}. Error: {e}",
-                leaf.subject()
-            )));
+            return Err(ChainError::SelfSignature {
+                subject: leaf.subject(),
+                source: Box::new(e),
+            }
+            .into());
         }
         if leaf.subject_der() != leaf.issuer_der() {
-            return Err(err(format!(
-                "invalid self-signed certificate. subject: {:?}. Error: issuer and subject are not the same",
-                leaf.subject()
-            )));
+            return Err(ChainError::SelfIssuer(leaf.subject()).into());
         }
-        return validate_leaf(leaf)
-            .map_err(|e| err(format!("invalid self-signed certificate. Error: {e}")));
+        return validate_leaf(leaf).map_err(|e| ChainError::SelfSignedLeaf(Box::new(e)).into());
     }
     let last = chain.len() - 1;
     for (i, cert) in chain.iter().enumerate() {
         if i == last {
             if !self_signed(cert) {
-                return Err(err(format!(
-                    "root certificate with subject {:?} is not self-signed. Certificate chain must end with a valid self-signed root certificate",
-                    cert.subject()
-                )));
+                return Err(ChainError::RootNotSelfSigned(cert.subject()).into());
             }
         } else {
             if self_signed(cert) {
-                let what = if i == 0 { "leaf" } else { "intermediate" };
-                return Err(err(format!(
-                    "{what} certificate with subject {:?} is self-signed. Certificate chain must not contain self-signed {what} certificate",
-                    cert.subject()
-                )));
+                return Err(ChainError::SelfSignedBelowRoot {
+                    role: if i == 0 { "leaf" } else { "intermediate" },
+                    subject: cert.subject(),
+                }
+                .into());
             }
             let parent = &chain[i + 1];
             if cert.issuer_der() != parent.subject_der() || cert.verify_signed_by(parent).is_err() {
-                return Err(err(format!(
-                    "certificate with subject {:?} is not issued by {:?}",
-                    cert.subject(),
-                    parent.subject()
-                )));
+                return Err(ChainError::NotIssuedBy {
+                    subject: cert.subject(),
+                    issuer: parent.subject(),
+                }
+                .into());
             }
         }
-        if i == 0 {
-            validate_leaf(cert).map_err(|e| err(e.to_string()))?;
+        let valid = if i == 0 {
+            validate_leaf(cert)
         } else {
-            validate_ca(cert, i - 1).map_err(|e| err(e.to_string()))?;
-        }
+            validate_ca(cert, i - 1)
+        };
+        valid.map_err(|e| ChainError::InChain(Box::new(e)))?;
     }
     Ok(())
 }
 
 fn key_usage_present_critical(cert: &Certificate) -> Result<()> {
     match cert.extension_critical(OID_KEY_USAGE) {
-        None => Err(VerifyError::new(format!(
-            "certificate with subject {:?}: key usage extension must be present",
-            cert.subject()
-        ))),
-        Some(false) => Err(VerifyError::new(format!(
-            "certificate with subject {:?}: key usage extension must be marked critical",
-            cert.subject()
-        ))),
+        None => Err(broken(cert, Rule::KeyUsageMissing)),
+        Some(false) => Err(broken(cert, Rule::KeyUsageNotCritical)),
         Some(true) => Ok(()),
     }
 }
@@ -119,33 +222,19 @@ fn validate_ca(cert: &Certificate, below: usize) -> Result<()> {
         Some(bc) if bc.ca && critical => {
             if let Some(max) = bc.path_len_constraint {
                 if usize::from(max) < below {
-                    return Err(VerifyError::new(format!(
-                        "certificate with subject {:?}: expected path length of {below} but certificate has path length {max} instead",
-                        cert.subject()
-                    )));
+                    return Err(broken(cert, Rule::PathLength { below, max }));
                 }
             }
         }
-        _ => {
-            return Err(VerifyError::new(format!(
-                "certificate with subject {:?}: ca field in basic constraints must be present, critical, and set to true",
-                cert.subject()
-            )))
-        }
+        _ => return Err(broken(cert, Rule::NotCa)),
     }
     key_usage_present_critical(cert)?;
     if !cert.key_usage()?.is_some_and(|ku| ku.key_cert_sign()) {
-        return Err(VerifyError::new(format!(
-            "certificate with subject {:?}: key usage must have the bit positions for key cert sign set",
-            cert.subject()
-        )));
+        return Err(broken(cert, Rule::NoKeyCertSign));
     }
     if let KeySpec::Rsa(bits) = cert.public_key()?.key_spec() {
         if bits < 2048 {
-            return Err(VerifyError::new(format!(
-                "certificate with subject {:?}: rsa key size {bits} bits is not supported",
-                cert.subject()
-            )));
+            return Err(broken(cert, Rule::RsaKeySize(bits)));
         }
     }
     Ok(())
@@ -153,18 +242,12 @@ fn validate_ca(cert: &Certificate, below: usize) -> Result<()> {
 
 fn validate_leaf(cert: &Certificate) -> Result<()> {
     if cert.basic_constraints()?.is_some_and(|bc| bc.ca) {
-        return Err(VerifyError::new(format!(
-            "certificate with subject {:?}: if the basic constraints extension is present, the ca field must be set to false",
-            cert.subject()
-        )));
+        return Err(broken(cert, Rule::LeafIsCa));
     }
     key_usage_present_critical(cert)?;
     let ku = cert.key_usage()?;
     let Some(ku) = ku.filter(|ku| ku.digital_signature()) else {
-        return Err(VerifyError::new(format!(
-            "the certificate with subject {:?} is invalid. The key usage must have the bit positions for \"Digital Signature\" set",
-            cert.subject()
-        )));
+        return Err(ChainError::NoDigitalSignature(cert.subject()).into());
     };
     let invalid: Vec<&str> = [
         (ku.key_encipherment(), "\"KeyEncipherment\""),
@@ -179,19 +262,16 @@ fn validate_leaf(cert: &Certificate) -> Result<()> {
     .filter_map(|(set, name)| set.then_some(name))
     .collect();
     if !invalid.is_empty() {
-        return Err(VerifyError::new(format!(
-            "the certificate with subject {:?} is invalid. The key usage must be \"Digital Signature\" only, but found {}",
-            cert.subject(),
-            invalid.join(", ")
-        )));
+        return Err(ChainError::ExtraKeyUsage {
+            subject: cert.subject(),
+            found: invalid,
+        }
+        .into());
     }
     if let Some(ekus) = cert.ext_key_usage()? {
         for (oid, name) in EXCLUDED_EKUS {
             if ekus.iter().any(|e| e == oid) {
-                return Err(VerifyError::new(format!(
-                    "certificate with subject {:?}: extended key usage must not contain {name} eku",
-                    cert.subject()
-                )));
+                return Err(broken(cert, Rule::ExcludedEku(name)));
             }
         }
     }
@@ -202,12 +282,7 @@ fn validate_leaf(cert: &Certificate) -> Result<()> {
 /// The signature algorithm (JWS name) the leaf's key implies.
 pub fn signing_algorithm(cert: &Certificate) -> Result<super::Alg> {
     use super::Alg;
-    let bad = |m: String| {
-        VerifyError::new(format!(
-            "certificate with subject {:?}: {m}",
-            cert.subject()
-        ))
-    };
+    let bad = |rule| broken(cert, rule);
     Ok(match cert.public_key()?.key_spec() {
         KeySpec::Rsa(2048) => Alg::PS256,
         KeySpec::Rsa(3072) => Alg::PS384,
@@ -215,12 +290,8 @@ pub fn signing_algorithm(cert: &Certificate) -> Result<super::Alg> {
         KeySpec::Ec(256) => Alg::ES256,
         KeySpec::Ec(384) => Alg::ES384,
         KeySpec::Ec(521) => Alg::ES512,
-        KeySpec::Rsa(bits) => {
-            return Err(bad(format!("rsa key size {bits} bits is not supported")))
-        }
-        KeySpec::Ec(bits) => {
-            return Err(bad(format!("ecdsa key size {bits} bits is not supported")))
-        }
-        KeySpec::Ed25519 => return Err(bad("Ed25519 keys are not supported".into())),
+        KeySpec::Rsa(bits) => return Err(bad(Rule::RsaKeySize(bits))),
+        KeySpec::Ec(bits) => return Err(bad(Rule::EcKeySize(bits))),
+        KeySpec::Ed25519 => return Err(bad(Rule::Ed25519)),
     })
 }

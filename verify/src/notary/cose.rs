@@ -8,11 +8,12 @@ use coset::{
     Algorithm, ContentType, CoseSign1, Label, RegisteredLabelWithPrivate, TaggedCborSerializable,
 };
 
+use super::EnvelopeError;
 use super::{
     check_scheme_headers, Alg, Envelope, Extra, H_AUTHENTIC_SIGNING_TIME, H_EXPIRY,
     H_SIGNING_SCHEME, H_SIGNING_TIME,
 };
-use crate::{Result, VerifyError};
+use crate::Result;
 
 const LABEL_X5CHAIN: i64 = 33;
 const H_SIGNING_AGENT: &str = "io.cncf.notary.signingAgent";
@@ -26,30 +27,21 @@ fn label_name(l: &Label) -> String {
 }
 
 /// A tag-1 epoch time (integer seconds).
-fn epoch(what: &str, v: &Value) -> Result<i64> {
+fn epoch(what: &'static str, v: &Value) -> Result<i64> {
     match v {
         Value::Tag(1, inner) => match inner.as_ref() {
             Value::Integer(i) => i64::try_from(i128::from(*i))
-                .map_err(|_| VerifyError::new(format!("invalid {what}: out of range"))),
-            _ => Err(VerifyError::new(format!(
-                "invalid {what}: the tag-1 time is not an integer"
-            ))),
+                .map_err(|_| EnvelopeError::TimeOutOfRange(what).into()),
+            _ => Err(EnvelopeError::TimeNotInteger(what).into()),
         },
-        Value::Tag(_, _) => Err(VerifyError::new(format!(
-            "invalid {what}: only Tag `1` Datetime CBOR object is supported"
-        ))),
-        _ => Err(VerifyError::new(format!(
-            "invalid {what}: header {what} time value does not have a tag"
-        ))),
+        Value::Tag(_, _) => Err(EnvelopeError::TimeTag(what).into()),
+        _ => Err(EnvelopeError::TimeUntagged(what).into()),
     }
 }
 
 pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
-    let sign1 = CoseSign1::from_tagged_slice(bytes).map_err(|e| {
-        VerifyError::new(format!(
-            "unable to parse the digital signature, error : not a COSE_Sign1_Tagged message: {e}"
-        ))
-    })?;
+    let sign1 = CoseSign1::from_tagged_slice(bytes)
+        .map_err(|e| EnvelopeError::NotCoseSign1(e.to_string()))?;
     let p = &sign1.protected.header;
 
     // Unprotected: x5chain, signing agent, timestamp. The chain is read
@@ -64,25 +56,21 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
                 let items: Vec<&Value> = match value {
                     Value::Array(items) => items.iter().collect(),
                     Value::Bytes(_) => vec![value],
-                    _ => return Err(VerifyError::new("certificate chain is not present")),
+                    _ => return Err(EnvelopeError::NoChain.into()),
                 };
                 if items.len() > super::MAX_CHAIN_CERTS {
-                    return Err(VerifyError::new(format!(
-                        "certificate chain has {} certificates, more than the {} allowed",
-                        items.len(),
-                        super::MAX_CHAIN_CERTS
-                    )));
+                    return Err(EnvelopeError::ChainTooLong(items.len()).into());
                 }
                 for item in items {
                     match item {
                         Value::Bytes(b) => certs.push(b.clone()),
-                        _ => return Err(VerifyError::new("certificate chain is not present")),
+                        _ => return Err(EnvelopeError::NoChain.into()),
                     }
                 }
             }
             Label::Text(t) if t == H_TIMESTAMP => match value {
                 Value::Bytes(b) => timestamp = Some(b.clone()),
-                _ => return Err(VerifyError::new(format!("{H_TIMESTAMP} is not a bstr"))),
+                _ => return Err(EnvelopeError::TimestampNotBytes.into()),
             },
             Label::Text(t) if t == H_SIGNING_AGENT => {}
             _ => {}
@@ -91,7 +79,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
 
     let signature = sign1.signature.clone();
     if signature.is_empty() {
-        return Err(VerifyError::new("signature missing in COSE envelope"));
+        return Err(EnvelopeError::NoCoseSignature.into());
     }
 
     // Protected headers.
@@ -100,18 +88,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         Some(Algorithm::PrivateUse(i)) => Alg::from_cose(*i),
         _ => None,
     }
-    .ok_or_else(|| {
-        VerifyError::new(format!(
-            "signature algorithm not supported: {:?}",
-            p.alg.as_ref()
-        ))
-    })?;
+    .ok_or_else(|| EnvelopeError::CoseAlgorithm(format!("{:?}", p.alg.as_ref())))?;
     let cty = match &p.content_type {
         Some(ContentType::Text(t)) => t.clone(),
-        Some(ContentType::Assigned(_)) => {
-            return Err(VerifyError::new("content type should be of 'tstr' type"))
-        }
-        None => return Err(VerifyError::new("missing content type")),
+        Some(ContentType::Assigned(_)) => return Err(EnvelopeError::ContentTypeNotText.into()),
+        None => return Err(EnvelopeError::NoContentType.into()),
     };
     let mut crit = Vec::new();
     for c in &p.crit {
@@ -122,16 +103,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
             RegisteredLabelWithPrivate::Assigned(a) => {
                 let known = [1, 2, 3];
                 if !known.contains(&a.to_i64()) {
-                    return Err(VerifyError::new(format!(
-                        "signature has the critical header {}, which this verifier does not understand",
-                        a.to_i64()
-                    )));
+                    return Err(EnvelopeError::UnknownCriticalLabel(a.to_i64()).into());
                 }
             }
             RegisteredLabelWithPrivate::PrivateUse(i) => {
-                return Err(VerifyError::new(format!(
-                    "signature has the critical header {i}, which this verifier does not understand"
-                )))
+                return Err(EnvelopeError::UnknownCriticalLabel(*i).into())
             }
         }
     }
@@ -147,7 +123,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         match label {
             Label::Text(t) if t == H_SIGNING_SCHEME => match value {
                 Value::Text(s) => scheme = Some(s.clone()),
-                _ => return Err(VerifyError::new("invalid signingScheme")),
+                _ => return Err(EnvelopeError::SigningScheme.into()),
             },
             Label::Text(t) if t == H_SIGNING_TIME => {
                 signing_time = Some(epoch("signingTime", value)?)
@@ -166,7 +142,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
             }
         }
     }
-    let scheme = scheme.ok_or_else(|| VerifyError::new("invalid signingScheme"))?;
+    let scheme = scheme.ok_or(EnvelopeError::SigningScheme)?;
     let signing_time = check_scheme_headers(
         &scheme,
         signing_time,
@@ -176,12 +152,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         &present,
     )?;
     if sign1.protected.original_data.is_none() {
-        return Err(VerifyError::new("COSE protected header is missing"));
+        return Err(EnvelopeError::NoProtectedHeader.into());
     }
     let payload = sign1
         .payload
         .clone()
-        .ok_or_else(|| VerifyError::new("COSE envelope has a detached payload"))?;
+        .ok_or(EnvelopeError::DetachedPayload)?;
     let signed = sign1.tbs_data(b"");
     Ok(Envelope {
         alg,

@@ -5,6 +5,7 @@
 use base64::Engine;
 use serde_json::{Map, Value};
 
+use super::EnvelopeError;
 use super::{
     check_scheme_headers, parse_rfc3339, Alg, Envelope, Extra, H_AUTHENTIC_SIGNING_TIME, H_EXPIRY,
     H_SIGNING_SCHEME, H_SIGNING_TIME,
@@ -46,14 +47,15 @@ fn b64url(s: &str) -> std::result::Result<Vec<u8>, String> {
 }
 
 fn invalid(m: impl std::fmt::Display) -> VerifyError {
-    VerifyError::new(format!("signature is invalid. Error: {m}"))
+    EnvelopeError::InvalidSignature(m.to_string()).into()
 }
 
-fn str_field<'a>(obj: &'a Map<String, Value>, key: &str, what: &str) -> Result<&'a str> {
-    match obj.get(key) {
+fn str_field<'a>(obj: &'a Map<String, Value>, key: &str, what: &'static str) -> Result<&'a str> {
+    let key = key.to_string();
+    match obj.get(&key) {
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(VerifyError::new(format!("{what} {key:?} is not a string"))),
-        None => Err(VerifyError::new(format!("{what} {key:?} is missing"))),
+        Some(_) => Err(EnvelopeError::NotString { what, key }.into()),
+        None => Err(EnvelopeError::Missing { what, key }.into()),
     }
 }
 
@@ -61,34 +63,27 @@ fn time_field(obj: &Map<String, Value>, key: &str) -> Result<Option<i64>> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::String(s)) => parse_rfc3339(s).map(Some).ok_or_else(|| {
-            VerifyError::new(format!(
-                "jws envelope protected header can't be decoded: {key} {s:?} is not an RFC 3339 time"
-            ))
+            EnvelopeError::TimeNotRfc3339 {
+                key: key.to_string(),
+                value: s.clone(),
+            }
+            .into()
         }),
-        Some(_) => Err(VerifyError::new(format!(
-            "jws envelope protected header can't be decoded: {key} is not a string"
-        ))),
+        Some(_) => Err(EnvelopeError::TimeNotString(key.to_string()).into()),
     }
 }
 
 pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
-    let top: Value = serde_json::from_slice(bytes).map_err(|e| {
-        VerifyError::new(format!(
-            "unable to parse the digital signature, error : {e}"
-        ))
-    })?;
+    let top: Value =
+        serde_json::from_slice(bytes).map_err(|e| EnvelopeError::NotJson(e.to_string()))?;
     let Value::Object(top) = top else {
-        return Err(VerifyError::new(
-            "unable to parse the digital signature, error : the JWS envelope is not a JSON object",
-        ));
+        return Err(EnvelopeError::NotObject.into());
     };
     if let Some(k) = top
         .keys()
         .find(|k| !matches!(k.as_str(), "payload" | "protected" | "header" | "signature"))
     {
-        return Err(VerifyError::new(format!(
-            "unable to parse the digital signature, error : the JWS envelope has the member {k:?}; only payload, protected, header and signature are allowed"
-        )));
+        return Err(EnvelopeError::UnknownMember(k.clone()).into());
     }
     let what = "JWS envelope member";
     let payload_b64 = str_field(&top, "payload", what)?;
@@ -97,38 +92,30 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
     let header = match top.get("header") {
         Some(Value::Object(h)) => h.clone(),
         None => Map::new(),
-        Some(_) => return Err(VerifyError::new("JWS unprotected header is not an object")),
+        Some(_) => return Err(EnvelopeError::UnprotectedNotObject.into()),
     };
 
     // Unprotected header: x5c, signing agent, timestamp.
     let certs = match header.get("x5c") {
         Some(Value::Array(items)) => {
             if items.len() > super::MAX_CHAIN_CERTS {
-                return Err(VerifyError::new(format!(
-                    "certificate chain has {} certificates, more than the {} allowed",
-                    items.len(),
-                    super::MAX_CHAIN_CERTS
-                )));
+                return Err(EnvelopeError::ChainTooLong(items.len()).into());
             }
             items
                 .iter()
                 .map(|v| match v {
                     Value::String(s) => b64decode("x5c certificate", s),
-                    _ => Err(VerifyError::new("x5c entry is not a string")),
+                    _ => Err(EnvelopeError::X5cEntryNotString.into()),
                 })
                 .collect::<Result<Vec<_>>>()?
         }
         None | Some(Value::Null) => Vec::new(),
-        Some(_) => return Err(VerifyError::new("x5c is not an array")),
+        Some(_) => return Err(EnvelopeError::X5cNotArray.into()),
     };
     let timestamp = match header.get("io.cncf.notary.timestampSignature") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(b64decode("io.cncf.notary.timestampSignature", s)?),
-        Some(_) => {
-            return Err(VerifyError::new(
-                "io.cncf.notary.timestampSignature is not a string",
-            ))
-        }
+        Some(_) => return Err(EnvelopeError::TimestampNotString.into()),
     };
 
     // notation's JWT check decodes header, payload and signature, in that
@@ -141,34 +128,20 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         return Err(invalid("signature missing in jws-json envelope"));
     }
 
-    let protected_raw = b64url(protected_b64).map_err(|e| {
-        VerifyError::new(format!(
-            "jws envelope protected header can't be decoded: {e}"
-        ))
-    })?;
-    let protected: Value = serde_json::from_slice(&protected_raw).map_err(|e| {
-        VerifyError::new(format!(
-            "jws envelope protected header can't be decoded: {e}"
-        ))
-    })?;
+    let protected_raw = b64url(protected_b64).map_err(EnvelopeError::ProtectedHeader)?;
+    let protected: Value = serde_json::from_slice(&protected_raw)
+        .map_err(|e| EnvelopeError::ProtectedHeader(e.to_string()))?;
     let Value::Object(protected) = protected else {
-        return Err(VerifyError::new(
-            "jws envelope protected header can't be decoded: not a JSON object",
-        ));
+        return Err(EnvelopeError::ProtectedHeader("not a JSON object".into()).into());
     };
     let what = "JWS protected header";
     let alg_name = str_field(&protected, "alg", what)?;
-    let alg = Alg::from_jws(alg_name).ok_or_else(|| {
-        VerifyError::new(format!("signature algorithm {alg_name:?} is not supported"))
-    })?;
+    let alg =
+        Alg::from_jws(alg_name).ok_or_else(|| EnvelopeError::JwsAlgorithm(alg_name.to_string()))?;
     let cty = match protected.get("cty") {
         Some(Value::String(s)) => s.clone(),
         None => String::new(),
-        Some(_) => {
-            return Err(VerifyError::new(
-                "JWS protected header \"cty\" is not a string",
-            ))
-        }
+        Some(_) => return Err(EnvelopeError::CtyNotString.into()),
     };
     let scheme = str_field(&protected, H_SIGNING_SCHEME, what)?.to_string();
     let crit: Vec<String> = match protected.get("crit") {
@@ -176,16 +149,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         Some(Value::Array(items)) => items
             .iter()
             .map(|v| {
-                v.as_str().map(str::to_string).ok_or_else(|| {
-                    VerifyError::new("JWS protected header \"crit\" has a non-string entry")
-                })
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| EnvelopeError::CritEntryNotString.into())
             })
             .collect::<Result<_>>()?,
-        Some(_) => {
-            return Err(VerifyError::new(
-                "JWS protected header \"crit\" is not an array",
-            ))
-        }
+        Some(_) => return Err(EnvelopeError::CritNotArray.into()),
     };
     let signing_time = time_field(&protected, H_SIGNING_TIME)?;
     let authentic_time = time_field(&protected, H_AUTHENTIC_SIGNING_TIME)?;

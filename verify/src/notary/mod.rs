@@ -34,13 +34,15 @@
 
 pub mod certs;
 mod cose;
+mod error;
 mod jws;
 #[cfg(test)]
 mod tests;
 
 use crate::timestamp::{self, TimeStampToken};
 use crate::x509::Certificate;
-use crate::{Classify, Reason, Result, VerifyError};
+use crate::{Classify, Reason, Result};
+pub use error::{EnvelopeError, NotaryError, SignedTarget};
 
 pub const MEDIA_TYPE_JWS: &str = "application/jose+json";
 pub const MEDIA_TYPE_COSE: &str = "application/cose";
@@ -209,34 +211,28 @@ pub(crate) fn check_scheme_headers(
 ) -> Result<i64> {
     let (has_signing_time, has_authentic_time) = (signing_time.is_some(), authentic_time.is_some());
     let has_expiry = expiry.is_some();
-    let invalid = |m: String| Err(VerifyError::new(m));
+    let invalid = |e: EnvelopeError| Err(e.into());
     match scheme {
         SCHEME_X509 => {
             if has_authentic_time {
-                return invalid(format!(
-                    "{H_AUTHENTIC_SIGNING_TIME:?} header must not be present for {SCHEME_X509} signing scheme"
-                ));
+                return invalid(EnvelopeError::AuthenticTimeForX509);
             }
             if !has_signing_time {
-                return invalid("signing-time not present".into());
+                return invalid(EnvelopeError::NoSigningTime);
             }
         }
         SCHEME_SIGNING_AUTHORITY => {
             if has_signing_time {
-                return invalid(format!(
-                    "{H_SIGNING_TIME:?} header must not be present for {SCHEME_SIGNING_AUTHORITY} signing scheme"
-                ));
+                return invalid(EnvelopeError::SigningTimeForAuthority);
             }
             if !has_authentic_time {
-                return invalid(format!(
-                    "{H_AUTHENTIC_SIGNING_TIME:?} header must be present for {SCHEME_SIGNING_AUTHORITY} signing scheme"
-                ));
+                return invalid(EnvelopeError::NoAuthenticTime);
             }
         }
-        other => return invalid(format!("unsupported SigningScheme: `{other}`")),
+        other => return invalid(EnvelopeError::UnsupportedScheme(other.to_string())),
     }
     if crit.is_empty() {
-        return invalid("missing \"crit\" header".into());
+        return invalid(EnvelopeError::NoCrit);
     }
     let mut required = vec![H_SIGNING_SCHEME];
     if has_expiry {
@@ -245,24 +241,22 @@ pub(crate) fn check_scheme_headers(
     if scheme == SCHEME_SIGNING_AUTHORITY {
         required.push(H_AUTHENTIC_SIGNING_TIME);
     }
-    let missing: Vec<&str> = required
+    let missing: Vec<String> = required
         .into_iter()
         .filter(|r| !crit.iter().any(|c| c == r))
+        .map(str::to_string)
         .collect();
     if !missing.is_empty() {
-        return invalid(format!(
-            "these required headers are not marked as critical: [{}]",
-            missing.join(" ")
-        ));
+        return invalid(EnvelopeError::NotCritical(missing));
     }
     for c in crit {
         if !present.iter().any(|p| p == c) {
-            return invalid(format!("{c:?} header is marked critical but not present"));
+            return invalid(EnvelopeError::CriticalAbsent(c.clone()));
         }
     }
     let signing_time = signing_time.or(authentic_time).unwrap_or_default();
     if expiry.is_some_and(|e| e <= signing_time) {
-        return invalid("expiry cannot be equal or before the signing time".into());
+        return invalid(EnvelopeError::ExpiryBeforeSigning);
     }
     Ok(signing_time)
 }
@@ -278,22 +272,15 @@ pub fn verify(
     now: i64,
 ) -> Result<Verified> {
     if envelope.len() > MAX_ENVELOPE_BYTES {
-        return Err(VerifyError::new(format!(
-            "signature envelope is {} bytes, more than the {MAX_ENVELOPE_BYTES} allowed",
-            envelope.len()
-        )));
+        return Err(NotaryError::TooLarge(envelope.len()).into());
     }
     if envelope.is_empty() {
-        return Err(VerifyError::new("signature envelope is empty"));
+        return Err(NotaryError::Empty.into());
     }
     let env = match media_type {
         MEDIA_TYPE_JWS => jws::parse(envelope),
         MEDIA_TYPE_COSE => cose::parse(envelope),
-        other => {
-            return Err(VerifyError::new(format!(
-                "signature envelope type {other:?} is not supported (want {MEDIA_TYPE_JWS} or {MEDIA_TYPE_COSE})"
-            )))
-        }
+        other => return Err(NotaryError::EnvelopeType(other.to_string()).into()),
     }?;
     // Integrity: the chain is well formed and signed the payload.
     let (chain, payload) = integrity(&env).class(Reason::BadSignature)?;
@@ -307,13 +294,7 @@ pub fn verify(
     authenticity(&chain, trusted).class(Reason::UntrustedChain)?;
     if let Some(expiry) = env.expiry {
         if now >= expiry {
-            return Err(VerifyError::of(
-                Reason::Timestamp,
-                format!(
-                    "digital signature has expired on \"{}\"",
-                    fmt_rfc1123z(expiry)
-                ),
-            ));
+            return Err(NotaryError::Expired(expiry).into());
         }
     }
     let signing_time =
@@ -329,13 +310,10 @@ pub fn verify(
 /// payload JSON.
 fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
     if env.certs.is_empty() {
-        return Err(VerifyError::new("certificate chain is not present"));
+        return Err(EnvelopeError::NoChain.into());
     }
     if env.certs.len() > MAX_CHAIN_CERTS {
-        return Err(VerifyError::new(format!(
-            "certificate chain has {} certificates, more than the {MAX_CHAIN_CERTS} allowed",
-            env.certs.len()
-        )));
+        return Err(EnvelopeError::ChainTooLong(env.certs.len()).into());
     }
     let chain = env
         .certs
@@ -345,31 +323,25 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
     let leaf = &chain[0];
     let key = leaf.public_key()?;
     if !key.verify_scheme(env.alg.scheme(), &env.signed, &env.signature) {
-        return Err(VerifyError::of(Reason::BadSignature, format!(
-            "signature is invalid. Error: {} signature does not verify with the signing certificate's key",
-            env.alg.name()
-        )));
+        return Err(NotaryError::BadSignature(env.alg).into());
     }
     certs::validate_chain(&chain)?;
     let leaf_alg = certs::signing_algorithm(leaf)?;
     if leaf_alg != env.alg {
-        return Err(VerifyError::of(Reason::BadSignature, format!(
-            "mismatch between signature algorithm derived from signing certificate ({}) and signing algorithm specified ({})",
-            leaf_alg.name(),
-            env.alg.name()
-        )));
+        return Err(NotaryError::AlgorithmMismatch {
+            leaf: leaf_alg,
+            envelope: env.alg,
+        }
+        .into());
     }
     if env.cty != MEDIA_TYPE_PAYLOAD {
-        return Err(VerifyError::new(format!(
-            "payload content type {:?} not supported",
-            env.cty
-        )));
+        return Err(NotaryError::ContentType(env.cty.clone()).into());
     }
     if env.payload.is_empty() {
-        return Err(VerifyError::new("content not present"));
+        return Err(NotaryError::NoContent.into());
     }
     let payload: serde_json::Value = serde_json::from_slice(&env.payload)
-        .map_err(|e| VerifyError::new(format!("signature payload is not JSON: {e}")))?;
+        .map_err(|e| NotaryError::PayloadNotJson(e.to_string()))?;
     Ok((chain, payload))
 }
 
@@ -377,7 +349,7 @@ fn check_target(payload: &serde_json::Value, target: &Target) -> Result<()> {
     let t = payload
         .get("targetArtifact")
         .and_then(|t| t.as_object())
-        .ok_or_else(|| VerifyError::new("signature payload has no targetArtifact"))?;
+        .ok_or(NotaryError::NoTargetArtifact)?;
     let digest = t.get("digest").and_then(|v| v.as_str());
     let media_type = t.get("mediaType").and_then(|v| v.as_str());
     let size = t.get("size").and_then(|v| v.as_u64());
@@ -385,15 +357,15 @@ fn check_target(payload: &serde_json::Value, target: &Target) -> Result<()> {
         || size != Some(target.size)
         || media_type != Some(target.media_type.as_str())
     {
-        return Err(VerifyError::of(Reason::PayloadMismatch, format!(
-            "integrity check failed. signature does not match the given artifact: the signature is for {} ({}, {} bytes), the artifact is {} ({}, {} bytes)",
-            digest.unwrap_or("no digest"),
-            media_type.unwrap_or("no mediaType"),
-            size.map_or_else(|| "?".to_string(), |s| s.to_string()),
-            target.digest,
-            target.media_type,
-            target.size
-        )));
+        return Err(NotaryError::TargetMismatch {
+            signed: Box::new(SignedTarget {
+                digest: digest.unwrap_or("no digest").to_string(),
+                media_type: media_type.unwrap_or("no mediaType").to_string(),
+                size: size.map_or_else(|| "?".to_string(), |s| s.to_string()),
+            }),
+            artifact: Box::new(target.clone()),
+        }
+        .into());
     }
     Ok(())
 }
@@ -403,40 +375,28 @@ fn check_target(payload: &serde_json::Value, target: &Target) -> Result<()> {
 fn check_extended(env: &Envelope) -> Result<()> {
     if let Some((_, value, _)) = env.extended.iter().find(|(k, _, _)| k == H_PLUGIN) {
         let Extra::Text(name) = value else {
-            return Err(VerifyError::new(format!(
-                "{H_PLUGIN} from extended attribute is not a string"
-            )));
+            return Err(NotaryError::PluginNotString.into());
         };
-        return Err(VerifyError::new(format!(
-            "error while locating the verification plugin {name:?}, make sure the plugin is installed successfully before verifying the signature. error: plugin not found"
-        )));
+        return Err(NotaryError::PluginNotFound(name.clone()).into());
     }
     if let Some((k, _, _)) = env
         .extended
         .iter()
         .find(|(k, _, critical)| *critical || k == H_PLUGIN_MIN_VERSION)
     {
-        return Err(VerifyError::new(format!(
-            "signature has the critical header {k:?}, which this verifier does not understand (verification plugins are not supported)"
-        )));
+        return Err(NotaryError::UnknownCritical(k.clone()).into());
     }
     Ok(())
 }
 
 fn authenticity(chain: &[Certificate], trusted: &[Certificate]) -> Result<()> {
     if trusted.is_empty() {
-        return Err(VerifyError::of(
-            Reason::UntrustedChain,
-            "no trusted certificates are found to verify authenticity",
-        ));
+        return Err(NotaryError::NoTrustedCertificates.into());
     }
     if chain.iter().any(|c| trusted.contains(c)) {
         Ok(())
     } else {
-        Err(VerifyError::of(
-            Reason::UntrustedChain,
-            "the signature's certificate chain does not contain any trusted certificate",
-        ))
+        Err(NotaryError::NotTrusted.into())
     }
 }
 
@@ -450,11 +410,11 @@ fn authentic_timestamp(
         let t = env.signing_time;
         for cert in chain {
             if t < cert.not_before() || t > cert.not_after() {
-                return Err(VerifyError::of(Reason::Timestamp, format!(
-                    "certificate {:?} was not valid when the digital signature was produced at {:?}",
-                    go_subject(cert),
-                    fmt_rfc1123z(t)
-                )));
+                return Err(NotaryError::NotValidWhenSigned {
+                    subject: go_subject(cert),
+                    time: t,
+                }
+                .into());
             }
         }
         return Ok(Some(t));
@@ -462,60 +422,44 @@ fn authentic_timestamp(
     if tsa_roots.is_empty() {
         for cert in chain {
             if now < cert.not_before() {
-                return Err(VerifyError::of(Reason::Timestamp, format!(
-                    "verification time is before certificate {:?} validity period, it will be valid from {:?}",
-                    go_subject(cert),
-                    fmt_rfc1123z(cert.not_before())
-                )));
+                return Err(NotaryError::NotYetValid {
+                    subject: go_subject(cert),
+                    not_before: cert.not_before(),
+                }
+                .into());
             }
             if now > cert.not_after() {
-                return Err(VerifyError::of(Reason::Timestamp, format!(
-                    "verification time is after certificate {:?} validity period, it was expired at {:?}",
-                    go_subject(cert),
-                    fmt_rfc1123z(cert.not_after())
-                )));
+                return Err(NotaryError::CertificateExpired {
+                    subject: go_subject(cert),
+                    not_after: cert.not_after(),
+                }
+                .into());
             }
         }
         return Ok(None);
     }
     let Some(token) = &env.timestamp else {
-        return Err(VerifyError::of(
-            Reason::Timestamp,
-            "no timestamp countersignature was found in the signature envelope",
-        ));
+        return Err(NotaryError::NoCountersignature.into());
     };
-    let token = TimeStampToken::parse_token(token).map_err(|e| {
-        VerifyError::of(
-            Reason::Timestamp,
-            format!("failed to parse timestamp countersignature with error: {e}"),
-        )
-    })?;
+    let token = TimeStampToken::parse_token(token)
+        .map_err(|e| NotaryError::CountersignatureUnreadable(Box::new(e)))?;
     let (gen_time, _) =
-        timestamp::verify_with_roots(&token, &env.signature, env.alg.hash(), tsa_roots).map_err(
-            |e| {
-                VerifyError::of(
-                    Reason::Timestamp,
-                    format!("failed to verify the timestamp countersignature with error: {e}"),
-                )
-            },
-        )?;
+        timestamp::verify_with_roots(&token, &env.signature, env.alg.hash(), tsa_roots)
+            .map_err(|e| NotaryError::CountersignatureInvalid(Box::new(e)))?;
     for cert in chain {
         if gen_time < cert.not_before() {
-            return Err(VerifyError::of(Reason::Timestamp, format!(
-                "timestamp can be before certificate {:?} validity period, it will be valid from {:?}",
-                go_subject(cert),
-                fmt_rfc1123z(cert.not_before())
-            )));
+            return Err(NotaryError::TimestampBeforeValidity {
+                subject: go_subject(cert),
+                not_before: cert.not_before(),
+            }
+            .into());
         }
         if gen_time > cert.not_after() {
-            return Err(VerifyError::of(
-                Reason::Timestamp,
-                format!(
-                "timestamp can be after certificate {:?} validity period, it was expired at {:?}",
-                go_subject(cert),
-                fmt_rfc1123z(cert.not_after())
-            ),
-            ));
+            return Err(NotaryError::TimestampAfterValidity {
+                subject: go_subject(cert),
+                not_after: cert.not_after(),
+            }
+            .into());
         }
     }
     Ok(Some(gen_time))

@@ -253,7 +253,13 @@ impl Fixture {
     pub fn fetch(&self) -> impl Fn(&str, usize) -> Result<Option<Vec<u8>>> + '_ {
         move |path, max| match self.files.get(path) {
             None => Ok(None),
-            Some(b) if b.len() > max => Err(VerifyError::new(format!("{path}: too large"))),
+            // A mirror that sends more than asked is cut off, as the host does.
+            Some(b) if b.len() > max => Err(TufError::TooLarge {
+                file: path.to_string(),
+                size: b.len(),
+                max,
+            }
+            .into()),
             Some(b) => Ok(Some(b.clone())),
         }
     }

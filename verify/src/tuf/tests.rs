@@ -5,6 +5,7 @@
 use super::fixture::*;
 use super::*;
 use crate::encoding::hex;
+use crate::VerifyError;
 use serde_json::json;
 
 const TARGET: &[u8] =
@@ -152,8 +153,12 @@ fn a_wrong_target_hash_is_rejected() {
     assert_contains(&e, &format!("{path} has sha256 "));
     assert_contains(&e, "but targets.json gives");
     // A longer file is refused for its length.
-    f.files.insert(path, [TARGET, b" "].concat());
-    assert_contains(&f.fails(), "too large");
+    f.files.insert(path.clone(), [TARGET, b" "].concat());
+    assert!(
+        matches!(f.run(), Err(VerifyError::Tuf(TufError::TooLarge { ref file, .. })) if *file == path),
+        "{:?}",
+        f.run()
+    );
 }
 
 #[test]
