@@ -12,7 +12,8 @@ use std::cell::Cell;
 
 use ivpol_fuzz::{split, NOW};
 use ivpol_guest::verify::trust::TrustMaterial;
-use ivpol_guest::verify::{tuf, Result, VerifyError};
+use ivpol_guest::verify::tuf::{self, TufError};
+use ivpol_guest::verify::Result;
 use libfuzzer_sys::fuzz_target;
 
 struct Mirror<'a> {
@@ -24,12 +25,19 @@ impl tuf::Repository for Mirror<'_> {
     fn fetch(&self, path: &str, max: usize) -> Result<Option<Vec<u8>>> {
         self.fetches.set(self.fetches.get() + 1);
         if self.fetches.get() > 100 {
-            return Err(VerifyError::new("too many fetches"));
+            return Err(TufError::Fetch {
+                url: path.to_string(),
+                detail: "too many fetches".to_string(),
+            }
+            .into());
         }
         match self.files.iter().find(|(p, _)| *p == path.as_bytes()) {
-            Some((_, body)) if body.len() > max => Err(VerifyError::new(format!(
-                "{path} is larger than {max} bytes"
-            ))),
+            Some((_, body)) if body.len() > max => Err(TufError::TooLarge {
+                file: path.to_string(),
+                size: body.len(),
+                max,
+            }
+            .into()),
             Some((_, body)) => Ok(Some(body.to_vec())),
             None => Ok(None),
         }

@@ -79,19 +79,13 @@ pub enum VerifyError {
     /// A TUF repository that does not hand out the target.
     #[error(transparent)]
     Tuf(#[from] tuf::TufError),
+    /// A signature given outside admission that was not accepted.
+    #[error(transparent)]
+    Standalone(#[from] standalone::StandaloneError),
     /// A parsed bundle that does not verify against the trust material
     /// and the policy.
     #[error(transparent)]
     Check(#[from] sigstore_bundle::CheckError),
-    /// A failure from a module whose errors are not typed yet: its message
-    /// and class. (Issue 16: each module moves to its own enum in turn.)
-    #[error("{message}")]
-    Untyped {
-        /// What users see.
-        message: String,
-        /// Its class.
-        reason: Reason,
-    },
     /// `source` with `context` in front of its message ([`VerifyError::context`]).
     #[error("{context}: {source}")]
     Context {
@@ -162,22 +156,6 @@ impl Reason {
 }
 
 impl VerifyError {
-    /// A failure of class [`Reason::Malformed`].
-    pub fn new(message: impl Into<String>) -> VerifyError {
-        VerifyError::Untyped {
-            message: message.into(),
-            reason: Reason::Malformed,
-        }
-    }
-
-    /// A failure of class `reason`.
-    pub fn of(reason: Reason, message: impl Into<String>) -> VerifyError {
-        VerifyError::Untyped {
-            message: message.into(),
-            reason,
-        }
-    }
-
     /// The class of this failure, for decision logs and metrics.
     pub fn reason(&self) -> Reason {
         match self {
@@ -196,11 +174,12 @@ impl VerifyError {
             VerifyError::Timestamp(e) => e.reason(),
             VerifyError::Entry(e) => e.reason(),
             VerifyError::Check(e) => e.reason(),
+            VerifyError::Standalone(e) => e.reason(),
             VerifyError::Tuf(e) => e.reason(),
             VerifyError::Envelope(e) => e.reason(),
             VerifyError::Notary(e) => e.reason(),
             VerifyError::NotaryChain(e) => e.reason(),
-            VerifyError::Untyped { reason, .. } | VerifyError::Classified { reason, .. } => *reason,
+            VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }
     }

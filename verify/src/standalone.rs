@@ -9,7 +9,53 @@ use super::keys::PublicKey;
 use super::sigstore_bundle::{self, Artifact, Options, Policy};
 use super::trust::TrustMaterial;
 use super::x509::fulcio::IdentityRule;
-use super::VerifyError;
+use super::{Reason, VerifyError};
+
+/// Why a signature given outside admission was not accepted, where the
+/// verifiers' own errors do not say it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StandaloneError {
+    /// An artifact digest of another length than SHA-256's.
+    #[error("an artifact digest is 32 bytes, not {0}")]
+    DigestLength(usize),
+    /// A manifest digest that is not `sha256:<64 hex digits>`.
+    #[error("{0} is not a sha256 digest")]
+    NotSha256(String),
+    /// The cosign `.sig` manifest cannot be used.
+    #[error("{tag}: {detail}")]
+    SigManifest {
+        /// The `.sig` tag.
+        tag: String,
+        /// What is wrong with its manifest.
+        detail: String,
+    },
+    /// Nothing was fetched to verify.
+    #[error("no signature found for {digest}: no Sigstore bundle referrer and no layer in a cosign {} image", digest.replacen(':', "-", 1) + ".sig")]
+    NoSignature {
+        /// The artifact's digest.
+        digest: String,
+    },
+    /// Every candidate failed: each one's failure, in order, and the
+    /// first one's class.
+    #[error("{}", .failures.join("; "))]
+    NoneVerified {
+        /// The first candidate's class.
+        reason: Reason,
+        /// `<candidate>: <failure>`, each bounded.
+        failures: Vec<String>,
+    },
+}
+
+impl StandaloneError {
+    /// The class of this failure.
+    pub fn reason(&self) -> Reason {
+        match self {
+            StandaloneError::NoSignature { .. } => Reason::NotFound,
+            StandaloneError::NoneVerified { reason, .. } => *reason,
+            _ => Reason::Malformed,
+        }
+    }
+}
 
 /// Who must have signed.
 pub enum Signer {
@@ -28,12 +74,12 @@ impl Signer {
         }
     }
 
-    fn key(pem: &str) -> Result<PublicKey, String> {
-        PublicKey::from_pem(pem).map_err(|e| format!("key: {e}"))
+    fn key(pem: &str) -> Result<PublicKey, VerifyError> {
+        PublicKey::from_pem(pem).map_err(|e| e.context("key"))
     }
 
     /// What a Sigstore bundle must be signed by.
-    pub fn bundle_policy(&self) -> Result<Policy, String> {
+    pub fn bundle_policy(&self) -> Result<Policy, VerifyError> {
         Ok(match self {
             Signer::Identity { subject, issuer } => {
                 Policy::Identities(vec![Signer::identity_rule(subject, issuer)])
@@ -45,7 +91,7 @@ impl Signer {
     /// What a cosign `.sig` layer must be signed by: the key, or a
     /// certificate for the identity chaining to `trust`'s CAs (as a
     /// Kyverno `keyless` attestor without `roots`).
-    pub fn layer_verifier(&self, trust: &TrustMaterial) -> Result<Verifier, String> {
+    pub fn layer_verifier(&self, trust: &TrustMaterial) -> Result<Verifier, VerifyError> {
         Ok(match self {
             Signer::Identity { subject, issuer } => Verifier::Keyless {
                 identities: vec![Signer::identity_rule(subject, issuer)],
@@ -57,12 +103,12 @@ impl Signer {
 }
 
 /// `trusted_root` (TrustedRoot JSON), or the public-good root built in.
-pub fn trust(trusted_root: Option<&str>) -> Result<TrustMaterial, String> {
+pub fn trust(trusted_root: Option<&str>) -> Result<TrustMaterial, VerifyError> {
     match trusted_root {
         Some(json) => TrustMaterial::from_trusted_root_json(json),
         None => TrustMaterial::public_good(),
     }
-    .map_err(|e| format!("trusted root: {e}"))
+    .map_err(|e| e.context("trusted root"))
 }
 
 /// Verifies `bundle` for the artifact with SHA-256 `artifact_sha256`, at
@@ -74,14 +120,11 @@ pub fn verify_bundle(
     trusted_root: Option<&str>,
     now: i64,
 ) -> Result<(), VerifyError> {
-    let digest: [u8; 32] = artifact_sha256.try_into().map_err(|_| {
-        VerifyError::new(format!(
-            "an artifact digest is 32 bytes, not {}",
-            artifact_sha256.len()
-        ))
-    })?;
-    let trust = trust(trusted_root).map_err(VerifyError::new)?;
-    let policy = signer.bundle_policy().map_err(VerifyError::new)?;
+    let digest: [u8; 32] = artifact_sha256
+        .try_into()
+        .map_err(|_| StandaloneError::DigestLength(artifact_sha256.len()))?;
+    let trust = trust(trusted_root)?;
+    let policy = signer.bundle_policy()?;
     let opts = Options {
         ignore_tlog: false,
         ignore_sct: false,

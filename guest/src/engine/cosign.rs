@@ -19,8 +19,9 @@ use crate::policy::attestor::{CompiledCosign, StringSource, Tuf};
 use crate::verify::cosign::{self as layers, Layer, Options, Verifier};
 use crate::verify::keys::{HashAlgorithm, PublicKey};
 use crate::verify::sigstore_bundle::{self as bundles, Artifact, Policy};
-use crate::verify::standalone::Signer;
+use crate::verify::standalone::{Signer, StandaloneError};
 use crate::verify::trust::{CertificateAuthority, LogKey, TrustMaterial, Validity};
+use crate::verify::tuf::TufError;
 use crate::verify::x509::fulcio::IdentityRule;
 use crate::verify::x509::Certificate;
 use crate::verify::{tuf, Reason, VerifyError};
@@ -122,17 +123,16 @@ fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMateri
     let fetch = |path: &str, max: usize| -> crate::verify::Result<Option<Vec<u8>>> {
         let url = format!("{mirror}/{path}");
         let request = HttpRequest::get(url.clone(), Vec::new());
-        let response = transport
-            .send(&request, max)
-            .map_err(|e| VerifyError::new(format!("fetching {url}: {e}")))?;
+        let response = transport.send(&request, max).map_err(|e| TufError::Fetch {
+            url: url.clone(),
+            detail: e.to_string(),
+        })?;
         match response.status {
             200 => Ok(Some(response.body)),
             // go-tuf ends the root chain at a 403 as at a 404 (object
             // stores answer 403 for files that do not exist).
             403 | 404 => Ok(None),
-            status => Err(VerifyError::new(format!(
-                "fetching {url}: HTTP status {status}"
-            ))),
+            status => Err(TufError::FetchStatus { url, status }.into()),
         }
     };
     let json =
@@ -533,7 +533,7 @@ impl ResolvedCosign {
         trust: TrustMaterial,
         ignore_tlog: bool,
         now: i64,
-    ) -> Result<ResolvedCosign, String> {
+    ) -> Result<ResolvedCosign, VerifyError> {
         Ok(ResolvedCosign {
             options: Options {
                 verifier: signer.layer_verifier(&trust)?,
@@ -565,9 +565,8 @@ pub fn verify_artifact(
     ignore_tlog: bool,
     now: i64,
 ) -> Result<(), VerifyError> {
-    let trust = crate::verify::standalone::trust(trusted_root).map_err(VerifyError::new)?;
-    let attestor =
-        ResolvedCosign::for_signer(signer, trust, ignore_tlog, now).map_err(VerifyError::new)?;
+    let trust = crate::verify::standalone::trust(trusted_root)?;
+    let attestor = ResolvedCosign::for_signer(signer, trust, ignore_tlog, now)?;
     verify_fetched(digest, fetched, &attestor)
 }
 
@@ -589,7 +588,7 @@ fn verify_fetched(
     fetched: &Fetched,
     attestor: &ResolvedCosign,
 ) -> Result<(), VerifyError> {
-    sha256_bytes(digest).map_err(VerifyError::new)?;
+    sha256_bytes(digest).map_err(|_| StandaloneError::NotSha256(digest.to_string()))?;
     let offline = crate::oci::transport::Offline;
     let client = Client::new(&offline);
     let mut errors = Vec::new();
@@ -616,8 +615,12 @@ fn verify_fetched(
     }
     if let Some(manifest) = fetched.sig_manifest {
         let tag = digest.replacen(':', "-", 1) + ".sig";
-        let layers = fetched_layers(&client, manifest, fetched.sig_layers)
-            .map_err(|e| VerifyError::new(format!("{tag}: {e}")))?;
+        let layers = fetched_layers(&client, manifest, fetched.sig_layers).map_err(|detail| {
+            StandaloneError::SigManifest {
+                tag: tag.clone(),
+                detail,
+            }
+        })?;
         for (d, outcome) in layers {
             let verified = outcome
                 .map_err(|e| (Reason::Malformed, e))
@@ -631,15 +634,15 @@ fn verify_fetched(
         }
     }
     Err(match first {
-        None => VerifyError::of(
-            Reason::NotFound,
-            format!(
-                "no signature found for {digest}: no Sigstore bundle referrer and no layer in a cosign {} image",
-                digest.replacen(':', "-", 1) + ".sig"
-            ),
-        ),
-        Some(reason) => VerifyError::of(reason, errors.join("; ")),
-    })
+        None => StandaloneError::NoSignature {
+            digest: digest.to_string(),
+        },
+        Some(reason) => StandaloneError::NoneVerified {
+            reason,
+            failures: errors,
+        },
+    }
+    .into())
 }
 
 /// A layer a fetched `.sig` manifest names (its digest, for messages),

@@ -244,6 +244,22 @@ pub enum TufError {
     /// A target's SHA-256 that is not 64 hex digits (it names a path).
     #[error("TUF: targets.json gives {0} a sha256 that is not 64 hex digits")]
     Sha256NotHex(String),
+    /// The mirror could not be read (the caller's [`super::Repository`]).
+    #[error("fetching {url}: {detail}")]
+    Fetch {
+        /// What was asked for.
+        url: String,
+        /// Why it did not come.
+        detail: String,
+    },
+    /// The mirror answered with an HTTP error.
+    #[error("fetching {url}: HTTP status {status}")]
+    FetchStatus {
+        /// What was asked for.
+        url: String,
+        /// The status.
+        status: u16,
+    },
     /// The trusted root target is not text.
     #[error("TUF target {TRUSTED_ROOT_TARGET} is not UTF-8")]
     TrustedRootNotUtf8,
