@@ -51,6 +51,7 @@ const MAX_SIGNATURES: usize = 16;
 /// A parsed DSSE envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Envelope {
+    /// The payload's type (`application/vnd.in-toto+json` for attestations).
     pub payload_type: String,
     /// The decoded payload bytes.
     pub payload: Vec<u8>,
@@ -73,6 +74,7 @@ struct SignatureJson {
 }
 
 impl Envelope {
+    /// Reads an envelope, bounded in bytes and signatures.
     pub fn parse(json: &[u8]) -> Result<Envelope> {
         if json.len() > MAX_ENVELOPE {
             return Err(DsseError::TooLarge.into());

@@ -119,7 +119,9 @@ pub fn unhex(what: &str, s: &str) -> Result<Vec<u8>> {
 
 /// One PEM block: its label and DER contents.
 pub struct PemBlock {
+    /// The label of its `-----BEGIN …-----` line.
     pub label: String,
+    /// The decoded contents.
     pub der: Vec<u8>,
 }
 

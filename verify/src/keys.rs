@@ -104,9 +104,13 @@ impl KeyError {
 /// The message digest of a signature scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HashAlgorithm {
+    /// SHA-224.
     Sha224,
+    /// SHA-256.
     Sha256,
+    /// SHA-384.
     Sha384,
+    /// SHA-512.
     Sha512,
 }
 
@@ -143,6 +147,7 @@ impl HashAlgorithm {
         }
     }
 
+    /// Kyverno's name for it (`sha256`, ...).
     pub fn name(self) -> &'static str {
         match self {
             HashAlgorithm::Sha224 => "sha224",
@@ -370,9 +375,13 @@ impl PublicKey {
 /// identifier fixes it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
+    /// ECDSA over the hash, ASN.1 DER signature.
     Ecdsa(HashAlgorithm),
+    /// RSA PKCS#1 v1.5 over the hash.
     RsaPkcs1(HashAlgorithm),
+    /// RSASSA-PSS over the hash (any salt length).
     RsaPss(HashAlgorithm),
+    /// Ed25519 (pure).
     Ed25519,
     /// ECDSA with only the fixed-size raw `r‖s` encoding (JWS/COSE).
     EcdsaRaw(HashAlgorithm),
@@ -383,8 +392,11 @@ pub enum Scheme {
 /// A key's type and size (bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeySpec {
+    /// An elliptic curve key, by the curve's bit size.
     Ec(usize),
+    /// An RSA key, by its modulus size.
     Rsa(usize),
+    /// An Ed25519 key.
     Ed25519,
 }
 

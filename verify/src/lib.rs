@@ -13,6 +13,9 @@
 // Nothing here needs unsafe code; the component glue that does lives in
 // the guest crate.
 #![forbid(unsafe_code)]
+// Every public item says what it is: the guest, the host's tools and the
+// bench read this crate's API from its docs.
+#![deny(missing_docs)]
 
 use thiserror::Error;
 
@@ -214,6 +217,7 @@ impl<T> Classify<T> for Result<T> {
     }
 }
 
+/// What every verification returns.
 pub type Result<T> = std::result::Result<T, VerifyError>;
 
 pub mod cosign;

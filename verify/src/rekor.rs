@@ -169,7 +169,9 @@ pub struct CosignBundle {
     pub set: Vec<u8>,
     /// The base64 canonicalized entry, as logged.
     pub body: String,
+    /// When the log integrated the entry, Unix seconds.
     pub integrated_time: i64,
+    /// The entry's index in the log.
     pub log_index: i64,
     /// Decoded logID.
     pub log_id: Vec<u8>,
@@ -194,6 +196,7 @@ struct PayloadJson {
 }
 
 impl CosignBundle {
+    /// Reads the annotation's JSON, bounded in bytes.
     pub fn parse(json: &str) -> Result<CosignBundle> {
         if json.len() > MAX_BUNDLE {
             return Err(RekorError::AnnotationTooLarge.into());
@@ -237,6 +240,7 @@ impl CosignBundle {
 /// A hash in an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryHash {
+    /// The algorithm's name as logged (`sha256`).
     pub algorithm: String,
     /// Lowercase hex as logged.
     pub value: String,
@@ -256,22 +260,32 @@ pub struct EntrySignature {
 pub enum Body {
     /// hashedrekord 0.0.1.
     HashedRekord {
+        /// The artifact's hash.
         hash: EntryHash,
+        /// The decoded signature over the artifact.
         signature: Vec<u8>,
+        /// The verifier PEM text (public key or certificate).
         verifier_pem: String,
     },
     /// intoto 0.0.1 / 0.0.2: `hash` is of the envelope, `payload_hash` of
     /// its payload.
     Intoto {
+        /// `0.0.1` or `0.0.2`.
         version: String,
+        /// The envelope's hash.
         hash: Option<EntryHash>,
+        /// The payload's hash.
         payload_hash: Option<EntryHash>,
+        /// The envelope's signatures.
         signatures: Vec<EntrySignature>,
     },
     /// dsse 0.0.1.
     Dsse {
+        /// The envelope's hash.
         envelope_hash: Option<EntryHash>,
+        /// The payload's hash.
         payload_hash: Option<EntryHash>,
+        /// The envelope's signatures.
         signatures: Vec<EntrySignature>,
     },
 }
@@ -298,6 +312,7 @@ fn pem_field(what: &str, b64: &str) -> Result<String> {
 }
 
 impl Body {
+    /// Reads a canonicalized body of a kind this verifier checks, bounded in bytes.
     pub fn parse(json: &[u8]) -> Result<Body> {
         if json.len() > MAX_BUNDLE {
             return Err(RekorError::BodyTooLarge.into());

@@ -60,7 +60,12 @@ impl StandaloneError {
 /// Who must have signed.
 pub enum Signer {
     /// A keyless signer: SAN and OIDC issuer, matched exactly.
-    Identity { subject: String, issuer: String },
+    Identity {
+        /// The certificate's SAN.
+        subject: String,
+        /// The OIDC issuer.
+        issuer: String,
+    },
     /// A PEM public key.
     Key(String),
 }

@@ -162,7 +162,9 @@ impl TimestampError {
 /// The largest `TimeStampResp` accepted, in bytes.
 pub const MAX_TIMESTAMP_BYTES: usize = 64 * 1024;
 
+/// `id-signedData` (CMS).
 pub const ID_SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.2");
+/// `id-ct-TSTInfo` (RFC 3161).
 pub const ID_CT_TST_INFO: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.1.4");
 const ID_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
@@ -190,23 +192,30 @@ pub fn hash_from_oid(oid: &ObjectIdentifier) -> Result<HashAlgorithm> {
 /// The fields of a `TSTInfo` a verifier uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TstInfo {
+    /// The TSA policy the token was issued under.
     pub policy: ObjectIdentifier,
+    /// The message imprint's hash algorithm.
     pub imprint_hash: HashAlgorithm,
+    /// The message imprint: the hash of what was timestamped.
     pub imprint: Vec<u8>,
     /// Big-endian serial number bytes.
     pub serial: Vec<u8>,
     /// `genTime` in Unix seconds (fractions dropped).
     pub gen_time: i64,
+    /// The request's nonce, if any.
     pub nonce: Option<Vec<u8>>,
 }
 
 /// A parsed timestamp token.
 #[derive(Debug, Clone)]
 pub struct TimeStampToken {
+    /// The CMS SignedData around the TSTInfo.
     pub signed_data: SignedData,
+    /// The TSA's signer info.
     pub signer: SignerInfo,
     /// The DER `TSTInfo` the signature covers (through the message digest).
     pub tst_info_der: Vec<u8>,
+    /// The TSTInfo's fields.
     pub tst_info: TstInfo,
     /// The DER `SET OF Attribute` the signer signed.
     pub signed_attrs_der: Vec<u8>,

@@ -75,7 +75,9 @@ const PUBLIC_GOOD: &str = include_str!("public-good-trusted-root.json");
 /// A validity window in unix seconds; a missing end is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Validity {
+    /// The first second of the window, if bounded.
     pub start: Option<i64>,
+    /// The last second of the window, if bounded.
     pub end: Option<i64>,
 }
 
@@ -91,8 +93,11 @@ impl Validity {
 pub struct LogKey {
     /// The log id: SHA-256 of the key's SPKI DER (as given by the trusted root).
     pub id: [u8; 32],
+    /// The log's public key.
     pub key: PublicKey,
+    /// When the key was in use.
     pub validity: Validity,
+    /// The log's base URL (its checkpoints' origin), possibly empty.
     pub base_url: String,
 }
 
@@ -118,16 +123,22 @@ impl LogKey {
 pub struct CertificateAuthority {
     /// As in the trusted root: intermediates first, root last.
     pub certs: Vec<Certificate>,
+    /// When the authority issued.
     pub validity: Validity,
+    /// The authority's URI.
     pub uri: String,
 }
 
 /// Everything a Sigstore verification trusts.
 #[derive(Debug, Clone, Default)]
 pub struct TrustMaterial {
+    /// Rekor logs' keys.
     pub tlogs: Vec<LogKey>,
+    /// Certificate Transparency logs' keys (for SCTs).
     pub ctlogs: Vec<LogKey>,
+    /// Fulcio certificate authorities.
     pub cas: Vec<CertificateAuthority>,
+    /// RFC 3161 timestamp authorities.
     pub tsas: Vec<CertificateAuthority>,
 }
 

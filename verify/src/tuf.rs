@@ -43,6 +43,7 @@ pub const TRUSTED_ROOT_TARGET: &str = "trusted_root.json";
 /// `timestamp.json`, `targets/<sha256>.trusted_root.json`), at most `max`
 /// bytes, or `None` when the mirror does not have it (HTTP 404).
 pub trait Repository {
+    /// The file at `path`, at most `max` bytes, or `None` if the mirror has none.
     fn fetch(&self, path: &str, max: usize) -> Result<Option<Vec<u8>>>;
 }
 

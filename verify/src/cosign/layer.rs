@@ -136,11 +136,17 @@ impl LayerError {
     }
 }
 
+/// The payload media type of a cosign signature layer.
 pub const MEDIA_TYPE_SIMPLESIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+/// The payload media type of a cosign attestation layer.
 pub const MEDIA_TYPE_DSSE: &str = "application/vnd.dsse.envelope.v1+json";
+/// The annotation holding a layer's base64 signature.
 pub const ANNOTATION_SIGNATURE: &str = "dev.cosignproject.cosign/signature";
+/// The annotation holding a keyless signer's PEM certificate.
 pub const ANNOTATION_CERTIFICATE: &str = "dev.sigstore.cosign/certificate";
+/// The annotation holding the certificate's PEM chain.
 pub const ANNOTATION_CHAIN: &str = "dev.sigstore.cosign/chain";
+/// The annotation holding the Rekor bundle (SET and entry).
 pub const ANNOTATION_BUNDLE: &str = "dev.sigstore.cosign/bundle";
 
 const SIMPLESIGNING_TYPE: &str = "cosign container image signature";

@@ -47,9 +47,11 @@ use super::x509::Certificate;
 /// One layer of a `.sig` or `.att` image.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Layer {
+    /// The layer's media type (simple signing or DSSE).
     pub media_type: String,
     /// The layer blob (already checked against its descriptor digest).
     pub payload: Vec<u8>,
+    /// The layer's annotations (signature, certificate, chain, bundle).
     pub annotations: BTreeMap<String, String>,
 }
 
@@ -63,14 +65,18 @@ pub enum Verifier {
     /// Kyverno `certificate`: the certificate's key; `chain` (intermediates
     /// then root), if not empty, validates the certificate.
     Certificate {
+        /// The certificate whose key must have signed.
         cert: Certificate,
+        /// Intermediates then root that validate `cert`, if any.
         chain: Vec<Certificate>,
     },
     /// Kyverno `keyless`: a certificate from the layer, chaining to `roots`
     /// (anchors; roots and intermediates may be mixed), matching one of
     /// `identities`.
     Keyless {
+        /// The identities the certificate must match (any one).
         identities: Vec<IdentityRule>,
+        /// The anchors the certificate must chain to.
         roots: Vec<Certificate>,
     },
 }
@@ -78,6 +84,7 @@ pub enum Verifier {
 /// Everything one layer verification needs.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Who must have signed.
     pub verifier: Verifier,
     /// The signature hash (Kyverno `key.hashAlgorithm`); None tries SHA-256
     /// then the key's own hash.
@@ -86,7 +93,9 @@ pub struct Options {
     pub tlogs: Vec<LogKey>,
     /// CT log keys (for SCTs).
     pub ctlogs: Vec<LogKey>,
+    /// Skip the Rekor bundle check (Kyverno `ctlog.insecureIgnoreTlog`).
     pub ignore_tlog: bool,
+    /// Skip the certificate's SCT check (Kyverno `ctlog.insecureIgnoreSCT`).
     pub ignore_sct: bool,
     /// `cosign.annotations`: required `optional` annotations of a
     /// simple-signing payload, or annotations of the in-toto statement's

@@ -44,8 +44,11 @@ use crate::x509::Certificate;
 use crate::{Classify, Reason, Result};
 pub use error::{EnvelopeError, NotaryError, SignedTarget};
 
+/// The media type of a JWS signature envelope.
 pub const MEDIA_TYPE_JWS: &str = "application/jose+json";
+/// The media type of a COSE_Sign1 signature envelope.
 pub const MEDIA_TYPE_COSE: &str = "application/cose";
+/// The content type of the signed Notary payload.
 pub const MEDIA_TYPE_PAYLOAD: &str = "application/vnd.cncf.notary.payload.v1+json";
 /// Largest envelope accepted.
 pub const MAX_ENVELOPE_BYTES: usize = 4 << 20;
@@ -80,8 +83,11 @@ pub struct Trust {
 /// The artifact the signature must be for (the resolved descriptor).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// The artifact's digest (`sha256:<hex>`).
     pub digest: String,
+    /// The artifact's media type.
     pub media_type: String,
+    /// The artifact's size in bytes.
     pub size: u64,
 }
 
@@ -103,11 +109,17 @@ pub struct Verified {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(clippy::upper_case_acronyms)]
 pub enum Alg {
+    /// RSASSA-PSS with SHA-256.
     PS256,
+    /// RSASSA-PSS with SHA-384.
     PS384,
+    /// RSASSA-PSS with SHA-512.
     PS512,
+    /// ECDSA P-256 with SHA-256.
     ES256,
+    /// ECDSA P-384 with SHA-384.
     ES384,
+    /// ECDSA P-521 with SHA-512.
     ES512,
 }
 

@@ -155,12 +155,16 @@ pub const MAX_CHAIN_CERTS: usize = 10;
 /// The bundle format versions this verifier knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BundleVersion {
+    /// Bundle v0.1.
     V01,
+    /// Bundle v0.2.
     V02,
+    /// Bundle v0.3.
     V03,
 }
 
 impl BundleVersion {
+    /// The version a `mediaType` names.
     pub fn from_media_type(media_type: &str) -> Result<BundleVersion> {
         match media_type {
             "application/vnd.dev.sigstore.bundle+json;version=0.1" => Ok(BundleVersion::V01),
@@ -180,7 +184,10 @@ pub enum Material {
     /// One DER leaf certificate (bundle v0.3 `certificate`).
     Certificate(Vec<u8>),
     /// A key the verifier knows; the hint is informational only.
-    PublicKey { hint: Option<String> },
+    PublicKey {
+        /// The bundle's `publicKey.hint`.
+        hint: Option<String>,
+    },
 }
 
 impl Material {
@@ -199,31 +206,41 @@ impl Material {
 pub struct MessageDigest {
     /// The protobuf `HashAlgorithm` name, e.g. `SHA2_256`.
     pub algorithm: String,
+    /// The artifact's digest.
     pub digest: Vec<u8>,
 }
 
 /// One DSSE signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DsseSignature {
+    /// The key id, informational.
     pub keyid: String,
+    /// The decoded signature over the PAE.
     pub sig: Vec<u8>,
 }
 
 /// A DSSE envelope as carried in a bundle (payload already decoded).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DsseEnvelope {
+    /// The payload's type.
     pub payload_type: String,
+    /// The decoded payload.
     pub payload: Vec<u8>,
+    /// The signatures, in envelope order.
     pub signatures: Vec<DsseSignature>,
 }
 
 /// What was signed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
+    /// A signature over the artifact (or its digest).
     MessageSignature {
+        /// The artifact's digest, if the bundle gives it.
         digest: Option<MessageDigest>,
+        /// The decoded signature.
         signature: Vec<u8>,
     },
+    /// A DSSE envelope (an in-toto statement about the artifact).
     Dsse(DsseEnvelope),
 }
 
@@ -244,9 +261,13 @@ impl Content {
 /// An RFC 6962 inclusion proof with its signed checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InclusionProof {
+    /// The leaf's index in the proof's tree.
     pub log_index: u64,
+    /// The tree's root hash.
     pub root_hash: [u8; 32],
+    /// The tree's size.
     pub tree_size: u64,
+    /// The sibling hashes, leaf to root.
     pub hashes: Vec<[u8; 32]>,
     /// The checkpoint's signed note text, if present.
     pub checkpoint: Option<String>,
@@ -255,15 +276,19 @@ pub struct InclusionProof {
 /// One transparency log entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlogEntry {
+    /// The entry's index in the log.
     pub log_index: u64,
     /// `logId.keyId`: SHA-256 of the log's public key (or its C2SP key id).
     pub log_id: Vec<u8>,
+    /// The body's kind (`hashedrekord`, `dsse`, `intoto`).
     pub kind: String,
+    /// The body's version (`0.0.1`, `0.0.2`).
     pub version: String,
     /// `integratedTime`, when non-zero (Rekor v2 entries have none).
     pub integrated_time: Option<i64>,
     /// The signed entry timestamp (`inclusionPromise.signedEntryTimestamp`).
     pub set: Option<Vec<u8>>,
+    /// The inclusion proof, if the bundle carries one.
     pub proof: Option<InclusionProof>,
     /// The decoded `canonicalizedBody`.
     pub body: Vec<u8>,
@@ -280,11 +305,15 @@ impl TlogEntry {
 /// A parsed, well-formed bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bundle {
+    /// The format version.
     pub version: BundleVersion,
+    /// What identifies the signer.
     pub material: Material,
+    /// The transparency log entries.
     pub tlog_entries: Vec<TlogEntry>,
     /// DER `TimeStampResp` values.
     pub timestamps: Vec<Vec<u8>>,
+    /// What was signed.
     pub content: Content,
 }
 

@@ -82,8 +82,11 @@ pub const MAX_NOTE_BYTES: usize = 64 * 1024;
 /// One signature line of a signed note.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoteSignature {
+    /// The signer's key name.
     pub name: String,
+    /// The first four bytes of the key's id.
     pub key_hint: [u8; 4],
+    /// The signature over the note's text.
     pub signature: Vec<u8>,
 }
 
@@ -92,26 +95,34 @@ pub struct NoteSignature {
 pub struct SignedNote {
     /// The signed bytes: the text up to and including its final newline.
     pub text: String,
+    /// Its signature lines, in order.
     pub signatures: Vec<NoteSignature>,
 }
 
 /// A checkpoint body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checkpoint {
+    /// The log's origin line.
     pub origin: String,
+    /// The tree size.
     pub size: u64,
+    /// The tree's root hash.
     pub root_hash: [u8; 32],
+    /// Lines after the root hash.
     pub extra: Vec<String>,
 }
 
 /// A signed checkpoint: the note and its parsed body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedCheckpoint {
+    /// The signed note.
     pub note: SignedNote,
+    /// Its text, parsed.
     pub checkpoint: Checkpoint,
 }
 
 impl SignedNote {
+    /// Splits a note into text and signature lines, bounded in bytes and lines.
     pub fn parse(envelope: &str) -> Result<SignedNote> {
         if envelope.len() > MAX_NOTE_BYTES {
             return Err(CheckpointError::TooLarge(envelope.len()).into());
@@ -216,6 +227,7 @@ impl Checkpoint {
 }
 
 impl SignedCheckpoint {
+    /// Reads a signed note and the checkpoint in its text.
     pub fn parse(envelope: &str) -> Result<SignedCheckpoint> {
         let note = SignedNote::parse(envelope)?;
         let checkpoint = Checkpoint::parse(&note.text)?;

@@ -20,13 +20,17 @@ enum Secret {
     Ec(p256::ecdsa::SigningKey),
 }
 
+/// A repository key with its secret half.
 pub struct TestKey {
+    /// Its key id: the SHA-256 of its canonical JSON.
     pub id: String,
+    /// Its public JSON, as a root lists it.
     pub json: Value,
     secret: Secret,
 }
 
 impl TestKey {
+    /// An ed25519 key from a 32-byte seed of `seed`.
     pub fn ed(seed: u8) -> TestKey {
         let sk = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
         let json = json!({
@@ -37,6 +41,7 @@ impl TestKey {
         TestKey::new(json, Secret::Ed(sk))
     }
 
+    /// An ECDSA P-256 key whose scalar is 32 bytes of `seed`.
     pub fn ec(seed: u8) -> TestKey {
         let sk = p256::ecdsa::SigningKey::from_slice(&[seed; 32]).expect("a P-256 scalar");
         let der = sk.verifying_key().to_public_key_der().expect("SPKI");
@@ -59,6 +64,7 @@ impl TestKey {
         }
     }
 
+    /// The hex signature of `message`, as a metadata file carries it.
     pub fn sign(&self, message: &[u8]) -> String {
         match &self.secret {
             Secret::Ed(sk) => {
@@ -75,30 +81,47 @@ impl TestKey {
 }
 
 // Key indices in `Fixture::keys`.
-pub const A: usize = 0; // ed25519, root v1
-pub const B: usize = 1; // ECDSA, root v1 and v2
-pub const C: usize = 2; // ECDSA, root v2
-pub const TS: usize = 3; // ECDSA, timestamp
-pub const SN: usize = 4; // ed25519, snapshot
-pub const T1: usize = 5; // ECDSA, targets
-pub const T2: usize = 6; // ed25519, targets
+/// ed25519, a root v1 key.
+pub const A: usize = 0;
+/// ECDSA, a root v1 and v2 key.
+pub const B: usize = 1;
+/// ECDSA, a root v2 key.
+pub const C: usize = 2;
+/// ECDSA, the timestamp key.
+pub const TS: usize = 3;
+/// ed25519, the snapshot key.
+pub const SN: usize = 4;
+/// ECDSA, a targets key.
+pub const T1: usize = 5;
+/// ed25519, a targets key.
+pub const T2: usize = 6;
 
 /// A repository: the `signed` part of every metadata file and who signs
 /// it, published as files by [`Fixture::publish`]. The timestamp's
 /// snapshot length and hashes and the target's path are filled in there;
 /// everything else is as the test leaves it.
 pub struct Fixture {
+    /// Every key, by the indices above.
     pub keys: Vec<TestKey>,
+    /// The target's bytes.
     pub target: Vec<u8>,
     /// Published as `1.root.json`, `2.root.json`, …; the first is trusted.
     pub roots: Vec<Value>,
+    /// The keys that sign each root.
     pub root_signers: Vec<Vec<usize>>,
+    /// `timestamp.json`'s `signed`.
     pub timestamp: Value,
+    /// The keys that sign it.
     pub timestamp_signers: Vec<usize>,
+    /// `snapshot.json`'s `signed`.
     pub snapshot: Value,
+    /// The keys that sign it.
     pub snapshot_signers: Vec<usize>,
+    /// `targets.json`'s `signed`.
     pub targets: Value,
+    /// The keys that sign it.
     pub targets_signers: Vec<usize>,
+    /// The mirror's files by path, as published.
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
@@ -250,6 +273,7 @@ impl Fixture {
         self.files["1.root.json"].clone()
     }
 
+    /// The mirror as a [`Repository`].
     pub fn fetch(&self) -> impl Fn(&str, usize) -> Result<Option<Vec<u8>>> + '_ {
         move |path, max| match self.files.get(path) {
             None => Ok(None),
@@ -264,6 +288,7 @@ impl Fixture {
         }
     }
 
+    /// The client's run against the mirror at [`NOW`].
     pub fn run(&self) -> Result<String> {
         trusted_root(&self.trusted(), &self.fetch(), NOW)
     }

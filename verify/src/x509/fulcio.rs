@@ -94,7 +94,9 @@ const MAX_REGEX: usize = 4096;
 /// the GitHub workflow extensions (by `additionalExtensions` key).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Identity {
+    /// The subject alternative names, in certificate order.
     pub sans: Vec<String>,
+    /// The OIDC issuer (Fulcio's v2 extension, else v1).
     pub issuer: Option<String>,
     /// The raw-string Fulcio v1 extensions (OIDs .2 to .6) the certificate
     /// carries, keyed by their `additionalExtensions` name. A value that is
@@ -163,9 +165,13 @@ impl Identity {
 /// cosign: write `^…$` to match a whole value.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IdentityRule {
+    /// The OIDC issuer, exactly.
     pub issuer: Option<String>,
+    /// The subject (a SAN), exactly.
     pub subject: Option<String>,
+    /// A regexp the issuer must match.
     pub issuer_regexp: Option<String>,
+    /// A regexp the subject must match.
     pub subject_regexp: Option<String>,
     /// The regexp `subjectExpression` evaluated to for this request,
     /// matched against the SANs as `subject_regexp` is.

@@ -260,6 +260,7 @@ impl Certificate {
         Ok(certs)
     }
 
+    /// The certificate's DER.
     pub fn der(&self) -> &[u8] {
         &self.der
     }
@@ -279,6 +280,7 @@ impl Certificate {
         &self.cert
     }
 
+    /// The certificate's subject public key.
     pub fn public_key(&self) -> Result<PublicKey> {
         let spki = self
             .cert
@@ -706,13 +708,18 @@ pub fn der_tlv(input: &[u8]) -> Result<(u8, &[u8], &[u8])> {
 
 /// One DER TLV split off the front of a buffer.
 pub struct Tlv<'a> {
+    /// The tag byte.
     pub tag: u8,
+    /// The value's bytes.
     pub contents: &'a [u8],
+    /// The whole TLV: tag, length and value.
     pub whole: &'a [u8],
+    /// What follows it.
     pub rest: &'a [u8],
 }
 
 impl<'a> Tlv<'a> {
+    /// Splits one TLV off `input`.
     pub fn read(input: &'a [u8]) -> Result<Tlv<'a>> {
         der_tlv_rest(input)
     }

@@ -58,12 +58,17 @@ const MAX_SCTS: usize = 16;
 /// One parsed SCT.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sct {
+    /// The log's id (SHA-256 of its key).
     pub log_id: [u8; 32],
     /// Milliseconds since the epoch.
     pub timestamp: u64,
+    /// The SCT's extensions.
     pub extensions: Vec<u8>,
+    /// The TLS hash algorithm byte.
     pub hash: u8,
+    /// The TLS signature algorithm byte.
     pub signature_alg: u8,
+    /// The signature.
     pub signature: Vec<u8>,
 }
 
