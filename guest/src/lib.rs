@@ -16,6 +16,10 @@
 //! `webhooks` (the webhook configurations Kyverno would register for the
 //! policies), and `component` (the WIT glue, wasm only).
 
+// Public items are the ones the fuzz targets, the bench and the tests
+// reach; the rest is `pub(crate)`, and the lint keeps it that way.
+#![warn(unreachable_pub)]
+
 pub mod admission;
 pub mod cel;
 pub mod engine;

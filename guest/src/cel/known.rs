@@ -118,7 +118,7 @@ const KYVERNO: &[&str] = &[
 ];
 
 /// Whether a call to `name` can be evaluated.
-pub fn is_supported(name: &str) -> bool {
+pub(super) fn is_supported(name: &str) -> bool {
     is_operator(name) || STANDARD.contains(&name) || KYVERNO.contains(&name)
 }
 
@@ -144,7 +144,7 @@ const KYVERNO_LIBRARIES: &[&str] = &[
 
 /// The first function in `functions` that is neither an operator nor a
 /// standard one: what a library call names.
-pub fn first_member<'a>(functions: &[&'a str]) -> Option<&'a str> {
+pub(super) fn first_member<'a>(functions: &[&'a str]) -> Option<&'a str> {
     functions
         .iter()
         .copied()
@@ -152,12 +152,12 @@ pub fn first_member<'a>(functions: &[&'a str]) -> Option<&'a str> {
 }
 
 /// Whether `name` is one of Kyverno's (unimplemented) library namespaces.
-pub fn is_kyverno_library(name: &str) -> bool {
+pub(super) fn is_kyverno_library(name: &str) -> bool {
     KYVERNO_LIBRARIES.contains(&name)
 }
 
 /// Why `name` cannot be used, for the load diagnostic.
-pub fn unsupported_reason(name: &str) -> String {
+pub(super) fn unsupported_reason(name: &str) -> String {
     let namespace = name.split('.').next().unwrap_or(name);
     match namespace {
         "sha1" | "sha256" | "md5" | "listObjToMap" | "parseServiceAccount" => {

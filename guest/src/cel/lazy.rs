@@ -75,7 +75,7 @@ impl Base {
 /// One bound value: ready, or JSON turned into CEL the first time an
 /// expression reads it. Most policies never read `request` or `oldObject`,
 /// and converting a whole object is the largest cost of a simple request.
-pub struct Binding {
+pub(super) struct Binding {
     source: Option<JsonSource>,
     value: OnceLock<Option<Box<dyn Val>>>,
 }

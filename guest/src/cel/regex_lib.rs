@@ -4,7 +4,7 @@ use cel::extractors::This;
 use cel::{Context, ExecutionError, Value};
 use std::sync::Arc;
 
-pub fn register(ctx: &mut Context<'_, '_>) {
+pub(super) fn register(ctx: &mut Context<'_, '_>) {
     let _ = ctx.add_function("find", find);
     let _ = ctx.add_function("findAll", find_all);
 }

@@ -15,12 +15,12 @@ use cel::{ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
 
 /// The name of the hidden binding.
-pub const SERVICES: &str = "@services";
+pub(super) const SERVICES: &str = "@services";
 
 /// The services one evaluation may call; an absent one makes its
 /// functions fail with a CEL error.
 #[derive(Clone, Default)]
-pub struct Services {
+pub(super) struct Services {
     pub image_data: Option<Arc<dyn ImageDataSource>>,
     pub verifier: Option<Arc<dyn ImageVerifier>>,
     pub resources: Option<Scoped>,
@@ -28,7 +28,7 @@ pub struct Services {
 
 /// [`Services`] as a CEL value, for the hidden binding.
 #[derive(Clone)]
-pub struct Handle(pub Arc<Services>);
+pub(super) struct Handle(pub Arc<Services>);
 
 impl std::fmt::Debug for Handle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,7 +52,7 @@ impl Opaque for Handle {
 
 impl Services {
     /// The value bound to [`SERVICES`].
-    pub fn value(self) -> Value {
+    pub(super) fn value(self) -> Value {
         Value::Opaque(Arc::new(Handle(Arc::new(self))))
     }
 }
@@ -77,7 +77,7 @@ fn unavailable(function: &str) -> ExecutionError {
 }
 
 /// The image data source, or an error naming `function`.
-pub fn image_data(
+pub(super) fn image_data(
     ftx: &FunctionContext,
     function: &str,
 ) -> Result<Arc<dyn ImageDataSource>, ExecutionError> {
@@ -88,7 +88,7 @@ pub fn image_data(
 }
 
 /// The verifier, or an error naming `function`.
-pub fn verifier(
+pub(super) fn verifier(
     ftx: &FunctionContext,
     function: &str,
 ) -> Result<Arc<dyn ImageVerifier>, ExecutionError> {
@@ -99,7 +99,7 @@ pub fn verifier(
 }
 
 /// The granted resources, or an error naming `function`.
-pub fn resources(ftx: &FunctionContext, function: &str) -> Result<Scoped, ExecutionError> {
+pub(super) fn resources(ftx: &FunctionContext, function: &str) -> Result<Scoped, ExecutionError> {
     of(ftx, function)?
         .resources
         .clone()

@@ -35,13 +35,13 @@ const BUNDLE_ARTIFACT_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+jso
 const SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
 
 /// The image being verified, pinned to one manifest digest.
-pub struct Subject<'a> {
+pub(super) struct Subject<'a> {
     pub image: &'a ImageRef,
     pub digest: &'a str,
 }
 
 /// A cosign attestor ready to verify: its checks and where signatures live.
-pub struct ResolvedCosign {
+pub(super) struct ResolvedCosign {
     options: Options,
     trust: TrustMaterial,
     policy: Policy,
@@ -54,7 +54,7 @@ pub struct ResolvedCosign {
 /// and `transport` reaches the `tuf` mirror. The trust root is, as in
 /// Kyverno, `trustedRoot` when given, else the `tuf` repository's
 /// `trusted_root.json`, else the public-good root built in.
-pub fn resolve(
+pub(super) fn resolve(
     c: &CompiledCosign,
     string: impl Fn(&StringSource) -> Result<String, String>,
     now: i64,
@@ -252,7 +252,7 @@ fn anchors(roots: &[Certificate]) -> Vec<CertificateAuthority> {
 }
 
 /// Verifies that some signature of `subject` passes the attestor.
-pub fn verify_signatures(
+pub(super) fn verify_signatures(
     client: &Client,
     subject: &Subject,
     attestor: &ResolvedCosign,
@@ -294,7 +294,7 @@ fn signature_layer(digest: &str, attestor: &ResolvedCosign, layer: &Layer) -> Re
 }
 
 /// The first verified in-toto statement of `predicate_type` for `subject`.
-pub fn verify_attestation(
+pub(super) fn verify_attestation(
     client: &Client,
     subject: &Subject,
     attestor: &ResolvedCosign,

@@ -11,7 +11,7 @@ use crate::policy::{CompiledPolicy, CompiledValidation, ImageVariables};
 use cel::Value;
 
 /// The outcome of one policy's evaluation, before result mapping.
-pub enum Outcome {
+pub(super) enum Outcome {
     /// matchConditions were false (or errored under Ignore): no result at all.
     NotMatched,
     Pass {
@@ -32,7 +32,7 @@ pub enum Outcome {
 }
 
 /// What a policy is evaluated against.
-pub struct Input<'a> {
+pub(super) struct Input<'a> {
     pub bindings: Bindings,
     /// The request's resource (plural, lowercase) for the built-in image
     /// lists; `None` in JSON mode.
@@ -40,7 +40,7 @@ pub struct Input<'a> {
     pub object: &'a serde_json::Value,
 }
 
-pub fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
+pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
     match match_conditions(policy, &input.bindings) {
         Ok(true) => {}
         Ok(false) => return Outcome::NotMatched,

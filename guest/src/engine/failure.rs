@@ -86,7 +86,7 @@ impl From<OciError> for Failure {
 /// The failure of a list of candidates that all failed: every message
 /// joined; the class is the one they share, else the first one's. No
 /// candidate at all is [`Reason::NotFound`].
-pub fn all_failed(failures: Vec<Failure>) -> Failure {
+pub(super) fn all_failed(failures: Vec<Failure>) -> Failure {
     let Some(first) = failures.first().cloned() else {
         return Failure::new(Reason::NotFound, "signatures not found");
     };

@@ -8,13 +8,13 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-pub struct RegistryImageData {
+pub(super) struct RegistryImageData {
     transport: Arc<dyn Transport + Send + Sync>,
     cache: Mutex<HashMap<String, Result<Value, String>>>,
 }
 
 impl RegistryImageData {
-    pub fn new(transport: Arc<dyn Transport + Send + Sync>) -> RegistryImageData {
+    pub(super) fn new(transport: Arc<dyn Transport + Send + Sync>) -> RegistryImageData {
         RegistryImageData {
             transport,
             cache: Mutex::new(HashMap::new()),

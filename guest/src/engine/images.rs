@@ -9,14 +9,14 @@ use cel::Value;
 use std::collections::BTreeMap;
 
 /// Images per category, after `matchImageReferences`.
-pub struct PolicyImages {
+pub(super) struct PolicyImages {
     pub by_name: BTreeMap<String, Vec<String>>,
     /// Every matched image, in category order (`MatchedImages` in Kyverno).
     pub matched: Vec<String>,
 }
 
 impl PolicyImages {
-    pub fn to_cel(&self) -> Value {
+    pub(super) fn to_cel(&self) -> Value {
         convert::string_map(self.by_name.iter().map(|(k, v)| {
             let list = v.iter().map(|s| convert::string(s.clone())).collect();
             (k.clone(), Value::List(std::sync::Arc::new(list)))
@@ -25,7 +25,7 @@ impl PolicyImages {
 }
 
 /// Whether `image` passes the policy's `matchImageReferences` (empty matches all).
-pub fn matches_image_references(
+pub(super) fn matches_image_references(
     matchers: &[ImageMatcher],
     image: &str,
     bindings: &Bindings,
@@ -58,7 +58,7 @@ pub fn matches_image_references(
 }
 
 /// Collects and filters the images of `object` for `policy`.
-pub fn collect(
+pub(super) fn collect(
     policy: &CompiledPolicy,
     resource: Option<&str>,
     object: &serde_json::Value,

@@ -21,7 +21,7 @@ use crate::oci::Client;
 use crate::policy::CompiledPolicy;
 use std::collections::BTreeMap;
 
-pub fn mutate(
+pub(super) fn mutate(
     policies: &[&CompiledPolicy],
     req: &Request,
     ns: &NamespaceInfo,

@@ -21,19 +21,19 @@ use crate::verify::Reason;
 use serde_json::Value;
 
 /// The artifactType of Notary signatures (notation-go's `ArtifactTypeNotation`).
-pub const SIGNATURE_ARTIFACT_TYPE: &str = "application/vnd.cncf.notary.signature";
+pub(super) const SIGNATURE_ARTIFACT_TYPE: &str = "application/vnd.cncf.notary.signature";
 /// Kyverno calls `notation.Verify` with `MaxSignatureAttempts: 10`.
-pub const MAX_SIGNATURE_ATTEMPTS: usize = 10;
+pub(super) const MAX_SIGNATURE_ATTEMPTS: usize = 10;
 
 /// A Notary attestor ready to verify: its trust store and the time.
-pub struct ResolvedNotary {
+pub(super) struct ResolvedNotary {
     trust: Trust,
     now: i64,
 }
 
 /// Parses the attestor's `certs` (the `ca` trust store) and `tsaCerts`;
 /// `string` evaluates their expressions.
-pub fn resolve(
+pub(super) fn resolve(
     n: &CompiledNotary,
     string: impl Fn(&StringSource) -> Result<String, String>,
     now: i64,
@@ -65,7 +65,7 @@ pub fn resolve(
 
 /// The descriptor a signature must name: a manifest as fetched, with the
 /// digest computed from its bytes.
-pub fn target_of(manifest: &Manifest) -> Target {
+pub(super) fn target_of(manifest: &Manifest) -> Target {
     Target {
         digest: manifest.digest.clone(),
         media_type: manifest.media_type.clone(),
@@ -75,7 +75,7 @@ pub fn target_of(manifest: &Manifest) -> Target {
 
 /// Verifies that one of the first signatures of `target` (an artifact in
 /// `image`'s repository) passes the attestor.
-pub fn verify_signatures(
+pub(super) fn verify_signatures(
     client: &Client,
     image: &ImageRef,
     target: &Target,
@@ -131,7 +131,7 @@ fn verify_signature(
 /// The payload of the first referrer of `artifact_type` attached to
 /// `subject` whose own Notary signature passes the attestor: the JSON of
 /// its single layer. An unsigned or badly signed referrer is never read.
-pub fn verify_referrer(
+pub(super) fn verify_referrer(
     client: &Client,
     image: &ImageRef,
     subject: &str,

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 /// Characters of one candidate's failure kept for the joined reason: a
 /// reason can quote what an unverified document holds, and up to
 /// `MAX_REFERRERS` of them end up in one verdict.
-pub const MAX_REASON_CHARS: usize = 1024;
+pub(super) const MAX_REASON_CHARS: usize = 1024;
 
 /// `reason`, cut to [`MAX_REASON_CHARS`].
-pub fn bounded_reason(reason: String) -> String {
+pub(super) fn bounded_reason(reason: String) -> String {
     match reason.char_indices().nth(MAX_REASON_CHARS) {
         Some((end, _)) => format!("{}…", &reason[..end]),
         None => reason,
@@ -20,7 +20,7 @@ pub fn bounded_reason(reason: String) -> String {
 }
 
 /// `failure` with its message cut to [`MAX_REASON_CHARS`].
-pub fn bounded(mut failure: Failure) -> Failure {
+pub(super) fn bounded(mut failure: Failure) -> Failure {
     failure.message = bounded_reason(failure.message);
     failure
 }
@@ -28,7 +28,9 @@ pub fn bounded(mut failure: Failure) -> Failure {
 /// Verifies candidates in order until one passes; otherwise every reason,
 /// each cut to [`MAX_REASON_CHARS`], joined (or "signatures not found" when
 /// there was no candidate).
-pub fn first_success<T>(results: impl Iterator<Item = Result<T, Failure>>) -> Result<T, Failure> {
+pub(super) fn first_success<T>(
+    results: impl Iterator<Item = Result<T, Failure>>,
+) -> Result<T, Failure> {
     let mut errors = Vec::new();
     for r in results {
         match r {
@@ -40,13 +42,13 @@ pub fn first_success<T>(results: impl Iterator<Item = Result<T, Failure>>) -> Re
 }
 
 /// A descriptor's fields the verifiers read.
-pub struct Descriptor {
+pub(super) struct Descriptor {
     pub media_type: String,
     pub digest: String,
     pub annotations: BTreeMap<String, String>,
 }
 
-pub fn descriptor(v: &Value) -> Descriptor {
+pub(super) fn descriptor(v: &Value) -> Descriptor {
     let text = |k: &str| {
         v.get(k)
             .and_then(Value::as_str)
@@ -69,7 +71,7 @@ pub fn descriptor(v: &Value) -> Descriptor {
     }
 }
 
-pub fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
+pub(super) fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
     match manifest
         .get("layers")
         .and_then(Value::as_array)
@@ -85,7 +87,7 @@ pub fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
 /// payload or a DSSE envelope) as a small signature document, and the
 /// statement a DSSE envelope (or the payload a JWS envelope) carries base64-encoded at `payload_pointer`
 /// (parsed before its signature is checked) as a payload.
-pub fn check_shape(
+pub(super) fn check_shape(
     client: &crate::oci::Client,
     document: &[u8],
     payload_pointer: &str,

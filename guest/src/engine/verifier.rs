@@ -36,17 +36,17 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-pub type SharedVerifications = Arc<Mutex<Verifications>>;
+pub(super) type SharedVerifications = Arc<Mutex<Verifications>>;
 
 /// What each attestor concluded in one policy's evaluation, in order.
-pub type DecisionLog = Arc<Mutex<Vec<Verification>>>;
+pub(super) type DecisionLog = Arc<Mutex<Vec<Verification>>>;
 
 /// Empties `log` (at most [`MAX_VERIFICATIONS`] entries).
-pub fn take(log: &DecisionLog) -> Vec<Verification> {
+pub(super) fn take(log: &DecisionLog) -> Vec<Verification> {
     std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
-pub struct PolicyVerifier {
+pub(super) struct PolicyVerifier {
     policy: Arc<VerifierPolicy>,
     /// Bindings for attestor expressions and `ref` matching (without the
     /// verification functions themselves).
@@ -60,7 +60,7 @@ pub struct PolicyVerifier {
 }
 
 /// What the verifier needs of its policy.
-pub struct VerifierPolicy {
+pub(super) struct VerifierPolicy {
     pub matchers: Arc<Vec<crate::policy::ImageMatcher>>,
     pub attestors: Arc<Vec<CompiledAttestor>>,
     pub attestations: Vec<Attestation>,
@@ -72,7 +72,7 @@ pub struct VerifierPolicy {
 }
 
 impl VerifierPolicy {
-    pub fn of(p: &CompiledPolicy) -> VerifierPolicy {
+    pub(super) fn of(p: &CompiledPolicy) -> VerifierPolicy {
         VerifierPolicy {
             matchers: p.image_matchers.clone(),
             attestors: p.attestors.clone(),
@@ -103,7 +103,7 @@ struct State {
 }
 
 impl PolicyVerifier {
-    pub fn new(
+    pub(super) fn new(
         policy: VerifierPolicy,
         bindings: Bindings,
         transport: Arc<dyn Transport + Send + Sync>,

@@ -113,7 +113,7 @@ impl CompiledPolicy {
 }
 
 /// Compiles every expression of `spec`; errors carry field paths.
-pub fn compile_policy(
+pub(super) fn compile_policy(
     name: &str,
     namespace: Option<String>,
     kind: PolicyKind,

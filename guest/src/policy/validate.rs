@@ -6,7 +6,7 @@ use super::spec::Spec;
 const ACTIONS: [&str; 3] = ["Deny", "Audit", "Warn"];
 
 /// Every problem with `spec`; empty when it is valid.
-pub fn validate(spec: &Spec) -> Vec<String> {
+pub(super) fn validate(spec: &Spec) -> Vec<String> {
     let mut problems = Vec::new();
     match &spec.match_constraints {
         // A JSON payload is no admission request: there is nothing to match
