@@ -8,6 +8,7 @@
 //!
 //! Kyverno's documentation: <https://kyverno.io/docs/policy-types/image-validating-policy>
 
+use super::attestor_error::AttestorError;
 use super::failure::Failure;
 use super::referrers::{
     bounded, bounded_reason, check_shape, descriptor, first_success, single_layer,
@@ -56,15 +57,14 @@ pub(super) struct ResolvedCosign {
 /// `trusted_root.json`, else the public-good root built in.
 pub(super) fn resolve(
     c: &CompiledCosign,
-    string: impl Fn(&StringSource) -> Result<String, String>,
+    string: impl Fn(&StringSource) -> Result<String, AttestorError>,
     now: i64,
     transport: &dyn Transport,
-) -> Result<ResolvedCosign, String> {
-    let err = |e: crate::verify::VerifyError| e.to_string();
+) -> Result<ResolvedCosign, AttestorError> {
     let mut trust = match (&c.trusted_root, &c.spec.tuf) {
-        (Some(s), _) => TrustMaterial::from_trusted_root_json(&string(s)?).map_err(err)?,
+        (Some(s), _) => TrustMaterial::from_trusted_root_json(&string(s)?)?,
         (None, Some(t)) => tuf_trust(t, transport, now)?,
-        (None, None) => TrustMaterial::public_good().map_err(err)?,
+        (None, None) => TrustMaterial::public_good()?,
     };
     let hash = c
         .spec
@@ -72,12 +72,11 @@ pub(super) fn resolve(
         .as_ref()
         .and_then(|k| k.hash_algorithm.as_deref())
         .map(HashAlgorithm::from_kyverno)
-        .transpose()
-        .map_err(err)?;
+        .transpose()?;
     let (verifier, policy) = verifier(c, &string, &trust)?;
     let ctlog = c.spec.ctlog.clone().unwrap_or_default();
     if c.spec.ctlog.is_some() && !ctlog.insecure_ignore_tlog && ctlog.url.is_none() {
-        return Err("rekor URL must be provided".into());
+        return Err(AttestorError::NoRekorUrl);
     }
     // Keys given in the policy replace the trust root's, for bundles too.
     if let Some(pem) = &ctlog.rekor_pub_key {
@@ -93,7 +92,10 @@ pub(super) fn resolve(
     }
     let source = c.spec.source.clone().unwrap_or_default();
     let repository = match &source.repository {
-        Some(r) => Some(reference::parse(r).map_err(|e| format!("source.repository: {e}"))?),
+        Some(r) => Some(
+            reference::parse(r)
+                .map_err(|e| AttestorError::Spec(e.to_string()).at("source.repository"))?,
+        ),
         None => None,
     };
     Ok(ResolvedCosign {
@@ -117,9 +119,9 @@ pub(super) fn resolve(
 /// The trust material in the `tuf` repository's `trusted_root.json`,
 /// verified from `tuf.root.data` and fetched from the mirror through
 /// `transport` (so the host's allow-list decides whether it is reachable).
-fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMaterial, String> {
-    let root = t.root_json()?;
-    let mirror = t.mirror_url()?;
+fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMaterial, AttestorError> {
+    let root = t.root_json().map_err(AttestorError::Spec)?;
+    let mirror = t.mirror_url().map_err(AttestorError::Spec)?;
     let fetch = |path: &str, max: usize| -> crate::verify::Result<Option<Vec<u8>>> {
         let url = format!("{mirror}/{path}");
         let request = HttpRequest::get(url.clone(), Vec::new());
@@ -135,50 +137,52 @@ fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMateri
             status => Err(TufError::FetchStatus { url, status }.into()),
         }
     };
-    let json =
-        tuf::trusted_root(&root, &fetch, now).map_err(|e| format!("tuf mirror {mirror}: {e}"))?;
-    TrustMaterial::from_trusted_root_json(&json).map_err(|e| {
-        let name = tuf::TRUSTED_ROOT_TARGET;
-        format!("tuf mirror {mirror}: {name}: {e}")
+    let json = tuf::trusted_root(&root, &fetch, now).map_err(|e| AttestorError::Tuf {
+        mirror: mirror.to_string(),
+        source: Box::new(e),
+    })?;
+    TrustMaterial::from_trusted_root_json(&json).map_err(|e| AttestorError::TufTrustedRoot {
+        mirror: mirror.to_string(),
+        source: Box::new(e),
     })
 }
 
 /// The legacy-layer verifier and the bundle policy for one attestor.
 fn verifier(
     c: &CompiledCosign,
-    string: &impl Fn(&StringSource) -> Result<String, String>,
+    string: &impl Fn(&StringSource) -> Result<String, AttestorError>,
     trust: &TrustMaterial,
-) -> Result<(Verifier, Policy), String> {
-    let err = |e: crate::verify::VerifyError| e.to_string();
+) -> Result<(Verifier, Policy), AttestorError> {
     if let Some(k) = &c.key {
-        let key = PublicKey::from_pem(&string(k)?).map_err(err)?;
+        let key = PublicKey::from_pem(&string(k)?)?;
         return Ok((Verifier::Keys(vec![key.clone()]), Policy::Key(key)));
     }
     if let Some(cert) = &c.cert {
-        let mut certs = Certificate::parse_pem(&string(cert)?).map_err(err)?;
+        let mut certs = Certificate::parse_pem(&string(cert)?)?;
         if certs.is_empty() {
-            return Err("certificate.cert holds no PEM certificate".into());
+            return Err(AttestorError::NoCertificate("certificate.cert"));
         }
         let cert = certs.remove(0);
         let chain = match &c.cert_chain {
-            Some(s) => Certificate::parse_pem(&string(s)?).map_err(err)?,
+            Some(s) => Certificate::parse_pem(&string(s)?)?,
             None => Vec::new(),
         };
-        let key = cert.public_key().map_err(err)?;
+        let key = cert.public_key()?;
         return Ok((Verifier::Certificate { cert, chain }, Policy::Key(key)));
     }
     let Some(keyless) = &c.spec.keyless else {
-        return Err("the attestor has none of key, keyless or certificate".into());
+        return Err(AttestorError::NoKind);
     };
     // --- sec-fields: additionalExtensions and subjectExpression ---
     // Every rule carries the attestor's extensions, and a rule of its own
     // holds them when there are no identities, so no path skips them.
-    let extensions = keyless.extensions()?;
+    let extensions = keyless.extensions().map_err(AttestorError::Spec)?;
     let mut identities = Vec::new();
     for (i, id) in keyless.identities.iter().enumerate() {
         let subject_expression = match c.subject_expressions.get(i).and_then(Option::as_ref) {
             Some(s) => Some(
-                string(s).map_err(|e| format!("keyless.identities[{i}].subjectExpression: {e}"))?,
+                string(s)
+                    .map_err(|e| e.at(format!("keyless.identities[{i}].subjectExpression")))?,
             ),
             None => None,
         };
@@ -199,7 +203,7 @@ fn verifier(
     }
     // --- end sec-fields ---
     let roots = match &keyless.roots {
-        Some(pem) => Certificate::parse_pem(pem).map_err(err)?,
+        Some(pem) => Certificate::parse_pem(pem)?,
         None => trust
             .cas
             .iter()
@@ -218,8 +222,8 @@ fn verifier(
 /// A log key given as PEM in the policy: valid at all times, as Kyverno
 /// treats `rekorPubKey` and `ctLogPubKey`. `url` names the log, whose host
 /// its checkpoints are signed as.
-fn log_key(pem: &str, url: Option<&str>) -> Result<LogKey, String> {
-    let key = PublicKey::from_pem(pem).map_err(|e| e.to_string())?;
+fn log_key(pem: &str, url: Option<&str>) -> Result<LogKey, AttestorError> {
+    let key = PublicKey::from_pem(pem)?;
     Ok(LogKey {
         id: key.key_id(),
         key,

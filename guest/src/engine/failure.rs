@@ -2,6 +2,7 @@
 //! Kyverno's words where Kyverno has them) and its class, which decision
 //! logs, audit annotations and metrics report without parsing text.
 
+use super::attestor_error::AttestorError;
 use crate::oci::{OciError, TransportError};
 use crate::verify::{Reason, VerifyError};
 use std::fmt;
@@ -49,6 +50,13 @@ impl From<String> for Failure {
 impl From<&str> for Failure {
     fn from(message: &str) -> Failure {
         Failure::new(Reason::Malformed, message)
+    }
+}
+
+/// An attestor whose trust material could not be built: malformed.
+impl From<AttestorError> for Failure {
+    fn from(e: AttestorError) -> Failure {
+        Failure::new(Reason::Malformed, e.to_string())
     }
 }
 

@@ -4,6 +4,7 @@
 //! trusts nothing the request carries; `mutate` only pins digests (Kyverno
 //! 1.19, after #16336).
 
+mod attestor_error;
 pub mod cache;
 mod cosign;
 mod evaluate;

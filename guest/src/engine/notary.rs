@@ -10,6 +10,7 @@
 //!
 //! Kyverno's documentation: <https://kyverno.io/docs/policy-types/image-validating-policy>
 
+use super::attestor_error::AttestorError;
 use super::failure::Failure;
 use super::referrers::{check_shape, first_success, single_layer};
 use crate::images::reference::ImageRef;
@@ -35,28 +36,28 @@ pub(super) struct ResolvedNotary {
 /// `string` evaluates their expressions.
 pub(super) fn resolve(
     n: &CompiledNotary,
-    string: impl Fn(&StringSource) -> Result<String, String>,
+    string: impl Fn(&StringSource) -> Result<String, AttestorError>,
     now: i64,
-) -> Result<ResolvedNotary, String> {
-    let certs = |source: &Option<StringSource>, field: &str| match source {
+) -> Result<ResolvedNotary, AttestorError> {
+    let certs = |source: &Option<StringSource>, field: &'static str| match source {
         None => Ok(Vec::new()),
         Some(s) => {
-            let certs =
-                Certificate::parse_pem(&string(s)?).map_err(|e| format!("notary.{field}: {e}"))?;
+            let certs = Certificate::parse_pem(&string(s)?)
+                .map_err(|e| AttestorError::from(e).at(field))?;
             match certs.is_empty() {
-                true => Err(format!("notary.{field} holds no PEM certificate")),
+                true => Err(AttestorError::NoCertificate(field)),
                 false => Ok(certs),
             }
         }
     };
-    let roots = certs(&n.certs, "certs")?;
+    let roots = certs(&n.certs, "notary.certs")?;
     if roots.is_empty() {
-        return Err("notary.certs holds no PEM certificate".into());
+        return Err(AttestorError::NoCertificate("notary.certs"));
     }
     Ok(ResolvedNotary {
         trust: Trust {
             roots,
-            tsa_roots: certs(&n.tsa_certs, "tsaCerts")?,
+            tsa_roots: certs(&n.tsa_certs, "notary.tsaCerts")?,
             signing_authority_roots: Vec::new(),
         },
         now,

@@ -16,6 +16,7 @@
 //! short-lived digest cache (bound to the same credentials) instead of the
 //! registry.
 
+use super::attestor_error::AttestorError;
 use super::cache::{self, Credentials, Function, KeyParts, SharedCache};
 use super::cosign::{self, ResolvedCosign};
 use super::failure::Failure;
@@ -23,7 +24,7 @@ use super::images::matches_image_references;
 use super::notary::{self, ResolvedNotary};
 use super::required::Verifications;
 use super::results::{CacheUse, Verification, VerifierKind, MAX_VERIFICATIONS};
-use crate::cel::verify_lib::ImageVerifier;
+use crate::cel::verify_lib::{ImageVerifier, VerifierError};
 use crate::cel::Bindings;
 use crate::images::reference::{self, ImageRef};
 use crate::oci::{Client, Transport};
@@ -94,9 +95,9 @@ struct State {
     digests: HashMap<String, Result<(ImageRef, String), Failure>>,
     /// The manifest descriptor of each resolved image (Notary signs it).
     targets: HashMap<String, Result<Target, Failure>>,
-    attestors: HashMap<String, Result<Arc<Resolved>, String>>,
+    attestors: HashMap<String, Result<Arc<Resolved>, AttestorError>>,
     /// The fingerprint of each attestor's evaluated trust material.
-    fingerprints: HashMap<String, Result<String, String>>,
+    fingerprints: HashMap<String, Result<String, AttestorError>>,
     /// Verified in-toto statements and referrer payloads, by (image,
     /// attestation name).
     payloads: HashMap<(String, String), serde_json::Value>,
@@ -127,8 +128,9 @@ impl PolicyVerifier {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn matches(&self, image: &str) -> Result<bool, String> {
+    fn matches(&self, image: &str) -> Result<bool, VerifierError> {
         matches_image_references(&self.policy.matchers, image, &self.bindings)
+            .map_err(VerifierError::MatchImageReferences)
     }
 
     /// The image and the manifest digest it resolves to, once per evaluation.
@@ -212,12 +214,12 @@ impl PolicyVerifier {
 
     /// The fingerprint of what the attestor's expressions evaluate to for
     /// this request, once per evaluation. An unknown attestor has none.
-    fn fingerprint(&self, name: &str) -> Result<String, String> {
+    fn fingerprint(&self, name: &str) -> Result<String, AttestorError> {
         if let Some(hit) = self.state().fingerprints.get(name) {
             return hit.clone();
         }
         let computed = match self.compiled(name) {
-            None => Err(format!("attestor not found in policy: {name}")),
+            None => Err(AttestorError::Unknown(name.to_string())),
             Some(a) if a.is_fixed() => match a.fixed_fingerprint.get() {
                 Some(kept) => Ok(kept.clone()),
                 None => self
@@ -232,7 +234,7 @@ impl PolicyVerifier {
         computed
     }
 
-    fn evaluated_fingerprint(&self, attestor: &CompiledAttestor) -> Result<String, String> {
+    fn evaluated_fingerprint(&self, attestor: &CompiledAttestor) -> Result<String, AttestorError> {
         attestor
             .sources()
             .into_iter()
@@ -258,12 +260,12 @@ impl PolicyVerifier {
     }
 
     /// The attestor's trust options, its expressions evaluated on first use.
-    fn attestor(&self, name: &str) -> Result<Arc<Resolved>, String> {
+    fn attestor(&self, name: &str) -> Result<Arc<Resolved>, AttestorError> {
         if let Some(hit) = self.state().attestors.get(name) {
             return hit.clone();
         }
         let resolved = match self.compiled(name) {
-            None => Err(format!("attestor not found in policy: {name}")),
+            None => Err(AttestorError::Unknown(name.to_string())),
             Some(a) => match &a.kind {
                 AttestorKind::Cosign(c) => {
                     cosign::resolve(c, |s| self.string(s), self.now, &*self.transport)
@@ -287,7 +289,7 @@ impl PolicyVerifier {
 
     /// Kyverno's errors for an attestation an attestor cannot verify:
     /// cosign verifies in-toto statements, Notary verifies referrers.
-    fn check_kinds(&self, spec: &Attestation, attestors: &[String]) -> Result<(), String> {
+    fn check_kinds(&self, spec: &Attestation, attestors: &[String]) -> Result<(), VerifierError> {
         for kind in attestors
             .iter()
             .filter_map(|n| self.compiled(n))
@@ -295,12 +297,10 @@ impl PolicyVerifier {
         {
             match kind {
                 AttestorKind::Cosign(_) if spec.intoto.is_none() => {
-                    return Err("cosign verifier only supports intoto attestations".into())
+                    return Err(VerifierError::CosignNeedsIntoto)
                 }
                 AttestorKind::Notary(_) if spec.referrer.is_none() => {
-                    return Err(
-                        "notary verifier only supports oci 1.1 referrers as attestations".into(),
-                    )
+                    return Err(VerifierError::NotaryNeedsReferrer)
                 }
                 _ => {}
             }
@@ -366,7 +366,7 @@ impl PolicyVerifier {
         image: &str,
         attestation: Option<&str>,
         attestors: &[String],
-    ) -> Result<(ImageRef, String), String> {
+    ) -> Result<(ImageRef, String), VerifierError> {
         let started = Instant::now();
         self.resolve(image).map_err(|failure| {
             let checked = Checked {
@@ -378,7 +378,7 @@ impl PolicyVerifier {
                 let outcome = Err(failure.clone());
                 self.note(&checked, name, CacheUse::Unkeyed, started, outcome);
             }
-            failure.message
+            VerifierError::Unresolved(failure.message)
         })
     }
 
@@ -422,17 +422,18 @@ impl PolicyVerifier {
         });
     }
 
-    fn string(&self, source: &StringSource) -> Result<String, String> {
+    fn string(&self, source: &StringSource) -> Result<String, AttestorError> {
         match source {
             StringSource::Value(v) => Ok(v.clone()),
-            StringSource::Expression(e) => match e.eval(&self.bindings)? {
-                Value::String(s) => Ok(s.to_string()),
-                other => Err(format!(
-                    "attestor expression `{}` must return a string, got {}",
-                    e.source,
-                    crate::cel::convert::type_name(&other)
-                )),
-            },
+            StringSource::Expression(e) => {
+                match e.eval(&self.bindings).map_err(AttestorError::Expression)? {
+                    Value::String(s) => Ok(s.to_string()),
+                    other => Err(AttestorError::NotAString {
+                        expression: e.source.clone(),
+                        got: crate::cel::convert::type_name(&other).to_string(),
+                    }),
+                }
+            }
         }
     }
 
@@ -443,12 +444,12 @@ impl PolicyVerifier {
             .record(image, verified);
     }
 
-    fn attestation(&self, name: &str) -> Result<&Attestation, String> {
+    fn attestation(&self, name: &str) -> Result<&Attestation, VerifierError> {
         self.policy
             .attestations
             .iter()
             .find(|a| a.name == name)
-            .ok_or_else(|| format!("attestation not found in policy: {name}"))
+            .ok_or_else(|| VerifierError::UnknownAttestation(name.to_string()))
     }
 }
 
@@ -469,7 +470,11 @@ fn miss_or_unkeyed(keyed: bool) -> CacheUse {
 }
 
 impl ImageVerifier for PolicyVerifier {
-    fn verify_image_signatures(&self, image: &str, attestors: &[String]) -> Result<i64, String> {
+    fn verify_image_signatures(
+        &self,
+        image: &str,
+        attestors: &[String],
+    ) -> Result<i64, VerifierError> {
         if !self.matches(image)? {
             return Ok(0);
         }
@@ -510,7 +515,7 @@ impl ImageVerifier for PolicyVerifier {
         image: &str,
         attestation: &str,
         attestors: &[String],
-    ) -> Result<i64, String> {
+    ) -> Result<i64, VerifierError> {
         if !self.matches(image)? {
             return Ok(0);
         }
@@ -563,20 +568,23 @@ impl ImageVerifier for PolicyVerifier {
         Ok(verified as i64)
     }
 
-    fn extract_payload(&self, image: &str, attestation: &str) -> Result<serde_json::Value, String> {
+    fn extract_payload(
+        &self,
+        image: &str,
+        attestation: &str,
+    ) -> Result<serde_json::Value, VerifierError> {
         let spec = self.attestation(attestation)?;
         let key = (image.to_string(), attestation.to_string());
         if let Some(statement) = self.state().payloads.get(&key) {
             return Ok(statement.clone());
         }
         // Kyverno's wording, typo included, for an in-toto attestation.
-        let why = match &spec.referrer {
-            None => {
-                "intoto attestation payload cannot be fetch before verifying intoto attestation"
-                    .to_string()
-            }
-            Some(r) => format!("no verified referrer of type {} for {image}", r.kind),
-        };
-        Err(format!("failed to get payload: {why}"))
+        Err(match &spec.referrer {
+            None => VerifierError::NotVerified,
+            Some(r) => VerifierError::NoVerifiedReferrer {
+                kind: r.kind.clone(),
+                image: image.to_string(),
+            },
+        })
     }
 }

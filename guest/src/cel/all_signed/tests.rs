@@ -2,11 +2,13 @@
 //! and verifier calls, in the same order.
 
 use super::*;
+use crate::cel::verify_lib::VerifierError;
 use crate::cel::{compile, convert, Bindings};
 use cel::Value;
 use std::sync::{Arc, Mutex};
 
-/// What each image answers: a count of verified attestors, or an error.
+/// What each image answers: a count of verified attestors, or an error
+/// (an image that did not resolve, with that message).
 type Answers = [(&'static str, Result<i64, &'static str>)];
 
 const IDIOM: &str =
@@ -20,7 +22,11 @@ struct Scripted {
 }
 
 impl ImageVerifier for Scripted {
-    fn verify_image_signatures(&self, image: &str, attestors: &[String]) -> Result<i64, String> {
+    fn verify_image_signatures(
+        &self,
+        image: &str,
+        attestors: &[String],
+    ) -> Result<i64, VerifierError> {
         self.calls
             .lock()
             .expect("calls")
@@ -30,13 +36,18 @@ impl ImageVerifier for Scripted {
             .iter()
             .find(|(i, _)| *i == image)
             .expect("a scripted image");
-        answer.map_err(str::to_string)
+        answer.map_err(|why| VerifierError::Unresolved(why.to_string()))
     }
-    fn verify_attestation_signatures(&self, _: &str, _: &str, _: &[String]) -> Result<i64, String> {
-        Err("not scripted".into())
+    fn verify_attestation_signatures(
+        &self,
+        _: &str,
+        _: &str,
+        _: &[String],
+    ) -> Result<i64, VerifierError> {
+        Err(VerifierError::NotVerified)
     }
-    fn extract_payload(&self, _: &str, _: &str) -> Result<serde_json::Value, String> {
-        Err("not scripted".into())
+    fn extract_payload(&self, _: &str, _: &str) -> Result<serde_json::Value, VerifierError> {
+        Err(VerifierError::NotVerified)
     }
 }
 
