@@ -22,10 +22,12 @@ use std::sync::Arc;
 pub struct Credentials {
     /// `host[:port]` as the registry's API is reached, sorted, deduplicated.
     pub registries: Vec<String>,
+    /// The policy's `credentials.secrets` names.
     pub secrets: Vec<String>,
 }
 
 impl Credentials {
+    /// The scope of `registries` (deduplicated and sorted, so equal scopes compare equal) and `secrets`.
     pub fn new(registries: impl IntoIterator<Item = String>, secrets: &[String]) -> Credentials {
         let mut registries: Vec<String> = registries.into_iter().collect();
         registries.sort_unstable();
@@ -45,9 +47,11 @@ pub trait VerificationCache: Send + Sync {
     fn put(&self, key: &str, credentials: &Credentials, value: &[u8]);
     /// The digest a tag reference recently resolved to.
     fn get_digest(&self, image: &str, credentials: &Credentials) -> Option<String>;
+    /// Records the digest a tag reference resolved to.
     fn put_digest(&self, image: &str, credentials: &Credentials, digest: &str);
 }
 
+/// The cache an evaluation shares with its verifiers.
 pub type SharedCache = Arc<dyn VerificationCache>;
 
 /// No cache: every verification runs (native tests, JSON evaluation, and
@@ -65,6 +69,7 @@ impl VerificationCache for NoCache {
     fn put_digest(&self, _: &str, _: &Credentials, _: &str) {}
 }
 
+/// A cache that keeps nothing.
 pub fn none() -> SharedCache {
     Arc::new(NoCache)
 }
@@ -72,7 +77,9 @@ pub fn none() -> SharedCache {
 /// The functions whose results are cached.
 #[derive(Clone, Copy)]
 pub enum Function {
+    /// `verifyImageSignatures`.
     ImageSignatures,
+    /// `verifyAttestationSignatures`.
     AttestationSignatures,
 }
 
@@ -87,13 +94,17 @@ impl Function {
 
 /// One verification's subject and trust, as its cache key binds them.
 pub struct KeyParts<'a> {
+    /// The hash of the policy's content, so a changed policy keys anew.
     pub policy_hash: &'a str,
+    /// The function verified.
     pub function: Function,
+    /// The attestation's name; empty for signatures.
     pub attestation: &'a str,
     /// Each attestor's name and the fingerprint of its evaluated material.
     pub attestors: Vec<(&'a str, &'a str)>,
     /// `registry/repository` of the image.
     pub repository: &'a str,
+    /// The image's manifest digest.
     pub digest: &'a str,
 }
 

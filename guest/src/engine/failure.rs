@@ -8,8 +8,11 @@ use crate::verify::{Reason, VerifyError};
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// Why one attestor did not verify an image.
 pub struct Failure {
+    /// Its class, for decision logs, annotations and metrics.
     pub reason: Reason,
+    /// The text users see.
     pub message: String,
     /// The registry involved (`host[:port]`), for registry failures.
     pub registry: Option<String>,
@@ -18,6 +21,7 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// A failure of class `reason` with no registry involved.
     pub fn new(reason: Reason, message: impl Into<String>) -> Failure {
         Failure {
             reason,

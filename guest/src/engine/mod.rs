@@ -38,8 +38,11 @@ pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification, Verifie
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The webhook phase a request is judged in.
 pub enum Phase {
+    /// Pin image tags to digests (`mutateDigest`).
     Mutate,
+    /// Verify signatures and attestations, and run the validations.
     Validate,
 }
 
@@ -55,7 +58,9 @@ pub enum Mode {
 /// Which policies a route sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
+    /// The cluster-scoped ImageValidatingPolicies.
     Cluster,
+    /// The NamespacedImageValidatingPolicies of this namespace.
     Namespaced(String),
 }
 
@@ -109,6 +114,7 @@ impl PolicySet {
         self
     }
 
+    /// The documents that did not load, and why.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
     }
@@ -302,7 +308,9 @@ fn attach_exceptions(loaded: &mut policy::LoadedSet) {
 
 /// The request's namespace, for selectors and `namespaceObject`.
 pub struct NamespaceInfo {
+    /// The Namespace object, as `namespaceObject` sees it.
     pub object: serde_json::Value,
+    /// Its labels, for `namespaceSelector`; none when unknown.
     pub labels: Option<std::collections::BTreeMap<String, String>>,
     /// The request is in a namespace whose object the host does not know.
     pub unknown: bool,

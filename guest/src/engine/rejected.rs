@@ -20,7 +20,9 @@ pub struct Rejected {
     pub name: String,
     /// False when the name is a stand-in: a route cannot name it.
     pub named: bool,
+    /// Which kind of policy it was meant to be.
     pub kind: PolicyKind,
+    /// Its namespace, for a namespaced policy.
     pub namespace: Option<String>,
     /// Every problem of the document, joined with `; `.
     pub message: String,

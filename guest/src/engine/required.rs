@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
+/// Which images a verification function tried in this evaluation, and whether one verified each.
 pub struct Verifications {
     by_image: BTreeMap<String, bool>,
 }

@@ -5,14 +5,20 @@
 //! error under Deny denies even with `failurePolicy: Ignore`, as in Kyverno.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A policy's outcome for one request, as in Kyverno's reports.
 pub enum Status {
+    /// Every validation held (or an exception reports a pass).
     Pass,
+    /// A validation failed.
     Fail,
+    /// A PolicyException excused the request (`reportAs: skip`).
     Skip,
+    /// The policy could not be evaluated.
     Error,
 }
 
 impl Status {
+    /// The name in reports and decision logs.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pass => "pass",
@@ -29,13 +35,16 @@ pub const MAX_VERIFICATIONS: usize = 64;
 /// How a verification used the host's cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheUse {
+    /// A stored full success answered it.
     Hit,
+    /// It ran, and its success (if full) was stored.
     Miss,
     /// No key: an attestor's trust material did not evaluate.
     Unkeyed,
 }
 
 impl CacheUse {
+    /// The name in decision logs and summaries.
     pub fn as_str(self) -> &'static str {
         match self {
             CacheUse::Hit => "hit",
@@ -48,20 +57,28 @@ impl CacheUse {
 /// The kind of attestor that verified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VerifierKind {
+    /// A cosign attestor.
     Cosign,
+    /// A Notary attestor.
     Notary,
 }
 
 /// One attestor's verification of one image, for the decision log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verification {
+    /// The image as the policy saw it.
     pub image: String,
+    /// The manifest digest it resolved to; none when it did not resolve.
     pub digest: Option<String>,
+    /// The attestor's name.
     pub attestor: String,
+    /// The attestor's kind.
     pub attestor_kind: VerifierKind,
     /// Microseconds the verification took.
     pub micros: u64,
+    /// The attestation's name; none for signatures.
     pub attestation: Option<String>,
+    /// How the cache answered.
     pub cache: CacheUse,
     /// Why it did not verify; none when it did.
     pub failure: Option<super::failure::Failure>,
@@ -98,12 +115,19 @@ impl Verification {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// One policy's result for one request.
 pub struct PolicyResult {
+    /// The policy's name.
     pub policy: String,
+    /// Its namespace, for a namespaced policy.
     pub namespace: Option<String>,
+    /// Its outcome.
     pub status: Status,
+    /// Why it failed or errored (Kyverno's text); empty on a pass.
     pub message: String,
+    /// Its `validationActions` (`Deny`, `Warn`, `Audit`).
     pub actions: Vec<String>,
+    /// Its audit annotations, key and value.
     pub audit_annotations: Vec<(String, String)>,
     /// The PolicyExceptions that made this a skip (`ns/name` or `name`).
     pub exceptions: Vec<String>,
@@ -127,11 +151,17 @@ impl PolicyResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// What the webhook answers for one request.
 pub struct Verdict {
+    /// Whether the request is admitted.
     pub allowed: bool,
+    /// The denial's message, Kyverno's text.
     pub message: Option<String>,
+    /// Warnings for the client (`Warn` actions).
     pub warnings: Vec<String>,
+    /// The JSON Patch of the mutate phase, if it changes anything.
     pub patch: Option<String>,
+    /// Every policy's result, sorted by name.
     pub results: Vec<PolicyResult>,
 }
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 /// The route a request came in on: `/{ivpol,nivpol}/{validate,mutate}/<names>`.
 #[derive(Debug, Clone)]
 pub struct Route {
+    /// Mutate or validate.
     pub phase: Phase,
     /// `/nivpol/`: the NamespacedImageValidatingPolicies of the request's
     /// namespace; `/ivpol/`: the cluster policies.
@@ -34,11 +35,15 @@ pub trait Namespaces {
 /// Who and what a request is about, as far as its envelope says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject {
+    /// `request.uid`.
     pub uid: String,
+    /// `request.namespace`; empty for a cluster-scoped object.
     pub namespace: String,
     /// `request.kind.kind`.
     pub kind: String,
+    /// `request.name`.
     pub name: String,
+    /// `request.operation`.
     pub operation: Operation,
 }
 
@@ -67,6 +72,7 @@ pub enum Unjudgeable {
 pub struct Answer {
     /// The AdmissionReview response, as JSON.
     pub response: Vec<u8>,
+    /// Who and what the request was about.
     pub subject: Subject,
     /// The policies' verdict; none when the request was answered without
     /// evaluating any (a mutate route's DELETE).
