@@ -86,7 +86,9 @@ mod tests {
     use cel::Value;
 
     fn eval(src: &str) -> Result<Value, String> {
-        compile(src)?.eval(&Bindings::builder().build())
+        compile(src)?
+            .eval(&Bindings::builder().build())
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -38,10 +38,31 @@ pub const PER_CALL_COST_LIMIT: u64 = 1_000_000;
 /// (Kubernetes' wording).
 pub const COST_LIMIT_MESSAGE: &str = "operation cancelled: actual cost limit exceeded";
 
-/// Whether an evaluation error is the cost limit's: such an error is never
-/// taken as "no match" (it would let a large object skip a policy).
-pub fn is_cost_limit_error(message: &str) -> bool {
-    message.contains(COST_LIMIT_MESSAGE)
+/// Why an expression did not evaluate.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    /// It went over [`PER_CALL_COST_LIMIT`], itself or in an expression a
+    /// function it called evaluates. Never taken as "no match": that would
+    /// let a large enough object skip a policy.
+    #[error("{0}")]
+    CostLimit(cel::ExecutionError),
+    /// Any other runtime error: CEL's.
+    #[error("{0}")]
+    Execution(cel::ExecutionError),
+}
+
+impl From<cel::ExecutionError> for EvalError {
+    fn from(e: cel::ExecutionError) -> EvalError {
+        // A nested evaluation's cost error reaches here inside the calling
+        // function's error, as its message.
+        let over = matches!(e, cel::ExecutionError::CostLimitExceeded)
+            || matches!(&e, cel::ExecutionError::FunctionError { message, .. }
+                if message.contains(COST_LIMIT_MESSAGE));
+        match over {
+            true => EvalError::CostLimit(e),
+            false => EvalError::Execution(e),
+        }
+    }
 }
 
 impl Expression {
@@ -51,11 +72,11 @@ impl Expression {
     }
 
     /// Evaluates against `bindings`, within [`PER_CALL_COST_LIMIT`].
-    pub fn eval(&self, bindings: &Bindings) -> Result<Value, String> {
+    pub fn eval(&self, bindings: &Bindings) -> Result<Value, EvalError> {
         let ctx = bindings.context();
         let (result, _cost) =
             cel::cost::with_limit(PER_CALL_COST_LIMIT, || self.program.execute(&ctx));
-        result.map_err(|e| e.to_string())
+        Ok(result?)
     }
 
     pub fn program(&self) -> &Program {
@@ -145,7 +166,28 @@ mod tests {
         let bindings = Bindings::builder()
             .value("object", convert::to_cel(&object))
             .build();
-        expr.eval(&bindings)
+        expr.eval(&bindings).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_cost_limit_is_its_own_error_even_inside_a_function_error() {
+        // Each level makes the string 8 times longer: 12 MB by the end.
+        let mut text = format!("'{}'", "x".repeat(3000));
+        for _ in 0..4 {
+            text = format!("[{text}].map(s, s + s + s + s + s + s + s + s)[0]");
+        }
+        let over = compile(&format!("size({text}) > 0"))
+            .expect("compiles")
+            .eval(&Bindings::builder().build());
+        assert!(matches!(over, Err(EvalError::CostLimit(_))), "{over:?}");
+        assert_eq!(over.unwrap_err().to_string(), COST_LIMIT_MESSAGE);
+        // A function whose own evaluation ran out says so in its message.
+        let nested = cel::ExecutionError::function_error("f", COST_LIMIT_MESSAGE);
+        assert!(matches!(EvalError::from(nested), EvalError::CostLimit(_)));
+        let other = compile("1 / 0")
+            .expect("compiles")
+            .eval(&Bindings::builder().build());
+        assert!(matches!(other, Err(EvalError::Execution(_))), "{other:?}");
     }
 
     #[test]

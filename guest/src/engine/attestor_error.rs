@@ -3,17 +3,18 @@
 //! then fails each verification it is asked for (class `malformed`), and
 //! its verdicts are never cached, since nothing can key them.
 
+use crate::cel::EvalError;
 use crate::verify::VerifyError;
 
 /// An attestor the policy declares but this request cannot use.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum AttestorError {
     /// A name the policy does not declare.
     #[error("attestor not found in policy: {0}")]
     Unknown(String),
-    /// One of its CEL expressions failed: CEL's message.
-    #[error("{0}")]
-    Expression(String),
+    /// One of its CEL expressions failed.
+    #[error(transparent)]
+    Expression(#[from] EvalError),
     /// One of its CEL expressions returned something other than a string.
     #[error("attestor expression `{expression}` must return a string, got {got}")]
     NotAString {

@@ -4,7 +4,8 @@
 //! audit annotations.
 
 use super::images::{self, PolicyImages};
-use crate::cel::{all_signed, convert, Bindings, Expression, Shared};
+use super::policy_error::{Cause, ConditionError, PolicyError};
+use crate::cel::{all_signed, convert, Bindings, EvalError, Expression, Shared};
 use crate::images::reference;
 use crate::policy::exception::ReportAs;
 use crate::policy::{CompiledPolicy, CompiledValidation, ImageVariables};
@@ -22,7 +23,7 @@ pub(super) enum Outcome {
         message: String,
         annotations: Vec<(String, String)>,
     },
-    Error(String),
+    Error(PolicyError),
     /// A PolicyException exempts the request: Kyverno's `skip` (or `pass`
     /// under `reportResult: pass`), naming the exceptions.
     Excepted {
@@ -41,19 +42,20 @@ pub(super) struct Input<'a> {
 }
 
 pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
+    let failed = |cause: Cause| Outcome::Error(PolicyError::Evaluation(cause));
     match match_conditions(policy, &input.bindings) {
         Ok(true) => {}
         Ok(false) => return Outcome::NotMatched,
-        Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
+        Err(e) => return failed(e),
     }
     match exceptions(policy, &input.bindings) {
         Ok(None) => {}
         Ok(Some(excepted)) => return excepted,
-        Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
+        Err(e) => return failed(e),
     }
     let imgs = match images::collect(policy, input.resource, input.object, &input.bindings) {
         Ok(i) => i,
-        Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
+        Err(e) => return failed(e.into()),
     };
     if policy.spec.verify_digest() {
         for img in &imgs.matched {
@@ -68,9 +70,10 @@ pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
                 // `checkDigests` returns the parse error, which Kyverno reports
                 // as an evaluation error, not as a missing digest.
                 Err(e) => {
-                    return Outcome::Error(format!(
-                        "failed to evaluate policy: failed to parse image reference {img}: {e}"
-                    ))
+                    return failed(Cause::ImageReference {
+                        image: img.clone(),
+                        detail: e.to_string(),
+                    })
                 }
             }
         }
@@ -89,7 +92,7 @@ pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
 pub(super) fn match_conditions(
     policy: &CompiledPolicy,
     bindings: &Bindings,
-) -> Result<bool, String> {
+) -> Result<bool, Cause> {
     conditions_hold(
         &policy.match_conditions,
         policy.spec.fail_closed(),
@@ -104,12 +107,15 @@ pub(super) fn match_conditions(
 pub(super) fn exceptions(
     policy: &CompiledPolicy,
     bindings: &Bindings,
-) -> Result<Option<Outcome>, String> {
+) -> Result<Option<Outcome>, Cause> {
     let now = crate::verify::unix_now();
     let mut matched = Vec::new();
     for e in policy.exceptions.iter().filter(|e| e.in_force(now)) {
         let holds = conditions_hold(&e.match_conditions, policy.spec.fail_closed(), bindings)
-            .map_err(|err| format!("policy exception {}: {err}", e.key))?;
+            .map_err(|err| Cause::Exception {
+                key: e.key.clone(),
+                source: Box::new(err),
+            })?;
         if holds {
             matched.push(e);
         }
@@ -130,30 +136,33 @@ fn conditions_hold(
     conditions: &[(String, Expression)],
     fail_closed: bool,
     bindings: &Bindings,
-) -> Result<bool, String> {
+) -> Result<bool, Cause> {
     let mut errors = Vec::new();
     for (name, cond) in conditions {
         match cond.eval(bindings) {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => return Ok(false),
-            Ok(other) => errors.push(format!(
-                "matchCondition {name}: expression `{}` must return bool, got {}",
-                cond.source,
-                convert::type_name(&other)
-            )),
-            Err(e) => errors.push(format!("matchCondition {name}: {e}")),
+            Ok(other) => errors.push(ConditionError::NotBool {
+                name: name.clone(),
+                expression: cond.source.clone(),
+                got: convert::type_name(&other).to_string(),
+            }),
+            Err(source) => errors.push(ConditionError::Failed {
+                name: name.clone(),
+                source,
+            }),
         }
     }
     // An expression cut off by the cost limit is an error even under
     // `failurePolicy: Ignore`: otherwise a large enough object would make
     // every policy it matches skip itself.
-    let over_cost = errors.iter().any(|e| crate::cel::is_cost_limit_error(e));
+    let over_cost = errors.iter().any(ConditionError::over_cost);
     if errors.is_empty() {
         Ok(true)
     } else if !fail_closed && !over_cost {
         Ok(false)
     } else {
-        Err(errors.join("; "))
+        Err(Cause::Conditions(errors))
     }
 }
 
@@ -205,7 +214,7 @@ fn all_signed(
     v: &CompiledValidation,
     imgs: &PolicyImages,
     bindings: &Bindings,
-) -> Option<Result<Value, String>> {
+) -> Option<Result<Value, EvalError>> {
     let shape = v.all_signed.as_ref()?;
     let images = imgs.by_name.get(&shape.list)?;
     if images.len() > all_signed::MAX_IMAGES {
@@ -216,7 +225,7 @@ fn all_signed(
         shape
             .eval(images, &**verifier)
             .map(Value::Bool)
-            .map_err(|e| e.to_string()),
+            .map_err(EvalError::from),
     )
 }
 
@@ -240,21 +249,20 @@ fn validations(policy: &CompiledPolicy, bindings: &Bindings, imgs: PolicyImages)
                         message,
                         annotations,
                     },
-                    Err(e) => Outcome::Error(e),
+                    Err(e) => Outcome::Error(PolicyError::Evaluation(e)),
                 };
             }
             // Kyverno: a non-bool output is `EvaluationResult{Error}`, reported
             // as `RuleError(name, "error", err)`, i.e. "error: <err>".
             Ok(other) => {
-                return Outcome::Error(format!(
-                    "error: expression `{}` must return bool, got {}",
-                    v.expression.source,
-                    convert::type_name(&other)
-                ))
+                return Outcome::Error(PolicyError::NotBool {
+                    expression: v.expression.source.clone(),
+                    got: convert::type_name(&other).to_string(),
+                })
             }
             // Kyverno: a CEL runtime error is returned by `Evaluate`, reported
             // as `RuleError("evaluation", "failed to evaluate policy", err)`.
-            Err(e) => return Outcome::Error(format!("failed to evaluate policy: {e}")),
+            Err(e) => return Outcome::Error(PolicyError::Evaluation(Cause::Validation(e))),
         }
     }
     match audit_annotations(policy, bindings) {
@@ -262,7 +270,7 @@ fn validations(policy: &CompiledPolicy, bindings: &Bindings, imgs: PolicyImages)
             annotations,
             matched: imgs.matched,
         },
-        Err(e) => Outcome::Error(e),
+        Err(e) => Outcome::Error(PolicyError::Evaluation(e)),
     }
 }
 
@@ -299,21 +307,24 @@ fn failure_message(
 fn audit_annotations(
     policy: &CompiledPolicy,
     bindings: &Bindings,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, Cause> {
     let mut out = Vec::new();
     for (key, expr) in &policy.audit_annotations {
-        let value = expr.eval(bindings).map_err(|e| {
-            format!("failed to evaluate policy: failed to evaluate auditAnnotation '{key}': {e}")
-        })?;
+        let value = expr
+            .eval(bindings)
+            .map_err(|source| Cause::AuditAnnotation {
+                key: key.clone(),
+                source,
+            })?;
         match value {
             Value::String(s) if s.is_empty() => {}
             Value::String(s) => out.push((key.clone(), s.to_string())),
             Value::Null => {}
             other => {
-                return Err(format!(
-                    "failed to evaluate policy: failed to convert auditAnnotation '{key}' expression: must evaluate to string, got {}",
-                    convert::type_name(&other)
-                ))
+                return Err(Cause::AuditAnnotationType {
+                    key: key.clone(),
+                    got: convert::type_name(&other).to_string(),
+                })
             }
         }
     }

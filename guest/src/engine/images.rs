@@ -2,7 +2,7 @@
 //! request's resource, plus the policy's `images[]`, each filtered by
 //! `matchImageReferences`.
 
-use crate::cel::{convert, Bindings};
+use crate::cel::{convert, Bindings, EvalError};
 use crate::images::{extract, glob};
 use crate::policy::{CompiledPolicy, ImageMatcher};
 use cel::Value;
@@ -24,12 +24,44 @@ impl PolicyImages {
     }
 }
 
+/// Why a policy's images could not be collected or matched.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ImagesError {
+    /// An `images` or `matchImageReferences` expression failed.
+    #[error(transparent)]
+    Expression(#[from] EvalError),
+    /// A `matchImageReferences` expression returned another type than bool.
+    #[error("matchImageReferences expression `{expression}` must return bool, got {got}")]
+    MatchNotBool {
+        /// Its source.
+        expression: String,
+        /// The CEL type it returned.
+        got: String,
+    },
+    /// An `images` expression returned something other than a list.
+    #[error("images[{name}] must return a list of strings, got {got}")]
+    NotAList {
+        /// The list's name.
+        name: String,
+        /// The CEL type it returned.
+        got: String,
+    },
+    /// An `images` list with an item that is not a string.
+    #[error("images[{name}] must return a list of strings, found {found}")]
+    NotAString {
+        /// The list's name.
+        name: String,
+        /// The item's CEL type.
+        found: String,
+    },
+}
+
 /// Whether `image` passes the policy's `matchImageReferences` (empty matches all).
 pub(super) fn matches_image_references(
     matchers: &[ImageMatcher],
     image: &str,
     bindings: &Bindings,
-) -> Result<bool, String> {
+) -> Result<bool, ImagesError> {
     if matchers.is_empty() {
         return Ok(true);
     }
@@ -41,11 +73,10 @@ pub(super) fn matches_image_references(
                 match e.eval(&scoped)? {
                     Value::Bool(b) => b,
                     other => {
-                        return Err(format!(
-                            "matchImageReferences expression `{}` must return bool, got {}",
-                            e.source,
-                            convert::type_name(&other)
-                        ))
+                        return Err(ImagesError::MatchNotBool {
+                            expression: e.source.clone(),
+                            got: convert::type_name(&other).to_string(),
+                        })
                     }
                 }
             }
@@ -63,7 +94,7 @@ pub(super) fn collect(
     resource: Option<&str>,
     object: &serde_json::Value,
     bindings: &Bindings,
-) -> Result<PolicyImages, String> {
+) -> Result<PolicyImages, ImagesError> {
     let mut lists: BTreeMap<String, Vec<String>> = match resource {
         Some(r) => extract::extract_lists(r, object)
             .into_iter()
@@ -105,21 +136,21 @@ pub(super) fn collect(
     Ok(PolicyImages { by_name, matched })
 }
 
-fn string_list(value: &Value, name: &str) -> Result<Vec<String>, String> {
+fn string_list(value: &Value, name: &str) -> Result<Vec<String>, ImagesError> {
     let Value::List(items) = value else {
-        return Err(format!(
-            "images[{name}] must return a list of strings, got {}",
-            convert::type_name(value)
-        ));
+        return Err(ImagesError::NotAList {
+            name: name.to_string(),
+            got: convert::type_name(value).to_string(),
+        });
     };
     items
         .iter()
         .map(|v| match v {
             Value::String(s) => Ok(s.to_string()),
-            other => Err(format!(
-                "images[{name}] must return a list of strings, found {}",
-                convert::type_name(other)
-            )),
+            other => Err(ImagesError::NotAString {
+                name: name.to_string(),
+                found: convert::type_name(other).to_string(),
+            }),
         })
         .collect()
 }

@@ -13,6 +13,7 @@ mod image_data;
 mod images;
 mod mutate;
 mod notary;
+mod policy_error;
 mod referrers;
 pub mod rejected;
 pub mod required;
@@ -34,6 +35,7 @@ use crate::oci::{
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 pub use cosign::{verify_artifact, Fetched};
 use evaluate::{Input, Outcome};
+use policy_error::{Cause, PolicyError};
 pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification, VerifierKind};
 use std::sync::Arc;
 
@@ -475,10 +477,9 @@ fn within_budget(budget: &Budget, evaluate: impl FnOnce() -> Outcome) -> Outcome
     if budget.refusals() == before {
         return outcome;
     }
-    Outcome::Error(format!(
-        "failed to evaluate policy: {}",
-        budget.exceeded_message()
-    ))
+    Outcome::Error(PolicyError::Evaluation(Cause::Budget(
+        budget.exceeded_message(),
+    )))
 }
 
 /// The transport for `p`: with its `credentials.secrets` named to the host.
@@ -536,9 +537,9 @@ fn validate(
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) => {
-                let message = format!("failed to execute matching: {e}");
+                let error = PolicyError::Matching(e.to_string());
                 let none = verifier::DecisionLog::default();
-                collected.record(p, Outcome::Error(message), &none, |e| e);
+                collected.record(p, Outcome::Error(error), &none, |e| e);
                 continue;
             }
         }
@@ -598,7 +599,7 @@ impl Collected {
                 message,
                 annotations,
             } => result(p, Status::Fail, message, annotations),
-            Outcome::Error(e) => result(p, Status::Error, error(e), vec![]),
+            Outcome::Error(e) => result(p, Status::Error, error(e.to_string()), vec![]),
             Outcome::Excepted { keys, report_as } => {
                 let status = match report_as {
                     policy::exception::ReportAs::Skip => Status::Skip,

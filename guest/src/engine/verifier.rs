@@ -130,7 +130,7 @@ impl PolicyVerifier {
 
     fn matches(&self, image: &str) -> Result<bool, VerifierError> {
         matches_image_references(&self.policy.matchers, image, &self.bindings)
-            .map_err(VerifierError::MatchImageReferences)
+            .map_err(|e| VerifierError::MatchImageReferences(e.to_string()))
     }
 
     /// The image and the manifest digest it resolves to, once per evaluation.
@@ -425,15 +425,13 @@ impl PolicyVerifier {
     fn string(&self, source: &StringSource) -> Result<String, AttestorError> {
         match source {
             StringSource::Value(v) => Ok(v.clone()),
-            StringSource::Expression(e) => {
-                match e.eval(&self.bindings).map_err(AttestorError::Expression)? {
-                    Value::String(s) => Ok(s.to_string()),
-                    other => Err(AttestorError::NotAString {
-                        expression: e.source.clone(),
-                        got: crate::cel::convert::type_name(&other).to_string(),
-                    }),
-                }
-            }
+            StringSource::Expression(e) => match e.eval(&self.bindings)? {
+                Value::String(s) => Ok(s.to_string()),
+                other => Err(AttestorError::NotAString {
+                    expression: e.source.clone(),
+                    got: crate::cel::convert::type_name(&other).to_string(),
+                }),
+            },
         }
     }
 

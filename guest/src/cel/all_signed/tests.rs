@@ -108,7 +108,7 @@ fn same_both_ways(
     let got = shape
         .eval(&list, &*natively)
         .map(Value::Bool)
-        .map_err(|e| e.to_string());
+        .map_err(crate::cel::EvalError::from);
     assert_eq!(got, expected, "{source} over {images:?}");
     assert_eq!(
         *natively.calls.lock().expect("calls"),
