@@ -13,133 +13,10 @@ use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use serde::Deserialize;
 
-use crate::{Reason, Result, VerifyError};
+use crate::{Result, VerifyError};
 
-/// Why a Sigstore bundle could not be read. A log entry without the proof
-/// its bundle version requires is [`Reason::TransparencyLog`]; the rest is
-/// malformed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BundleError {
-    /// A media type that names no known bundle version.
-    #[error("unsupported Sigstore bundle media type {0:?}")]
-    MediaType(String),
-    /// An int64 field (named) whose text is not an integer.
-    #[error("{what} {value:?} is not an integer")]
-    NotInteger {
-        /// The field.
-        what: String,
-        /// Its text.
-        value: String,
-    },
-    /// An unsigned field (named) that is negative.
-    #[error("{what} {value} is negative")]
-    Negative {
-        /// The field.
-        what: String,
-        /// Its value.
-        value: i64,
-    },
-    /// A bytes field (named) that is not base64.
-    #[error("{what} is not valid base64: {detail}")]
-    Base64 {
-        /// The field.
-        what: String,
-        /// The decoder's error.
-        detail: String,
-    },
-    /// A required field (named) that is absent.
-    #[error("bundle has no {0}")]
-    Missing(String),
-    /// A bytes field (named) that is empty.
-    #[error("bundle {0} is empty")]
-    Empty(String),
-    /// A hash field (named) that is not 32 bytes (its length).
-    #[error("{what} is {len} bytes, not a 32-byte SHA-256 hash")]
-    HashLength {
-        /// The field.
-        what: String,
-        /// Its length.
-        len: usize,
-    },
-    /// The document is over the size bound (its size).
-    #[error("bundle is {0} bytes, more than the {MAX_BUNDLE_BYTES} allowed")]
-    TooLarge(usize),
-    /// Not JSON.
-    #[error("bundle is not valid JSON: {0}")]
-    Json(String),
-    /// More log entries than the bound (how many).
-    #[error("bundle has {0} transparency log entries, more than the {MAX_TLOG_ENTRIES} allowed")]
-    TooManyEntries(usize),
-    /// More RFC 3161 timestamps than the bound (how many).
-    #[error("bundle has {0} RFC 3161 timestamps, more than the {MAX_TIMESTAMPS} allowed")]
-    TooManyTimestamps(usize),
-    /// The same timestamp twice.
-    #[error("bundle carries the same RFC 3161 timestamp twice")]
-    DuplicateTimestamp,
-    /// A DSSE envelope without exactly one signature (how many).
-    #[error("DSSE envelope has {0} signatures; exactly one is required")]
-    DsseSignatures(usize),
-    /// Both content kinds.
-    #[error("bundle has both messageSignature and dsseEnvelope")]
-    BothContents,
-    /// Neither content kind.
-    #[error("bundle has neither messageSignature nor dsseEnvelope")]
-    NoContent,
-    /// A v0.1 log entry without its inclusion promise.
-    #[error("a v0.1 bundle's log entry must carry an inclusion promise")]
-    NoPromise,
-    /// A v0.2+ log entry (its index) without an inclusion proof.
-    #[error(
-        "log entry {0} has no inclusion proof, which a bundle of version 0.2 or later requires"
-    )]
-    NoProof(String),
-    /// An inclusion proof (its entry's index) without a checkpoint.
-    #[error("log entry {0}'s inclusion proof has no checkpoint")]
-    NoCheckpoint(String),
-    /// Not exactly one kind of verification material.
-    #[error("bundle verificationMaterial must hold exactly one of publicKey, x509CertificateChain and certificate")]
-    MaterialKinds,
-    /// A v0.3 bundle with a certificate chain.
-    #[error(
-        "a v0.3 bundle must carry its signing certificate in certificate, not x509CertificateChain"
-    )]
-    ChainInV03,
-    /// An empty certificate chain.
-    #[error("bundle has an empty certificate chain")]
-    EmptyChain,
-    /// A chain over the bound (its length).
-    #[error(
-        "bundle certificate chain has {0} certificates, more than the {MAX_CHAIN_CERTS} allowed"
-    )]
-    ChainTooLong(usize),
-    /// A v0.1/v0.2 bundle with a single certificate field.
-    #[error("a v0.1/v0.2 bundle must carry its certificates in x509CertificateChain")]
-    CertificateInV02,
-    /// No verification material at all.
-    #[error("bundle has no verification material")]
-    NoMaterial,
-    /// A negative integrated time.
-    #[error("log entry integratedTime {0} is negative")]
-    NegativeTime(i64),
-    /// An inclusion proof over the hash bound (how many).
-    #[error("inclusion proof has {0} hashes, more than the {MAX_PROOF_HASHES} allowed")]
-    TooManyProofHashes(usize),
-    /// A promise without the time it promises.
-    #[error("log entry has an inclusion promise but no integratedTime")]
-    PromiseWithoutTime,
-}
-
-impl BundleError {
-    /// The class of this failure (see the type's documentation).
-    pub fn reason(&self) -> Reason {
-        match self {
-            BundleError::NoPromise | BundleError::NoProof(_) | BundleError::NoCheckpoint(_) => {
-                Reason::TransparencyLog
-            }
-            _ => Reason::Malformed,
-        }
-    }
-}
+mod error;
+pub use error::BundleError;
 
 /// The largest bundle accepted, in bytes.
 pub const MAX_BUNDLE_BYTES: usize = 10 * 1024 * 1024;
@@ -761,6 +638,7 @@ fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Reason;
 
     fn case(name: &str) -> Vec<u8> {
         std::fs::read(format!(
