@@ -1,16 +1,55 @@
 //! The registry behind `getImageData` / `image.GetMetadata`: Kyverno's
 //! ImageData fields, fetched through the OCI client, once per image per request.
 
-use crate::cel::image_data::ImageDataSource;
-use crate::images::reference;
-use crate::oci::{Client, Platform, Transport, MAX_CONFIG_BYTES};
+use crate::cel::image_data::{ImageDataError, ImageDataSource};
+use crate::images::reference::{self, ImageRefError};
+use crate::oci::{Client, OciError, Platform, Transport, TransportError, MAX_CONFIG_BYTES};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 pub(super) struct RegistryImageData {
     transport: Arc<dyn Transport + Send + Sync>,
-    cache: Mutex<HashMap<String, Result<Value, String>>>,
+    cache: Mutex<HashMap<String, Result<Value, ImageDataError>>>,
+}
+
+/// Why the registry did not give an image's data.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    /// The reference does not parse.
+    #[error(transparent)]
+    Reference(#[from] ImageRefError),
+    /// The registry refused or failed a request.
+    #[error(transparent)]
+    Registry(Box<OciError>),
+    /// The data budget or the transport refused.
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// A manifest without a config descriptor.
+    #[error("manifest {0} has no config")]
+    NoConfig(String),
+    /// A config over the JSON limits.
+    #[error("config {digest} refused: {detail}")]
+    ConfigRefused {
+        /// The config's digest.
+        digest: String,
+        /// Which limit.
+        detail: String,
+    },
+    /// A config that is not JSON.
+    #[error("config {digest} is not JSON: {source}")]
+    ConfigNotJson {
+        /// The config's digest.
+        digest: String,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+}
+
+impl From<OciError> for FetchError {
+    fn from(e: OciError) -> FetchError {
+        FetchError::Registry(Box::new(e))
+    }
 }
 
 impl RegistryImageData {
@@ -21,29 +60,29 @@ impl RegistryImageData {
         }
     }
 
-    fn fetch(&self, image: &str) -> Result<Value, String> {
-        let parsed = reference::parse(image).map_err(|e| e.to_string())?;
+    fn fetch(&self, image: &str) -> Result<Value, FetchError> {
+        let parsed = reference::parse(image)?;
         let client = Client::new(&*self.transport);
-        let top = client
-            .manifest(&parsed, parsed.identifier())
-            .map_err(|e| e.to_string())?;
-        let manifest = client
-            .platform_manifest(&parsed, &top, &Platform::default())
-            .map_err(|e| e.to_string())?;
+        let top = client.manifest(&parsed, parsed.identifier())?;
+        let manifest = client.platform_manifest(&parsed, &top, &Platform::default())?;
         let config_digest = manifest
             .json
             .pointer("/config/digest")
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("manifest {} has no config", manifest.digest))?;
-        let config_bytes = client
-            .blob(&parsed, config_digest, MAX_CONFIG_BYTES)
-            .map_err(|e| e.to_string())?;
+            .ok_or_else(|| FetchError::NoConfig(manifest.digest.clone()))?;
+        let config_bytes = client.blob(&parsed, config_digest, MAX_CONFIG_BYTES)?;
         let values =
             crate::oci::json_shape::check(&config_bytes, &crate::oci::json_shape::MANIFEST)
-                .map_err(|e| format!("config {config_digest} refused: {e}"))?;
-        client.charge_parsed(values).map_err(|e| e.to_string())?;
-        let config: Value = serde_json::from_slice(&config_bytes)
-            .map_err(|e| format!("config {config_digest} is not JSON: {e}"))?;
+                .map_err(|detail| FetchError::ConfigRefused {
+                    digest: config_digest.to_string(),
+                    detail,
+                })?;
+        client.charge_parsed(values)?;
+        let config: Value =
+            serde_json::from_slice(&config_bytes).map_err(|source| FetchError::ConfigNotJson {
+                digest: config_digest.to_string(),
+                source,
+            })?;
         Ok(json!({
             "image": image,
             "resolvedImage": format!("{}@{}", parsed.tagged_name(), top.digest),
@@ -60,13 +99,14 @@ impl RegistryImageData {
 }
 
 impl ImageDataSource for RegistryImageData {
-    fn image_data(&self, image: &str) -> Result<Value, String> {
+    fn image_data(&self, image: &str) -> Result<Value, ImageDataError> {
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(image).cloned()) {
             return hit;
         }
-        let result = self
-            .fetch(image)
-            .map_err(|e| format!("failed to get image data for {image}: {e}"));
+        let result = self.fetch(image).map_err(|e| ImageDataError {
+            image: image.to_string(),
+            source: Arc::new(e),
+        });
         if let Ok(mut c) = self.cache.lock() {
             c.insert(image.to_string(), result.clone());
         }

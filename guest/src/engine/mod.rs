@@ -636,10 +636,10 @@ fn enforce_required(
     verifications: &required::Verifications,
 ) {
     for (index, matched) in passed {
-        if let Err(message) = verifications.enforce(&matched) {
+        if let Err(unverified) = verifications.enforce(&matched) {
             if let Some(r) = results.get_mut(index) {
                 r.status = Status::Fail;
-                r.message = message;
+                r.message = unverified.to_string();
             }
         }
     }

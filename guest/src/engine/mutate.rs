@@ -17,7 +17,7 @@ use crate::admission::patch::{self, Replace};
 use crate::admission::Request;
 use crate::images::extract::{self, ExtractedImage};
 use crate::images::reference::{self, ImageRef};
-use crate::oci::Client;
+use crate::oci::{Client, OciError};
 use crate::policy::CompiledPolicy;
 use std::collections::BTreeMap;
 
@@ -30,7 +30,7 @@ pub(super) fn mutate(
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
     // One resolution per (credentials, image) per request, whichever policy asks.
-    let mut resolved: BTreeMap<(String, String), Result<String, String>> = BTreeMap::new();
+    let mut resolved: BTreeMap<(String, String), Result<String, Unresolved>> = BTreeMap::new();
     let mut results: Vec<PolicyResult> = Vec::new();
     let mut patches = Vec::new();
     // Mutation verifies nothing; `required` is the validate phase's.
@@ -115,10 +115,27 @@ pub(super) fn mutate(
     results::verdict(results, patch::render(patches))
 }
 
+/// Why a tag was not pinned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Unresolved {
+    /// The reference does not parse.
+    #[error(transparent)]
+    Reference(#[from] reference::ImageRefError),
+    /// The registry did not give its digest.
+    #[error(transparent)]
+    Registry(Box<OciError>),
+}
+
+impl From<OciError> for Unresolved {
+    fn from(e: OciError) -> Unresolved {
+        Unresolved::Registry(Box::new(e))
+    }
+}
+
 /// `registry/repo:tag@sha256:...` for a tag reference, as Kyverno writes it.
-fn resolve(client: &Client, image: &str) -> Result<String, String> {
-    let parsed: ImageRef = reference::parse(image).map_err(|e| e.to_string())?;
-    let digest = client.resolve(&parsed).map_err(|e| e.to_string())?;
+fn resolve(client: &Client, image: &str) -> Result<String, Unresolved> {
+    let parsed: ImageRef = reference::parse(image)?;
+    let digest = client.resolve(&parsed)?;
     Ok(format!("{}@{digest}", parsed.tagged_name()))
 }
 

@@ -6,6 +6,19 @@
 
 use std::collections::BTreeMap;
 
+/// Why a `required` policy's matched image fails it (Kyverno's texts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unverified {
+    /// No policy of the request tried to verify it.
+    #[error(
+        "image {0} is not verified: no policy performed a signature or attestation check on it"
+    )]
+    NotChecked(String),
+    /// Every attempt failed.
+    #[error("image {0} failed signature or attestation verification")]
+    Failed(String),
+}
+
 #[derive(Debug, Default)]
 /// Which images a verification function tried in this evaluation, and whether one verified each.
 pub struct Verifications {
@@ -20,17 +33,11 @@ impl Verifications {
     }
 
     /// The `required` check for a policy's matched images, with Kyverno's messages.
-    pub fn enforce(&self, images: &[String]) -> Result<(), String> {
+    pub fn enforce(&self, images: &[String]) -> Result<(), Unverified> {
         for image in images {
             match self.by_image.get(image) {
-                None => {
-                    return Err(format!(
-                        "image {image} is not verified: no policy performed a signature or attestation check on it"
-                    ))
-                }
-                Some(false) => {
-                    return Err(format!("image {image} failed signature or attestation verification"))
-                }
+                None => return Err(Unverified::NotChecked(image.clone())),
+                Some(false) => return Err(Unverified::Failed(image.clone())),
                 Some(true) => {}
             }
         }
@@ -46,13 +53,12 @@ mod tests {
     fn messages_for_unattempted_and_failed() {
         let mut v = Verifications::default();
         let imgs = vec!["a".to_string()];
-        assert!(v
-            .enforce(&imgs)
-            .unwrap_err()
-            .contains("no policy performed"));
+        assert_eq!(v.enforce(&imgs), Err(Unverified::NotChecked("a".into())));
         v.record("a", false);
+        assert_eq!(v.enforce(&imgs), Err(Unverified::Failed("a".into())));
+        // Kyverno's text for the one users see most.
         assert_eq!(
-            v.enforce(&imgs).unwrap_err(),
+            Unverified::Failed("a".into()).to_string(),
             "image a failed signature or attestation verification"
         );
         v.record("a", true);
