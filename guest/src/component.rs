@@ -148,7 +148,11 @@ impl GuestPolicySet for PolicySet {
     fn evaluate_json(&self, payload: String) -> Result<Verdict, String> {
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
         let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
-        self.0.evaluate_json(&payload, transport).map(verdict)
+        // The WIT error is the text the CLI prints.
+        self.0
+            .evaluate_json(&payload, transport)
+            .map(verdict)
+            .map_err(|e| e.to_string())
     }
 
     fn evaluate(
@@ -173,6 +177,7 @@ impl GuestPolicySet for PolicySet {
                 transport,
             )
             .map(verdict)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -205,8 +210,8 @@ fn unjudgeable(e: EUnjudgeable) -> Unjudgeable {
     match e {
         EUnjudgeable::NotJson(m) => Unjudgeable::NotJson(m),
         EUnjudgeable::NotAdmissionReview(m) => Unjudgeable::NotAdmissionReview(m),
-        EUnjudgeable::MalformedRequest(m) => Unjudgeable::MalformedRequest(m),
-        EUnjudgeable::UnreadableNamespace(m) => Unjudgeable::UnreadableNamespace(m),
+        EUnjudgeable::MalformedRequest(e) => Unjudgeable::MalformedRequest(e.to_string()),
+        EUnjudgeable::UnreadableNamespace(e) => Unjudgeable::UnreadableNamespace(e.to_string()),
     }
 }
 

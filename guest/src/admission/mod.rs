@@ -109,27 +109,42 @@ impl Operation {
     }
 }
 
+/// Why the `request` of an AdmissionReview cannot be judged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// Not JSON.
+    #[error("request is not valid JSON: {0}")]
+    NotJson(String),
+    /// JSON, but not the AdmissionRequest shape.
+    #[error("request is not an AdmissionRequest: {0}")]
+    NotAdmissionRequest(String),
+    /// A field the judgement needs is absent.
+    #[error("request.{0} is required")]
+    Missing(&'static str),
+    /// An operation Kubernetes does not send.
+    #[error("request.operation {0:?} is not one of CREATE, UPDATE, DELETE, CONNECT")]
+    Operation(String),
+    /// `object` or `oldObject` that is not an object.
+    #[error("request.{0} must be an object")]
+    NotAnObject(&'static str),
+}
+
 impl Request {
     /// Parses the `request` field of an AdmissionReview.
-    pub fn parse(json: &str) -> Result<Request, String> {
-        let parsed: RawRequest = serde_json::from_str(json).map_err(|e| {
-            if e.is_data() {
-                format!("request is not an AdmissionRequest: {e}")
-            } else {
-                format!("request is not valid JSON: {e}")
-            }
+    pub fn parse(json: &str) -> Result<Request, RequestError> {
+        let parsed: RawRequest = serde_json::from_str(json).map_err(|e| match e.is_data() {
+            true => RequestError::NotAdmissionRequest(e.to_string()),
+            false => RequestError::NotJson(e.to_string()),
         })?;
-        let resource = parsed.resource.ok_or("request.resource is required")?;
-        let named = parsed.operation.ok_or("request.operation is required")?;
-        let operation = Operation::parse(&named).ok_or_else(|| {
-            format!("request.operation {named:?} is not one of CREATE, UPDATE, DELETE, CONNECT")
-        })?;
+        let resource = parsed.resource.ok_or(RequestError::Missing("resource"))?;
+        let named = parsed.operation.ok_or(RequestError::Missing("operation"))?;
+        let operation = Operation::parse(&named).ok_or(RequestError::Operation(named))?;
         for (field, value) in [
             ("object", &parsed.object),
             ("oldObject", &parsed.old_object),
         ] {
             if !(value.is_null() || value.is_object()) {
-                return Err(format!("request.{field} must be an object"));
+                return Err(RequestError::NotAnObject(field));
             }
         }
         Ok(Request {
@@ -240,24 +255,37 @@ mod tests {
 
     #[test]
     fn rejects_bad_requests() {
-        assert!(Request::parse("not json")
-            .unwrap_err()
-            .contains("not valid JSON"));
+        assert!(matches!(
+            Request::parse("not json"),
+            Err(RequestError::NotJson(_))
+        ));
+        assert!(matches!(
+            Request::parse("[1]"),
+            Err(RequestError::NotAdmissionRequest(_))
+        ));
         let mut r = pod_request();
         r["operation"] = json!("PATCH");
-        assert!(Request::parse(&r.to_string())
-            .unwrap_err()
-            .contains("PATCH"));
+        assert_eq!(
+            Request::parse(&r.to_string()).unwrap_err(),
+            RequestError::Operation("PATCH".into())
+        );
         let mut r = pod_request();
         r.as_object_mut().map(|o| o.remove("resource"));
-        assert!(Request::parse(&r.to_string())
-            .unwrap_err()
-            .contains("resource"));
+        assert_eq!(
+            Request::parse(&r.to_string()).unwrap_err(),
+            RequestError::Missing("resource")
+        );
         let mut r = pod_request();
         r["object"] = json!("str");
-        assert!(Request::parse(&r.to_string())
-            .unwrap_err()
-            .contains("object"));
+        assert_eq!(
+            Request::parse(&r.to_string()).unwrap_err(),
+            RequestError::NotAnObject("object")
+        );
+        // The text users see in the denial.
+        assert_eq!(
+            RequestError::Missing("resource").to_string(),
+            "request.resource is required"
+        );
     }
 
     #[test]

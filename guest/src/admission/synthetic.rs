@@ -15,19 +15,36 @@ pub fn cluster_scoped(kind: &str) -> bool {
     CLUSTER_SCOPED_KINDS.lines().any(|k| k == kind)
 }
 
+/// Why a resource cannot be made into an AdmissionRequest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResourceError {
+    /// Not JSON.
+    #[error("resource is not valid JSON: {0}")]
+    NotJson(String),
+    /// No `apiVersion` or `kind`.
+    #[error("resource has no {0}")]
+    Missing(&'static str),
+    /// Neither `metadata.name` nor `metadata.generateName`.
+    #[error("{0} resource has no metadata.name")]
+    NoName(String),
+    /// An operation the CLI does not simulate.
+    #[error("operation {0:?} is not one of CREATE, UPDATE, DELETE")]
+    Operation(String),
+}
+
 /// The AdmissionRequest JSON for `resource` (an object's JSON) under
 /// `operation`: CREATE sets `object`, UPDATE sets both `object` and
 /// `oldObject` to it, DELETE sets only `oldObject`.
-pub fn request(resource: &str, operation: &str) -> Result<String, String> {
+pub fn request(resource: &str, operation: &str) -> Result<String, ResourceError> {
     let object: Value =
-        serde_json::from_str(resource).map_err(|e| format!("resource is not valid JSON: {e}"))?;
-    let api_version = field(&object, "/apiVersion")?;
-    let kind = field(&object, "/kind")?;
+        serde_json::from_str(resource).map_err(|e| ResourceError::NotJson(e.to_string()))?;
+    let api_version = field(&object, "apiVersion")?;
+    let kind = field(&object, "kind")?;
     let name = object
         .pointer("/metadata/name")
         .or_else(|| object.pointer("/metadata/generateName"))
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("{kind} resource has no metadata.name"))?;
+        .ok_or_else(|| ResourceError::NoName(kind.to_string()))?;
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g, v),
         None => ("", api_version),
@@ -37,11 +54,7 @@ pub fn request(resource: &str, operation: &str) -> Result<String, String> {
         "CREATE" => (object.clone(), Value::Null),
         "UPDATE" => (object.clone(), object.clone()),
         "DELETE" => (Value::Null, object.clone()),
-        other => {
-            return Err(format!(
-                "operation {other:?} is not one of CREATE, UPDATE, DELETE"
-            ))
-        }
+        other => return Err(ResourceError::Operation(other.to_string())),
     };
     let request = json!({
         "uid": "ivpol-offline",
@@ -58,12 +71,13 @@ pub fn request(resource: &str, operation: &str) -> Result<String, String> {
     Ok(request.to_string())
 }
 
-fn field<'a>(object: &'a Value, pointer: &str) -> Result<&'a str, String> {
+/// The top-level string field `name`, not empty.
+fn field<'a>(object: &'a Value, name: &'static str) -> Result<&'a str, ResourceError> {
     object
-        .pointer(pointer)
+        .get(name)
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| format!("resource has no {}", &pointer[1..]))
+        .ok_or(ResourceError::Missing(name))
 }
 
 fn namespace_of(object: &Value, kind: &str) -> String {
@@ -160,27 +174,37 @@ mod tests {
 
     #[test]
     fn unusable_resources_are_errors() {
+        assert!(matches!(
+            request("not json", "CREATE"),
+            Err(ResourceError::NotJson(_))
+        ));
         for (resource, op, want) in [
-            ("not json", "CREATE", "not valid JSON"),
             (
                 r#"{"kind":"Pod","metadata":{"name":"p"}}"#,
                 "CREATE",
-                "apiVersion",
+                ResourceError::Missing("apiVersion"),
             ),
             (
                 r#"{"apiVersion":"v1","metadata":{"name":"p"}}"#,
                 "CREATE",
-                "kind",
+                ResourceError::Missing("kind"),
             ),
             (
                 r#"{"apiVersion":"v1","kind":"Pod"}"#,
                 "CREATE",
-                "metadata.name",
+                ResourceError::NoName("Pod".into()),
             ),
-            (&pod(json!({})), "PATCH", "PATCH"),
+            (
+                &pod(json!({})),
+                "PATCH",
+                ResourceError::Operation("PATCH".into()),
+            ),
         ] {
-            let err = request(resource, op).expect_err(resource);
-            assert!(err.contains(want), "{err}");
+            assert_eq!(request(resource, op), Err(want), "{resource}");
         }
+        assert_eq!(
+            ResourceError::NoName("Pod".into()).to_string(),
+            "Pod resource has no metadata.name"
+        );
     }
 }

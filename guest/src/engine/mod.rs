@@ -24,7 +24,7 @@ pub use failure::Failure;
 mod tests;
 mod verifier;
 
-use crate::admission::{labels_of, Request};
+use crate::admission::{labels_of, Request, RequestError};
 use crate::cel::resource_lib::{self, ResourceSource};
 use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
 use crate::matching::MatchInput;
@@ -144,10 +144,10 @@ impl PolicySet {
         request: &str,
         namespace_object: Option<&str>,
         transport: Arc<dyn Transport + Send + Sync>,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Verdict, InputError> {
         let req = Request::parse(request)?;
         let lookup = |_: &str| namespace_object.map(str::to_string);
-        self.admit_request(phase, scope, names, &req, &lookup, transport)
+        Ok(self.admit_request(phase, scope, names, &req, &lookup, transport)?)
     }
 
     /// [`PolicySet::admit`] on a parsed request; `namespace_object` is
@@ -161,7 +161,7 @@ impl PolicySet {
         req: &Request,
         namespace_object: &dyn Fn(&str) -> Option<String>,
         transport: Arc<dyn Transport + Send + Sync>,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Verdict, NamespaceError> {
         let candidates: Vec<&CompiledPolicy> = self
             .policies
             .iter()
@@ -217,7 +217,7 @@ impl PolicySet {
         namespace_object: Option<&str>,
         mode: Mode,
         transport: Arc<dyn Transport + Send + Sync>,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Verdict, InputError> {
         let request = crate::admission::synthetic::request(resource, operation)?;
         let req = Request::parse(&request)?;
         let namespace = parse_namespace(namespace_object, &req.namespace)?;
@@ -253,9 +253,9 @@ impl PolicySet {
         &self,
         payload: &str,
         transport: Arc<dyn Transport + Send + Sync>,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Verdict, InputError> {
         let object: serde_json::Value =
-            serde_json::from_str(payload).map_err(|e| format!("payload is not valid JSON: {e}"))?;
+            serde_json::from_str(payload).map_err(|e| InputError::PayloadNotJson(e.to_string()))?;
         let bindings = Bindings::builder().value("object", convert::to_cel(&object));
         let (transport, budget) = budgeted(transport);
         let mut collected = Collected::default();
@@ -329,10 +329,32 @@ impl NamespaceInfo {
     }
 }
 
-fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, String> {
+/// The host's Namespace object for the request's namespace is not JSON.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("namespace object is not valid JSON: {0}")]
+pub struct NamespaceError(String);
+
+/// Why a request, a resource or a payload given to the engine outside
+/// admission cannot be judged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// The AdmissionRequest does not read.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The resource a request is made for does not read.
+    #[error(transparent)]
+    Resource(#[from] crate::admission::synthetic::ResourceError),
+    /// The namespace object does not read.
+    #[error(transparent)]
+    Namespace(#[from] NamespaceError),
+    /// A JSON-mode payload that is not JSON.
+    #[error("payload is not valid JSON: {0}")]
+    PayloadNotJson(String),
+}
+
+fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, NamespaceError> {
     let object = match json {
-        Some(j) => serde_json::from_str(j)
-            .map_err(|e| format!("namespace object is not valid JSON: {e}"))?,
+        Some(j) => serde_json::from_str(j).map_err(|e| NamespaceError(e.to_string()))?,
         None => serde_json::Value::Null,
     };
     // No namespace object: `None`, so that matching stands in Kyverno's

@@ -3,8 +3,8 @@
 //! response is written here. The host only routes bytes, and reads the
 //! [`Answer`]'s typed record for its decision log, metrics and reports.
 
-use super::{Phase, PolicySet, Scope, Verdict};
-use crate::admission::{Operation, Request};
+use super::{NamespaceError, Phase, PolicySet, Scope, Verdict};
+use crate::admission::{Operation, Request, RequestError};
 use crate::oci::Transport;
 use base64::Engine as _;
 use serde::Deserialize;
@@ -59,12 +59,12 @@ pub enum Unjudgeable {
     NotAdmissionReview(String),
     /// The request lacks a field the judgement needs, or holds one it
     /// cannot take.
-    #[error("{0}")]
-    MalformedRequest(String),
+    #[error(transparent)]
+    MalformedRequest(#[from] RequestError),
     /// The host's Namespace object for the request's namespace cannot be
     /// read, and a policy in scope needs it.
-    #[error("{0}")]
-    UnreadableNamespace(String),
+    #[error(transparent)]
+    UnreadableNamespace(#[from] NamespaceError),
 }
 
 /// The answer to one request.
@@ -107,11 +107,9 @@ impl PolicySet {
         transport: Arc<dyn Transport + Send + Sync>,
     ) -> Result<Answer, Unjudgeable> {
         let raw = envelope(body)?;
-        let req = Request::parse(raw.get()).map_err(Unjudgeable::MalformedRequest)?;
+        let req = Request::parse(raw.get())?;
         if req.uid.is_empty() {
-            return Err(Unjudgeable::MalformedRequest(
-                "request.uid is required".into(),
-            ));
+            return Err(RequestError::Missing("uid").into());
         }
         let subject = Subject {
             uid: req.uid.clone(),
@@ -133,9 +131,8 @@ impl PolicySet {
             false => Scope::Cluster,
         };
         let lookup = |name: &str| namespaces.get(name);
-        let verdict = self
-            .admit_request(route.phase, &scope, &route.names, &req, &lookup, transport)
-            .map_err(Unjudgeable::UnreadableNamespace)?;
+        let verdict =
+            self.admit_request(route.phase, &scope, &route.names, &req, &lookup, transport)?;
         Ok(Answer {
             response: response(&req.uid, &verdict),
             subject,

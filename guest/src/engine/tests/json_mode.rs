@@ -155,11 +155,11 @@ fn json_mode_rejects_a_payload_that_is_not_json() {
 
 /// JSON mode without a network.
 trait OfflineJson {
-    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, String>;
+    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, crate::engine::InputError>;
 }
 
 impl OfflineJson for PolicySet {
-    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, String> {
+    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, crate::engine::InputError> {
         self.evaluate_json(payload, std::sync::Arc::new(Offline))
     }
 }

@@ -96,5 +96,10 @@ fn outside_admission_the_operation_picks_the_matching_rules() {
             std::sync::Arc::new(Offline),
         )
         .expect_err("PATCH is not an operation");
-    assert!(err.contains("PATCH"), "{err}");
+    assert_eq!(
+        err,
+        crate::engine::InputError::Resource(crate::admission::synthetic::ResourceError::Operation(
+            "PATCH".into()
+        ))
+    );
 }

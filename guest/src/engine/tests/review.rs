@@ -182,7 +182,7 @@ fn bodies_that_cannot_be_judged_say_why() {
     .expect_err("no uid");
     assert_eq!(
         err,
-        Unjudgeable::MalformedRequest("request.uid is required".into())
+        Unjudgeable::MalformedRequest(crate::admission::RequestError::Missing("uid"))
     );
 }
 
