@@ -12,44 +12,75 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StringOrExpression {
+    /// `value`: the string given inline.
     pub value: Option<String>,
+    /// `expression`: CEL that returns the string, evaluated per request.
     pub expression: Option<String>,
 }
 
+/// An attestor's `notary`: verifies Notary signatures against a trust store.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Notary {
+    /// `certs`: the trust store, PEM CA certificates a signature must chain to.
     pub certs: Option<StringOrExpression>,
+    /// `tsaCerts`: the PEM certificates of the timestamp authorities to trust.
     pub tsa_certs: Option<StringOrExpression>,
 }
 
+/// An attestor's `cosign`: verifies cosign signatures with exactly one of a
+/// key, keyless identities or a certificate.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Cosign {
+    /// `key`: verify with this public key.
     pub key: Option<CosignKey>,
+    /// `keyless`: verify Fulcio-certified signatures against these identities.
     pub keyless: Option<Keyless>,
+    /// `certificate`: verify with this signing certificate.
     pub certificate: Option<CertificateSource>,
+    /// `source`: where the signatures are stored when not next to the image.
     pub source: Option<SignatureSource>,
+    /// `ctlog`: the transparency logs and their keys, and which of their checks
+    /// to skip.
     pub ctlog: Option<CtLog>,
+    /// `tuf`: the TUF repository the Sigstore trust root is read from.
     pub tuf: Option<Tuf>,
+    /// `trustedRoot`: a Sigstore `TrustedRoot` JSON, which takes precedence
+    /// over `tuf`.
     pub trusted_root: Option<StringOrExpression>,
+    /// `annotations`: key/value pairs that a signature payload's annotations
+    /// must all match.
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
 }
 
+/// A cosign attestor's `key`: the public key signatures are verified with.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CosignKey {
+    /// `data`: the public key as PEM.
     pub data: Option<String>,
+    /// `kms`: a KMS key reference; refused at load, since the component holds
+    /// no cloud credentials.
     pub kms: Option<String>,
+    /// `hashAlgorithm`: the signature's digest algorithm, `sha256` (the
+    /// default), `sha224`, `sha384` or `sha512`.
     pub hash_algorithm: Option<String>,
+    /// `expression`: CEL that returns the public key as PEM, evaluated per
+    /// request.
     pub expression: Option<String>,
 }
 
+/// A cosign attestor's `keyless`: the Fulcio certificate identities signatures
+/// may come from.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Keyless {
+    /// `identities`: the accepted signers; a certificate matching any one of
+    /// them is accepted.
     pub identities: Vec<Identity>,
+    /// `roots`: PEM certificates that replace the trust root's Fulcio CAs.
     pub roots: Option<String>,
     /// Kept as JSON so that a wrong key or a non-string value is a load
     /// diagnostic naming its path (`validate.rs`), not a serde error.
@@ -90,63 +121,101 @@ impl Keyless {
     }
 }
 
+/// One of a keyless attestor's `identities`: the issuer and subject a signing
+/// certificate must carry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Identity {
+    /// `issuer`: the OIDC issuer the certificate must name exactly.
     pub issuer: Option<String>,
+    /// `subject`: the subject (SAN) the certificate must carry exactly.
     pub subject: Option<String>,
+    /// `issuerRegExp`: a regular expression the certificate's OIDC issuer must
+    /// match.
     pub issuer_reg_exp: Option<String>,
+    /// `subjectRegExp`: a regular expression the certificate's subject (SAN)
+    /// must match.
     pub subject_reg_exp: Option<String>,
+    /// `subjectExpression`: CEL that returns the regular expression the subject
+    /// must match, evaluated per request.
     pub subject_expression: Option<String>,
 }
 
+/// A cosign attestor's `certificate`: the signing certificate and its chain.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CertificateSource {
+    /// `cert`: the PEM signing certificate.
     pub cert: Option<StringOrExpression>,
+    /// `certChain`: the PEM chain the signing certificate is validated against.
     pub cert_chain: Option<StringOrExpression>,
 }
 
+/// A cosign attestor's `source`: where its signatures are stored.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SignatureSource {
+    /// `repository`: the repository signatures are read from instead of the
+    /// image's.
     pub repository: Option<String>,
+    /// `tagPrefix`: the prefix of the signature tags.
     pub tag_prefix: Option<String>,
     /// Literally `PullSecrets` (capital P) in Kyverno's CRD.
     #[serde(rename = "PullSecrets", default)]
     pub pull_secrets: Vec<PullSecret>,
 }
 
+/// One of `source.PullSecrets`: a Secret by name.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PullSecret {
+    /// `name`: the Secret's name.
     pub name: String,
 }
 
+/// A cosign attestor's `ctlog`: the Rekor and certificate transparency logs.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CtLog {
+    /// `url`: the Rekor URL; required unless `insecureIgnoreTlog` is set.
     pub url: Option<String>,
+    /// `rekorPubKey`: the Rekor public key as PEM, replacing the trust root's.
     pub rekor_pub_key: Option<String>,
+    /// `ctLogPubKey`: the certificate transparency log's public key as PEM,
+    /// replacing the trust root's.
     pub ct_log_pub_key: Option<String>,
+    /// `tsaCertChain`: the PEM chain of an RFC 3161 timestamp authority;
+    /// refused at load, not implemented yet.
     pub tsa_cert_chain: Option<String>,
+    /// `insecureIgnoreTlog`: whether signatures are accepted without a
+    /// transparency-log entry.
     #[serde(default)]
     pub insecure_ignore_tlog: bool,
+    /// `insecureIgnoreSCT`: whether Fulcio certificates are accepted without a
+    /// signed certificate timestamp.
     #[serde(rename = "insecureIgnoreSCT", default)]
     pub insecure_ignore_sct: bool,
 }
 
+/// A cosign attestor's `tuf`: the TUF repository the Sigstore trust root comes
+/// from.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Tuf {
+    /// `root`: the TUF root.json the repository's metadata is verified from.
     pub root: Option<TufRoot>,
+    /// `mirror`: the repository's URL; unset means [`DEFAULT_TUF_MIRROR`].
     pub mirror: Option<String>,
 }
 
+/// `tuf.root`: the trusted TUF root.json, as a path or inline.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TufRoot {
+    /// `path`: a file holding the root.json; refused at load, since the
+    /// component has no filesystem.
     pub path: Option<String>,
+    /// `data`: the root.json, base64-encoded.
     pub data: Option<String>,
 }
 
@@ -189,14 +258,18 @@ impl Tuf {
 /// `key.data` / `key.expression`), compiled once per policy set.
 #[derive(Debug, Clone)]
 pub enum StringSource {
+    /// The string is written inline.
     Value(String),
+    /// The string is computed by this CEL expression per request.
     Expression(crate::cel::Expression),
 }
 
 /// An attestor with its expressions compiled.
 #[derive(Debug, Clone)]
 pub struct CompiledAttestor {
+    /// The attestor's `name`.
     pub name: String,
+    /// The attestor's verifier, cosign or Notary.
     pub kind: AttestorKind,
     /// The verification cache's fingerprint of the attestor when every one
     /// of its [`sources`](Self::sources) is written inline: the same for
@@ -204,9 +277,12 @@ pub struct CompiledAttestor {
     pub fixed_fingerprint: std::sync::OnceLock<String>,
 }
 
+/// A compiled attestor's verifier.
 #[derive(Debug, Clone)]
 pub enum AttestorKind {
+    /// The attestor has `cosign`.
     Cosign(Box<CompiledCosign>),
+    /// The attestor has `notary`.
     Notary(CompiledNotary),
 }
 
@@ -265,7 +341,9 @@ impl CompiledAttestor {
 /// authorities (`tsaCerts`), each PEM given inline or by CEL.
 #[derive(Debug, Clone)]
 pub struct CompiledNotary {
+    /// `certs`: the trust store's PEM certificates.
     pub certs: Option<StringSource>,
+    /// `tsaCerts`: the timestamp authorities' PEM certificates.
     pub tsa_certs: Option<StringSource>,
 }
 
@@ -309,12 +387,18 @@ fn string_source(
     }
 }
 
+/// A cosign attestor with its expressions compiled.
 #[derive(Debug, Clone)]
 pub struct CompiledCosign {
+    /// The attestor's `cosign` as written.
     pub spec: Cosign,
+    /// `key.data` or `key.expression`: the public key's PEM.
     pub key: Option<StringSource>,
+    /// `certificate.cert`: the signing certificate's PEM.
     pub cert: Option<StringSource>,
+    /// `certificate.certChain`: the PEM chain of the signing certificate.
     pub cert_chain: Option<StringSource>,
+    /// `trustedRoot`: the Sigstore `TrustedRoot` JSON.
     pub trusted_root: Option<StringSource>,
     /// `keyless.identities[i].subjectExpression`, one entry per identity
     /// (empty without `keyless`); always `StringSource::Expression` when
