@@ -8,6 +8,7 @@ use crate::images::glob::Glob;
 use crate::matching::MatchResources;
 use std::sync::{Arc, OnceLock};
 
+/// Which of the two IVP kinds a policy is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PolicyKind {
     /// ImageValidatingPolicy
@@ -17,6 +18,7 @@ pub enum PolicyKind {
 }
 
 impl PolicyKind {
+    /// The kind's name, as in a document's `kind`.
     pub fn as_str(self) -> &'static str {
         match self {
             PolicyKind::Cluster => "ImageValidatingPolicy",
@@ -28,37 +30,58 @@ impl PolicyKind {
 /// One entry of `matchImageReferences`.
 #[derive(Debug, Clone)]
 pub enum ImageMatcher {
+    /// `glob`: the reference must match the glob.
     Glob(Glob),
     /// CEL over `ref`, returning bool.
     Expression(Expression),
 }
 
+/// One of `spec.validations`, compiled.
 #[derive(Debug, Clone)]
 pub struct CompiledValidation {
+    /// `expression`: must return a bool; `false` fails the policy.
     pub expression: Expression,
     /// The expression, when it is the idiomatic all-images-signed check
     /// over attestors the policy has, run without the interpreter.
     pub all_signed: Option<AllSigned>,
+    /// `message`: the failure message when `expression` is false.
     pub message: Option<String>,
+    /// `messageExpression`: computes the failure message instead of `message`.
     pub message_expression: Option<Expression>,
 }
 
+/// A loaded policy (or one of its autogen variants) with every expression
+/// compiled.
 #[derive(Debug, Clone)]
 pub struct CompiledPolicy {
+    /// `metadata.name`, shared by the policy's autogen variants.
     pub name: String,
+    /// The namespace of a NamespacedImageValidatingPolicy; `None` for a cluster
+    /// one.
     pub namespace: Option<String>,
+    /// Whether the policy is cluster-wide or namespaced.
     pub kind: PolicyKind,
     /// `None` for the policy itself, `defaults` or `cronjobs` for autogen variants.
     pub autogen: Option<String>,
+    /// The `spec` as loaded; for an autogen variant, rewritten for its
+    /// controllers.
     pub spec: Spec,
+    /// `spec.matchConstraints`; empty in JSON mode, which never matches
+    /// requests.
     pub match_constraints: MatchResources,
+    /// `spec.matchConditions` as name and compiled expression.
     pub match_conditions: Vec<(String, Expression)>,
+    /// `spec.variables` as name and compiled expression.
     pub variables: Vec<(String, Expression)>,
     /// Shared with each evaluation's verifier, which checks images against them.
     pub image_matchers: Arc<Vec<ImageMatcher>>,
+    /// `spec.attestors`, compiled; shared with each evaluation's verifier.
     pub attestors: Arc<Vec<CompiledAttestor>>,
+    /// `spec.images` as extractor name and compiled expression.
     pub images: Vec<(String, Expression)>,
+    /// `spec.validations`, compiled, in order.
     pub validations: Vec<CompiledValidation>,
+    /// `spec.auditAnnotations` as key and compiled value expression.
     pub audit_annotations: Vec<(String, Expression)>,
     /// `spec.validationActions`, defaulted to `[Deny]`.
     pub actions: Vec<String>,
@@ -82,11 +105,17 @@ pub struct CompiledPolicy {
 /// A policy's `attestors` and `attestations` variables.
 #[derive(Debug, Clone)]
 pub struct ImageVariables {
+    /// `attestors`: each attestor's name to its `{name, type}`; `None` when it
+    /// has no CEL form.
     pub attestors: Option<Shared>,
+    /// `attestations`: each attestation's name to itself; `None` when it has no
+    /// CEL form.
     pub attestations: Option<Shared>,
 }
 
 impl CompiledPolicy {
+    /// Whether `action` (`Deny`, `Audit` or `Warn`) is among the policy's
+    /// validation actions.
     pub fn has_action(&self, action: &str) -> bool {
         self.actions.iter().any(|a| a == action)
     }

@@ -38,18 +38,25 @@ struct PolicyRef {
 /// What a matching exception makes of the policy's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportAs {
+    /// `reportResult: skip` or unset: the result becomes a skip.
     Skip,
+    /// `reportResult: pass`: the result becomes a pass.
     Pass,
 }
 
+/// A loaded PolicyException with its match conditions compiled.
 #[derive(Debug, Clone)]
 pub struct CompiledException {
     /// `<namespace>/<name>`, or `<name>` without a namespace: the key
     /// Kyverno prints in `rule is skipped due to policy exception: <keys>`.
     pub key: String,
+    /// `metadata.namespace`; `None` when unset or empty.
     pub namespace: Option<String>,
     refs: Vec<PolicyRef>,
+    /// `spec.matchConditions` as name and compiled expression; all must hold
+    /// for the exception to apply.
     pub match_conditions: Vec<(String, Expression)>,
+    /// `spec.reportResult`: what the exception makes of the policy's result.
     pub report_as: ReportAs,
     /// Unix seconds after which the exception no longer applies.
     pub expires_at: Option<i64>,

@@ -10,16 +10,22 @@ use serde::Deserialize;
 /// One input file (or other source) of policy documents.
 #[derive(Debug, Clone)]
 pub struct SourceDocument {
+    /// The name of the source (a file path), as diagnostics print it.
     pub source: String,
+    /// The source's text: one or more YAML or JSON documents.
     pub content: String,
 }
 
 /// A document that did not load.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The [`SourceDocument::source`] the document came from.
     pub source: String,
+    /// The document's index in its source, from 0.
     pub document: u32,
+    /// The document's `metadata.name`, when it could be read.
     pub policy: Option<String>,
+    /// What is wrong, with the field path when there is one.
     pub message: String,
     /// The kind of policy the document would have been, when it may have
     /// been one: a request in that policy's scope is denied, since ivpol
@@ -57,6 +63,7 @@ pub struct LoadedSet {
     pub policies: Vec<CompiledPolicy>,
     /// Loaded PolicyExceptions; the engine attaches them to the policies they name.
     pub exceptions: Vec<CompiledException>,
+    /// One per problem, for the documents that did not load.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -70,6 +77,8 @@ enum Loaded {
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 const MAX_DOCUMENTS: usize = 1000;
 
+/// Loads every document of `sources`, granting no cluster resources: a policy
+/// that reads them does not load.
 pub fn load(sources: &[SourceDocument]) -> LoadedSet {
     load_granting(sources, &[])
 }
