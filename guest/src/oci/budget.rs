@@ -49,6 +49,7 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// A fresh budget of `limit` bytes and `value_limit` parsed JSON values.
     pub fn new(limit: usize, value_limit: usize) -> Budget {
         Budget {
             limit,
@@ -61,6 +62,7 @@ impl Budget {
         }
     }
 
+    /// The budget's size in bytes.
     pub fn limit(&self) -> usize {
         self.limit
     }
@@ -135,7 +137,9 @@ impl Budget {
 
 /// A transport that charges every body it reads to a [`Budget`].
 pub struct Budgeted {
+    /// The transport requests are sent through.
     pub inner: Arc<dyn Transport + Send + Sync>,
+    /// The budget every body read is charged to.
     pub budget: Arc<Budget>,
 }
 

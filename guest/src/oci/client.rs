@@ -11,9 +11,13 @@ use serde_json::Value;
 /// A manifest as fetched, with the digest computed from its bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
+    /// The manifest as received.
     pub bytes: Vec<u8>,
+    /// Its media type: the `mediaType` field, else the `Content-Type` header.
     pub media_type: String,
+    /// The sha256 digest of `bytes`.
     pub digest: String,
+    /// `bytes` parsed.
     pub json: Value,
 }
 
@@ -27,7 +31,9 @@ impl Manifest {
 /// The platform an index is resolved for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Platform {
+    /// The operating system, e.g. `linux`.
     pub os: String,
+    /// The CPU architecture, e.g. `amd64`.
     pub architecture: String,
 }
 
@@ -105,6 +111,8 @@ fn error_detail(body: &[u8]) -> String {
     }
 }
 
+/// A registry client over a [`Transport`]: manifests, blobs and referrers, each
+/// checked against its digest.
 pub struct Client<'t> {
     transport: &'t dyn Transport,
     /// Answers fetched ahead by [`Client::prefetch_discovery`], by URL and
@@ -113,6 +121,7 @@ pub struct Client<'t> {
 }
 
 impl<'t> Client<'t> {
+    /// A client that sends its requests through `transport`.
     pub fn new(transport: &'t dyn Transport) -> Client<'t> {
         Client {
             transport,

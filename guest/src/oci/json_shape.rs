@@ -13,7 +13,9 @@
 pub struct JsonLimits {
     /// Values (scalars and containers), counted as separators plus openings.
     pub max_values: usize,
+    /// The deepest nesting of arrays and objects.
     pub max_depth: usize,
+    /// The most elements of one array.
     pub max_array_len: usize,
 }
 

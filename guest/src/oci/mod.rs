@@ -34,9 +34,14 @@ pub const MANIFEST_MEDIA_TYPES: [&str; 4] = [
 /// also charged to the evaluation's [`budget`], and JSON is checked for its
 /// shape ([`json_shape`]) before it is parsed.
 pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
+/// The most bytes of an image config blob read.
 pub const MAX_CONFIG_BYTES: usize = 4 << 20;
+/// The most bytes of one referrer layer or signature layer read.
 pub const MAX_REFERRER_LAYER_BYTES: usize = 10 << 20;
+/// The most referrers of one type a listing may hold, as in Kyverno, and the
+/// most signature layers or bundles read for one image.
 pub const MAX_REFERRERS: usize = 50;
+/// The most HTTP redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 5;
 /// Characters of registry-supplied text (error details, claimed subjects)
 /// an error message quotes.

@@ -5,11 +5,14 @@
 use std::sync::Arc;
 use thiserror::Error;
 
+/// One HTTP request to a registry or TUF mirror.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpRequest {
+    /// The HTTP method (`GET`).
     pub method: &'static str,
     /// Absolute `https://host[:port]/path?query` URL.
     pub url: String,
+    /// Request headers, such as `Accept`.
     pub headers: Vec<(String, String)>,
     /// The policy's `credentials.secrets` (as the host names them) whose
     /// credentials the host presents for this request; empty: the host's
@@ -29,10 +32,14 @@ impl HttpRequest {
     }
 }
 
+/// The answer to an [`HttpRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpResponse {
+    /// The HTTP status code.
     pub status: u16,
+    /// Response headers, as received.
     pub headers: Vec<(String, String)>,
+    /// The response body, read in full.
     pub body: Vec<u8>,
 }
 
@@ -46,26 +53,55 @@ impl HttpResponse {
     }
 }
 
+/// Why a request got no response.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum TransportError {
+    /// The host's network policy does not allow requests to `host`.
     #[error("request to {host} denied by the host's network policy")]
-    Denied { host: String },
+    Denied {
+        /// The host the request was for.
+        host: String,
+    },
+    /// The request to `host` timed out.
     #[error("request to {host} timed out")]
-    Timeout { host: String },
+    Timeout {
+        /// The host the request was for.
+        host: String,
+    },
+    /// The response body was larger than the request allowed.
     #[error("response from {host} is larger than {limit} bytes")]
-    TooLarge { host: String, limit: usize },
+    TooLarge {
+        /// The host the request was for.
+        host: String,
+        /// The body limit in bytes; 0 when the host's own limit cut it off.
+        limit: usize,
+    },
     /// The evaluation's registry data budget ([`super::budget`]) ran out.
     #[error("registry data budget of {limit} bytes exceeded")]
-    BudgetExceeded { limit: usize },
+    BudgetExceeded {
+        /// The budget in bytes.
+        limit: usize,
+    },
     /// The evaluation's budget of parsed registry JSON values ran out.
     #[error("registry data budget of {limit} parsed JSON values exceeded")]
-    ValueBudgetExceeded { limit: usize },
+    ValueBudgetExceeded {
+        /// The budget in JSON values.
+        limit: usize,
+    },
+    /// The request failed for any other reason, given in `message`.
     #[error("request to {host} failed: {message}")]
-    Failed { host: String, message: String },
+    Failed {
+        /// The host the request was for.
+        host: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// Sends one request and reads at most `max_body` bytes of the answer.
 pub trait Transport {
+    /// Sends `request`; a body over `max_body` bytes is
+    /// [`TransportError::TooLarge`].
     fn send(&self, request: &HttpRequest, max_body: usize) -> Result<HttpResponse, TransportError>;
 
     /// Sends independent requests, each with its own body limit, and
@@ -110,7 +146,9 @@ impl Transport for Offline {
 /// Names a policy's `credentials.secrets` on every request
 /// ([`HttpRequest::secrets`]).
 pub struct WithSecrets {
+    /// The transport requests are sent through.
     pub inner: Arc<dyn Transport + Send + Sync>,
+    /// The secret names set on every request.
     pub secrets: Arc<[String]>,
 }
 
