@@ -12,24 +12,33 @@ use crate::matching::RequestAttrs;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+/// A resource type as an AdmissionRequest names it (`resource`,
+/// `requestResource`).
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupVersionResource {
+    /// The API group, empty for the core group.
     #[serde(default)]
     pub group: String,
+    /// The API version.
     #[serde(default)]
     pub version: String,
+    /// The resource's plural name, such as `pods`.
     #[serde(default)]
     pub resource: String,
 }
 
+/// An object's kind as an AdmissionRequest names it (`kind`).
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupVersionKind {
+    /// The API group, empty for the core group.
     #[serde(default)]
     pub group: String,
+    /// The API version.
     #[serde(default)]
     pub version: String,
+    /// The kind, such as `Pod`.
     #[serde(default)]
     pub kind: String,
 }
@@ -59,14 +68,24 @@ struct RawRequest {
 /// A parsed AdmissionRequest.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// `uid`: the request's identifier, echoed in the response.
     pub uid: String,
+    /// `kind`: the kind of the object; empty when absent.
     pub kind: GroupVersionKind,
+    /// `resource`: the resource being requested.
     pub resource: GroupVersionResource,
+    /// `subResource`: the subresource requested, empty for none.
     pub sub_resource: String,
+    /// `requestResource`: the resource as originally requested, before any
+    /// conversion by the API server.
     pub request_resource: Option<GroupVersionResource>,
+    /// `requestSubResource`: the subresource as originally requested.
     pub request_sub_resource: Option<String>,
+    /// `name`: the object's name, empty when not yet known.
     pub name: String,
+    /// `namespace`: the object's namespace, empty for a cluster-scoped one.
     pub namespace: String,
+    /// `operation`: what is being done to the object.
     pub operation: Operation,
     /// `object`; `Null` when absent (DELETE).
     pub object: Arc<serde_json::Value>,
@@ -80,9 +99,14 @@ pub struct Request {
 /// `request.operation`: the admission operations of Kubernetes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
+    /// `CREATE`: the object is being created.
     Create,
+    /// `UPDATE`: the object is being changed.
     Update,
+    /// `DELETE`: the object is being deleted.
     Delete,
+    /// `CONNECT`: a connection to the object is being made (`exec`, `attach`, a
+    /// proxy).
     Connect,
 }
 
@@ -198,6 +222,8 @@ impl Request {
         Some(attrs)
     }
 
+    /// Whether the request is for a Namespace itself (core `namespaces`, no
+    /// subresource).
     pub fn is_namespace_object(&self) -> bool {
         self.resource.group.is_empty()
             && self.resource.resource == "namespaces"

@@ -5,12 +5,16 @@ use serde::Serialize;
 /// One `replace` operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Replace {
+    /// `op`: always `replace`.
     pub op: &'static str,
+    /// `path`: the JSON Pointer of the value replaced.
     pub path: String,
+    /// `value`: the new string value.
     pub value: String,
 }
 
 impl Replace {
+    /// A `replace` of the value at `path` with `value`.
     pub fn new(path: String, value: String) -> Replace {
         Replace {
             op: "replace",

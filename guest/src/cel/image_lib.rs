@@ -17,6 +17,8 @@ impl Opaque for ImageValue {
     }
 }
 
+/// Registers `parseImageReference`, `image`, `isImage` and the member functions
+/// of `kyverno.image` on `ctx`.
 pub fn register(ctx: &mut Context<'_, '_>) {
     let _ = ctx.add_function("parseImageReference", |s: Value| {
         parse("parseImageReference", s)

@@ -82,6 +82,7 @@ pub(super) struct Binding {
 
 /// JSON to convert on first use.
 pub enum JsonSource {
+    /// JSON already parsed.
     Value(Arc<serde_json::Value>),
     /// Text known to be valid JSON (checked when the request was parsed).
     Text(Arc<str>),
@@ -289,6 +290,7 @@ impl VariableResolver for Bindings {
 }
 
 impl Bindings {
+    /// A builder with nothing bound.
     pub fn builder() -> BindingsBuilder {
         BindingsBuilder::default()
     }
@@ -351,6 +353,8 @@ impl Bindings {
     }
 }
 
+/// Builds [`Bindings`]: values, lazily converted JSON, the `variables`
+/// definitions and the services the libraries call.
 #[derive(Default, Clone)]
 pub struct BindingsBuilder {
     base: BTreeMap<String, Arc<Binding>>,
@@ -416,6 +420,7 @@ impl BindingsBuilder {
         self
     }
 
+    /// The bindings, with `variables` evaluated lazily over them.
     pub fn build(self) -> Bindings {
         build(
             Base::new(self.base),

@@ -25,6 +25,7 @@ use std::sync::{Arc, OnceLock};
 /// A compiled expression with its source, for messages.
 #[derive(Debug, Clone)]
 pub struct Expression {
+    /// The expression's CEL source, as written in the policy.
     pub source: String,
     program: Arc<Program>,
 }
@@ -79,6 +80,7 @@ impl Expression {
         Ok(result?)
     }
 
+    /// The compiled program.
     pub fn program(&self) -> &Program {
         &self.program
     }

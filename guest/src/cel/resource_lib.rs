@@ -54,10 +54,14 @@ pub fn context_value() -> Value {
 /// policy is confined to.
 #[derive(Clone)]
 pub struct Scoped {
+    /// Where the objects are read from.
     pub source: Arc<dyn ResourceSource>,
+    /// The namespace a namespaced policy is confined to; `None` for a cluster
+    /// policy.
     pub namespace: Option<String>,
 }
 
+/// Registers `Get`, `get`, `List` and `list` on `ctx`.
 pub fn register(ctx: &mut Context<'_, '_>) {
     for name in ["Get", "get"] {
         let _ = ctx.add_function(

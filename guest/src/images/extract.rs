@@ -35,8 +35,11 @@ use std::collections::BTreeMap;
 /// Which container list of a pod spec an image came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
+    /// An image of the pod spec's `containers`.
     Containers,
+    /// An image of the pod spec's `initContainers`.
     InitContainers,
+    /// An image of the pod spec's `ephemeralContainers`.
     EphemeralContainers,
 }
 
@@ -61,6 +64,7 @@ impl Category {
 /// One image found in a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtractedImage {
+    /// The container list the image came from.
     pub category: Category,
     /// The image string exactly as written.
     pub image: String,

@@ -40,12 +40,15 @@ pub struct MatchResources {
     /// Absent means every object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<LabelSelector>,
+    /// `resourceRules`: the rules a request must match one of to be in scope.
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub resource_rules: Vec<NamedRuleWithOperations>,
+    /// `excludeResourceRules`: rules that take a request out of scope, even
+    /// when it matches `resourceRules`.
     #[serde(
         default,
         deserialize_with = "null_as_default",

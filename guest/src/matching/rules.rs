@@ -18,6 +18,7 @@ use super::{child_path, go_quote, index_path, json_strings, null_as_default};
 pub struct RequestAttrs {
     /// API group; empty for the core group.
     pub group: String,
+    /// API version, e.g. `v1`.
     pub version: String,
     /// Plural resource name, e.g. `pods`.
     pub resource: String,
@@ -37,30 +38,38 @@ pub struct RequestAttrs {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RuleWithOperations {
+    /// `operations`: the operations matched (`CREATE`, `UPDATE`, `DELETE`,
+    /// `CONNECT`, or `*` for all).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub operations: Vec<String>,
+    /// `apiGroups`: the API groups matched (`""` for the core group, `*` for
+    /// all).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub api_groups: Vec<String>,
+    /// `apiVersions`: the API versions matched (`*` for all).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub api_versions: Vec<String>,
+    /// `resources`: the resources matched, with `resource/subresource` and `*`
+    /// forms.
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub resources: Vec<String>,
+    /// `scope`: `Cluster`, `Namespaced` or `*`; unset means `*`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }
@@ -78,30 +87,38 @@ pub struct NamedRuleWithOperations {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub resource_names: Vec<String>,
+    /// `operations`: the operations matched (`CREATE`, `UPDATE`, `DELETE`,
+    /// `CONNECT`, or `*` for all).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub operations: Vec<String>,
+    /// `apiGroups`: the API groups matched (`""` for the core group, `*` for
+    /// all).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub api_groups: Vec<String>,
+    /// `apiVersions`: the API versions matched (`*` for all).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub api_versions: Vec<String>,
+    /// `resources`: the resources matched, with `resource/subresource` and `*`
+    /// forms.
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub resources: Vec<String>,
+    /// `scope`: `Cluster`, `Namespaced` or `*`; unset means `*`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }

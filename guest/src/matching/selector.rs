@@ -21,6 +21,7 @@ pub struct LabelSelector {
         skip_serializing_if = "BTreeMap::is_empty"
     )]
     pub match_labels: BTreeMap<String, String>,
+    /// `matchExpressions`: requirements on labels, all of which must hold.
     #[serde(
         default,
         deserialize_with = "null_as_default",
@@ -34,8 +35,12 @@ pub struct LabelSelector {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LabelSelectorRequirement {
+    /// `key`: the label the requirement is about.
     pub key: String,
+    /// `operator`: how the label is compared with `values`.
     pub operator: LabelSelectorOperator,
+    /// `values`: the values for `In` and `NotIn`; empty for `Exists` and
+    /// `DoesNotExist`.
     #[serde(
         default,
         deserialize_with = "null_as_default",
@@ -50,15 +55,17 @@ pub struct LabelSelectorRequirement {
 /// `DoesNotExist`" message, so an unknown operator can never reach matching.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LabelSelectorOperator {
+    /// The label is set to one of `values`.
     In,
+    /// The label is absent or set to none of `values`.
     NotIn,
+    /// The label is set, to any value.
     Exists,
+    /// The label is absent.
     DoesNotExist,
 }
 
 impl LabelSelector {
-    /// True when the selector has no requirements at all (apimachinery's
-    /// `labels.Everything()`), which matches every label set.
     /// Whether every requirement names only `key`: such a selector is
     /// answered by that label alone (for namespaces, the name label the API
     /// server sets on every namespace).
@@ -67,6 +74,8 @@ impl LabelSelector {
             && self.match_expressions.iter().all(|r| r.key == key)
     }
 
+    /// True when the selector has no requirements at all (apimachinery's
+    /// `labels.Everything()`), which matches every label set.
     pub fn is_empty(&self) -> bool {
         self.match_labels.is_empty() && self.match_expressions.is_empty()
     }

@@ -38,9 +38,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Kyverno's webhook name prefixes (`pkg/config/config.go`); NIVP uses them too.
 pub const VALIDATE_PREFIX: &str = "ivpol.validate.kyverno.svc";
+/// The mutating webhooks' name prefix.
 pub const MUTATE_PREFIX: &str = "ivpol.mutate.kyverno.svc";
 /// The configuration objects Kyverno adds its resource webhooks to.
 pub const VALIDATING_CONFIG_NAME: &str = "kyverno-resource-validating-webhook-cfg";
+/// The configuration Kyverno adds its resource mutating webhooks to.
 pub const MUTATING_CONFIG_NAME: &str = "kyverno-resource-mutating-webhook-cfg";
 /// The label the API server puts on every Namespace.
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
@@ -53,8 +55,11 @@ const DEFAULT_TIMEOUT_SECONDS: i64 = 10;
 /// `--forceFailurePolicyIgnore`).
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The name of the Service the API server sends admission requests to.
     pub service_name: String,
+    /// The Service's namespace.
     pub service_namespace: String,
+    /// The Service's port.
     pub service_port: u16,
     /// The CA bundle file's bytes (PEM), base64-encoded into `caBundle`.
     pub ca_bundle: Vec<u8>,
