@@ -19,6 +19,8 @@
 // Public items are the ones the fuzz targets, the bench and the tests
 // reach; the rest is `pub(crate)`, and the lint keeps it that way.
 #![warn(unreachable_pub)]
+// Every public item says what it is (the Kyverno field, for the spec types).
+#![deny(missing_docs)]
 
 pub mod admission;
 pub mod cel;

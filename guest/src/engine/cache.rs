@@ -151,8 +151,11 @@ pub fn fingerprint<'a>(values: impl IntoIterator<Item = (&'a str, &'a str)>) -> 
 #[cfg(test)]
 #[derive(Default)]
 pub struct MemoryCache {
+    /// Every stored value, by key.
     pub entries: std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>,
+    /// Every recorded tag digest, by image.
     pub digests: std::sync::Mutex<std::collections::HashMap<String, String>>,
+    /// How many `get`s were made.
     pub gets: std::sync::atomic::AtomicUsize,
 }
 
