@@ -1,8 +1,8 @@
 //! Key pairs for every key kind cosign signs or verifies with, derived
 //! deterministically from a seed string, with SPKI PEM public keys.
 
+use chacha20::rand_core::SeedableRng;
 use p256::pkcs8::{EncodePrivateKey, EncodePublicKey};
-use rand_chacha::rand_core::SeedableRng;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -79,7 +79,7 @@ impl SigHash {
 enum Secret {
     P256(p256::ecdsa::SigningKey),
     P384(p384::ecdsa::SigningKey),
-    Rsa(Box<rsa::RsaPrivateKey>),
+    Rsa(Box<rsa::PrivateKey>),
     Ed(ed25519_dalek::SigningKey),
 }
 
@@ -108,14 +108,14 @@ fn seed_bytes(label: &str, seed: &str, counter: u32) -> [u8; 32] {
     h.finalize().into()
 }
 
-fn rsa_key(seed: &str) -> rsa::RsaPrivateKey {
-    static CACHE: OnceLock<Mutex<HashMap<String, rsa::RsaPrivateKey>>> = OnceLock::new();
+fn rsa_key(seed: &str) -> rsa::PrivateKey {
+    static CACHE: OnceLock<Mutex<HashMap<String, rsa::PrivateKey>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(k) = cache.lock().expect("rsa cache").get(seed) {
         return k.clone();
     }
-    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed_bytes("rsa", seed, 0));
-    let key = rsa::RsaPrivateKey::new(&mut rng, 2048).expect("RSA-2048 key generation");
+    let mut rng = chacha20::ChaCha20Rng::from_seed(seed_bytes("rsa", seed, 0));
+    let key = rsa::PrivateKey::new(&mut rng, 2048).expect("RSA-2048 key generation");
     cache
         .lock()
         .expect("rsa cache")
@@ -241,7 +241,7 @@ impl KeyPair {
             Secret::Rsa(k) => {
                 let k = (**k).clone();
                 // PSS salts come from a generator seeded by the message: deterministic.
-                let mut rng = rand_chacha::ChaCha20Rng::from_seed(Sha256::digest(msg).into());
+                let mut rng = chacha20::ChaCha20Rng::from_seed(Sha256::digest(msg).into());
                 match (self.kind, hash) {
                     (KeyKind::Rsa2048Pss, SigHash::Sha256) => {
                         rsa::pss::SigningKey::<Sha256>::new(k)
