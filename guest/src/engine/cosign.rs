@@ -603,7 +603,7 @@ fn verify_fetched(
     };
     for (i, bundle) in fetched.bundles.iter().take(MAX_REFERRERS).enumerate() {
         let outcome = check_shape(&client, bundle, "/dsseEnvelope/payload")
-            .map_err(|e| (Reason::Malformed, e))
+            .map_err(|e| (Reason::Malformed, e.to_string()))
             .and_then(|()| {
                 signature_bundle(digest, attestor, bundle).map_err(|f| (f.reason, f.message))
             });
@@ -686,11 +686,13 @@ fn fetched_layers(
                 Some((_, bytes)) if crate::oci::digest::sha256(bytes) != d.digest => {
                     Err("its blob does not match its digest".to_string())
                 }
-                Some((_, bytes)) => check_shape(client, bytes, "/payload").map(|()| Layer {
-                    media_type: d.media_type,
-                    payload: bytes.clone(),
-                    annotations: d.annotations,
-                }),
+                Some((_, bytes)) => check_shape(client, bytes, "/payload")
+                    .map(|()| Layer {
+                        media_type: d.media_type,
+                        payload: bytes.clone(),
+                        annotations: d.annotations,
+                    })
+                    .map_err(|e| e.to_string()),
             };
             (crate::oci::clip(&d.digest), layer)
         })

@@ -71,14 +71,38 @@ pub(super) fn descriptor(v: &Value) -> Descriptor {
     }
 }
 
-pub(super) fn single_layer(manifest: &Value) -> Result<Descriptor, String> {
+/// A signature document refused before its verifier reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ShapeError {
+    /// A referrer manifest with no layer or several.
+    #[error("a signature referrer must have exactly one layer")]
+    NotOneLayer,
+    /// The document is over the JSON limits (which one).
+    #[error("{0}")]
+    Document(String),
+    /// The payload it carries is over the JSON limits (which one).
+    #[error("envelope payload: {0}")]
+    Payload(String),
+    /// The evaluation's parsed-values budget is spent.
+    #[error(transparent)]
+    Budget(#[from] crate::oci::TransportError),
+}
+
+/// A shape refused is evidence that cannot be read.
+impl From<ShapeError> for Failure {
+    fn from(e: ShapeError) -> Failure {
+        Failure::from(e.to_string())
+    }
+}
+
+pub(super) fn single_layer(manifest: &Value) -> Result<Descriptor, ShapeError> {
     match manifest
         .get("layers")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
     {
         Some([layer]) => Ok(descriptor(layer)),
-        _ => Err("a signature referrer must have exactly one layer".into()),
+        _ => Err(ShapeError::NotOneLayer),
     }
 }
 
@@ -91,12 +115,13 @@ pub(super) fn check_shape(
     client: &crate::oci::Client,
     document: &[u8],
     payload_pointer: &str,
-) -> Result<(), String> {
+) -> Result<(), ShapeError> {
     use base64::Engine;
-    let values = json_shape::check(document, &json_shape::SIGNATURE)?;
+    let values =
+        json_shape::check(document, &json_shape::SIGNATURE).map_err(ShapeError::Document)?;
     // The document and its statement are parsed (and a verified statement
     // kept): both are charged to the evaluation's parsed-values budget.
-    client.charge_parsed(values).map_err(|e| e.to_string())?;
+    client.charge_parsed(values)?;
     let Ok(json) = serde_json::from_slice::<Value>(document) else {
         return Ok(());
     };
@@ -110,9 +135,9 @@ pub(super) fn check_shape(
     let Ok(statement) = decoded else {
         return Ok(());
     };
-    let values = json_shape::check(&statement, &json_shape::PAYLOAD)
-        .map_err(|e| format!("envelope payload: {e}"))?;
-    client.charge_parsed(values).map_err(|e| e.to_string())
+    let values =
+        json_shape::check(&statement, &json_shape::PAYLOAD).map_err(ShapeError::Payload)?;
+    Ok(client.charge_parsed(values)?)
 }
 
 #[cfg(test)]
@@ -143,7 +168,7 @@ mod tests {
         let client = crate::oci::Client::new(&offline);
         let err = check_shape(&client, envelope.to_string().as_bytes(), "/payload").unwrap_err();
         assert!(
-            err.starts_with("envelope payload: JSON holds more than"),
+            matches!(&err, ShapeError::Payload(why) if why.starts_with("JSON holds more than")),
             "{err}"
         );
         let err = check_shape(
@@ -152,6 +177,9 @@ mod tests {
             "/payload",
         )
         .unwrap_err();
-        assert!(err.contains("more than 64 items"), "{err}");
+        assert!(
+            matches!(&err, ShapeError::Document(why) if why.contains("more than 64 items")),
+            "{err}"
+        );
     }
 }
