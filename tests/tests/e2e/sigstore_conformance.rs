@@ -32,42 +32,99 @@ fn read_trimmed(path: &Path) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// Who must have signed a case's bundle, as the suite tells a client.
+pub enum Signer {
+    /// `--key`: the case's `key.pub`.
+    Key(PathBuf),
+    /// `--certificate-identity` / `--certificate-oidc-issuer`: the case's
+    /// `identity` and `issuer` files, or the suite's defaults.
+    Identity { identity: String, issuer: String },
+}
+
+/// One bundle-verify case and the inputs the suite hands a client for it.
+pub struct Case {
+    pub name: String,
+    pub bundle: PathBuf,
+    /// The case's `artifact`, or the suite's shared `a.txt`.
+    pub artifact: PathBuf,
+    pub signer: Signer,
+    /// `--trusted-root`: the case's `trusted_root.json`, if it has one;
+    /// without it a client uses the production root.
+    pub trusted_root: Option<PathBuf>,
+    /// Whether the suite expects the client to pass (no `_fail` suffix).
+    pub expect_pass: bool,
+}
+
+impl Case {
+    fn read(name: &str) -> Case {
+        let dir = cases_dir().join(name);
+        let artifact = match dir.join("artifact").exists() {
+            true => dir.join("artifact"),
+            false => cases_dir().join("a.txt"),
+        };
+        let signer = if dir.join("key.pub").exists() {
+            Signer::Key(dir.join("key.pub"))
+        } else {
+            Signer::Identity {
+                identity: read_trimmed(&dir.join("identity")).unwrap_or(DEFAULT_IDENTITY.into()),
+                issuer: read_trimmed(&dir.join("issuer")).unwrap_or(DEFAULT_ISSUER.into()),
+            }
+        };
+        Case {
+            name: name.to_string(),
+            bundle: dir.join("bundle.sigstore.json"),
+            artifact,
+            signer,
+            trusted_root: Some(dir.join("trusted_root.json")).filter(|p| p.exists()),
+            expect_pass: !name.ends_with("_fail"),
+        }
+    }
+
+}
+
+/// Every case of `CASES.tsv`, checked to be the whole suite.
+pub fn cases() -> Vec<Case> {
+    let cases: Vec<Case> = case_names().iter().map(|n| Case::read(n)).collect();
+    assert!(cases.len() >= 70, "only {} cases found", cases.len());
+    cases
+}
+
+/// `sha256:<hex>` of the artifact, as DIGEST mode passes it.
+pub fn sha256_of(path: &Path) -> [u8; 32] {
+    Sha256::digest(std::fs::read(path).expect("artifact")).into()
+}
+
 /// Runs one case in one mode; true when the client reported success.
-fn verify(case: &str, digest_mode: bool) -> (bool, String) {
-    let dir = cases_dir().join(case);
-    let artifact = match dir.join("artifact").exists() {
-        true => dir.join("artifact"),
-        false => cases_dir().join("a.txt"),
-    };
+fn verify(case: &Case, digest_mode: bool) -> (bool, String) {
     let mut cmd = Command::new(ivpol_bin());
     cmd.arg("sigstore")
         .arg("--cache-dir")
         .arg(precompile_cache_dir())
         .arg("verify-bundle")
         .arg("--bundle")
-        .arg(dir.join("bundle.sigstore.json"));
-    if dir.join("key.pub").exists() {
-        cmd.arg("--key").arg(dir.join("key.pub"));
-    } else {
-        let identity = read_trimmed(&dir.join("identity")).unwrap_or(DEFAULT_IDENTITY.into());
-        let issuer = read_trimmed(&dir.join("issuer")).unwrap_or(DEFAULT_ISSUER.into());
-        cmd.arg("--certificate-identity")
-            .arg(identity)
-            .arg("--certificate-oidc-issuer")
-            .arg(issuer);
+        .arg(&case.bundle);
+    match &case.signer {
+        Signer::Key(key) => {
+            cmd.arg("--key").arg(key);
+        }
+        Signer::Identity { identity, issuer } => {
+            cmd.arg("--certificate-identity")
+                .arg(identity)
+                .arg("--certificate-oidc-issuer")
+                .arg(issuer);
+        }
     }
-    if dir.join("trusted_root.json").exists() {
-        cmd.arg("--trusted-root").arg(dir.join("trusted_root.json"));
+    if let Some(root) = &case.trusted_root {
+        cmd.arg("--trusted-root").arg(root);
     }
     if digest_mode {
-        let bytes = std::fs::read(&artifact).expect("artifact");
-        let hex: String = Sha256::digest(bytes)
+        let hex: String = sha256_of(&case.artifact)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
         cmd.arg(format!("sha256:{hex}"));
     } else {
-        cmd.arg(&artifact);
+        cmd.arg(&case.artifact);
     }
     let out = cmd.output().expect("run ivpol");
     let text = format!(
@@ -80,17 +137,16 @@ fn verify(case: &str, digest_mode: bool) -> (bool, String) {
 
 #[test]
 fn every_bundle_case_gives_its_expected_outcome() {
-    let cases = case_names();
-    assert!(cases.len() >= 70, "only {} cases found", cases.len());
     let mut wrong = Vec::new();
-    for case in &cases {
-        let expect_pass = !case.ends_with("_fail");
+    for case in &cases() {
+        let expect_pass = case.expect_pass;
         for digest_mode in [false, true] {
             let (passed, output) = verify(case, digest_mode);
             if passed != expect_pass {
                 let mode = if digest_mode { "DIGEST" } else { "PATH" };
                 wrong.push(format!(
-                    "{mode}-{case}: expected {}, got {}: {}",
+                    "{mode}-{}: expected {}, got {}: {}",
+                    case.name,
                     if expect_pass { "pass" } else { "fail" },
                     if passed { "pass" } else { "fail" },
                     output.trim().lines().last().unwrap_or_default()
