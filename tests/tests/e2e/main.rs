@@ -32,6 +32,7 @@ mod samples;
 mod scan;
 mod security;
 mod sigstore_conformance;
+mod sigstore_rust;
 mod stalled_clients;
 mod tls;
 mod token_auth;

@@ -80,6 +80,13 @@ impl Case {
         }
     }
 
+    /// The trusted root a client without `--trusted-root` uses: the
+    /// production one (the suite's embedded copy, as ivpol embeds it).
+    pub fn trusted_root_or_production(&self) -> PathBuf {
+        self.trusted_root
+            .clone()
+            .unwrap_or_else(|| cases_dir().join("_public-good-trusted_root.sigstore.dev.json"))
+    }
 }
 
 /// Every case of `CASES.tsv`, checked to be the whole suite.
