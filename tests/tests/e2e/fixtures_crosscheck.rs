@@ -213,3 +213,4 @@ mod cosign;
 mod notation;
 mod sigstore_js;
 mod sigstore_python;
+mod sigstore_rust;
