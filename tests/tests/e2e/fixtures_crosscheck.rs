@@ -1,12 +1,13 @@
 //! Cross-checks of the cosign/Sigstore fixture generator (`ivpol_tests::sign`)
 //! with independent verifiers: every fixture is pushed to a real registry,
-//! read back over the distribution API, and handed to openssl or
+//! read back over the distribution API, and handed to openssl,
 //! sigstore-python 4.5.1 (Notary envelopes: jwcrypto and pycose, in the same
-//! venv). Tampered fixtures must be rejected by the same oracles, so these
-//! checks can fail.
+//! venv), sigstore-js or sigstore-rust (`sigstore-verify`, linked in). Tampered
+//! fixtures must be rejected by the same oracles, so these checks can fail.
 //!
-//! The oracles come from `cargo xtask test`, which sets `IVPOL_OPENSSL` and
-//! `IVPOL_SIGSTORE_PYTHON`; without them these tests fail (never skip).
+//! The external oracles come from `cargo xtask test`, which sets
+//! `IVPOL_OPENSSL`, `IVPOL_SIGSTORE_PYTHON`, `IVPOL_NODE` and
+//! `IVPOL_SIGSTORE_JS`; without them these tests fail (never skip).
 
 use ivpol_tests::fixtures::{sha256, Pusher, OCI_INDEX, OCI_MANIFEST};
 use ivpol_tests::registry::Registry;

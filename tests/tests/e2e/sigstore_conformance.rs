@@ -1,7 +1,8 @@
 //! The sigstore-conformance bundle-verify cases (vendored in
 //! `conformance/sigstore/`), run through `ivpol sigstore verify-bundle` as
 //! the conformance suite runs a client: every case in PATH and DIGEST mode,
-//! exit status 0 for a pass, anything else for a fail.
+//! exit status 0 for a pass, anything else for a fail. [`cases`] gives each
+//! case's inputs, which `sigstore_rust` hands sigstore-verify as well.
 
 use ivpol_tests::{ivpol_bin, precompile_cache_dir};
 use sha2::{Digest, Sha256};

@@ -163,7 +163,8 @@ fn good() -> Vec<(&'static str, Content)> {
 /// when sigstore-verify learns them.
 fn refused_by_design(key: &KeyPair, content: &Content) -> Option<&'static str> {
     match (key.kind, key.hash, content) {
-        // It reads an RSA key as PKCS#1 v1.5 only.
+        // It maps an RSA key to its PKCS#1 v1.5 schemes only (its PSS
+        // schemes are never chosen for a bundle's signature).
         (KeyKind::Rsa2048Pss, _, _) => Some("no RSA-PSS"),
         // It reads an Ed25519 key as pure Ed25519 only; Ed25519ph is
         // cosign's default for Ed25519 keys.
