@@ -27,7 +27,7 @@ mod verifier;
 use crate::admission::{labels_of, Request, RequestError};
 use crate::cel::resource_lib::{self, ResourceSource};
 use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
-use crate::matching::MatchInput;
+use crate::matching::{MatchError, MatchInput};
 use crate::oci::{
     Budget, Budgeted, Transport, MAX_PARSED_VALUES_PER_EVALUATION,
     MAX_REGISTRY_BYTES_PER_EVALUATION,
@@ -402,13 +402,10 @@ fn constraints_match(
     p: &CompiledPolicy,
     req: &Request,
     ns: &NamespaceInfo,
-) -> Result<bool, String> {
+) -> Result<bool, PolicyError> {
     let matched = selectors_and_rules_match(p, req, ns)?;
     if matched && p.reads_namespace_object && ns.unknown && !req.is_namespace_object() {
-        return Err(format!(
-            "namespaceObject: namespace {:?} is not known to ivpol",
-            req.namespace
-        ));
+        return Err(PolicyError::NamespaceObjectUnknown(req.namespace.clone()));
     }
     Ok(matched)
 }
@@ -417,7 +414,7 @@ fn selectors_and_rules_match(
     p: &CompiledPolicy,
     req: &Request,
     ns: &NamespaceInfo,
-) -> Result<bool, String> {
+) -> Result<bool, MatchError> {
     let input = MatchInput {
         attrs: req.attrs(),
         request_attrs: req.request_attrs(),
@@ -558,8 +555,7 @@ fn validate(
         match constraints_match(p, req, ns) {
             Ok(true) => {}
             Ok(false) => continue,
-            Err(e) => {
-                let error = PolicyError::Matching(e.to_string());
+            Err(error) => {
                 let none = verifier::DecisionLog::default();
                 collected.record(p, Outcome::Error(error), &none, |e| e);
                 continue;

@@ -3,6 +3,7 @@
 
 use super::images::ImagesError;
 use crate::cel::EvalError;
+use crate::matching::MatchError;
 
 /// A policy that could not be evaluated for a request.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -19,10 +20,15 @@ pub(crate) enum PolicyError {
         /// The CEL type it returned.
         got: String,
     },
-    /// `matchConstraints` could not be evaluated (a selector or an
-    /// expression in it).
+    /// `matchConstraints` could not be evaluated: a selector that is
+    /// invalid or cannot be judged.
     #[error("failed to execute matching: {0}")]
-    Matching(String),
+    Matching(#[from] MatchError),
+    /// A matching policy that reads `namespaceObject` in a namespace the
+    /// host does not know (its name): judged against `null`, it could pass
+    /// what the real namespace would deny.
+    #[error("failed to execute matching: namespaceObject: namespace {0:?} is not known to ivpol")]
+    NamespaceObjectUnknown(String),
 }
 
 /// What went wrong under "failed to evaluate policy".

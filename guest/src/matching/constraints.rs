@@ -14,6 +14,24 @@ use super::{aggregate, child_path, index_path, null_as_default};
 
 const ROOT: &str = "spec.matchConstraints";
 
+/// Why `matchConstraints` cannot decide whether a request is in scope: the
+/// apiserver matcher's deferred selector errors, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MatchError {
+    /// A selector that does not validate: its field errors, aggregated as
+    /// apimachinery aggregates them.
+    #[error("{}", aggregate(.0))]
+    InvalidSelector(Vec<String>),
+    /// A Namespace create or update whose request carries no object, so its
+    /// new labels cannot be read (the namespace's name).
+    #[error("{root}.namespaceSelector: cannot evaluate: the request for Namespace {0:?} carries no object", root = ROOT)]
+    NamespaceWithoutObject(String),
+    /// A namespace the host does not know, under a selector that needs its
+    /// labels (the namespace's name).
+    #[error("{root}.namespaceSelector: namespace {0:?} is not known to ivpol, and the selector needs its labels", root = ROOT)]
+    UnknownNamespace(String),
+}
+
 /// The label the API server puts on every Namespace, holding its name. Kyverno
 /// synthesises it when the namespace itself is not available, so it is the
 /// one namespace label a selector can rely on even then.
@@ -126,7 +144,7 @@ impl MatchResources {
     /// With no `resourceRules` every resource matches, as in the apiserver and
     /// Kyverno; Kyverno rejects such a policy up front, see
     /// [`MatchResources::validate`].
-    pub fn matches(&self, req: &MatchInput) -> Result<bool, String> {
+    pub fn matches(&self, req: &MatchInput) -> Result<bool, MatchError> {
         let (ns_matches, ns_err) = self.namespace_selector_matches(req);
         if !ns_matches && ns_err.is_none() {
             return Ok(false);
@@ -149,7 +167,7 @@ impl MatchResources {
 
     /// `namespaceSelector` as the apiserver namespace predicate evaluates it.
     /// Returns the match and, separately, a deferred error.
-    fn namespace_selector_matches(&self, req: &MatchInput) -> (bool, Option<String>) {
+    fn namespace_selector_matches(&self, req: &MatchInput) -> (bool, Option<MatchError>) {
         let attrs = &req.attrs;
         // The predicate tests only the resource name, not group or version.
         let namespace_object = req.is_namespace_object || attrs.resource == "namespaces";
@@ -163,7 +181,7 @@ impl MatchResources {
         };
         let errors = selector.validate_at(&child_path(ROOT, "namespaceSelector"));
         if !errors.is_empty() {
-            return (false, Some(aggregate(&errors)));
+            return (false, Some(MatchError::InvalidSelector(errors)));
         }
         if selector.is_empty() {
             return (true, None);
@@ -179,9 +197,8 @@ impl MatchResources {
                 Some(labels) => (selector.matches(labels), None),
                 None => (
                     false,
-                    Some(format!(
-                        "{ROOT}.namespaceSelector: cannot evaluate: the request for Namespace {:?} carries no object",
-                        namespace_name(req)
+                    Some(MatchError::NamespaceWithoutObject(
+                        namespace_name(req).to_string(),
                     )),
                 ),
             };
@@ -204,9 +221,8 @@ impl MatchResources {
             // error until the rules would match.
             None => (
                 false,
-                Some(format!(
-                    "{ROOT}.namespaceSelector: namespace {:?} is not known to ivpol, and the selector needs its labels",
-                    namespace_name(req)
+                Some(MatchError::UnknownNamespace(
+                    namespace_name(req).to_string(),
                 )),
             ),
         }
@@ -216,13 +232,13 @@ impl MatchResources {
     /// new or the old object must match; an absent object matches nothing
     /// (`matchObject(nil)` is false), so a non-empty selector needs at least
     /// one of them.
-    fn object_selector_matches(&self, req: &MatchInput) -> (bool, Option<String>) {
+    fn object_selector_matches(&self, req: &MatchInput) -> (bool, Option<MatchError>) {
         let Some(selector) = &self.object_selector else {
             return (true, None);
         };
         let errors = selector.validate_at(&child_path(ROOT, "objectSelector"));
         if !errors.is_empty() {
-            return (false, Some(aggregate(&errors)));
+            return (false, Some(MatchError::InvalidSelector(errors)));
         }
         if selector.is_empty() {
             return (true, None);

@@ -11,7 +11,9 @@ pub mod constraints;
 pub mod rules;
 pub mod selector;
 
-pub use constraints::{validate_match_constraints, MatchInput, MatchPolicy, MatchResources};
+pub use constraints::{
+    validate_match_constraints, MatchError, MatchInput, MatchPolicy, MatchResources,
+};
 pub use rules::{rule_matches, NamedRuleWithOperations, RequestAttrs, RuleWithOperations};
 pub use selector::{LabelSelector, LabelSelectorOperator, LabelSelectorRequirement};
 
