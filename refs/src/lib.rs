@@ -21,4 +21,4 @@ pub mod glob;
 pub mod reference;
 
 pub use glob::{image_matches_glob, Glob, GlobError};
-pub use reference::{parse, ImageRef, ImageRefError};
+pub use reference::{digest_tag, parse, ImageRef, ImageRefError};

@@ -207,6 +207,14 @@ impl fmt::Display for ImageRef {
     }
 }
 
+/// The tag form of a digest: `sha256:<hex>` becomes `sha256-<hex>`, since
+/// a tag cannot hold a colon. Cosign keeps an image's signatures and
+/// attestations under it (with `.sig` and `.att` appended), and OCI 1.1's
+/// referrers tag schema keeps the referrers index under it as it is.
+pub fn digest_tag(digest: &str) -> String {
+    digest.replacen(':', "-", 1)
+}
+
 /// Parse `s` like go-containerregistry `name.ParseReference(s)`.
 pub fn parse(s: &str) -> Result<ImageRef, ImageRefError> {
     // Only a digest reference holds an '@': neither a repository, a tag nor
@@ -741,5 +749,16 @@ mod tests {
         assert!(!is_uri_authority("[::1"));
         assert!(!is_uri_authority("a/b"));
         assert!(!is_uri_authority("a|b"));
+    }
+
+    #[test]
+    fn digest_tag_replaces_only_the_algorithm_colon() {
+        assert_eq!(
+            digest_tag(&format!("sha256:{HEX}")),
+            format!("sha256-{HEX}")
+        );
+        // Only the first colon, as cosign replaces it.
+        assert_eq!(digest_tag("sha512:a:b"), "sha512-a:b");
+        assert_eq!(digest_tag("nocolon"), "nocolon");
     }
 }

@@ -18,7 +18,8 @@ pub enum StandaloneError {
     /// An artifact digest of another length than SHA-256's.
     #[error("an artifact digest is 32 bytes, not {0}")]
     DigestLength(usize),
-    /// A manifest digest that is not `sha256:<64 hex digits>`.
+    /// A manifest digest that is not `sha256:<64 hex digits>` (also raised
+    /// in admission, where the digest comes from the engine's resolution).
     #[error("{0} is not a sha256 digest")]
     NotSha256(String),
     /// The cosign `.sig` manifest cannot be used.
@@ -30,10 +31,12 @@ pub enum StandaloneError {
         detail: String,
     },
     /// Nothing was fetched to verify.
-    #[error("no signature found for {digest}: no Sigstore bundle referrer and no layer in a cosign {} image", digest.replacen(':', "-", 1) + ".sig")]
+    #[error("no signature found for {digest}: no Sigstore bundle referrer and no layer in a cosign {tag} image")]
     NoSignature {
         /// The artifact's digest.
         digest: String,
+        /// The tag of its legacy `.sig` image (`sha256-<hex>.sig`).
+        tag: String,
     },
     /// Every candidate failed: each one's failure, in order, and the
     /// first one's class.

@@ -3,7 +3,7 @@
 //! logs, audit annotations and metrics report without parsing text.
 
 use super::attestor_error::AttestorError;
-use crate::oci::{OciError, TransportError};
+use crate::oci::{OciError, OciErrorKind, TransportError};
 use crate::verify::{Reason, VerifyError};
 use std::fmt;
 
@@ -72,25 +72,17 @@ impl From<VerifyError> for Failure {
 
 impl From<OciError> for Failure {
     fn from(e: OciError) -> Failure {
-        let message = e.to_string();
-        let (reason, registry, status) = match &e {
-            OciError::Status {
-                registry, status, ..
-            } => (Reason::Registry, registry, Some(*status)),
-            OciError::Transport {
-                registry,
-                source: TransportError::Denied { .. },
-                ..
-            } => (Reason::RegistryRefused, registry, None),
-            OciError::Transport { registry, .. } => (Reason::Registry, registry, None),
-            OciError::DigestMismatch { registry, .. } => (Reason::PayloadMismatch, registry, None),
-            OciError::Invalid { registry, .. } => (Reason::Malformed, registry, None),
+        let reason = match e.kind() {
+            OciErrorKind::Transport(TransportError::Denied { .. }) => Reason::RegistryRefused,
+            OciErrorKind::Status { .. } | OciErrorKind::Transport(_) => Reason::Registry,
+            OciErrorKind::DigestMismatch { .. } => Reason::PayloadMismatch,
+            OciErrorKind::Invalid(_) => Reason::Malformed,
         };
         Failure {
             reason,
-            message,
-            registry: Some(registry.clone()),
-            status,
+            message: e.to_string(),
+            registry: Some(e.registry().to_string()),
+            status: e.status(),
         }
     }
 }
@@ -116,27 +108,24 @@ mod tests {
 
     #[test]
     fn registry_errors_keep_host_and_status() {
-        let e = OciError::Status {
-            registry: "r.example:5000".into(),
-            repository: "app".into(),
-            reference: "v1".into(),
+        let status = OciErrorKind::Status {
             status: 503,
             detail: String::new(),
         };
-        let f = Failure::from(e);
+        let f = Failure::from(OciError::new("r.example:5000", "app", "v1", status));
         assert_eq!(f.reason, Reason::Registry);
         assert_eq!(
             (f.registry.as_deref(), f.status),
             (Some("r.example:5000"), Some(503))
         );
-        let refused = OciError::Transport {
-            registry: "10.0.0.1".into(),
-            repository: "app".into(),
-            reference: "v1".into(),
-            source: TransportError::Denied {
-                host: "10.0.0.1".into(),
-            },
-        };
+        assert_eq!(
+            f.message,
+            "r.example:5000/app@v1: registry answered HTTP 503"
+        );
+        let denied = OciErrorKind::Transport(TransportError::Denied {
+            host: "10.0.0.1".into(),
+        });
+        let refused = OciError::new("10.0.0.1", "app", "v1", denied);
         assert_eq!(Failure::from(refused).reason, Reason::RegistryRefused);
     }
 

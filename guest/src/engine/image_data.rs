@@ -21,7 +21,7 @@ enum FetchError {
     Reference(#[from] ImageRefError),
     /// The registry refused or failed a request.
     #[error(transparent)]
-    Registry(Box<OciError>),
+    Registry(#[from] OciError),
     /// The data budget or the transport refused.
     #[error(transparent)]
     Transport(#[from] TransportError),
@@ -44,12 +44,6 @@ enum FetchError {
         /// The parser's error.
         source: serde_json::Error,
     },
-}
-
-impl From<OciError> for FetchError {
-    fn from(e: OciError) -> FetchError {
-        FetchError::Registry(Box::new(e))
-    }
 }
 
 impl RegistryImageData {

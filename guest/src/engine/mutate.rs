@@ -123,13 +123,7 @@ enum Unresolved {
     Reference(#[from] reference::ImageRefError),
     /// The registry did not give its digest.
     #[error(transparent)]
-    Registry(Box<OciError>),
-}
-
-impl From<OciError> for Unresolved {
-    fn from(e: OciError) -> Unresolved {
-        Unresolved::Registry(Box::new(e))
-    }
+    Registry(#[from] OciError),
 }
 
 /// `registry/repo:tag@sha256:...` for a tag reference, as Kyverno writes it.

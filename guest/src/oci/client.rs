@@ -1,7 +1,7 @@
 //! The distribution client: manifests, blobs, platform selection and referrers.
 
 use super::digest;
-use super::error::OciError;
+use super::error::{OciError, OciErrorKind};
 use super::json_shape;
 use super::transport::{HttpRequest, HttpResponse, Transport, TransportError};
 use super::{clip, MANIFEST_MEDIA_TYPES, MAX_MANIFEST_BYTES, MAX_REDIRECTS, MAX_REFERRERS};
@@ -55,42 +55,30 @@ struct Target<'a> {
 }
 
 impl Target<'_> {
+    fn error(&self, kind: OciErrorKind) -> OciError {
+        OciError::new(self.registry, self.repository, self.reference, kind)
+    }
+
     fn transport(&self, source: TransportError) -> OciError {
-        OciError::Transport {
-            registry: self.registry.into(),
-            repository: self.repository.into(),
-            reference: self.reference.into(),
-            source,
-        }
+        self.error(OciErrorKind::Transport(source))
     }
 
     fn status(&self, resp: &HttpResponse) -> OciError {
-        OciError::Status {
-            registry: self.registry.into(),
-            repository: self.repository.into(),
-            reference: self.reference.into(),
+        self.error(OciErrorKind::Status {
             status: resp.status,
             detail: error_detail(&resp.body),
-        }
+        })
     }
 
     fn invalid(&self, message: impl Into<String>) -> OciError {
-        OciError::Invalid {
-            registry: self.registry.into(),
-            repository: self.repository.into(),
-            reference: self.reference.into(),
-            message: message.into(),
-        }
+        self.error(OciErrorKind::Invalid(message.into()))
     }
 
     fn mismatch(&self, expected: &str, actual: &str) -> OciError {
-        OciError::DigestMismatch {
-            registry: self.registry.into(),
-            repository: self.repository.into(),
-            reference: self.reference.into(),
+        self.error(OciErrorKind::DigestMismatch {
             expected: expected.into(),
             actual: actual.into(),
-        }
+        })
     }
 }
 
@@ -144,7 +132,7 @@ impl<'t> Client<'t> {
         artifact_type: &str,
         tags: &[String],
     ) {
-        let schema_tag = subject.replacen(':', "-", 1);
+        let schema_tag = ivpol_refs::digest_tag(subject);
         let mut wanted = vec![(
             Self::referrers_url(image, subject, Some(artifact_type)),
             MANIFEST_MEDIA_TYPES[0].to_string(),
@@ -409,10 +397,10 @@ impl<'t> Client<'t> {
 
     /// The referrers index stored under the tag `sha256-<hex>`, if any.
     fn tag_schema_index(&self, image: &ImageRef, subject: &str) -> Result<Option<Value>, OciError> {
-        let tag = subject.replacen(':', "-", 1);
+        let tag = ivpol_refs::digest_tag(subject);
         match self.manifest(image, &tag) {
             Ok(m) => Ok(Some(m.json)),
-            Err(OciError::Status { status: 404, .. }) => Ok(None),
+            Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -19,7 +19,7 @@ pub use budget::{
     MAX_REGISTRY_BYTES_PER_EVALUATION,
 };
 pub use client::{Client, Manifest, Platform};
-pub use error::OciError;
+pub use error::{OciError, OciErrorKind};
 pub use transport::{HttpRequest, HttpResponse, Transport, TransportError};
 
 /// Media types a manifest GET accepts, in the order the registry should prefer them.

@@ -190,7 +190,7 @@ async fn legacy(
         #[serde(default)]
         layers: Vec<Descriptor>,
     }
-    let tag = format!("{}.sig", digest.replacen(':', "-", 1));
+    let tag = format!("{}.sig", ivpol_refs::digest_tag(digest));
     let accept = format!("{OCI_MANIFEST}, {DOCKER_MANIFEST}");
     let Some(bytes) = manifest(client, &tag, &accept, budget).await? else {
         return Ok(());
@@ -276,7 +276,7 @@ async fn referrers(client: &Client, digest: &str, budget: &mut Budget) -> Result
             answer.body.to_vec()
         }
         StatusCode::NOT_FOUND => {
-            let tag = digest.replacen(':', "-", 1);
+            let tag = ivpol_refs::digest_tag(digest);
             match manifest(client, &tag, OCI_INDEX, budget).await? {
                 Some(bytes) => bytes,
                 None => return Ok(Value::Null),
