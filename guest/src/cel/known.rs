@@ -115,7 +115,49 @@ const KYVERNO: &[&str] = &[
     "get",
     "List",
     "list",
+    // Kyverno's libraries that need no cluster (`kyverno/`)
+    "sha1",
+    "sha256",
+    "md5",
+    "hash.sha1",
+    "hash.sha256",
+    "hash.md5",
+    "json.unmarshal",
+    "json.marshal",
+    "yaml.parse",
+    "gzip.compress",
+    "gzip.decompress",
+    "random",
+    "random.random",
+    "time.now",
+    "time.truncate",
+    "time.toCron",
+    "listObjToMap",
+    "transform.listObjToMap",
+    "parseServiceAccount",
+    "user.parseServiceAccount",
 ];
+
+/// The variables an IVP expression may read (`docs/cel.md`): a call on
+/// any other name is a library call, and must name a known function.
+const VARIABLES: &[&str] = &[
+    "object",
+    "oldObject",
+    "request",
+    "namespaceObject",
+    "variables",
+    "images",
+    "attestors",
+    "attestations",
+    "image",
+    "resource",
+    "ref",
+];
+
+/// Whether `name` is a variable an expression may read.
+pub(super) fn is_variable(name: &str) -> bool {
+    VARIABLES.contains(&name)
+}
 
 /// Whether a call to `name` can be evaluated.
 pub(super) fn is_supported(name: &str) -> bool {
@@ -124,23 +166,19 @@ pub(super) fn is_supported(name: &str) -> bool {
 
 /// Operators and macro-internal calls appear as functions named `_+_`,
 /// `@in`, `!_`, `_?._` and the like.
+///
+/// A macro's internal call may be qualified (`math.greatest` expands to
+/// `math.@max`).
 fn is_operator(name: &str) -> bool {
-    name.starts_with('_') || name.starts_with('@') || name.starts_with('!') || name.starts_with('-')
+    let last = name.rsplit('.').next().unwrap_or(name);
+    name.starts_with('_')
+        || name.starts_with('!')
+        || name.starts_with('-')
+        || last.starts_with('@')
 }
 
 /// Kyverno's library namespaces this engine does not implement.
-const KYVERNO_LIBRARIES: &[&str] = &[
-    "http",
-    "globalContext",
-    "user",
-    "random",
-    "time",
-    "json",
-    "yaml",
-    "gzip",
-    "hash",
-    "transform",
-];
+const KYVERNO_LIBRARIES: &[&str] = &["http", "globalContext"];
 
 /// The first function in `functions` that is neither an operator nor a
 /// standard one: what a library call names.
@@ -160,9 +198,6 @@ pub(super) fn is_kyverno_library(name: &str) -> bool {
 pub(super) fn unsupported_reason(name: &str) -> String {
     let namespace = name.split('.').next().unwrap_or(name);
     match namespace {
-        "sha1" | "sha256" | "md5" | "listObjToMap" | "parseServiceAccount" => {
-            format!("Kyverno function {name} is not implemented by ivpol")
-        }
         "Post" | "post" | "ToGVR" | "toGVR" => format!(
             "Kyverno function resource.{name} is not implemented by ivpol (resource.get and resource.list are: it only reads)"
         ),
@@ -191,8 +226,9 @@ mod tests {
     #[test]
     fn unknown_and_unimplemented_functions_are_explained() {
         assert!(is_supported("verifyImageSignatures"));
-        assert!(!is_supported("sha256"));
-        assert!(unsupported_reason("sha256").contains("not implemented by ivpol"));
+        assert!(is_supported("sha256"));
+        assert!(!is_supported("sha512"));
+        assert!(unsupported_reason("Post").contains("not implemented by ivpol"));
         assert!(unsupported_reason("nope").contains("undeclared reference"));
     }
 }

@@ -7,10 +7,12 @@
 //! diagnostic, so a policy never silently passes on an unknown call.
 
 pub mod all_signed;
+mod calls;
 pub mod convert;
 pub mod image_data;
 pub mod image_lib;
 mod known;
+mod kyverno;
 mod lazy;
 mod regex_lib;
 pub mod resource_lib;
@@ -98,6 +100,7 @@ pub fn env() -> Arc<Env> {
         let _ = cel::extensions::lists(&mut env);
         let _ = cel::extensions::math(&mut env);
         let _ = cel::extensions::encoders(&mut env);
+        kyverno::register_env(&mut env);
         Arc::new(env)
     })
     .clone()
@@ -116,6 +119,7 @@ fn functions() -> Arc<FunctionRegistry> {
             image_data::register(&mut ctx);
             verify_lib::register(&mut ctx);
             resource_lib::register(&mut ctx);
+            kyverno::register(&mut ctx);
             ctx.functions()
         })
         .clone()
@@ -148,7 +152,15 @@ pub fn compile(source: &str) -> Result<Expression, String> {
             "expression `{source}`: Kyverno library {lib} ({lib}.{member}) is not implemented by ivpol"
         ));
     }
-    if let Some(first) = functions.iter().find(|f| !known::is_supported(f)) {
+    let called = calls::called(
+        program.expression(),
+        &known::is_supported,
+        &known::is_variable,
+    )
+    .map_err(|calls::Undeclared(name)| {
+        format!("expression `{source}`: undeclared reference to function {name}")
+    })?;
+    if let Some(first) = called.iter().find(|f| !known::is_supported(f)) {
         let why = known::unsupported_reason(first);
         return Err(format!("expression `{source}`: {why}"));
     }
@@ -237,5 +249,33 @@ mod tests {
         assert!(err.contains("not implemented"), "{err}");
         let err = compile("resource.Post('v1', 'configmaps', 'ns', {})").unwrap_err();
         assert!(err.contains("resource.Post is not implemented"), "{err}");
+    }
+
+    /// The parser leaves `math.abs(x)` as `abs` called on `math`: the check
+    /// resolves it as evaluation does, so the extensions' qualified
+    /// functions load (they were refused as `abs`, `of`...), and a call on
+    /// a name that is no variable and no function is refused even when its
+    /// last part is a known function.
+    #[test]
+    fn qualified_functions_resolve_as_they_run() {
+        for (src, want) in [
+            ("math.abs(-2)", Value::Int(2)),
+            ("math.greatest(1, 3, 2)", Value::Int(3)),
+            ("optional.of(1).value()", Value::Int(1)),
+            ("strings.quote('a')", Value::String(Arc::new("\"a\"".into()))),
+            ("lists.range(3) == [0, 1, 2]", Value::Bool(true)),
+            ("base64.encode(b'hi')", Value::String(Arc::new("aGk=".into()))),
+            ("object.a.startsWith('x')", Value::Bool(true)),
+            ("[object.a].all(s, s.startsWith('x'))", Value::Bool(true)),
+        ] {
+            assert_eq!(eval(src, json!({"a": "xy"})), Ok(want), "{src}");
+        }
+        let err = compile("sets.contains([1], [1])").unwrap_err();
+        assert!(
+            err.contains("undeclared reference to function sets.contains"),
+            "{err}"
+        );
+        let err = compile("[1].all(x, nope.size(x))").unwrap_err();
+        assert!(err.contains("nope.size"), "{err}");
     }
 }
