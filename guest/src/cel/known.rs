@@ -171,10 +171,7 @@ pub(super) fn is_supported(name: &str) -> bool {
 /// `math.@max`).
 fn is_operator(name: &str) -> bool {
     let last = name.rsplit('.').next().unwrap_or(name);
-    name.starts_with('_')
-        || name.starts_with('!')
-        || name.starts_with('-')
-        || last.starts_with('@')
+    name.starts_with('_') || name.starts_with('!') || name.starts_with('-') || last.starts_with('@')
 }
 
 /// Kyverno's library namespaces this engine does not implement.

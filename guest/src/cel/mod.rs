@@ -8,6 +8,7 @@
 
 pub mod all_signed;
 mod calls;
+pub mod check;
 pub mod convert;
 pub mod image_data;
 pub mod image_lib;
@@ -30,6 +31,7 @@ pub struct Expression {
     /// The expression's CEL source, as written in the policy.
     pub source: String,
     program: Arc<Program>,
+    output: check::Ty,
 }
 
 /// The runtime cost one expression evaluation may use: Kubernetes'
@@ -80,6 +82,11 @@ impl Expression {
         let (result, _cost) =
             cel::cost::with_limit(PER_CALL_COST_LIMIT, || self.program.execute(&ctx));
         Ok(result?)
+    }
+
+    /// Its type as far as the load-time check knows it (`check`).
+    pub fn output_type(&self) -> &check::Ty {
+        &self.output
     }
 
     /// The compiled program.
@@ -164,9 +171,12 @@ pub fn compile(source: &str) -> Result<Expression, String> {
         let why = known::unsupported_reason(first);
         return Err(format!("expression `{source}`: {why}"));
     }
+    let output = check::output_type(program.expression())
+        .map_err(|e| format!("expression `{source}`: {e}"))?;
     Ok(Expression {
         source: source.to_string(),
         program: Arc::new(program),
+        output,
     })
 }
 
@@ -262,9 +272,15 @@ mod tests {
             ("math.abs(-2)", Value::Int(2)),
             ("math.greatest(1, 3, 2)", Value::Int(3)),
             ("optional.of(1).value()", Value::Int(1)),
-            ("strings.quote('a')", Value::String(Arc::new("\"a\"".into()))),
+            (
+                "strings.quote('a')",
+                Value::String(Arc::new("\"a\"".into())),
+            ),
             ("lists.range(3) == [0, 1, 2]", Value::Bool(true)),
-            ("base64.encode(b'hi')", Value::String(Arc::new("aGk=".into()))),
+            (
+                "base64.encode(b'hi')",
+                Value::String(Arc::new("aGk=".into())),
+            ),
             ("object.a.startsWith('x')", Value::Bool(true)),
             ("[object.a].all(s, s.startsWith('x'))", Value::Bool(true)),
         ] {

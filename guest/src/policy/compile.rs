@@ -150,9 +150,13 @@ pub(super) fn compile_policy(
     autogen: Option<String>,
 ) -> Result<CompiledPolicy, Vec<String>> {
     let mut c = Collector::default();
-    let match_conditions = c.named("matchConditions", &spec.match_conditions);
-    let variables = c.named("variables", &spec.variables);
-    let images = c.named("images", &spec.images);
+    let match_conditions = c.named(
+        "matchConditions",
+        &spec.match_conditions,
+        Some(Output::Bool),
+    );
+    let variables = c.named("variables", &spec.variables, None);
+    let images = c.named("images", &spec.images, None);
     let mut image_matchers = Vec::new();
     for (i, r) in spec.match_image_references.iter().enumerate() {
         if let Some(g) = &r.glob {
@@ -164,7 +168,7 @@ pub(super) fn compile_policy(
             }
         } else if let Some(src) = &r.expression {
             let path = format!("spec.matchImageReferences[{i}].expression");
-            if let Some(e) = c.expr(path, src) {
+            if let Some(e) = c.typed(path, src, Output::Bool) {
                 image_matchers.push(ImageMatcher::Expression(e));
             }
         }
@@ -193,11 +197,12 @@ pub(super) fn compile_policy(
         .collect();
     let mut validations = Vec::new();
     for (i, v) in spec.validations.iter().flatten().enumerate() {
-        let expression = c.expr(format!("spec.validations[{i}].expression"), &v.expression);
-        let message_expression = v
-            .message_expression
-            .as_ref()
-            .and_then(|m| c.expr(format!("spec.validations[{i}].messageExpression"), m));
+        let path = format!("spec.validations[{i}].expression");
+        let expression = c.typed(path, &v.expression, Output::Bool);
+        let message_expression = v.message_expression.as_ref().and_then(|m| {
+            let path = format!("spec.validations[{i}].messageExpression");
+            c.typed(path, m, Output::String)
+        });
         if let Some(expression) = expression {
             let all_signed = AllSigned::recognise(&expression.source).filter(|shape| {
                 let known =
@@ -215,7 +220,7 @@ pub(super) fn compile_policy(
     let mut audit_annotations = Vec::new();
     for (i, a) in spec.audit_annotations.iter().enumerate() {
         let path = format!("spec.auditAnnotations[{i}].valueExpression");
-        if let Some(e) = c.expr(path, &a.value_expression) {
+        if let Some(e) = c.typed(path, &a.value_expression, Output::StringOrNull) {
             audit_annotations.push((a.key.clone(), e));
         }
     }
@@ -262,6 +267,37 @@ pub const NAMESPACE_OBJECT: &str = "namespaceObject";
 /// The variable the `resource` library is called on.
 pub const RESOURCE: &str = "resource";
 
+/// The type an expression's field requires.
+#[derive(Debug, Clone, Copy)]
+enum Output {
+    /// Conditions and validations.
+    Bool,
+    /// Messages.
+    String,
+    /// Audit annotation values (null leaves the annotation out).
+    StringOrNull,
+}
+
+impl Output {
+    fn accepts(self, t: &cel::check::Ty) -> bool {
+        use cel::check::Ty;
+        match self {
+            Output::Bool => *t == Ty::Bool,
+            Output::String => *t == Ty::String,
+            Output::StringOrNull => matches!(t, Ty::String | Ty::Null),
+        }
+    }
+
+    /// Kyverno's words for it.
+    fn wording(self) -> &'static str {
+        match self {
+            Output::Bool => "of type bool",
+            Output::String => "of type string",
+            Output::StringOrNull => "either of type string or null_type",
+        }
+    }
+}
+
 /// Compiles expressions, collecting every error with its field path.
 #[derive(Default)]
 struct Collector {
@@ -287,11 +323,36 @@ impl Collector {
         }
     }
 
-    fn named(&mut self, field: &str, list: &[NamedExpression]) -> Vec<(String, Expression)> {
+    /// Compiles `source` and refuses an output type that cannot be
+    /// `want`, with Kyverno's diagnostic (`pkg/cel/compiler`). Only a type
+    /// known at load is refused: `dyn` is judged when it runs.
+    fn typed(&mut self, path: String, source: &str, want: Output) -> Option<Expression> {
+        let e = self.expr(path.clone(), source)?;
+        let got = e.output_type();
+        if got.is_dyn() || want.accepts(got) {
+            return Some(e);
+        }
+        self.errors.push(format!(
+            "{path}: Invalid value: {source:?}: output is expected to be {}",
+            want.wording()
+        ));
+        None
+    }
+
+    fn named(
+        &mut self,
+        field: &str,
+        list: &[NamedExpression],
+        want: Option<Output>,
+    ) -> Vec<(String, Expression)> {
         let mut out = Vec::new();
         for (i, item) in list.iter().enumerate() {
             let path = format!("spec.{field}[{i}].expression");
-            if let Some(e) = self.expr(path, &item.expression) {
+            let compiled = match want {
+                Some(want) => self.typed(path, &item.expression, want),
+                None => self.expr(path, &item.expression),
+            };
+            if let Some(e) = compiled {
                 out.push((item.name.clone(), e));
             }
         }

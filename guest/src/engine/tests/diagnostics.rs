@@ -40,3 +40,40 @@ fn a_broken_policy_is_a_diagnostic_and_the_others_still_apply() {
     );
     assert!(!v.allowed);
 }
+
+/// What cannot have the type its field needs, whatever the request holds,
+/// is refused at load with Kyverno's words (`pkg/cel/compiler`), and an
+/// operator no overload takes with cel-go's. What reads the request is
+/// `dyn` and judged when it runs (`validations.rs`).
+#[test]
+fn type_errors_are_load_diagnostics_with_their_field_path() {
+    for (extra, want) in [
+        (
+            "validations:\n  - expression: \"1 + 1\"\n",
+            "spec.validations[0].expression: Invalid value: \"1 + 1\": output is expected to be of type bool",
+        ),
+        (
+            "validations:\n  - expression: \"false\"\n    messageExpression: \"42\"\n",
+            "spec.validations[0].messageExpression: Invalid value: \"42\": output is expected to be of type string",
+        ),
+        (
+            "matchConditions:\n  - name: c\n    expression: \"'yes'\"\nvalidations:\n  - expression: \"true\"\n",
+            "spec.matchConditions[0].expression: Invalid value: \"'yes'\": output is expected to be of type bool",
+        ),
+        (
+            "auditAnnotations:\n  - key: k\n    valueExpression: \"1\"\nvalidations:\n  - expression: \"true\"\n",
+            "spec.auditAnnotations[0].valueExpression: Invalid value: \"1\": output is expected to be either of type string or null_type",
+        ),
+        (
+            "validations:\n  - expression: \"size(object.spec.containers) + 'a' == 'b'\"\n",
+            "spec.validations[0].expression: expression `size(object.spec.containers) + 'a' == 'b'`: found no matching overload for '_+_' applied to '(int, string)'",
+        ),
+    ] {
+        let set = PolicySet::load(&[SourceDocument {
+            source: "typed.yaml".into(),
+            content: simple("typed", extra),
+        }]);
+        let messages: Vec<&str> = set.diagnostics().iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, vec![want], "{extra}");
+    }
+}

@@ -62,7 +62,7 @@ fn message_expression_errors_become_the_message() {
 fn message_expression_must_be_a_string() {
     let set = load(&[simple(
         "dynamic",
-        "validations:\n  - expression: \"false\"\n    messageExpression: \"42\"\n",
+        "validations:\n  - expression: \"false\"\n    messageExpression: \"object.spec.containers\"\n",
     )]);
     let v = validate(&set, &create(&pod("p", &[SIGNED])));
     assert_eq!(v.results[0].status, Status::Fail);
@@ -194,7 +194,7 @@ fn a_failing_audit_annotation_is_an_error() {
         r#"
         auditAnnotations:
           - key: number
-            valueExpression: "1"
+            valueExpression: "object.spec.containers"
         validations:
           - expression: "true"
         "#,

@@ -1,0 +1,342 @@
+//! A conservative type check, at load, of what cel-go's checker would
+//! refuse: an operator on operands no overload takes (`1 + 'a'`), and the
+//! output type of an expression, so that a validation that cannot be
+//! `bool` or a message that cannot be a `string` is a load diagnostic.
+//!
+//! cel-rust has no checker. This one infers types bottom-up from literals,
+//! the typed variables (`images`, `attestations`, `attestors`) and the
+//! result types of known functions; everything read from `object`,
+//! `oldObject`, `request`, `namespaceObject` and `variables` is `dyn`, as
+//! in Kyverno. A type it does not know is `dyn`, and `dyn` is never an
+//! error: it refuses only what cannot work whatever the request holds, so
+//! a policy Kyverno accepts always loads. (Kyverno is stricter: it wants
+//! the output to be exactly `bool`, so it refuses a validation of type
+//! `dyn` that ivpol loads and judges at run time.)
+
+use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
+use std::fmt;
+
+/// A CEL type, as far as this check knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ty {
+    /// Unknown until run time.
+    Dyn,
+    /// `null_type`.
+    Null,
+    /// `bool`.
+    Bool,
+    /// `int`.
+    Int,
+    /// `uint`.
+    Uint,
+    /// `double`.
+    Double,
+    /// `string`.
+    String,
+    /// `bytes`.
+    Bytes,
+    /// `google.protobuf.Timestamp`.
+    Timestamp,
+    /// `google.protobuf.Duration`.
+    Duration,
+    /// `list(T)`.
+    List(Box<Ty>),
+    /// `map(K, V)`.
+    Map(Box<Ty>, Box<Ty>),
+    /// The element type of an empty literal: whatever it is joined with.
+    /// Checked like `dyn`.
+    Empty,
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Dyn | Ty::Empty => f.write_str("dyn"),
+            Ty::Null => f.write_str("null_type"),
+            Ty::Bool => f.write_str("bool"),
+            Ty::Int => f.write_str("int"),
+            Ty::Uint => f.write_str("uint"),
+            Ty::Double => f.write_str("double"),
+            Ty::String => f.write_str("string"),
+            Ty::Bytes => f.write_str("bytes"),
+            Ty::Timestamp => f.write_str("google.protobuf.Timestamp"),
+            Ty::Duration => f.write_str("google.protobuf.Duration"),
+            Ty::List(t) => write!(f, "list({t})"),
+            Ty::Map(k, v) => write!(f, "map({k}, {v})"),
+        }
+    }
+}
+
+impl Ty {
+    fn list(t: Ty) -> Ty {
+        Ty::List(Box::new(t))
+    }
+
+    fn map(k: Ty, v: Ty) -> Ty {
+        Ty::Map(Box::new(k), Box::new(v))
+    }
+
+    /// Unknown: `dyn`, or what an empty literal holds.
+    pub fn is_dyn(&self) -> bool {
+        matches!(self, Ty::Dyn | Ty::Empty)
+    }
+
+    fn is_numeric(&self) -> bool {
+        matches!(self, Ty::Int | Ty::Uint | Ty::Double)
+    }
+
+    /// The type both `a` and `b` have: itself when equal, else `dyn` (in
+    /// lists and maps, element by element).
+    fn join(a: &Ty, b: &Ty) -> Ty {
+        match (a, b) {
+            _ if a == b => a.clone(),
+            (Ty::Empty, t) | (t, Ty::Empty) => t.clone(),
+            (Ty::List(x), Ty::List(y)) => Ty::list(Ty::join(x, y)),
+            (Ty::Map(k1, v1), Ty::Map(k2, v2)) => Ty::map(Ty::join(k1, k2), Ty::join(v1, v2)),
+            _ => Ty::Dyn,
+        }
+    }
+}
+
+/// An operator applied to operands no overload takes, in cel-go's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("found no matching overload for '{operator}' applied to '({})'", join_types(.operands))]
+pub struct NoOverload {
+    operator: String,
+    operands: Vec<Ty>,
+}
+
+fn join_types(types: &[Ty]) -> String {
+    types
+        .iter()
+        .map(Ty::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The output type of `expr`, or the first operator no overload takes.
+pub(super) fn output_type(expr: &IdedExpr) -> Result<Ty, NoOverload> {
+    Checker { scopes: Vec::new() }.infer(expr)
+}
+
+struct Checker<'a> {
+    /// Comprehension variables and their types, innermost last.
+    scopes: Vec<(&'a str, Ty)>,
+}
+
+impl<'a> Checker<'a> {
+    fn infer(&mut self, e: &'a IdedExpr) -> Result<Ty, NoOverload> {
+        Ok(match &e.expr {
+            Expr::Literal(lit) => literal(lit),
+            Expr::Ident(name) => self.ident(name),
+            Expr::Select(select) => {
+                let operand = self.infer(&select.operand)?;
+                match (select.test, operand) {
+                    (true, _) => Ty::Bool,
+                    (false, Ty::Map(_, v)) => *v,
+                    _ => Ty::Dyn,
+                }
+            }
+            Expr::List(list) => {
+                let mut element: Option<Ty> = None;
+                for item in &list.elements {
+                    let t = self.infer(item)?;
+                    element = Some(element.map_or(t.clone(), |e| Ty::join(&e, &t)));
+                }
+                Ty::list(element.unwrap_or(Ty::Empty))
+            }
+            Expr::Map(map) => {
+                let mut kv: Option<(Ty, Ty)> = None;
+                for entry in &map.entries {
+                    if let EntryExpr::MapEntry(entry) = &entry.expr {
+                        let (k, v) = (self.infer(&entry.key)?, self.infer(&entry.value)?);
+                        kv = Some(match kv {
+                            None => (k, v),
+                            Some((k0, v0)) => (Ty::join(&k0, &k), Ty::join(&v0, &v)),
+                        });
+                    }
+                }
+                let (k, v) = kv.unwrap_or((Ty::Empty, Ty::Empty));
+                Ty::map(k, v)
+            }
+            Expr::Struct(s) => {
+                for entry in &s.entries {
+                    if let EntryExpr::StructField(field) = &entry.expr {
+                        self.infer(&field.value)?;
+                    }
+                }
+                Ty::Dyn
+            }
+            Expr::Comprehension(c) => {
+                let range = self.infer(&c.iter_range)?;
+                let item = match (&range, &c.iter_var2) {
+                    (Ty::List(t), None) => (**t).clone(),
+                    (Ty::Map(k, _), None) => (**k).clone(),
+                    _ => Ty::Dyn,
+                };
+                let init = self.infer(&c.accu_init)?;
+                let depth = self.scopes.len();
+                self.scopes.push((&c.iter_var, item));
+                if let Some(second) = &c.iter_var2 {
+                    self.scopes.push((second, Ty::Dyn));
+                }
+                // The accumulator starts as its initial value and becomes
+                // what each step makes of it: check the step with the
+                // initial type, then the rest with what both share.
+                self.scopes.push((&c.accu_var, init.clone()));
+                let step = self.infer(&c.loop_step)?;
+                let accu = Ty::join(&init, &step);
+                if let Some(last) = self.scopes.last_mut() {
+                    last.1 = accu;
+                }
+                self.infer(&c.loop_cond)?;
+                let result = self.infer(&c.result)?;
+                self.scopes.truncate(depth);
+                result
+            }
+            Expr::Call(call) => {
+                let mut args = Vec::with_capacity(call.args.len() + 1);
+                if let Some(target) = &call.target {
+                    args.push(self.infer(target)?);
+                }
+                for arg in &call.args {
+                    args.push(self.infer(arg)?);
+                }
+                call_type(&call.func_name, call.target.is_some(), &args)?
+            }
+            Expr::Unspecified => Ty::Dyn,
+        })
+    }
+
+    fn ident(&self, name: &str) -> Ty {
+        if let Some((_, t)) = self.scopes.iter().rev().find(|(n, _)| *n == name) {
+            return t.clone();
+        }
+        // Kyverno's declarations (reference §3.1); the rest is `dyn`.
+        match name {
+            "images" => Ty::map(Ty::String, Ty::list(Ty::String)),
+            "attestations" => Ty::map(Ty::String, Ty::String),
+            "attestors" => Ty::map(Ty::String, Ty::Dyn),
+            _ => Ty::Dyn,
+        }
+    }
+}
+
+fn literal(lit: &LiteralValue) -> Ty {
+    match lit {
+        LiteralValue::Boolean(_) => Ty::Bool,
+        LiteralValue::Bytes(_) => Ty::Bytes,
+        LiteralValue::Double(_) => Ty::Double,
+        LiteralValue::Int(_) => Ty::Int,
+        LiteralValue::Null => Ty::Null,
+        LiteralValue::String(_) => Ty::String,
+        LiteralValue::UInt(_) => Ty::Uint,
+    }
+}
+
+/// The result type of calling `name` on `args` (the target first for a
+/// member call); an error only for an operator whose operands are all
+/// known and that no overload takes.
+fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, NoOverload> {
+    let known = !args.iter().any(Ty::is_dyn);
+    let refuse = || NoOverload {
+        operator: name.to_string(),
+        operands: args.to_vec(),
+    };
+    Ok(match (name, args) {
+        ("_&&_" | "_||_", _) | ("!_", _) => {
+            if args.iter().any(|t| *t != Ty::Bool && !t.is_dyn()) {
+                return Err(refuse());
+            }
+            Ty::Bool
+        }
+        ("_==_" | "_!=_" | "@in" | "@not_strictly_false", _) => Ty::Bool,
+        ("_<_" | "_<=_" | "_>_" | "_>=_", [a, b]) => {
+            if known && !comparable(a, b) {
+                return Err(refuse());
+            }
+            Ty::Bool
+        }
+        ("_+_" | "_-_" | "_*_" | "_/_" | "_%_", [a, b]) => match arithmetic(name, a, b) {
+            Some(t) => t,
+            None if known => return Err(refuse()),
+            None => Ty::Dyn,
+        },
+        ("-_", [a]) => match a {
+            Ty::Int | Ty::Double | Ty::Duration => a.clone(),
+            t if t.is_dyn() => Ty::Dyn,
+            _ => return Err(refuse()),
+        },
+        ("_?_:_", [cond, a, b]) => {
+            if *cond != Ty::Bool && !cond.is_dyn() {
+                return Err(refuse());
+            }
+            Ty::join(a, b)
+        }
+        ("_[_]", [Ty::List(t), _]) | ("_[_]", [Ty::Map(_, t), _]) => match &**t {
+            Ty::Empty => Ty::Dyn,
+            t => t.clone(),
+        },
+        _ => function_type(name, member),
+    })
+}
+
+/// Whether `<` and friends take `a` and `b`: the same orderable type, or
+/// two numbers (Kyverno enables cross-type numeric comparisons).
+fn comparable(a: &Ty, b: &Ty) -> bool {
+    (a.is_numeric() && b.is_numeric())
+        || (a == b
+            && matches!(
+                a,
+                Ty::Bool | Ty::String | Ty::Bytes | Ty::Timestamp | Ty::Duration
+            ))
+}
+
+/// The result of an arithmetic operator on known operands, `None` when no
+/// overload takes them (or one is `dyn`).
+fn arithmetic(op: &str, a: &Ty, b: &Ty) -> Option<Ty> {
+    use Ty::*;
+    Some(match (op, a, b) {
+        (_, Int, Int) | (_, Uint, Uint) => a.clone(),
+        ("_%_", Double, Double) => return None,
+        (_, Double, Double) => Double,
+        ("_+_", String, String) | ("_+_", Bytes, Bytes) => a.clone(),
+        ("_+_", List(x), List(y)) => Ty::list(Ty::join(x, y)),
+        ("_+_", Timestamp, Duration) | ("_+_", Duration, Timestamp) => Timestamp,
+        ("_+_" | "_-_", Duration, Duration) => Duration,
+        ("_-_", Timestamp, Timestamp) => Duration,
+        ("_-_", Timestamp, Duration) => Timestamp,
+        _ => return None,
+    })
+}
+
+/// The result type of the functions whose result does not depend on their
+/// arguments; `dyn` for the rest.
+fn function_type(name: &str, member: bool) -> Ty {
+    match name {
+        "size"
+        | "int"
+        | "indexOf"
+        | "lastIndexOf"
+        | "verifyImageSignatures"
+        | "verifyAttestationSignatures" => Ty::Int,
+        "uint" => Ty::Uint,
+        "double" => Ty::Double,
+        "bool" | "contains" | "startsWith" | "endsWith" | "matches" | "isImage"
+        | "containsDigest" => Ty::Bool,
+        "string" | "lowerAscii" | "upperAscii" | "trim" | "replace" | "substring" | "charAt"
+        | "strings.quote" | "sha1" | "sha256" | "md5" | "hash.sha1" | "hash.sha256"
+        | "hash.md5" | "json.marshal" | "time.toCron" | "registry" | "repository"
+        | "identifier" | "tag" | "digest" => Ty::String,
+        // `join` on a list; `format` on a string.
+        "join" | "format" if member => Ty::String,
+        "bytes" | "gzip.compress" => Ty::Bytes,
+        "timestamp" | "time.now" | "time.truncate" => Ty::Timestamp,
+        "duration" => Ty::Duration,
+        "split" => Ty::list(Ty::String),
+        _ => Ty::Dyn,
+    }
+}
+
+#[cfg(test)]
+mod tests;

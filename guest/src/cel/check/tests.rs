@@ -1,0 +1,89 @@
+use super::*;
+
+fn ty(src: &str) -> Result<Ty, String> {
+    let program = crate::cel::env().compile(src).expect("parses");
+    output_type(program.expression()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn infers_what_cannot_depend_on_the_request() {
+    for (src, want) in [
+        ("1 + 2", Ty::Int),
+        ("'a' + 'b'", Ty::String),
+        ("1 < 2.5", Ty::Bool),
+        ("size(object.x)", Ty::Int),
+        ("[1, 2].map(x, x * 2)", Ty::list(Ty::Int)),
+        ("[1, 2].all(x, x > 0)", Ty::Bool),
+        (
+            "images.containers.map(i, verifyImageSignatures(i, [attestors.a])).all(n, n > 0)",
+            Ty::Bool,
+        ),
+        ("images.containers[0]", Ty::String),
+        ("object.spec.x", Ty::Dyn),
+        ("variables.x + 1", Ty::Dyn),
+        ("true ? 1 : 'a'", Ty::Dyn),
+        ("{'a': 1}.a", Ty::Int),
+        ("has(object.a)", Ty::Bool),
+        (
+            "timestamp('2025-01-01T00:00:00Z') - duration('1h')",
+            Ty::Timestamp,
+        ),
+    ] {
+        assert_eq!(ty(src), Ok(want), "{src}");
+    }
+}
+
+#[test]
+fn refuses_operators_no_overload_takes_in_cel_gos_words() {
+    for (src, want) in [
+        (
+            "1 + 'a'",
+            "found no matching overload for '_+_' applied to '(int, string)'",
+        ),
+        (
+            "1 && true",
+            "found no matching overload for '_&&_' applied to '(int, bool)'",
+        ),
+        (
+            "'a' < 1",
+            "found no matching overload for '_<_' applied to '(string, int)'",
+        ),
+        (
+            "!'a'",
+            "found no matching overload for '!_' applied to '(string)'",
+        ),
+        (
+            "[1].map(x, x + 'a')",
+            "found no matching overload for '_+_' applied to '(int, string)'",
+        ),
+        (
+            "1.5 % 2.0",
+            "found no matching overload for '_%_' applied to '(double, double)'",
+        ),
+        (
+            "-'a'",
+            "found no matching overload for '-_' applied to '(string)'",
+        ),
+        (
+            "'a' ? 1 : 2",
+            "found no matching overload for '_?_:_' applied to '(string, int, int)'",
+        ),
+    ] {
+        assert_eq!(ty(src), Err(want.to_string()), "{src}");
+    }
+}
+
+#[test]
+fn dyn_is_never_an_error() {
+    for src in [
+        "object.a + 'x'",
+        "object.a && true",
+        "object.a < 1",
+        "variables.x ? 1 : 2",
+        "-object.n",
+        "[object.a].map(x, x + 1)",
+        "request.operation == 'CREATE' || object.a > 3",
+    ] {
+        assert!(ty(src).is_ok(), "{src}: {:?}", ty(src));
+    }
+}
