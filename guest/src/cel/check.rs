@@ -21,7 +21,7 @@ use std::fmt;
 pub enum Ty {
     /// Unknown until run time.
     Dyn,
-    /// `null_type`.
+    /// `null_type` (printed `null`, as cel-go's checker prints it).
     Null,
     /// `bool`.
     Bool,
@@ -35,9 +35,9 @@ pub enum Ty {
     String,
     /// `bytes`.
     Bytes,
-    /// `google.protobuf.Timestamp`.
+    /// `google.protobuf.Timestamp` (printed `timestamp`).
     Timestamp,
-    /// `google.protobuf.Duration`.
+    /// `google.protobuf.Duration` (printed `duration`).
     Duration,
     /// `list(T)`.
     List(Box<Ty>),
@@ -52,15 +52,15 @@ impl fmt::Display for Ty {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Ty::Dyn | Ty::Empty => f.write_str("dyn"),
-            Ty::Null => f.write_str("null_type"),
+            Ty::Null => f.write_str("null"),
             Ty::Bool => f.write_str("bool"),
             Ty::Int => f.write_str("int"),
             Ty::Uint => f.write_str("uint"),
             Ty::Double => f.write_str("double"),
             Ty::String => f.write_str("string"),
             Ty::Bytes => f.write_str("bytes"),
-            Ty::Timestamp => f.write_str("google.protobuf.Timestamp"),
-            Ty::Duration => f.write_str("google.protobuf.Duration"),
+            Ty::Timestamp => f.write_str("timestamp"),
+            Ty::Duration => f.write_str("duration"),
             Ty::List(t) => write!(f, "list({t})"),
             Ty::Map(k, v) => write!(f, "map({k}, {v})"),
         }

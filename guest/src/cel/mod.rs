@@ -18,6 +18,8 @@ mod lazy;
 mod regex_lib;
 pub mod resource_lib;
 mod services;
+#[cfg(test)]
+mod spec_conformance;
 pub mod verify_lib;
 
 pub use lazy::{Bindings, BindingsBuilder, JsonSource, LazyVariables, Shared};
