@@ -98,12 +98,26 @@ impl Ty {
     }
 }
 
-/// An operator applied to operands no overload takes, in cel-go's words.
+/// What cel-go's checker, with Kyverno's options, refuses; in its words.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("found no matching overload for '{operator}' applied to '({})'", join_types(.operands))]
-pub struct NoOverload {
-    operator: String,
-    operands: Vec<Ty>,
+pub enum TypeError {
+    /// An operator applied to operands no overload takes.
+    #[error("found no matching overload for '{operator}' applied to '({})'", join_types(.operands))]
+    NoOverload {
+        /// The operator (`_+_`).
+        operator: String,
+        /// Its operands' types.
+        operands: Vec<Ty>,
+    },
+    /// A list or map literal whose elements (or keys, or values) have two
+    /// types: Kyverno enables cel-go's `HomogeneousAggregateLiterals`.
+    #[error("expected type '{expected}' but found '{found}'")]
+    Heterogeneous {
+        /// The first element's type.
+        expected: Ty,
+        /// The type of the one that differs.
+        found: Ty,
+    },
 }
 
 fn join_types(types: &[Ty]) -> String {
@@ -115,7 +129,7 @@ fn join_types(types: &[Ty]) -> String {
 }
 
 /// The output type of `expr`, or the first operator no overload takes.
-pub(super) fn output_type(expr: &IdedExpr) -> Result<Ty, NoOverload> {
+pub(super) fn output_type(expr: &IdedExpr) -> Result<Ty, TypeError> {
     Checker { scopes: Vec::new() }.infer(expr)
 }
 
@@ -125,7 +139,7 @@ struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    fn infer(&mut self, e: &'a IdedExpr) -> Result<Ty, NoOverload> {
+    fn infer(&mut self, e: &'a IdedExpr) -> Result<Ty, TypeError> {
         Ok(match &e.expr {
             Expr::Literal(lit) => literal(lit),
             Expr::Ident(name) => self.ident(name),
@@ -138,25 +152,20 @@ impl<'a> Checker<'a> {
                 }
             }
             Expr::List(list) => {
-                let mut element: Option<Ty> = None;
+                let mut element = Ty::Empty;
                 for item in &list.elements {
-                    let t = self.infer(item)?;
-                    element = Some(element.map_or(t.clone(), |e| Ty::join(&e, &t)));
+                    element = homogeneous(element, self.infer(item)?)?;
                 }
-                Ty::list(element.unwrap_or(Ty::Empty))
+                Ty::list(element)
             }
             Expr::Map(map) => {
-                let mut kv: Option<(Ty, Ty)> = None;
+                let (mut k, mut v) = (Ty::Empty, Ty::Empty);
                 for entry in &map.entries {
                     if let EntryExpr::MapEntry(entry) = &entry.expr {
-                        let (k, v) = (self.infer(&entry.key)?, self.infer(&entry.value)?);
-                        kv = Some(match kv {
-                            None => (k, v),
-                            Some((k0, v0)) => (Ty::join(&k0, &k), Ty::join(&v0, &v)),
-                        });
+                        k = homogeneous(k, self.infer(&entry.key)?)?;
+                        v = homogeneous(v, self.infer(&entry.value)?)?;
                     }
                 }
-                let (k, v) = kv.unwrap_or((Ty::Empty, Ty::Empty));
                 Ty::map(k, v)
             }
             Expr::Struct(s) => {
@@ -222,6 +231,32 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// The element type of a literal so far, `so_far`, with one more element
+/// of type `next`: they must agree where both are known (`dyn` agrees with
+/// anything, and an element read from the request is `dyn`).
+fn homogeneous(so_far: Ty, next: Ty) -> Result<Ty, TypeError> {
+    if !compatible(&so_far, &next) {
+        return Err(TypeError::Heterogeneous {
+            expected: so_far,
+            found: next,
+        });
+    }
+    Ok(match so_far {
+        Ty::Empty => next,
+        so_far => Ty::join(&so_far, &next),
+    })
+}
+
+/// Whether `a` and `b` can be the same type: equal where both are known.
+fn compatible(a: &Ty, b: &Ty) -> bool {
+    match (a, b) {
+        _ if a.is_dyn() || b.is_dyn() => true,
+        (Ty::List(x), Ty::List(y)) => compatible(x, y),
+        (Ty::Map(k1, v1), Ty::Map(k2, v2)) => compatible(k1, k2) && compatible(v1, v2),
+        _ => a == b,
+    }
+}
+
 fn literal(lit: &LiteralValue) -> Ty {
     match lit {
         LiteralValue::Boolean(_) => Ty::Bool,
@@ -237,9 +272,9 @@ fn literal(lit: &LiteralValue) -> Ty {
 /// The result type of calling `name` on `args` (the target first for a
 /// member call); an error only for an operator whose operands are all
 /// known and that no overload takes.
-fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, NoOverload> {
+fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, TypeError> {
     let known = !args.iter().any(Ty::is_dyn);
-    let refuse = || NoOverload {
+    let refuse = || TypeError::NoOverload {
         operator: name.to_string(),
         operands: args.to_vec(),
     };

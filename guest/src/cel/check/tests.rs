@@ -68,6 +68,16 @@ fn refuses_operators_no_overload_takes_in_cel_gos_words() {
             "'a' ? 1 : 2",
             "found no matching overload for '_?_:_' applied to '(string, int, int)'",
         ),
+        ("[1, 'a']", "expected type 'int' but found 'string'"),
+        ("[1, 2.0]", "expected type 'int' but found 'double'"),
+        (
+            "{'a': 1, 'b': true}",
+            "expected type 'int' but found 'bool'",
+        ),
+        (
+            "[[1], ['a']]",
+            "expected type 'list(int)' but found 'list(string)'",
+        ),
     ] {
         assert_eq!(ty(src), Err(want.to_string()), "{src}");
     }
@@ -83,6 +93,9 @@ fn dyn_is_never_an_error() {
         "-object.n",
         "[object.a].map(x, x + 1)",
         "request.operation == 'CREATE' || object.a > 3",
+        "[1, object.a, 2]",
+        "[[], [1]]",
+        "{'a': object.x, 'b': 1}",
     ] {
         assert!(ty(src).is_ok(), "{src}: {:?}", ty(src));
     }
