@@ -312,7 +312,61 @@ fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, TypeError> {
             Ty::Empty => Ty::Dyn,
             t => t.clone(),
         },
-        _ => function_type(name, member),
+        _ => {
+            let given = args.len() - usize::from(member);
+            if arities(name, member).is_some_and(|ok| !ok.contains(&given)) {
+                return Err(refuse());
+            }
+            function_type(name, member)
+        }
+    })
+}
+
+/// How many arguments (besides the target of a member call) a function
+/// takes, for the functions whose overloads all take a known count; `None`
+/// for the rest.
+fn arities(name: &str, member: bool) -> Option<&'static [usize]> {
+    Some(match (name, member) {
+        ("size", false) => &[1],
+        ("size", true) => &[0],
+        ("int" | "uint" | "double" | "string" | "bytes" | "bool" | "dyn" | "type", false)
+        | ("timestamp" | "duration", false) => &[1],
+        ("contains" | "startsWith" | "endsWith" | "matches" | "charAt" | "find", true) => &[1],
+        ("lowerAscii" | "upperAscii" | "trim" | "reverse", true) => &[0],
+        ("replace", true) => &[2, 3],
+        ("split" | "substring" | "indexOf" | "lastIndexOf" | "findAll", true) => &[1, 2],
+        ("join", true) => &[0, 1],
+        // Kyverno's image, verification and data functions.
+        ("parseImageReference" | "image" | "isImage" | "getImageData", false) => &[1],
+        ("registry" | "repository" | "identifier" | "tag" | "digest" | "containsDigest", true) => {
+            &[0]
+        }
+        ("GetMetadata" | "getMetadata", true) => &[1],
+        ("verifyImageSignatures" | "extractPayload", false) => &[2],
+        ("verifyAttestationSignatures", false) => &[3],
+        // Kyverno's libraries that need no cluster.
+        (
+            "sha1"
+            | "sha256"
+            | "md5"
+            | "hash.sha1"
+            | "hash.sha256"
+            | "hash.md5"
+            | "json.unmarshal"
+            | "json.marshal"
+            | "yaml.parse"
+            | "gzip.compress"
+            | "gzip.decompress"
+            | "time.toCron"
+            | "parseServiceAccount"
+            | "user.parseServiceAccount",
+            false,
+        ) => &[1],
+        ("random" | "random.random", false) => &[0, 1],
+        ("time.now", false) => &[0],
+        ("time.truncate", false) => &[2],
+        ("listObjToMap" | "transform.listObjToMap", false) => &[4],
+        _ => return None,
     })
 }
 

@@ -78,6 +78,18 @@ fn refuses_operators_no_overload_takes_in_cel_gos_words() {
             "[[1], ['a']]",
             "expected type 'list(int)' but found 'list(string)'",
         ),
+        (
+            "verifyImageSignatures('x')",
+            "found no matching overload for 'verifyImageSignatures' applied to '(string)'",
+        ),
+        (
+            "'a'.startsWith('a', 'b')",
+            "found no matching overload for 'startsWith' applied to '(string, string, string)'",
+        ),
+        (
+            "sha256()",
+            "found no matching overload for 'sha256' applied to '()'",
+        ),
     ] {
         assert_eq!(ty(src), Err(want.to_string()), "{src}");
     }
