@@ -4,6 +4,9 @@
 //! unimplemented function would only fail at request time. Checking at load
 //! time turns it into a diagnostic naming the function.
 
+use cel::common::ast::{EntryExpr, Expr};
+use cel::IdedExpr;
+
 /// CEL standard library and the cel-go extensions cel-rust implements.
 const STANDARD: &[&str] = &[
     // standard library
@@ -85,6 +88,9 @@ const STANDARD: &[&str] = &[
     // encoders extension
     "base64.encode",
     "base64.decode",
+    // optional library, version 2 (Kubernetes lists library: `k8s`)
+    "first",
+    "last",
 ];
 
 /// Kyverno's and Kubernetes' functions implemented by this engine.
@@ -115,7 +121,110 @@ const KYVERNO: &[&str] = &[
     "get",
     "List",
     "list",
+    // cel-go sets (`cel.bind` is a macro: it leaves no call behind)
+    "sets.contains",
+    "sets.equivalent",
+    "sets.intersects",
+    // Kubernetes lists library (`indexOf`, `lastIndexOf`: strings above)
+    "isSorted",
+    "sum",
+    // Kubernetes quantity library
+    "quantity",
+    "isQuantity",
+    "sign",
+    "isInteger",
+    "asInteger",
+    "asApproximateFloat",
+    "add",
+    "sub",
+    "isGreaterThan",
+    "isLessThan",
+    "compareTo",
+    // Kubernetes semver library
+    "semver",
+    "isSemver",
+    "major",
+    "minor",
+    "patch",
 ];
+
+/// The functions `expr` calls, a namespaced one (`sets.contains(l, m)`,
+/// `math.abs(x)`) by its qualified name when that is a function this
+/// engine has: cel-rust's references name only its last segment.
+pub(super) fn called_functions(expr: &IdedExpr) -> Vec<String> {
+    let mut calls = Vec::new();
+    collect_calls(expr, &mut calls);
+    calls.sort_unstable();
+    calls.dedup();
+    calls
+}
+
+fn collect_calls(expr: &IdedExpr, calls: &mut Vec<String>) {
+    match &expr.expr {
+        Expr::Call(call) => {
+            let qualified = call
+                .target
+                .as_ref()
+                .and_then(|target| qualified_name(&target.expr))
+                .map(|namespace| format!("{namespace}.{}", call.func_name))
+                .filter(|name| is_supported(name));
+            match (qualified, &call.target) {
+                (Some(name), _) => calls.push(name),
+                (None, target) => {
+                    calls.push(call.func_name.clone());
+                    if let Some(target) = target {
+                        collect_calls(target, calls);
+                    }
+                }
+            }
+            for arg in &call.args {
+                collect_calls(arg, calls);
+            }
+        }
+        Expr::Comprehension(c) => {
+            for e in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                collect_calls(e, calls);
+            }
+        }
+        Expr::List(list) => list.elements.iter().for_each(|e| collect_calls(e, calls)),
+        Expr::Map(map) => map
+            .entries
+            .iter()
+            .for_each(|e| collect_entry(&e.expr, calls)),
+        Expr::Struct(s) => s.entries.iter().for_each(|e| collect_entry(&e.expr, calls)),
+        Expr::Select(select) => collect_calls(&select.operand, calls),
+        _ => {}
+    }
+}
+
+fn collect_entry(entry: &EntryExpr, calls: &mut Vec<String>) {
+    match entry {
+        EntryExpr::StructField(field) => collect_calls(&field.value, calls),
+        EntryExpr::MapEntry(entry) => {
+            collect_calls(&entry.key, calls);
+            collect_calls(&entry.value, calls);
+        }
+    }
+}
+
+/// The dotted name an identifier, or a field selection on one, spells.
+fn qualified_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Ident(name) => Some(name.clone()),
+        Expr::Select(select) if !select.test => Some(format!(
+            "{}.{}",
+            qualified_name(&select.operand.expr)?,
+            select.field
+        )),
+        _ => None,
+    }
+}
 
 /// Whether a call to `name` can be evaluated.
 pub(super) fn is_supported(name: &str) -> bool {
@@ -186,6 +295,22 @@ mod tests {
         ] {
             assert!(is_supported(f), "{f}");
         }
+    }
+
+    #[test]
+    fn namespaced_calls_are_named_in_full() {
+        let env = crate::cel::env();
+        let calls = |src: &str| called_functions(env.compile(src).expect("parses").expression());
+        assert_eq!(
+            calls("sets.contains([1], [math.abs(-1)])"),
+            ["math.abs", "sets.contains"]
+        );
+        // Not a namespace this engine has: the plain member call.
+        assert_eq!(calls("object.sets.contains('a')"), ["contains"]);
+        assert_eq!(
+            calls("{'k': [quantity('1')]}.k[0].isInteger()"),
+            ["_[_]", "isInteger", "quantity"]
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod all_signed;
 pub mod convert;
 pub mod image_data;
 pub mod image_lib;
+mod k8s;
 mod known;
 mod lazy;
 mod regex_lib;
@@ -87,7 +88,9 @@ impl Expression {
 }
 
 /// The shared environment: the standard library plus cel-go's strings,
-/// lists, math and base64 extensions as cel-rust provides them.
+/// lists, math and base64 extensions as cel-rust provides them, and the
+/// cel-go and Kubernetes libraries of `k8s` (`cel.bind`, `sets`, lists,
+/// quantity, semver).
 pub fn env() -> Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
     ENV.get_or_init(|| {
@@ -98,6 +101,9 @@ pub fn env() -> Arc<Env> {
         let _ = cel::extensions::lists(&mut env);
         let _ = cel::extensions::math(&mut env);
         let _ = cel::extensions::encoders(&mut env);
+        // cel-go's and Kubernetes' libraries Kyverno adds (`k8s`); the
+        // same: only a clash could fail, which its tests rule out.
+        let _ = k8s::register(&mut env);
         Arc::new(env)
     })
     .clone()
@@ -134,8 +140,8 @@ pub fn compile(source: &str) -> Result<Expression, String> {
         .compile(source)
         .map_err(|e| format!("failed to compile expression `{source}`: {e}"))?;
     let refs = program.references();
-    let mut functions = refs.functions();
-    functions.sort_unstable();
+    let calls = known::called_functions(program.expression());
+    let functions: Vec<&str> = calls.iter().map(String::as_str).collect();
     // An unimplemented Kyverno library is refused whatever is called on
     // it: its member names (`Get`) may be implemented for another one.
     if let Some(lib) = refs
