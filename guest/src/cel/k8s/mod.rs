@@ -14,6 +14,8 @@ mod lists;
 mod quantity;
 mod semver;
 mod sets;
+#[cfg(test)]
+mod vectors;
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
 use cel::common::value::{CowVal, Val};
