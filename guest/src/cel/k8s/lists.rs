@@ -249,7 +249,7 @@ mod tests {
             "Error executing function 'max': max called on empty list"
         );
         assert_eq!(eval("['b', 'a', 'c'].min()"), Ok(convert::string("a")));
-        assert_eq!(eval("[9223372036854775807, 1].sum()").is_err(), true);
+        assert!(eval("[9223372036854775807, 1].sum()").is_err(), "overflow");
     }
 
     #[test]

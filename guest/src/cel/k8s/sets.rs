@@ -35,13 +35,16 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     )
 }
 
+/// A list's elements, borrowed.
+type Elements<'b, 'v> = Vec<&'b (dyn Val + 'v)>;
+
 /// The two lists' elements, once their product (times `factor`) is charged.
 fn operands<'b, 'v>(
     function: &str,
     a: &'b (dyn Val + 'v),
     b: &'b (dyn Val + 'v),
     factor: u64,
-) -> Result<(Vec<&'b (dyn Val + 'v)>, Vec<&'b (dyn Val + 'v)>), ExecutionError> {
+) -> Result<(Elements<'b, 'v>, Elements<'b, 'v>), ExecutionError> {
     let (a, b) = (elements(function, a)?, elements(function, b)?);
     let product = (a.len() as u64).saturating_mul(b.len() as u64);
     cel::cost::charge(product.saturating_mul(factor))?;
