@@ -181,3 +181,67 @@ fn every_expected_failure_names_a_vector() {
         assert!(found, "{file} has no vector `{name}`");
     }
 }
+
+/// The pass rates `docs/cel.md` gives must be the ones the test measures.
+#[test]
+fn the_documented_pass_rates_are_current() {
+    let docs = include_str!("../../../../docs/cel.md");
+    let labels = [
+        ("kubernetes/lists.json", "| Kubernetes lists |"),
+        ("kubernetes/quantity.json", "| Kubernetes quantity |"),
+        ("kubernetes/semver.json", "| Kubernetes semver |"),
+        ("cel-go/bindings.json", "| cel-go bindings |"),
+        ("cel-go/lists.json", "| cel-go lists (+ `first`/`last`) |"),
+        ("cel-go/sets.json", "| cel-go sets |"),
+    ];
+    let (rates, _) = outcomes();
+    assert_eq!(rates.len(), labels.len());
+    for (file, passed, total) in rates {
+        let label = labels
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, l)| *l)
+            .expect("a label");
+        let row = docs
+            .lines()
+            .find(|line| line.starts_with(label))
+            .unwrap_or_else(|| panic!("docs/cel.md has no row {label}"));
+        assert!(
+            row.ends_with(&format!("| {passed}/{total} |")),
+            "docs/cel.md: {row}, measured {passed}/{total}"
+        );
+    }
+}
+
+/// Every function Kubernetes declares for the lists (1.24), quantity
+/// (1.29) and semver (1.31, 1.33) libraries, from apiserver's
+/// `library_compatibility_test.go`, loads.
+#[test]
+fn kubernetes_function_names_load() {
+    for name in [
+        "isSorted",
+        "sum",
+        "max",
+        "min",
+        "indexOf",
+        "lastIndexOf",
+        "add",
+        "asApproximateFloat",
+        "asInteger",
+        "compareTo",
+        "isGreaterThan",
+        "isInteger",
+        "isLessThan",
+        "isQuantity",
+        "quantity",
+        "sign",
+        "sub",
+        "isSemver",
+        "major",
+        "minor",
+        "patch",
+        "semver",
+    ] {
+        assert!(crate::cel::known::is_supported(name), "{name}");
+    }
+}
