@@ -91,6 +91,8 @@ const STANDARD: &[&str] = &[
     // optional library, version 2 (Kubernetes lists library: `k8s`)
     "first",
     "last",
+    "optional.unwrap",
+    "unwrapOpt",
 ];
 
 /// Kyverno's and Kubernetes' functions implemented by this engine.

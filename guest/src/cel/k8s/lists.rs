@@ -1,7 +1,8 @@
 //! Kubernetes' lists library (`library.Lists()`, as Kyverno registers it:
 //! version 0, so no `includes`): `isSorted()`, `sum()`, `min()`, `max()`,
 //! `indexOf(x)` and `lastIndexOf(x)` on lists; and the optional library's
-//! (version 2) `first()` and `last()`.
+//! (version 2) list functions `first()`, `last()`, `optional.unwrap(l)` and
+//! `l.unwrapOpt()`.
 //!
 //! cel-go picks among the typed overloads (`list(int)`, `list(double)`,
 //! ...) by the runtime type of the list's first element, and an empty list
@@ -12,9 +13,11 @@
 //! that pair just does not count as out of order, or as a new extreme.
 
 use super::{bool_result, elements, int_result, no_such_overload, take_args};
-use cel::common::types::{CelDouble, CelInt, CelOptional, CelUInt, Kind, DYN_TYPE, LIST_TYPE};
+use cel::common::types::{
+    CelDouble, CelInt, CelList, CelOptional, CelUInt, Kind, DYN_TYPE, LIST_TYPE,
+};
 use cel::common::value::{CowVal, Val};
-use cel::{DeclarationError, Env, ExecutionError};
+use cel::{DeclarationError, Env, ExecutionError, Value};
 use std::cmp::Ordering;
 
 /// Adds the list functions.
@@ -44,7 +47,14 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
         last_index_of,
     )?;
     env.add_member_overload("first", "list_first", LIST_TYPE, vec![], first)?;
-    env.add_member_overload("last", "list_last", LIST_TYPE, vec![], last)
+    env.add_member_overload("last", "list_last", LIST_TYPE, vec![], last)?;
+    env.add_overload(
+        "optional.unwrap",
+        "optional_unwrap",
+        vec![LIST_TYPE],
+        unwrap,
+    )?;
+    env.add_member_overload("unwrapOpt", "optional_unwrapOpt", LIST_TYPE, vec![], unwrap)
 }
 
 /// Whether `kind` is one of the comparable types Kubernetes declares the
@@ -213,6 +223,34 @@ fn last<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionEr
     end_element("last", args, true)
 }
 
+/// The values of the list's optionals that have one, in order; an element
+/// that is not an optional is an error, in cel-go's words.
+fn unwrap<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let [list] = take_args(args)?;
+    let mut values = Vec::new();
+    for item in elements("optional.unwrap", list.as_ref())? {
+        let Some(optional) = item.downcast_ref::<CelOptional>() else {
+            let shown = match Value::try_from(item) {
+                Ok(Value::String(s)) => s.to_string(),
+                Ok(Value::Int(i)) => i.to_string(),
+                Ok(Value::UInt(u)) => u.to_string(),
+                Ok(Value::Float(f)) => f.to_string(),
+                Ok(Value::Bool(b)) => b.to_string(),
+                Ok(other) => format!("{other:?}"),
+                Err(_) => item.get_type().name().to_owned(),
+            };
+            return Err(ExecutionError::function_error(
+                "optional.unwrap",
+                format!("value {shown} is not optional"),
+            ));
+        };
+        if let Some(value) = optional.option() {
+            values.push(value.clone_as_boxed());
+        }
+    }
+    Ok(CowVal::owned(CelList::from(values)))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::cel::{compile, convert, Bindings};
@@ -262,6 +300,22 @@ mod tests {
             eval("[2.0, double('NaN'), 0.5].max()"),
             Ok(Value::Float(2.0))
         );
+    }
+
+    #[test]
+    fn unwrap_keeps_the_present_values() {
+        assert_eq!(
+            eval(
+                "optional.unwrap([optional.of(1), optional.none(), optional.of('a')]) == [1, 'a']"
+            ),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            eval("[optional.none()].unwrapOpt() == []"),
+            Ok(Value::Bool(true))
+        );
+        let err = eval("[1].unwrapOpt()").unwrap_err();
+        assert!(err.contains("value 1 is not optional"), "{err}");
     }
 
     #[test]

@@ -191,7 +191,10 @@ fn the_documented_pass_rates_are_current() {
         ("kubernetes/quantity.json", "| Kubernetes quantity |"),
         ("kubernetes/semver.json", "| Kubernetes semver |"),
         ("cel-go/bindings.json", "| cel-go bindings |"),
-        ("cel-go/lists.json", "| cel-go lists (+ `first`/`last`) |"),
+        (
+            "cel-go/lists.json",
+            "| cel-go lists (+ optional `first`, `last`, `unwrap`) |",
+        ),
         ("cel-go/sets.json", "| cel-go sets |"),
     ];
     let (rates, _) = outcomes();
