@@ -248,3 +248,23 @@ fn kubernetes_function_names_load() {
         assert!(crate::cel::known::is_supported(name), "{name}");
     }
 }
+
+/// Each vector file's provenance row in `conformance/SOURCES.files.tsv`
+/// has its current sha256.
+#[test]
+fn the_provenance_rows_are_current() {
+    use sha2::{Digest, Sha256};
+    let sources = include_str!("../../../../conformance/SOURCES.files.tsv");
+    for (file, text) in FILES {
+        let dest = format!("cel/{file}");
+        let row = sources
+            .lines()
+            .find(|line| line.split('\t').next() == Some(dest.as_str()))
+            .unwrap_or_else(|| panic!("SOURCES.files.tsv has no row for {dest}"));
+        let sha: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(row.split('\t').nth(4), Some(sha.as_str()), "{dest}");
+    }
+}
