@@ -828,6 +828,44 @@ mod tests {
         assert_eq!(q("1e400").as_approximate_f64(), f64::INFINITY);
     }
 
+    /// Strings made of the characters quantities use, parsed and combined
+    /// every which way: no panic, and parsing agrees with itself.
+    #[test]
+    fn arbitrary_strings_do_not_panic() {
+        const ALPHABET: &[u8] = b"0123456789.+-eEinumkKMGTP 9";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut parsed = Vec::new();
+        for _ in 0..50_000 {
+            let len = (next() % 12) as usize;
+            let s: String = (0..len)
+                .map(|_| char::from(ALPHABET[(next() % ALPHABET.len() as u64) as usize]))
+                .collect();
+            if let Ok(q) = Quantity::parse(&s) {
+                assert_eq!(q.cmp(&q), Ordering::Equal, "{s:?}");
+                let _ = (q.as_i64(), q.as_approximate_f64(), q.sign());
+                parsed.push(q);
+            }
+        }
+        for pair in parsed.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            assert_eq!(a.cmp(b), b.cmp(a).reverse());
+            if let (Ok(sum), Ok(diff)) = (a.add(b), a.sub(b)) {
+                // (a + b) - b == a, and (a - b) + b == a, when both fit.
+                if let (Ok(back), Ok(forth)) = (sum.sub(b), diff.add(b)) {
+                    assert_eq!(back.cmp(a), Ordering::Equal);
+                    assert_eq!(forth.cmp(a), Ordering::Equal);
+                }
+            }
+        }
+        assert!(parsed.len() > 1000, "the generator makes quantities too");
+    }
+
     #[test]
     fn big_naturals() {
         let m = Mag::from_decimal("123456789012345678901234567890");
