@@ -115,7 +115,7 @@ impl<'a> Walk<'a> {
 
 /// `a.b.c` as `["a", "b", "c"]`, when `expr` is an identifier or field
 /// selections on one (not a presence test).
-fn segments(expr: &Expr) -> Option<Vec<&str>> {
+pub(super) fn segments(expr: &Expr) -> Option<Vec<&str>> {
     let mut segments = Vec::new();
     let mut expr = expr;
     loop {

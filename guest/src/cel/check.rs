@@ -204,17 +204,40 @@ impl<'a> Checker<'a> {
                 result
             }
             Expr::Call(call) => {
+                let qualified = call
+                    .target
+                    .as_deref()
+                    .and_then(|t| self.qualified(&t.expr, &call.func_name));
                 let mut args = Vec::with_capacity(call.args.len() + 1);
-                if let Some(target) = &call.target {
-                    args.push(self.infer(target)?);
-                }
+                let member = match (&qualified, &call.target) {
+                    (None, Some(target)) => {
+                        args.push(self.infer(target)?);
+                        true
+                    }
+                    _ => false,
+                };
                 for arg in &call.args {
                     args.push(self.infer(arg)?);
                 }
-                call_type(&call.func_name, call.target.is_some(), &args)?
+                let name = qualified.as_deref().unwrap_or(&call.func_name);
+                call_type(name, member, &args)?
             }
             Expr::Unspecified => Ty::Dyn,
         })
+    }
+
+    /// The qualified function a call on `target` names, resolved as
+    /// evaluation resolves it (`super::calls`): `sets.contains(a, b)` is
+    /// a call of `sets.contains` on two arguments, not of `contains` on
+    /// the identifier `sets`.
+    fn qualified(&self, target: &Expr, function: &str) -> Option<String> {
+        let segments = super::calls::segments(target)?;
+        let root = segments[0];
+        if self.scopes.iter().any(|(n, _)| *n == root) || super::known::is_variable(root) {
+            return None;
+        }
+        let name = format!("{}.{function}", segments.join("."));
+        super::known::is_supported(&name).then_some(name)
     }
 
     fn ident(&self, name: &str) -> Ty {

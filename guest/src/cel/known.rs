@@ -85,6 +85,11 @@ const STANDARD: &[&str] = &[
     // encoders extension
     "base64.encode",
     "base64.decode",
+    // optional library, version 2 (Kubernetes lists library: `k8s`)
+    "first",
+    "last",
+    "optional.unwrap",
+    "unwrapOpt",
 ];
 
 /// Kyverno's and Kubernetes' functions implemented by this engine.
@@ -136,6 +141,31 @@ const KYVERNO: &[&str] = &[
     "transform.listObjToMap",
     "parseServiceAccount",
     "user.parseServiceAccount",
+    // cel-go sets (`cel.bind` is a macro: it leaves no call behind)
+    "sets.contains",
+    "sets.equivalent",
+    "sets.intersects",
+    // Kubernetes lists library (`indexOf`, `lastIndexOf`: strings above)
+    "isSorted",
+    "sum",
+    // Kubernetes quantity library
+    "quantity",
+    "isQuantity",
+    "sign",
+    "isInteger",
+    "asInteger",
+    "asApproximateFloat",
+    "add",
+    "sub",
+    "isGreaterThan",
+    "isLessThan",
+    "compareTo",
+    // Kubernetes semver library
+    "semver",
+    "isSemver",
+    "major",
+    "minor",
+    "patch",
 ];
 
 /// The variables an IVP expression may read (`docs/cel.md`): a call on
@@ -218,6 +248,26 @@ mod tests {
         ] {
             assert!(is_supported(f), "{f}");
         }
+    }
+
+    #[test]
+    fn namespaced_calls_are_named_in_full() {
+        let env = crate::cel::env();
+        let calls = |src: &str| {
+            let program = env.compile(src).expect("parses");
+            super::super::calls::called(program.expression(), &is_supported, &is_variable)
+                .expect("resolves")
+        };
+        assert_eq!(
+            calls("sets.contains([1], [math.abs(-1)])"),
+            ["math.abs", "sets.contains"]
+        );
+        // Not a namespace this engine has: the plain member call.
+        assert_eq!(calls("object.sets.contains('a')"), ["contains"]);
+        assert_eq!(
+            calls("{'k': [quantity('1')]}.k[0].isInteger()"),
+            ["_[_]", "isInteger", "quantity"]
+        );
     }
 
     #[test]

@@ -1,0 +1,883 @@
+//! `resource.Quantity`'s amounts: parsing, comparison, addition and
+//! conversion, after `k8s.io/apimachinery/pkg/api/resource` (quantity.go,
+//! amount.go, math.go, suffix.go) and the `inf.Dec` it falls back to.
+//!
+//! An amount is [`Amount::Int`] (`value * 10^scale` in an i64, Go's
+//! `int64Amount`) or [`Amount::Dec`] (an arbitrary-precision decimal, Go's
+//! `inf.Dec`). The Go code moves from the first to the second when a value
+//! does not fit, and callers can tell (`AsInt64` only answers for the
+//! first), so the same moves happen here. Comparison and equality are by
+//! value. The format (DecimalSI, BinarySI, DecimalExponent) only matters
+//! to the canonical string, which the CEL library never shows, and is
+//! kept only where it changes the value (the BinarySI cap).
+//!
+//! Where Go would build numbers of billions of digits (adding `1e2000000000`
+//! to `1`), this refuses with an error instead of running out of memory:
+//! no result may need more than [`MAX_DIGITS`] digits.
+
+use std::cmp::Ordering;
+
+/// The most decimal digits an arithmetic result may have.
+pub(super) const MAX_DIGITS: u64 = 10_000;
+
+/// The regular expression Go's parse errors quote.
+const SPLIT_RE: &str = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$";
+
+/// Why a string is not a quantity: Go's three errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ParseError {
+    /// `ErrFormatWrong`.
+    Format,
+    /// `ErrNumeric`.
+    Numeric,
+    /// `ErrSuffix`.
+    Suffix,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Format => {
+                write!(
+                    f,
+                    "quantities must match the regular expression '{SPLIT_RE}'"
+                )
+            }
+            ParseError::Numeric => f.write_str("unable to parse numeric part of quantity"),
+            ParseError::Suffix => f.write_str("unable to parse quantity's suffix"),
+        }
+    }
+}
+
+/// A result that would be too large to compute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TooLarge;
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "quantity arithmetic would need more than {MAX_DIGITS} digits"
+        )
+    }
+}
+
+/// A quantity's amount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Quantity {
+    amount: Amount,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Amount {
+    /// `value * 10^scale`.
+    Int { value: i64, scale: i64 },
+    /// An arbitrary-precision decimal.
+    Dec(Dec),
+}
+
+/// `±mag * 10^exp` (`inf.Dec`, whose scale is `-exp`); zero is never
+/// negative. Not normalized: `10 * 10^-1` and `1` are different
+/// representations of one value, as in `inf.Dec`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Dec {
+    neg: bool,
+    mag: Mag,
+    exp: i64,
+}
+
+/// The suffix formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    DecimalExponent,
+    BinarySI,
+    DecimalSI,
+}
+
+/// What Go's `parseQuantityString` splits a string into.
+struct Parts<'a> {
+    positive: bool,
+    /// The signed number as written, without suffix (`inf.Dec`'s input).
+    value: &'a str,
+    /// The integer digits, leading zeros stripped, `"0"` if none.
+    num: &'a str,
+    /// The fraction digits.
+    denom: &'a str,
+    suffix: &'a str,
+}
+
+/// The characters a suffix starts with.
+fn is_suffix_byte(b: u8) -> bool {
+    b"eEinumkKMGTP".contains(&b)
+}
+
+/// Go's `parseQuantityString`, byte for byte.
+fn split(s: &str) -> Result<Parts<'_>, ParseError> {
+    let b = s.as_bytes();
+    let end = b.len();
+    let mut positive = true;
+    let mut pos = 0;
+    let zero = |positive| Parts {
+        positive,
+        value: "0",
+        num: "0",
+        denom: "",
+        suffix: "",
+    };
+    match b.first() {
+        Some(b'-') => {
+            positive = false;
+            pos += 1;
+        }
+        Some(b'+') => pos += 1,
+        _ => {}
+    }
+    while pos < end && b[pos] == b'0' {
+        pos += 1;
+    }
+    if pos >= end {
+        return Ok(zero(positive));
+    }
+    let start = pos;
+    while pos < end && b[pos].is_ascii_digit() {
+        pos += 1;
+    }
+    if pos >= end {
+        return Ok(Parts {
+            positive,
+            value: s,
+            num: &s[start..],
+            denom: "",
+            suffix: "",
+        });
+    }
+    let num = if pos == start { "0" } else { &s[start..pos] };
+    let mut denom = "";
+    if b[pos] == b'.' {
+        pos += 1;
+        let start = pos;
+        while pos < end && b[pos].is_ascii_digit() {
+            pos += 1;
+        }
+        if pos >= end {
+            return Ok(Parts {
+                positive,
+                value: s,
+                num,
+                denom: &s[start..],
+                suffix: "",
+            });
+        }
+        denom = &s[start..pos];
+    }
+    let value = &s[..pos];
+    let suffix_start = pos;
+    while pos < end && is_suffix_byte(b[pos]) {
+        pos += 1;
+    }
+    if pos < end && (b[pos] == b'-' || b[pos] == b'+') {
+        pos += 1;
+    }
+    while pos < end && b[pos].is_ascii_digit() {
+        pos += 1;
+    }
+    if pos < end {
+        return Err(ParseError::Format);
+    }
+    Ok(Parts {
+        positive,
+        value,
+        num,
+        denom,
+        suffix: &s[suffix_start..],
+    })
+}
+
+/// Go's suffix interpretation: base, exponent and format.
+fn interpret(suffix: &str) -> Option<(u32, i32, Format)> {
+    let (base, exponent, format) = match suffix {
+        "" => (10, 0, Format::DecimalSI),
+        "n" => (10, -9, Format::DecimalSI),
+        "u" => (10, -6, Format::DecimalSI),
+        "m" => (10, -3, Format::DecimalSI),
+        "k" => (10, 3, Format::DecimalSI),
+        "M" => (10, 6, Format::DecimalSI),
+        "G" => (10, 9, Format::DecimalSI),
+        "T" => (10, 12, Format::DecimalSI),
+        "P" => (10, 15, Format::DecimalSI),
+        "E" => (10, 18, Format::DecimalSI),
+        "Ki" => (2, 10, Format::BinarySI),
+        "Mi" => (2, 20, Format::BinarySI),
+        "Gi" => (2, 30, Format::BinarySI),
+        "Ti" => (2, 40, Format::BinarySI),
+        "Pi" => (2, 50, Format::BinarySI),
+        "Ei" => (2, 60, Format::BinarySI),
+        s if s.len() > 1 && (s.starts_with('e') || s.starts_with('E')) => {
+            // Go truncates the parsed int64 to the int32 exponent.
+            let parsed: i64 = s[1..].parse().ok()?;
+            (10, parsed as i32, Format::DecimalExponent)
+        }
+        _ => return None,
+    };
+    Some((base, exponent, format))
+}
+
+/// `base * 10^scale` if it fits in an i64 (Go's `positiveScaleInt64`, for
+/// which a non-positive scale changes nothing).
+fn positive_scale(base: i64, scale: i64) -> Option<i64> {
+    if scale <= 0 || base == 0 {
+        return Some(base);
+    }
+    let mut value = base;
+    for _ in 0..scale {
+        value = value.checked_mul(10)?;
+    }
+    Some(value)
+}
+
+impl Quantity {
+    /// Go's `ParseQuantity`.
+    pub(super) fn parse(s: &str) -> Result<Quantity, ParseError> {
+        if s.is_empty() {
+            return Err(ParseError::Format);
+        }
+        if s == "0" {
+            return Ok(Quantity::int(0, 0));
+        }
+        let parts = split(s)?;
+        let (base, exponent, format) = interpret(parts.suffix).ok_or(ParseError::Suffix)?;
+        let digits = (parts.num.len() + parts.denom.len()) as i64;
+        let (mut scale, precision, mantissa) = match format {
+            Format::DecimalExponent | Format::DecimalSI => (i64::from(exponent), 18 - digits, 1),
+            Format::BinarySI if exponent >= 0 && parts.denom.is_empty() => {
+                // Go: 15 - len(num) - int32(float32(exponent)*3/10) - 1.
+                let approx = (exponent as f32 * 3.0 / 10.0) as i64;
+                (
+                    0,
+                    15 - parts.num.len() as i64 - approx - 1,
+                    1i64 << exponent,
+                )
+            }
+            Format::BinarySI => (0, -1, 1),
+        };
+        if precision >= 0 {
+            scale -= parts.denom.len() as i64;
+            if scale >= -9 {
+                let shifted = format!("{}{}", parts.num, parts.denom);
+                let value: i64 = shifted.parse().map_err(|_| ParseError::Numeric)?;
+                if let Some(result) = value.checked_mul(mantissa) {
+                    let result = if parts.positive { result } else { -result };
+                    return Ok(Quantity::int(result, scale));
+                }
+            }
+        }
+        let mut dec = Dec::parse(parts.value).ok_or(ParseError::Numeric)?;
+        if base == 10 {
+            dec.exp += i64::from(exponent);
+        } else {
+            for _ in 0..exponent / 30 {
+                dec.mag.mul_small(1 << 30);
+            }
+            dec.mag.mul_small(1 << (exponent % 30));
+        }
+        // Rounded up, away from zero, to a multiple of 10^-9.
+        if !dec.mag.is_zero() && dec.exp < -9 {
+            let (mut q, inexact) = dec.mag.div_pow10((-9 - dec.exp) as u64);
+            if inexact {
+                q.add_small(1);
+            }
+            dec.mag = q;
+            dec.exp = -9;
+        }
+        // A binary amount is capped at the largest int64.
+        if format == Format::BinarySI {
+            let max = Dec {
+                neg: false,
+                mag: Mag::from_u64(i64::MAX as u64),
+                exp: 0,
+            };
+            let magnitude = Dec {
+                neg: false,
+                ..dec.clone()
+            };
+            if magnitude.cmp_value(&max) == Ordering::Greater {
+                dec.mag = max.mag;
+                dec.exp = 0;
+            }
+        }
+        dec.neg = dec.neg && !dec.mag.is_zero();
+        Ok(Quantity {
+            amount: Amount::Dec(dec),
+        })
+    }
+
+    fn int(value: i64, scale: i64) -> Quantity {
+        Quantity {
+            amount: Amount::Int { value, scale },
+        }
+    }
+
+    /// An int as a quantity (Go's `NewQuantity(n, DecimalExponent)`).
+    pub(super) fn from_i64(n: i64) -> Quantity {
+        Quantity::int(n, 0)
+    }
+
+    /// -1, 0 or 1.
+    pub(super) fn sign(&self) -> i64 {
+        match &self.amount {
+            Amount::Int { value, .. } => value.signum(),
+            Amount::Dec(d) if d.mag.is_zero() => 0,
+            Amount::Dec(d) => match d.neg {
+                true => -1,
+                false => 1,
+            },
+        }
+    }
+
+    fn as_dec(&self) -> Dec {
+        match &self.amount {
+            Amount::Int { value, scale } => Dec {
+                neg: *value < 0,
+                mag: Mag::from_u64(value.unsigned_abs()),
+                exp: *scale,
+            },
+            Amount::Dec(d) => d.clone(),
+        }
+    }
+
+    /// The amounts compared by value.
+    pub(super) fn cmp(&self, other: &Quantity) -> Ordering {
+        self.as_dec().cmp_value(&other.as_dec())
+    }
+
+    /// Go's `AsInt64`: only an int64 amount at a non-negative scale that
+    /// still fits once scaled.
+    pub(super) fn as_i64(&self) -> Option<i64> {
+        match self.amount {
+            Amount::Int { value, scale: 0 } => Some(value),
+            Amount::Int { scale, .. } if scale < 0 => None,
+            Amount::Int { value, scale } => positive_scale(value, scale),
+            Amount::Dec(_) => None,
+        }
+    }
+
+    /// Go's `AsApproximateFloat64`: the unscaled value as a float, times
+    /// Go's `math.Pow10` of the exponent.
+    pub(super) fn as_approximate_f64(&self) -> f64 {
+        let (base, exponent) = match &self.amount {
+            Amount::Int { value, scale } => (*value as f64, *scale),
+            Amount::Dec(d) => {
+                let m: f64 = d.mag.to_decimal().parse().unwrap_or(f64::INFINITY);
+                (if d.neg { -m } else { m }, d.exp)
+            }
+        };
+        if exponent == 0 {
+            return base;
+        }
+        base * go_pow10(exponent)
+    }
+
+    /// Go's `Add`: int64 arithmetic while it fits, else decimal.
+    pub(super) fn add(&self, y: &Quantity) -> Result<Quantity, TooLarge> {
+        if let (
+            Amount::Int {
+                value: av,
+                scale: ascale,
+            },
+            Amount::Int {
+                value: bv,
+                scale: bscale,
+            },
+        ) = (&self.amount, &y.amount)
+        {
+            if let Some((value, scale)) = int_add(*av, *ascale, *bv, *bscale) {
+                return Ok(Quantity::int(value, scale));
+            }
+        }
+        Ok(Quantity {
+            amount: Amount::Dec(self.as_dec().add(&y.as_dec())?),
+        })
+    }
+
+    /// Go's `Sub`, which negates an int64 amount the way Go does
+    /// (wrapping), then adds.
+    pub(super) fn sub(&self, y: &Quantity) -> Result<Quantity, TooLarge> {
+        if let (
+            Amount::Int {
+                value: av,
+                scale: ascale,
+            },
+            Amount::Int {
+                value: bv,
+                scale: bscale,
+            },
+        ) = (&self.amount, &y.amount)
+        {
+            if let Some((value, scale)) = int_add(*av, *ascale, bv.wrapping_neg(), *bscale) {
+                return Ok(Quantity::int(value, scale));
+            }
+        }
+        let mut negated = y.as_dec();
+        negated.neg = !negated.neg && !negated.mag.is_zero();
+        Ok(Quantity {
+            amount: Amount::Dec(self.as_dec().add(&negated)?),
+        })
+    }
+}
+
+/// Go's `int64Amount.Add`: `None` where it would overflow.
+fn int_add(av: i64, ascale: i64, bv: i64, bscale: i64) -> Option<(i64, i64)> {
+    if bv == 0 {
+        return Some((av, ascale));
+    }
+    if av == 0 {
+        return Some((bv, bscale));
+    }
+    match ascale.cmp(&bscale) {
+        Ordering::Equal => Some((av.checked_add(bv)?, ascale)),
+        Ordering::Greater => {
+            let c = positive_scale(av, ascale - bscale)?;
+            Some((c.checked_add(bv)?, bscale))
+        }
+        Ordering::Less => {
+            let c = positive_scale(bv, bscale - ascale)?;
+            Some((av.checked_add(c)?, ascale))
+        }
+    }
+}
+
+/// Go's `math.Pow10`: two table entries multiplied (or divided), which is
+/// not always the correctly rounded power.
+fn go_pow10(n: i64) -> f64 {
+    const TAB: [f64; 32] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31,
+    ];
+    const POS32: [f64; 10] = [
+        1e0, 1e32, 1e64, 1e96, 1e128, 1e160, 1e192, 1e224, 1e256, 1e288,
+    ];
+    const NEG32: [f64; 11] = [
+        1e-0, 1e-32, 1e-64, 1e-96, 1e-128, 1e-160, 1e-192, 1e-224, 1e-256, 1e-288, 1e-320,
+    ];
+    if (0..=308).contains(&n) {
+        return POS32[(n / 32) as usize] * TAB[(n % 32) as usize];
+    }
+    if (-323..=0).contains(&n) {
+        let m = -n;
+        return NEG32[(m / 32) as usize] / TAB[(m % 32) as usize];
+    }
+    if n > 0 {
+        f64::INFINITY
+    } else {
+        0.0
+    }
+}
+
+impl Dec {
+    /// `inf.Dec.SetString`: an optional sign, digits with at most one
+    /// point, at least one digit.
+    fn parse(s: &str) -> Option<Dec> {
+        let (neg, body) = match s.as_bytes().first() {
+            Some(b'-') => (true, &s[1..]),
+            Some(b'+') => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let (int, frac) = match body.split_once('.') {
+            Some((int, frac)) => (int, frac),
+            None => (body, ""),
+        };
+        let digits = format!("{int}{frac}");
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let mag = Mag::from_decimal(&digits);
+        Some(Dec {
+            neg: neg && !mag.is_zero(),
+            mag,
+            exp: -(frac.len() as i64),
+        })
+    }
+
+    /// The values compared, without building powers of ten of the
+    /// exponents' difference unless the magnitudes are that close.
+    fn cmp_value(&self, other: &Dec) -> Ordering {
+        let sign = |d: &Dec| match (d.mag.is_zero(), d.neg) {
+            (true, _) => 0,
+            (false, true) => -1,
+            (false, false) => 1,
+        };
+        let (sa, sb) = (sign(self), sign(other));
+        if sa != sb || sa == 0 {
+            return sa.cmp(&sb);
+        }
+        let magnitude = {
+            // Each value lies in [10^(order-1), 10^order).
+            let oa = self.mag.digits() as i64 + self.exp;
+            let ob = other.mag.digits() as i64 + other.exp;
+            if oa != ob {
+                oa.cmp(&ob)
+            } else {
+                // The exponents differ by at most the digit counts' difference.
+                let e = self.exp.min(other.exp);
+                let a = self.mag.mul_pow10((self.exp - e) as u64);
+                let b = other.mag.mul_pow10((other.exp - e) as u64);
+                a.cmp_mag(&b)
+            }
+        };
+        if sa < 0 {
+            magnitude.reverse()
+        } else {
+            magnitude
+        }
+    }
+
+    /// The exact sum, at the smaller exponent (`inf.Dec.Add`).
+    fn add(&self, other: &Dec) -> Result<Dec, TooLarge> {
+        let e = self.exp.min(other.exp);
+        let shift = |d: &Dec| -> Result<Mag, TooLarge> {
+            let by = (d.exp - e) as u64;
+            if d.mag.is_zero() {
+                return Ok(Mag::zero());
+            }
+            if (d.mag.digits()).saturating_add(by) > MAX_DIGITS {
+                return Err(TooLarge);
+            }
+            Ok(d.mag.mul_pow10(by))
+        };
+        let (a, b) = (shift(self)?, shift(other)?);
+        let (neg, mag) = if self.neg == other.neg {
+            (self.neg, a.add(&b))
+        } else {
+            match a.cmp_mag(&b) {
+                Ordering::Less => (other.neg, b.sub(&a)),
+                _ => (self.neg, a.sub(&b)),
+            }
+        };
+        Ok(Dec {
+            neg: neg && !mag.is_zero(),
+            mag,
+            exp: e,
+        })
+    }
+}
+
+/// A natural number in base-10^9 limbs, least significant first, without
+/// trailing zero limbs (zero has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mag(Vec<u32>);
+
+/// The limb base.
+const LIMB: u64 = 1_000_000_000;
+
+impl Mag {
+    fn zero() -> Mag {
+        Mag(Vec::new())
+    }
+
+    fn from_u64(mut n: u64) -> Mag {
+        let mut limbs = Vec::new();
+        while n > 0 {
+            limbs.push((n % LIMB) as u32);
+            n /= LIMB;
+        }
+        Mag(limbs)
+    }
+
+    /// From ASCII digits.
+    fn from_decimal(digits: &str) -> Mag {
+        let bytes = digits.as_bytes();
+        let mut limbs = Vec::with_capacity(bytes.len() / 9 + 1);
+        let mut end = bytes.len();
+        while end > 0 {
+            let start = end.saturating_sub(9);
+            let limb = bytes[start..end]
+                .iter()
+                .fold(0u32, |acc, b| acc * 10 + u32::from(b - b'0'));
+            limbs.push(limb);
+            end = start;
+        }
+        let mut mag = Mag(limbs);
+        mag.trim();
+        mag
+    }
+
+    fn trim(&mut self) {
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+    }
+
+    fn is_zero(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The number of decimal digits (0 for zero).
+    fn digits(&self) -> u64 {
+        match self.0.last() {
+            None => 0,
+            Some(top) => (self.0.len() as u64 - 1) * 9 + u64::from(top.ilog10() + 1),
+        }
+    }
+
+    fn to_decimal(&self) -> String {
+        let mut limbs = self.0.iter().rev();
+        let Some(top) = limbs.next() else {
+            return "0".to_owned();
+        };
+        let mut s = top.to_string();
+        for limb in limbs {
+            s.push_str(&format!("{limb:09}"));
+        }
+        s
+    }
+
+    fn cmp_mag(&self, other: &Mag) -> Ordering {
+        self.0
+            .len()
+            .cmp(&other.0.len())
+            .then_with(|| self.0.iter().rev().cmp(other.0.iter().rev()))
+    }
+
+    fn mul_small(&mut self, m: u32) {
+        let mut carry = 0u64;
+        for limb in &mut self.0 {
+            let v = u64::from(*limb) * u64::from(m) + carry;
+            *limb = (v % LIMB) as u32;
+            carry = v / LIMB;
+        }
+        while carry > 0 {
+            self.0.push((carry % LIMB) as u32);
+            carry /= LIMB;
+        }
+        self.trim();
+    }
+
+    fn add_small(&mut self, n: u32) {
+        self.add_assign(&Mag::from_u64(u64::from(n)));
+    }
+
+    fn add_assign(&mut self, other: &Mag) {
+        let mut carry = 0u64;
+        for i in 0..self.0.len().max(other.0.len()) {
+            if i == self.0.len() {
+                self.0.push(0);
+            }
+            let v = u64::from(self.0[i]) + u64::from(other.0.get(i).copied().unwrap_or(0)) + carry;
+            self.0[i] = (v % LIMB) as u32;
+            carry = v / LIMB;
+        }
+        if carry > 0 {
+            self.0.push(carry as u32);
+        }
+    }
+
+    fn add(&self, other: &Mag) -> Mag {
+        let mut sum = self.clone();
+        sum.add_assign(other);
+        sum
+    }
+
+    /// `self - other`, for `self >= other`.
+    fn sub(&self, other: &Mag) -> Mag {
+        let mut limbs = self.0.clone();
+        let mut borrow = 0i64;
+        for (i, limb) in limbs.iter_mut().enumerate() {
+            let mut v = i64::from(*limb) - i64::from(other.0.get(i).copied().unwrap_or(0)) - borrow;
+            borrow = 0;
+            if v < 0 {
+                v += LIMB as i64;
+                borrow = 1;
+            }
+            *limb = v as u32;
+        }
+        let mut mag = Mag(limbs);
+        mag.trim();
+        mag
+    }
+
+    /// `self * 10^k`.
+    fn mul_pow10(&self, k: u64) -> Mag {
+        if self.is_zero() {
+            return Mag::zero();
+        }
+        let mut limbs = vec![0u32; (k / 9) as usize];
+        limbs.extend_from_slice(&self.0);
+        let mut mag = Mag(limbs);
+        mag.mul_small(10u32.pow((k % 9) as u32));
+        mag
+    }
+
+    /// `self / 10^k`, truncated, and whether anything was cut off.
+    fn div_pow10(&self, k: u64) -> (Mag, bool) {
+        let whole = usize::try_from(k / 9).unwrap_or(usize::MAX);
+        if whole >= self.0.len() {
+            return (Mag::zero(), !self.is_zero());
+        }
+        let mut inexact = self.0[..whole].iter().any(|&l| l != 0);
+        let mut limbs = self.0[whole..].to_vec();
+        let divisor = 10u64.pow((k % 9) as u32);
+        let mut rem = 0u64;
+        for limb in limbs.iter_mut().rev() {
+            let v = rem * LIMB + u64::from(*limb);
+            *limb = (v / divisor) as u32;
+            rem = v % divisor;
+        }
+        inexact |= rem != 0;
+        let mut mag = Mag(limbs);
+        mag.trim();
+        (mag, inexact)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> Quantity {
+        Quantity::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    /// apimachinery's TestQuantityParse table (part): input, expected
+    /// value as (unscaled, scale), and whether it stays an int64 amount.
+    #[test]
+    fn parses_as_apimachinery_does() {
+        for (input, value, scale) in [
+            ("0", 0, 0),
+            ("1Ki", 1024, 0),
+            ("3Ei", 3 << 60, 0),
+            ("5n", 5, -9),
+            ("50k", 5, 4),
+            ("1E-3", 1, -3),
+            ("100.035k", 100035, 0),
+            ("0.0005k", 5, -1),
+            ("1.53E12", 153, 10),
+            ("3.001n", 4, -9),
+            ("0.0000000001", 1, -9),
+            ("0.00000012345", 124, -9),
+            ("100.035Ki", 10243584, -2),
+            ("0.000000000001Ki", 2, -9),
+            (".001", 1, -3),
+            ("1.", 1, 0),
+            ("1.G", 1, 9),
+            ("-", 0, 0),
+            ("Mi", 0, 0),
+        ] {
+            assert_eq!(
+                q(input).cmp(&Quantity::int(value, scale)),
+                Ordering::Equal,
+                "{input}"
+            );
+        }
+        let max = Quantity::int(i64::MAX, 0);
+        assert_eq!(q("9Ei").cmp(&max), Ordering::Equal);
+        assert_eq!(q("9223372036854775807Ki").cmp(&max), Ordering::Equal);
+        for bad in [
+            "", "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-",
+            " 1", "1 ", "e-10", "1e", "10Mo",
+        ] {
+            assert!(Quantity::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_representation_decides_as_int64() {
+        assert_eq!(q("50k").as_i64(), Some(50_000));
+        assert_eq!(q("1.0").as_i64(), None, "scale -1");
+        assert_eq!(q("1.5Gi").as_i64(), None, "a decimal amount");
+        assert_eq!(q("1Gi").as_i64(), Some(1 << 30));
+        assert_eq!(q("1e19").as_i64(), None, "overflows once scaled");
+        assert_eq!(q("9999999999999999999999999999999999999G").as_i64(), None);
+        assert_eq!(
+            q("-9223372036854775807").as_i64(),
+            None,
+            "19 digits: decimal"
+        );
+    }
+
+    #[test]
+    fn arithmetic_is_exact_and_moves_to_decimal_on_overflow() {
+        let big = q("9223372036854775807");
+        let sum = big.add(&q("1")).expect("fits");
+        assert_eq!(sum.cmp(&q("9223372036854775808")), Ordering::Equal);
+        assert_eq!(sum.as_i64(), None);
+        let small = q("50k").add(&Quantity::from_i64(20)).expect("fits");
+        assert_eq!(small.as_i64(), Some(50_020));
+        let diff = q("50k")
+            .add(&Quantity::from_i64(20))
+            .and_then(|s| s.sub(&q("100k")));
+        assert_eq!(diff.expect("fits").as_i64(), Some(-49_980));
+        assert_eq!(
+            q("1.5").add(&q("0.5")).expect("fits").as_i64(),
+            None,
+            "scale -1"
+        );
+        assert!(q("1e2000000000").add(&q("1")).is_err(), "too many digits");
+        assert_eq!(q("1e2000000000").cmp(&q("1e1999999999")), Ordering::Greater);
+        assert_eq!(q("-1e-5").cmp(&q("-2e-5")), Ordering::Greater);
+    }
+
+    #[test]
+    fn floats_follow_go() {
+        assert_eq!(q("50.703k").as_approximate_f64(), 50703.0);
+        assert_eq!(q("1m").as_approximate_f64(), 1e-3);
+        assert_eq!(q("-1.5Gi").as_approximate_f64(), -1610612736.0);
+        assert!(
+            q("0e400").as_approximate_f64().is_nan(),
+            "0 * Pow10(400) in Go"
+        );
+        assert_eq!(q("1e400").as_approximate_f64(), f64::INFINITY);
+    }
+
+    /// Strings made of the characters quantities use, parsed and combined
+    /// every which way: no panic, and parsing agrees with itself.
+    #[test]
+    fn arbitrary_strings_do_not_panic() {
+        const ALPHABET: &[u8] = b"0123456789.+-eEinumkKMGTP 9";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut parsed = Vec::new();
+        for _ in 0..50_000 {
+            let len = (next() % 12) as usize;
+            let s: String = (0..len)
+                .map(|_| char::from(ALPHABET[(next() % ALPHABET.len() as u64) as usize]))
+                .collect();
+            if let Ok(q) = Quantity::parse(&s) {
+                assert_eq!(q.cmp(&q), Ordering::Equal, "{s:?}");
+                let _ = (q.as_i64(), q.as_approximate_f64(), q.sign());
+                parsed.push(q);
+            }
+        }
+        for pair in parsed.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            assert_eq!(a.cmp(b), b.cmp(a).reverse());
+            if let (Ok(sum), Ok(diff)) = (a.add(b), a.sub(b)) {
+                // (a + b) - b == a, and (a - b) + b == a, when both fit.
+                if let (Ok(back), Ok(forth)) = (sum.sub(b), diff.add(b)) {
+                    assert_eq!(back.cmp(a), Ordering::Equal);
+                    assert_eq!(forth.cmp(a), Ordering::Equal);
+                }
+            }
+        }
+        assert!(parsed.len() > 1000, "the generator makes quantities too");
+    }
+
+    #[test]
+    fn big_naturals() {
+        let m = Mag::from_decimal("123456789012345678901234567890");
+        assert_eq!(m.to_decimal(), "123456789012345678901234567890");
+        assert_eq!(m.digits(), 30);
+        assert_eq!(
+            m.mul_pow10(11).to_decimal(),
+            "12345678901234567890123456789000000000000"
+        );
+        let (d, inexact) = m.div_pow10(20);
+        assert_eq!((d.to_decimal(), inexact), ("1234567890".to_owned(), true));
+        assert_eq!(m.sub(&m), Mag::zero());
+        assert_eq!(Mag::from_decimal("000").to_decimal(), "0");
+    }
+}
