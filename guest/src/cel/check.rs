@@ -386,6 +386,8 @@ fn arities(name: &str, member: bool) -> Option<&'static [usize]> {
             false,
         ) => &[1],
         ("random" | "random.random", false) => &[0, 1],
+        ("regex.extract" | "regex.extractAll", false) => &[2],
+        ("regex.replace", false) => &[3, 4],
         ("time.now", false) => &[0],
         ("time.truncate", false) => &[2],
         ("listObjToMap" | "transform.listObjToMap", false) => &[4],
@@ -438,14 +440,14 @@ fn function_type(name: &str, member: bool) -> Ty {
         | "containsDigest" => Ty::Bool,
         "string" | "lowerAscii" | "upperAscii" | "trim" | "replace" | "substring" | "charAt"
         | "strings.quote" | "sha1" | "sha256" | "md5" | "hash.sha1" | "hash.sha256"
-        | "hash.md5" | "json.marshal" | "time.toCron" | "registry" | "repository"
-        | "identifier" | "tag" | "digest" => Ty::String,
+        | "hash.md5" | "json.marshal" | "time.toCron" | "regex.replace" | "registry"
+        | "repository" | "identifier" | "tag" | "digest" => Ty::String,
         // `join` on a list; `format` on a string.
         "join" | "format" if member => Ty::String,
         "bytes" | "gzip.compress" => Ty::Bytes,
         "timestamp" | "time.now" | "time.truncate" => Ty::Timestamp,
         "duration" => Ty::Duration,
-        "split" => Ty::list(Ty::String),
+        "split" | "regex.extractAll" => Ty::list(Ty::String),
         _ => Ty::Dyn,
     }
 }

@@ -160,6 +160,10 @@ const KYVERNO: &[&str] = &[
     "isGreaterThan",
     "isLessThan",
     "compareTo",
+    // cel-go regex extension
+    "regex.replace",
+    "regex.extract",
+    "regex.extractAll",
     // Kubernetes semver library
     "semver",
     "isSemver",

@@ -42,6 +42,12 @@ pub struct Expression {
 /// `docs/cel.md`). The `variables` an expression reads are charged to it.
 pub const PER_CALL_COST_LIMIT: u64 = 1_000_000;
 
+/// The most a library function builds from one call (a decompressed,
+/// generated, marshalled or replaced text): 1 MiB, more than any admission
+/// request holds. Beyond it the call is an error rather than a trap for
+/// the whole instance.
+const MAX_BUILT_BYTES: usize = 1 << 20;
+
 /// The error of an expression that went over [`PER_CALL_COST_LIMIT`]
 /// (Kubernetes' wording).
 pub const COST_LIMIT_MESSAGE: &str = "operation cancelled: actual cost limit exceeded";

@@ -12,6 +12,7 @@
 mod bind;
 mod lists;
 mod quantity;
+mod regex_ext;
 mod semver;
 mod sets;
 #[cfg(test)]
@@ -35,6 +36,7 @@ pub(crate) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     lists::register(env)?;
     quantity::register(env)?;
     semver::register(env)?;
+    regex_ext::register(env)?;
     Ok(())
 }
 

@@ -44,6 +44,10 @@ const FILES: &[(&str, &str)] = &[
         "cel-go/sets.json",
         include_str!("../../../../conformance/cel/cel-go/sets.json"),
     ),
+    (
+        "cel-go/regex.json",
+        include_str!("../../../../conformance/cel/cel-go/regex.json"),
+    ),
 ];
 
 /// The vectors ivpol fails: file, vector name, why.
@@ -80,6 +84,17 @@ const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
         "cel-go/lists.json",
         "TestListsRuntimeErrors [].flatten(dyn('1'))",
         "an error, worded by cel-rust (see above)",
+    ),
+    (
+        "cel-go/regex.json",
+        "TestRegexRuntimeErrors regex.extract('foo bar', '(')",
+        "an error, but a pattern that does not parse is worded by Rust's regex crate \
+         (`unclosed group`), not by Go's regexp (`missing closing )`)",
+    ),
+    (
+        "cel-go/regex.json",
+        "TestRegexRuntimeErrors regex.extractAll('foo bar', '[a-z')",
+        "an error, worded by Rust's regex crate (see above)",
     ),
 ];
 
@@ -196,6 +211,7 @@ fn the_documented_pass_rates_are_current() {
             "| cel-go lists (+ optional `first`, `last`, `unwrap`) |",
         ),
         ("cel-go/sets.json", "| cel-go sets |"),
+        ("cel-go/regex.json", "| cel-go regex |"),
     ];
     let (rates, _) = outcomes();
     assert_eq!(rates.len(), labels.len());

@@ -50,10 +50,7 @@ fn round_places(value: &CelDouble, places: &CelInt) -> CelDouble {
     ((value.inner() * shift).round() / shift).into()
 }
 
-/// The most a function of these libraries builds from one call: 1 MiB of
-/// text, more than any admission request holds. Beyond it the call is an
-/// error rather than a trap for the whole instance.
-const MAX_OUTPUT_BYTES: usize = 1 << 20;
+use super::MAX_BUILT_BYTES as MAX_OUTPUT_BYTES;
 
 /// cel-go's error for arguments of types no overload takes: `found no
 /// matching overload for 'f' applied to '(int)'`.
