@@ -340,8 +340,53 @@ fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, TypeError> {
             if arities(name, member).is_some_and(|ok| !ok.contains(&given)) {
                 return Err(refuse());
             }
+            let mismatch = |params: Vec<Ty>| {
+                params.len() == args.len()
+                    && params.iter().zip(args).any(|(p, a)| !compatible(p, a))
+            };
+            if parameters(name, member).is_some_and(mismatch) {
+                return Err(refuse());
+            }
             function_type(name, member)
         }
+    })
+}
+
+/// The parameter types (the target first for a member call) of the
+/// functions with a single overload of that arity; `None` for the rest.
+/// Checked only where an argument's type is known.
+fn parameters(name: &str, member: bool) -> Option<Vec<Ty>> {
+    use Ty::{Bytes, Duration, String as S, Timestamp};
+    let list = || Ty::list(Ty::Dyn);
+    Some(match (name, member) {
+        ("startsWith" | "endsWith" | "contains" | "matches", true) => vec![S, S],
+        ("lowerAscii" | "upperAscii" | "trim", true) => vec![S],
+        ("verifyImageSignatures", false) => vec![S, list()],
+        ("verifyAttestationSignatures", false) => vec![S, S, list()],
+        ("extractPayload", false) => vec![S, S],
+        (
+            "parseImageReference"
+            | "image"
+            | "isImage"
+            | "getImageData"
+            | "sha1"
+            | "sha256"
+            | "md5"
+            | "hash.sha1"
+            | "hash.sha256"
+            | "hash.md5"
+            | "json.unmarshal"
+            | "yaml.parse"
+            | "parseServiceAccount"
+            | "user.parseServiceAccount",
+            false,
+        ) => vec![S],
+        ("gzip.decompress", false) => vec![Bytes],
+        ("time.truncate", false) => vec![Timestamp, Duration],
+        ("time.toCron", false) => vec![Timestamp],
+        ("listObjToMap" | "transform.listObjToMap", false) => vec![list(), list(), S, S],
+        ("regex.extract" | "regex.extractAll", false) => vec![S, S],
+        _ => return None,
     })
 }
 

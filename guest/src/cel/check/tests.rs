@@ -90,6 +90,18 @@ fn refuses_operators_no_overload_takes_in_cel_gos_words() {
             "sha256()",
             "found no matching overload for 'sha256' applied to '()'",
         ),
+        (
+            "'abc'.startsWith(1)",
+            "found no matching overload for 'startsWith' applied to '(string, int)'",
+        ),
+        (
+            "verifyImageSignatures(1, [attestors.a])",
+            "found no matching overload for 'verifyImageSignatures' applied to '(int, list(dyn))'",
+        ),
+        (
+            "time.truncate(duration('1h'), duration('1h'))",
+            "found no matching overload for 'time.truncate' applied to '(duration, duration)'",
+        ),
     ] {
         assert_eq!(ty(src), Err(want.to_string()), "{src}");
     }
