@@ -331,6 +331,8 @@ fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, TypeError> {
             }
             Ty::join(a, b)
         }
+        // `size` of a string, bytes, a list or a map, called either way.
+        ("size", [t]) if !sized(t) => return Err(refuse()),
         ("_[_]", [Ty::List(t), _]) | ("_[_]", [Ty::Map(_, t), _]) => match &**t {
             Ty::Empty => Ty::Dyn,
             t => t.clone(),
@@ -438,6 +440,11 @@ fn arities(name: &str, member: bool) -> Option<&'static [usize]> {
         ("listObjToMap" | "transform.listObjToMap", false) => &[4],
         _ => return None,
     })
+}
+
+/// Whether `size` takes a value of type `t`.
+fn sized(t: &Ty) -> bool {
+    t.is_dyn() || matches!(t, Ty::String | Ty::Bytes | Ty::List(_) | Ty::Map(..))
 }
 
 /// Whether `<` and friends take `a` and `b`: the same orderable type, or

@@ -91,6 +91,14 @@ fn refuses_operators_no_overload_takes_in_cel_gos_words() {
             "found no matching overload for 'sha256' applied to '()'",
         ),
         (
+            "size(1)",
+            "found no matching overload for 'size' applied to '(int)'",
+        ),
+        (
+            "true.size()",
+            "found no matching overload for 'size' applied to '(bool)'",
+        ),
+        (
             "'abc'.startsWith(1)",
             "found no matching overload for 'startsWith' applied to '(string, int)'",
         ),
