@@ -115,11 +115,59 @@ const KYVERNO: &[&str] = &[
     "get",
     "List",
     "list",
+    // Kubernetes' URL library
+    "url",
+    "isURL",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
+    // Kubernetes' IP library
+    "ip",
+    "isIP",
+    "ip.isCanonical",
+    "family",
+    "isUnspecified",
+    "isLoopback",
+    "isLinkLocalMulticast",
+    "isLinkLocalUnicast",
+    "isGlobalUnicast",
+    // Kubernetes' CIDR library
+    "cidr",
+    "isCIDR",
+    "containsIP",
+    "containsCIDR",
+    "masked",
+    "prefixLength",
+    // Kubernetes' format library
+    "format.named",
+    "format.dns1123Label",
+    "format.dns1123Subdomain",
+    "format.dns1035Label",
+    "format.qualifiedName",
+    "format.dns1123LabelPrefix",
+    "format.dns1123SubdomainPrefix",
+    "format.dns1035LabelPrefix",
+    "format.labelValue",
+    "format.uri",
+    "format.uuid",
+    "format.byte",
+    "format.date",
+    "format.datetime",
+    "validate",
 ];
 
-/// Whether a call to `name` can be evaluated.
+/// Whether a call to `name` can be evaluated. A call of a namespaced
+/// function (`optional.none()`, `ip.isCanonical(s)`) is, to the parser, a
+/// call of `none` on `optional`, so the last segment of a listed qualified
+/// name is accepted too.
 pub(super) fn is_supported(name: &str) -> bool {
-    is_operator(name) || STANDARD.contains(&name) || KYVERNO.contains(&name)
+    is_operator(name)
+        || STANDARD.iter().chain(KYVERNO).any(|known| {
+            *known == name || known.rsplit_once('.').is_some_and(|(_, last)| last == name)
+        })
 }
 
 /// Operators and macro-internal calls appear as functions named `_+_`,
@@ -194,5 +242,22 @@ mod tests {
         assert!(!is_supported("sha256"));
         assert!(unsupported_reason("sha256").contains("not implemented by ivpol"));
         assert!(unsupported_reason("nope").contains("undeclared reference"));
+    }
+
+    #[test]
+    fn namespaced_functions_are_supported_by_their_last_segment() {
+        // The parser reports `optional.none()` as a call of `none`.
+        for f in [
+            "none",
+            "of",
+            "quote",
+            "isCanonical",
+            "dns1123Label",
+            "named",
+        ] {
+            assert!(is_supported(f), "{f}");
+        }
+        assert!(!is_supported("optional"));
+        assert!(!is_supported("isCanon"));
     }
 }

@@ -10,6 +10,7 @@ pub mod all_signed;
 pub mod convert;
 pub mod image_data;
 pub mod image_lib;
+mod k8s;
 mod known;
 mod lazy;
 mod regex_lib;
@@ -98,6 +99,7 @@ pub fn env() -> Arc<Env> {
         let _ = cel::extensions::lists(&mut env);
         let _ = cel::extensions::math(&mut env);
         let _ = cel::extensions::encoders(&mut env);
+        k8s::declare(&mut env);
         Arc::new(env)
     })
     .clone()
@@ -116,6 +118,7 @@ fn functions() -> Arc<FunctionRegistry> {
             image_data::register(&mut ctx);
             verify_lib::register(&mut ctx);
             resource_lib::register(&mut ctx);
+            k8s::register(&mut ctx);
             ctx.functions()
         })
         .clone()
