@@ -263,6 +263,50 @@ mod tests {
         assert_eq!(got, Ok(super::string("a-1")));
     }
 
+    fn eval(src: &str) -> Result<cel::Value, String> {
+        compile(src)?
+            .eval(&Bindings::builder().build())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn kubernetes_behaviour_through_cel() {
+        let yes = |src: &str| assert_eq!(eval(src), Ok(cel::Value::Bool(true)), "{src}");
+        let fails = |src: &str, want: &str| {
+            let got = eval(src);
+            assert!(
+                got.as_ref().is_err_and(|e| e.contains(want)),
+                "{src}: {got:?}"
+            );
+        };
+        yes("ip('::1') == ip('0::0:1') && ip('1.2.3.4') != ip('1.2.3.5')");
+        yes("ip('::1') != cidr('::1/128').masked().ip() == false");
+        yes("string(ip('2001:DB8:0:0:0::1')) == '2001:db8::1'");
+        yes("cidr('10.0.0.1/8') != cidr('10.0.0.1/8').masked()");
+        yes("cidr('10.0.0.0/8').containsCIDR('10.0.0.0/16')");
+        yes("!cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')");
+        yes("!cidr('10.0.0.0/8').containsIP(ip('::1'))");
+        fails("cidr('10.0.0.0/8').containsIP('nope')", "no such overload");
+        fails(
+            "cidr('10.0.0.0/8').containsCIDR('nope')",
+            "netip.ParsePrefix(\"nope\"): no '/'",
+        );
+        fails(
+            "ip('::ffff:1.2.3.4')",
+            "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed",
+        );
+        fails("ip('fe80::1%eth0')", "with zone value is not allowed");
+        fails("url('../x')", "URL parse error during conversion from string: parse \"../x\": invalid URI for request");
+        yes("url('https://x/a?b=1&b=2#f').getQuery() == {'b': ['1', '2']}");
+        yes("url('HTTPS://x').getScheme() == 'https'");
+        yes("format.named('uri').value().validate('../x') == optional.of(['parse \"../x\": invalid URI for request'])");
+        yes("format.dns1123Label().validate('a.b') == optional.of(['must not contain dots'])");
+        yes("!format.named('nope').hasValue()");
+        yes("type(ip('::1')) == net.IP && type(cidr('::/0')) == net.CIDR && type(ip('::1')) != net.CIDR");
+        fails("ip('1.2.3.4').getHost()", "no such overload");
+        fails("format.uuid().validate(1)", "no such overload");
+    }
+
     #[test]
     fn quotes_as_go_does() {
         assert_eq!(go_quote(b"a\"b\\c"), r#""a\"b\\c""#);
