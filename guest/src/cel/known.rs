@@ -259,5 +259,19 @@ mod tests {
         }
         assert!(!is_supported("optional"));
         assert!(!is_supported("isCanon"));
+        // And they compile and run.
+        let bindings = crate::cel::Bindings::builder().build();
+        for src in [
+            "optional.none() == optional.none()",
+            "optional.of(1).value() == 1",
+            "strings.quote('a') == '\"a\"'",
+            "base64.encode(b'a') == 'YQ=='",
+            "math.abs(-1) == 1",
+            "lists.range(2) == [0, 1]",
+        ] {
+            let got =
+                crate::cel::compile(src).and_then(|e| e.eval(&bindings).map_err(|e| e.to_string()));
+            assert_eq!(got, Ok(cel::Value::Bool(true)), "{src}");
+        }
     }
 }
