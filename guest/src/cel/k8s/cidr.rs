@@ -177,6 +177,12 @@ fn parse_prefix(s: &str) -> Result<CidrValue, String> {
     })
 }
 
+/// `parse_cidr`, for the no-panic test.
+#[cfg(test)]
+pub(super) fn parse_cidr_for_test(s: &str) -> Result<String, String> {
+    parse_cidr(s).map(|c| format!("{c} {} {}", c.masked(), c.contains(c.addr)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -332,6 +332,12 @@ fn is_datetime(s: &str) -> bool {
     field(1) <= "23" && field(2) <= "59" && field(3) <= "59"
 }
 
+/// `validate`, for the no-panic test.
+#[cfg(test)]
+pub(super) fn validate_for_test(name: &str, s: &str) -> Vec<String> {
+    validate(name, s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -474,6 +474,19 @@ fn unescape(s: &str, mode: Mode) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// `url.Parse` and what the getters read, for the no-panic test.
+#[cfg(test)]
+pub(super) fn parse_for_test(s: &str) -> Result<String, String> {
+    let u = parse(s)?;
+    Ok(format!(
+        "{} {:?} {:?} {:?}",
+        u.escaped_path(),
+        split_host_port(&u.host),
+        parse_query(&u.raw_query),
+        u.scheme
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
