@@ -135,7 +135,7 @@ fn parse_inner(raw: &str, via_request: bool) -> Result<GoUrl, String> {
             rest = &authority[i..];
             authority = &authority[..i];
         }
-        url.host = parse_authority(authority)?;
+        url.host = parse_authority(&url.scheme, authority)?;
     }
     let path = unescape(rest, Mode::Path)?;
     if escape(&path, Mode::Path) != rest {
@@ -168,12 +168,15 @@ fn get_scheme(raw: &str) -> Result<(&str, &str), String> {
 }
 
 /// Go's `parseAuthority`: the host (user information is checked, not kept).
-fn parse_authority(authority: &str) -> Result<String, String> {
+fn parse_authority(scheme: &str, authority: &str) -> Result<String, String> {
     let at = authority.rfind('@');
-    let host = parse_host(match at {
-        Some(i) => &authority[i + 1..],
-        None => authority,
-    })?;
+    let host = parse_host(
+        scheme,
+        match at {
+            Some(i) => &authority[i + 1..],
+            None => authority,
+        },
+    )?;
     if let Some(i) = at {
         let userinfo = &authority[..i];
         if !valid_userinfo(userinfo) {
@@ -218,44 +221,58 @@ fn valid_userinfo(s: &str) -> bool {
     })
 }
 
-/// Go's `parseHost`, with the check current Go makes that a bracketed host
-/// is an IPv6 address.
-fn parse_host(host: &str) -> Result<String, String> {
-    if host.starts_with('[') {
-        let Some(i) = host.rfind(']') else {
-            return Err("missing ']' in host".into());
-        };
-        let colon_port = &host[i + 1..];
-        if !valid_optional_port(colon_port) {
-            return Err(format!(
-                "invalid port {} after host",
-                go_quote(colon_port.as_bytes())
-            ));
+/// Go's `parseHost`, as current Go has it: a bracketed host must be an
+/// IPv6 address (zone allowed), and for `http` and `https` the port starts
+/// at the first colon, so `https://a:b:c/` has the invalid port `:b:c`
+/// (for other schemes, at the last).
+fn parse_host(scheme: &str, host: &str) -> Result<String, String> {
+    let invalid_port = |p: &str| format!("invalid port {} after host", go_quote(p.as_bytes()));
+    match host.rfind('[') {
+        Some(open) if open > 0 => Err("invalid IP-literal".into()),
+        Some(_) => {
+            let Some(close) = host.rfind(']') else {
+                return Err("missing ']' in host".into());
+            };
+            let colon_port = &host[close + 1..];
+            if !valid_optional_port(colon_port) {
+                return Err(invalid_port(colon_port));
+            }
+            let colon_port = unescape(colon_port, Mode::Host)?;
+            // `[` is at 0 and `]` after it: the last `[` is the first byte.
+            let hostname = host.get(1..close).unwrap_or_default();
+            let mut unescaped = match hostname.find("%25") {
+                Some(z) => {
+                    let mut h = unescape(&hostname[..z], Mode::Host)?;
+                    h.extend(unescape(&hostname[z..], Mode::Zone)?);
+                    h
+                }
+                None => unescape(hostname, Mode::Host)?,
+            };
+            match super::ip::parse_addr(&String::from_utf8_lossy(&unescaped)) {
+                Err(e) => return Err(format!("invalid host: {e}")),
+                Ok((addr, _)) if addr.is_ipv4() => return Err("invalid IP-literal".into()),
+                Ok(_) => {}
+            }
+            unescaped.insert(0, b'[');
+            unescaped.push(b']');
+            unescaped.extend(colon_port);
+            Ok(String::from_utf8_lossy(&unescaped).into_owned())
         }
-        let zone = host[..i].find("%25");
-        let literal = unescape(&host[1..zone.unwrap_or(i)], Mode::Host)?;
-        let literal = String::from_utf8_lossy(&literal);
-        match super::ip::parse_addr(&literal) {
-            Err(e) => return Err(format!("invalid host: {e}")),
-            Ok((addr, _)) if addr.is_ipv4() => return Err("invalid IP-literal".into()),
-            Ok(_) => {}
-        }
-        if let Some(z) = zone {
-            let mut out = unescape(&host[..z], Mode::Host)?;
-            out.extend(unescape(&host[z..i], Mode::Zone)?);
-            out.extend(unescape(&host[i..], Mode::Host)?);
-            return Ok(String::from_utf8_lossy(&out).into_owned());
-        }
-    } else if let Some(i) = host.rfind(':') {
-        let colon_port = &host[i..];
-        if !valid_optional_port(colon_port) {
-            return Err(format!(
-                "invalid port {} after host",
-                go_quote(colon_port.as_bytes())
-            ));
+        None => {
+            if let Some(first) = host.find(':') {
+                let last = host.rfind(':').unwrap_or(first);
+                let i = if scheme == "http" || scheme == "https" {
+                    first
+                } else {
+                    last
+                };
+                if !valid_optional_port(&host[i..]) {
+                    return Err(invalid_port(&host[i..]));
+                }
+            }
+            Ok(String::from_utf8_lossy(&unescape(host, Mode::Host)?).into_owned())
         }
     }
-    Ok(String::from_utf8_lossy(&unescape(host, Mode::Host)?).into_owned())
 }
 
 fn valid_optional_port(port: &str) -> bool {
@@ -499,7 +516,32 @@ mod tests {
         assert_eq!(err(":x"), r#"parse ":x": missing protocol scheme"#);
         assert_eq!(
             err("https://a:b:c/"),
-            r#"parse "https://a:b:c/": invalid port ":c" after host"#
+            r#"parse "https://a:b:c/": invalid port ":b:c" after host"#
+        );
+        assert_eq!(
+            err("ftp://a:b:c/"),
+            r#"parse "ftp://a:b:c/": invalid port ":c" after host"#
+        );
+        assert!(parse_request_uri("postgres://a:1,b:2/db").is_ok());
+        assert_eq!(
+            err("https://[v1.x]/"),
+            r#"parse "https://[v1.x]/": invalid host: ParseAddr("v1.x"): unexpected character (at "v1.x")"#
+        );
+        assert_eq!(
+            err("https://x[::1]/"),
+            r#"parse "https://x[::1]/": invalid IP-literal"#
+        );
+        assert_eq!(
+            err("https://example.com/%zé"),
+            r#"parse "https://example.com/%zé": invalid URL escape "%z\xc3""#
+        );
+        assert_eq!(
+            err("https://a{b}/"),
+            r#"parse "https://a{b}/": invalid character "{" in host name"#
+        );
+        assert_eq!(
+            parse("1a:b/x").unwrap_err(),
+            r#"parse "1a:b/x": first path segment in URL cannot contain colon"#
         );
         assert_eq!(
             err("http://a b/"),
