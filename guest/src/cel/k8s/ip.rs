@@ -410,6 +410,36 @@ mod tests {
             r#"ParseAddr("1:2:3:4:5:6:7:8:9"): trailing garbage after address (at "9")"#
         );
         assert_eq!(
+            e("1::2::3"),
+            r#"ParseAddr("1::2::3"): multiple :: in address (at ":3")"#
+        );
+        assert_eq!(
+            e("1:2:3:4:5:6:7:8:"),
+            r#"ParseAddr("1:2:3:4:5:6:7:8:"): colon must be followed by more characters (at ":")"#
+        );
+        assert_eq!(
+            e("0x7f.0.0.1"),
+            r#"ParseAddr("0x7f.0.0.1"): unexpected character (at "x7f.0.0.1")"#
+        );
+        assert_eq!(e("%eth0"), r#"ParseAddr("%eth0"): missing IPv6 address"#);
+        assert_eq!(e("999"), r#"ParseAddr("999"): unable to parse IP"#);
+        assert_eq!(
+            e("1:2:3:4:5:6:7"),
+            r#"ParseAddr("1:2:3:4:5:6:7"): address string too short"#
+        );
+        assert_eq!(
+            e("1:2:3:4::5:6:7:8"),
+            r#"ParseAddr("1:2:3:4::5:6:7:8"): the :: must expand to at least one field of zeros"#
+        );
+        assert_eq!(
+            e("12345::"),
+            r#"ParseAddr("12345::"): each group must have 4 or less digits (at "12345::")"#
+        );
+        assert_eq!(
+            e("::1.2.3.4.5"),
+            r#"ParseAddr("::1.2.3.4.5"): IPv4 address too long"#
+        );
+        assert_eq!(
             e("fe80::1%"),
             r#"ParseAddr("fe80::1%"): zone must be a non-empty string"#
         );
