@@ -12,8 +12,9 @@ use crate::cel::{compile, convert, Bindings};
 use cel::Value;
 use serde_json::Value as Json;
 
-/// The vector files, by library.
-const LIBRARIES: [&str; 4] = ["urls", "ip", "cidr", "format"];
+/// The vector files, by library (`ip_cidr_crd`: the IP and CIDR rules of
+/// the CRD validation tests).
+const LIBRARIES: [&str; 5] = ["urls", "ip", "cidr", "format", "ip_cidr_crd"];
 
 /// `(library, vector name, why it does not pass)`.
 const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
