@@ -170,6 +170,48 @@ const KYVERNO: &[&str] = &[
     "major",
     "minor",
     "patch",
+    // Kubernetes' URL library
+    "url",
+    "isURL",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
+    // Kubernetes' IP library
+    "ip",
+    "isIP",
+    "ip.isCanonical",
+    "family",
+    "isUnspecified",
+    "isLoopback",
+    "isLinkLocalMulticast",
+    "isLinkLocalUnicast",
+    "isGlobalUnicast",
+    // Kubernetes' CIDR library
+    "cidr",
+    "isCIDR",
+    "containsIP",
+    "containsCIDR",
+    "masked",
+    "prefixLength",
+    // Kubernetes' format library
+    "format.named",
+    "format.dns1123Label",
+    "format.dns1123Subdomain",
+    "format.dns1035Label",
+    "format.qualifiedName",
+    "format.dns1123LabelPrefix",
+    "format.dns1123SubdomainPrefix",
+    "format.dns1035LabelPrefix",
+    "format.labelValue",
+    "format.uri",
+    "format.uuid",
+    "format.byte",
+    "format.date",
+    "format.datetime",
+    "validate",
 ];
 
 /// The variables an IVP expression may read (`docs/cel.md`): a call on
@@ -281,5 +323,37 @@ mod tests {
         assert!(!is_supported("sha512"));
         assert!(unsupported_reason("Post").contains("not implemented by ivpol"));
         assert!(unsupported_reason("nope").contains("undeclared reference"));
+    }
+
+    /// The parser reports `optional.none()` as a call of `none` on
+    /// `optional`; the load check resolves it to its qualified name
+    /// (`super::calls`), so the bare last segment is not a function.
+    #[test]
+    fn namespaced_functions_are_supported_by_their_qualified_name() {
+        for f in [
+            "optional.none",
+            "strings.quote",
+            "ip.isCanonical",
+            "format.named",
+        ] {
+            assert!(is_supported(f), "{f}");
+        }
+        for f in ["none", "quote", "isCanonical", "named"] {
+            assert!(!is_supported(f), "{f}");
+        }
+        // And they compile and run.
+        let bindings = crate::cel::Bindings::builder().build();
+        for src in [
+            "optional.none() == optional.none()",
+            "optional.of(1).value() == 1",
+            "strings.quote('a') == '\"a\"'",
+            "base64.encode(b'a') == 'YQ=='",
+            "math.abs(-1) == 1",
+            "lists.range(2) == [0, 1]",
+        ] {
+            let got =
+                crate::cel::compile(src).and_then(|e| e.eval(&bindings).map_err(|e| e.to_string()));
+            assert_eq!(got, Ok(cel::Value::Bool(true)), "{src}");
+        }
     }
 }

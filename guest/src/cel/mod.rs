@@ -122,6 +122,7 @@ pub fn env() -> Arc<Env> {
         // cel-go's and Kubernetes' libraries Kyverno adds (`k8s`); the
         // same: only a clash could fail, which its tests rule out.
         let _ = k8s::register(&mut env);
+        k8s::parse::declare(&mut env);
         Arc::new(env)
     })
     .clone()
@@ -141,6 +142,7 @@ fn functions() -> Arc<FunctionRegistry> {
             verify_lib::register(&mut ctx);
             resource_lib::register(&mut ctx);
             kyverno::register(&mut ctx);
+            k8s::parse::register(&mut ctx);
             ctx.functions()
         })
         .clone()

@@ -11,6 +11,7 @@
 
 mod bind;
 mod lists;
+pub(crate) mod parse;
 mod quantity;
 mod regex_ext;
 mod semver;
