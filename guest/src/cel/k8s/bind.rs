@@ -54,14 +54,9 @@ fn expand(
 
 #[cfg(test)]
 mod tests {
+    use super::super::eval;
     use crate::cel::{compile_heterogeneous, convert, Bindings};
     use cel::Value;
-
-    fn eval(src: &str) -> Result<Value, String> {
-        compile_heterogeneous(src)?
-            .eval(&Bindings::builder().build())
-            .map_err(|e| e.to_string())
-    }
 
     #[test]
     fn binds_evaluates_once_and_shadows() {

@@ -253,14 +253,9 @@ fn unwrap<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 
 #[cfg(test)]
 mod tests {
-    use crate::cel::{compile_heterogeneous, convert, Bindings};
+    use super::super::eval;
+    use crate::cel::convert;
     use cel::Value;
-
-    fn eval(src: &str) -> Result<Value, String> {
-        compile_heterogeneous(src)?
-            .eval(&Bindings::builder().build())
-            .map_err(|e| e.to_string())
-    }
 
     #[test]
     fn index_of_works_on_strings_and_lists() {

@@ -131,34 +131,16 @@ fn int_result<'b, 'v>(i: i64) -> Result<CowVal<'b, 'v>, ExecutionError> {
 /// Go's `%q` of `s`, as the Go libraries quote input in their errors:
 /// double quotes, with `"`, `\` and unprintable characters escaped.
 fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => {
-                if (c as u32) <= 0xffff {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    parse::go_quote(s.as_bytes())
+}
+
+/// Evaluates `src` with no variables, in the environment of the
+/// upstream tests (`compile_heterogeneous`), for the libraries' tests.
+#[cfg(test)]
+fn eval(src: &str) -> Result<Value, String> {
+    crate::cel::compile_heterogeneous(src)?
+        .eval(&crate::cel::Bindings::builder().build())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

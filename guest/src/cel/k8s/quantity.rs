@@ -239,14 +239,8 @@ fn sub_int<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executio
 
 #[cfg(test)]
 mod tests {
-    use crate::cel::{compile_heterogeneous, Bindings};
+    use super::super::eval;
     use cel::Value;
-
-    fn eval(src: &str) -> Result<Value, String> {
-        compile_heterogeneous(src)?
-            .eval(&Bindings::builder().build())
-            .map_err(|e| e.to_string())
-    }
 
     #[test]
     fn equality_is_by_amount_and_symmetric() {
