@@ -349,9 +349,56 @@ fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, TypeError> {
             if parameters(name, member).is_some_and(mismatch) {
                 return Err(refuse());
             }
+            if declared_accepts(name, member, args) == Some(false) {
+                return Err(refuse());
+            }
             function_type(name, member)
         }
     })
+}
+
+/// Whether one of the overloads the environment declares for `name`
+/// (cel-go's and Kubernetes' libraries, cel-rust's standard functions)
+/// takes arguments of these types; `None` for an operator, a name the
+/// environment does not declare, or one a context function also has
+/// (evaluation falls back to it).
+fn declared_accepts(name: &str, member: bool, args: &[Ty]) -> Option<bool> {
+    if name.starts_with(['_', '@', '!', '-']) || super::functions().contains(name) {
+        return None;
+    }
+    let env = super::env();
+    let declared = env.function(name)?;
+    let accepted = declared.signatures().any(|(is_member, params)| {
+        is_member == member
+            && params.len() == args.len()
+            && params.iter().zip(args).all(|(p, a)| accepts(p, a))
+    });
+    Some(accepted)
+}
+
+/// Whether a parameter declared as `param` takes an argument of type `arg`
+/// (`dyn` is taken by any parameter; a parameter of an opaque type takes
+/// no value this check types).
+fn accepts(param: &cel::common::types::Type, arg: &Ty) -> bool {
+    use cel::common::types::Kind;
+    if arg.is_dyn() {
+        return true;
+    }
+    match param.kind() {
+        Kind::Dyn | Kind::Any => true,
+        Kind::Boolean => *arg == Ty::Bool,
+        Kind::Int => *arg == Ty::Int,
+        Kind::UInt => *arg == Ty::Uint,
+        Kind::Double => *arg == Ty::Double,
+        Kind::String => *arg == Ty::String,
+        Kind::Bytes => *arg == Ty::Bytes,
+        Kind::Duration => *arg == Ty::Duration,
+        Kind::Timestamp => *arg == Ty::Timestamp,
+        Kind::NullType => *arg == Ty::Null,
+        Kind::List => matches!(arg, Ty::List(_)),
+        Kind::Map => matches!(arg, Ty::Map(..)),
+        _ => false,
+    }
 }
 
 /// The parameter types (the target first for a member call) of the

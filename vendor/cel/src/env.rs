@@ -303,6 +303,12 @@ impl Env {
         }
     }
 
+    /// The declaration of the function `name`, with its overloads (ivpol
+    /// patch: for an application's own load-time checks).
+    pub fn function(&self, name: &str) -> Option<&FunctionDecl> {
+        self.functions.get(name)
+    }
+
     pub(crate) fn has_namespace(&self, namespace: &str) -> bool {
         self.namespaces.contains(namespace)
     }

@@ -505,6 +505,12 @@ impl FunctionRegistry {
     pub(crate) fn get(&self, name: &str) -> Option<&Function> {
         self.functions.get(name).map(|f| &**f)
     }
+
+    /// Whether a function is registered under `name` (ivpol patch: for an
+    /// application's own load-time checks).
+    pub fn contains(&self, name: &str) -> bool {
+        self.functions.contains_key(name)
+    }
 }
 
 pub type Function = Box<

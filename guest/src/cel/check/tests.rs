@@ -115,6 +115,43 @@ fn refuses_operators_no_overload_takes_in_cel_gos_words() {
     }
 }
 
+/// The overloads the environment declares decide for the functions it
+/// declares: cel-rust's standard ones and the libraries in `k8s/`.
+#[test]
+fn declared_overloads_are_checked() {
+    for (src, want) in [
+        (
+            "math.abs('a')",
+            "found no matching overload for 'math.abs' applied to '(string)'",
+        ),
+        (
+            "sets.contains([1], 'a')",
+            "found no matching overload for 'sets.contains' applied to '(list(int), string)'",
+        ),
+        (
+            "'abc'.lowerAscii(1)",
+            "found no matching overload for 'lowerAscii' applied to '(string, int)'",
+        ),
+        (
+            "[1].isSorted(1)",
+            "found no matching overload for 'isSorted' applied to '(list(int), int)'",
+        ),
+    ] {
+        assert_eq!(ty(src), Err(want.to_string()), "{src}");
+    }
+    for src in [
+        "math.abs(-1)",
+        "sets.contains([1], [1])",
+        "[1, 2].isSorted()",
+        "'a'.indexOf('a')",
+        "[1].indexOf(1)",
+        "quantity('1').add(1)",
+        "math.round(1.5, 1)",
+    ] {
+        assert!(ty(src).is_ok(), "{src}: {:?}", ty(src));
+    }
+}
+
 #[test]
 fn dyn_is_never_an_error() {
     for src in [

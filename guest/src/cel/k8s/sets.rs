@@ -118,7 +118,16 @@ mod tests {
 
     #[test]
     fn non_lists_are_an_overload_error() {
-        let err = eval("sets.contains('ab', ['a'])").unwrap_err().to_string();
+        // Known at load: refused there, as cel-go's checker does.
+        let err = compile_heterogeneous("sets.contains('ab', ['a'])").unwrap_err();
+        assert!(
+            err.contains("found no matching overload for 'sets.contains'"),
+            "{err}"
+        );
+        // Read from the request: an error when it runs.
+        let err = eval("sets.contains(dyn('ab'), ['a'])")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("sets.contains"), "{err}");
     }
 }

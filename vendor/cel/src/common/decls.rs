@@ -56,6 +56,15 @@ impl FunctionDecl {
         None
     }
 
+    /// Each overload's signature: whether it is a member overload, and its
+    /// parameter types (the target first for a member overload). ivpol
+    /// patch: for an application's own load-time checks.
+    pub fn signatures(&self) -> impl Iterator<Item = (bool, &[Type])> {
+        self.overloads
+            .iter()
+            .map(|o| (o.member_function, o.arg_types.as_slice()))
+    }
+
     pub(crate) fn has_overload(&self, member_function: bool) -> bool {
         self.overloads
             .iter()
