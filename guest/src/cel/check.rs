@@ -537,6 +537,33 @@ fn function_type(name: &str, member: bool) -> Ty {
         "double" => Ty::Double,
         "bool" | "contains" | "startsWith" | "endsWith" | "matches" | "isImage"
         | "containsDigest" => Ty::Bool,
+        // The k8s libraries' predicates and numbers (names no other
+        // library uses).
+        "isURL"
+        | "isIP"
+        | "isCIDR"
+        | "ip.isCanonical"
+        | "isQuantity"
+        | "isSemver"
+        | "isSorted"
+        | "isInteger"
+        | "isGreaterThan"
+        | "isLessThan"
+        | "containsIP"
+        | "containsCIDR"
+        | "isUnspecified"
+        | "isLoopback"
+        | "isLinkLocalMulticast"
+        | "isLinkLocalUnicast"
+        | "isGlobalUnicast"
+        | "sets.contains"
+        | "sets.equivalent"
+        | "sets.intersects" => Ty::Bool,
+        "asInteger" | "compareTo" | "major" | "minor" | "patch" | "prefixLength" | "family" => {
+            Ty::Int
+        }
+        "asApproximateFloat" => Ty::Double,
+        "getScheme" | "getHost" | "getHostname" | "getPort" | "getEscapedPath" => Ty::String,
         "string" | "lowerAscii" | "upperAscii" | "trim" | "replace" | "substring" | "charAt"
         | "strings.quote" | "sha1" | "sha256" | "md5" | "hash.sha1" | "hash.sha256"
         | "hash.md5" | "json.marshal" | "time.toCron" | "regex.replace" | "registry"

@@ -28,6 +28,9 @@ fn infers_what_cannot_depend_on_the_request() {
             "timestamp('2025-01-01T00:00:00Z') - duration('1h')",
             Ty::Timestamp,
         ),
+        ("isIP(object.a) && sets.contains([1], [1])", Ty::Bool),
+        ("quantity('1').compareTo(quantity('2'))", Ty::Int),
+        ("url('https://x').getHost()", Ty::String),
     ] {
         assert_eq!(ty(src), Ok(want), "{src}");
     }
