@@ -275,6 +275,22 @@ mod tests {
         );
     }
 
+    /// Type values compare as types within an expression, so a policy's
+    /// `type(x) == string` means what it means in Kyverno.
+    #[test]
+    fn type_values_compare_as_types() {
+        for src in [
+            "type(1) == int",
+            "type('a') == string",
+            "type(object.a) == string",
+            "type(object.a) != int",
+            "type([1]) == list && type({}) == map && type(null) == null_type",
+            "type(int) == type",
+        ] {
+            assert_eq!(eval(src, json!({"a": "x"})), Ok(Value::Bool(true)), "{src}");
+        }
+    }
+
     #[test]
     fn parse_errors_quote_the_expression() {
         let err = compile("object.(").unwrap_err();
