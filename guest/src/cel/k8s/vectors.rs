@@ -7,7 +7,7 @@
 //! A vector has an `expr` and one of: `expect`, the CEL source of the
 //! expected value (equal, and of the same type); `error`, a substring of
 //! the expected runtime error; `compile_error`, an upstream type-check
-//! error, which ivpol (no type checker) may report at load or at run time.
+//! error, which ivpol's conservative check may report at load or at run time.
 //! `vars` are JSON values bound as variables.
 //!
 //! The ones ivpol does not pass are listed in [`EXPECTED_FAILURES`] with
@@ -56,7 +56,7 @@ const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
         "kubernetes/lists.json",
         "self.emptyDurations.sum() == duration('0')",
         "the zero of an empty list's sum comes from its declared type (list(duration) in the \
-         schema); ivpol has no types, so an empty list sums to the int overload's 0, as \
+         schema); ivpol has no schema types, so an empty list sums to the int overload's 0, as \
          `dyn([]).sum()` does in Kubernetes",
     ),
     (
