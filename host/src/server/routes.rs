@@ -21,6 +21,10 @@ use std::sync::Arc;
 /// body is denied (by uid, when its start holds one), never admitted.
 pub(super) const MAX_BODY_BYTES: usize = 8 << 20;
 
+/// How much of a body past [`MAX_BODY_BYTES`] is read and dropped before
+/// the answer, so that the client is still reading when it comes.
+const MAX_DRAINED_BYTES: usize = 8 << 20;
+
 type Reply = Response<Full<Bytes>>;
 
 /// Parsed admission route.
@@ -324,13 +328,18 @@ struct Unread {
 }
 
 /// The body, up to [`MAX_BODY_BYTES`], within `timeout`. Past the limit
-/// (or the time) reading stops and the start is kept, so the uid can
-/// still be answered. A client that trickles (or stops sending) its body
-/// is cut off.
+/// (or the time) the start is kept, so the uid can still be answered. A
+/// client that trickles (or stops sending) its body is cut off.
+///
+/// Past the limit the rest is read and dropped, up to [`MAX_DRAINED_BYTES`]
+/// more and within the same `timeout`: a client that writes its whole body
+/// before reading the answer, as HTTP clients do, would otherwise find the
+/// connection closed under its write and never see the denial.
 async fn read_body(req: Request<Incoming>, timeout: std::time::Duration) -> Result<Bytes, Unread> {
     let mut body = req.into_body();
     let mut buf: Vec<u8> = Vec::new();
     let read = async {
+        let mut over: Option<usize> = None;
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| {
                 (
@@ -341,15 +350,28 @@ async fn read_body(req: Request<Incoming>, timeout: std::time::Duration) -> Resu
             let Ok(data) = frame.into_data() else {
                 continue;
             };
+            if let Some(drained) = over.as_mut() {
+                *drained = drained.saturating_add(data.len());
+                if *drained > MAX_DRAINED_BYTES {
+                    break;
+                }
+                continue;
+            }
             if buf.len().saturating_add(data.len()) > MAX_BODY_BYTES {
                 let room = MAX_BODY_BYTES - buf.len();
                 buf.extend_from_slice(&data[..room]);
-                let why = format!("body is larger than {MAX_BODY_BYTES} bytes");
-                return Err((why, StatusCode::BAD_REQUEST));
+                over = Some(data.len() - room);
+                continue;
             }
             buf.extend_from_slice(&data);
         }
-        Ok(())
+        match over {
+            Some(_) => Err((
+                format!("body is larger than {MAX_BODY_BYTES} bytes"),
+                StatusCode::BAD_REQUEST,
+            )),
+            None => Ok(()),
+        }
     };
     let outcome = match tokio::time::timeout(timeout, read).await {
         Ok(done) => done,
