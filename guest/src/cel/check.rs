@@ -144,10 +144,15 @@ impl<'a> Checker<'a> {
             Expr::Literal(lit) => literal(lit),
             Expr::Ident(name) => self.ident(name),
             Expr::Select(select) => {
-                let operand = self.infer(&select.operand)?;
-                match (select.test, operand) {
-                    (true, _) => Ty::Bool,
-                    (false, Ty::Map(_, v)) => *v,
+                if select.test {
+                    self.infer(&select.operand)?;
+                    return Ok(Ty::Bool);
+                }
+                if self.is_request(&select.operand.expr) {
+                    return Ok(request_field(&select.field));
+                }
+                match self.infer(&select.operand)? {
+                    Ty::Map(_, v) => *v,
                     _ => Ty::Dyn,
                 }
             }
@@ -240,6 +245,12 @@ impl<'a> Checker<'a> {
         super::known::is_supported(&name).then_some(name)
     }
 
+    /// Whether `e` is the `request` variable (not a comprehension variable
+    /// of that name).
+    fn is_request(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Ident(n) if n == "request" && !self.scopes.iter().any(|(s, _)| *s == "request"))
+    }
+
     fn ident(&self, name: &str) -> Ty {
         if let Some((_, t)) = self.scopes.iter().rev().find(|(n, _)| *n == name) {
             return t.clone();
@@ -277,6 +288,18 @@ fn compatible(a: &Ty, b: &Ty) -> bool {
         (Ty::List(x), Ty::List(y)) => compatible(x, y),
         (Ty::Map(k1, v1), Ty::Map(k2, v2)) => compatible(k1, k2) && compatible(v1, v2),
         _ => a == b,
+    }
+}
+
+/// The type of a field of `request`, Kubernetes' admission request type
+/// as Kyverno declares it (`k8s.io/apiserver/pkg/admission/plugin/cel`):
+/// its strings and `dryRun`; the nested objects and unknown fields are
+/// `dyn`.
+fn request_field(field: &str) -> Ty {
+    match field {
+        "name" | "namespace" | "operation" | "subResource" | "requestSubResource" => Ty::String,
+        "dryRun" => Ty::Bool,
+        _ => Ty::Dyn,
     }
 }
 

@@ -31,6 +31,13 @@ fn infers_what_cannot_depend_on_the_request() {
         ("isIP(object.a) && sets.contains([1], [1])", Ty::Bool),
         ("quantity('1').compareTo(quantity('2'))", Ty::Int),
         ("url('https://x').getHost()", Ty::String),
+        ("request.operation", Ty::String),
+        ("request.dryRun", Ty::Bool),
+        ("request.userInfo.username", Ty::Dyn),
+        (
+            "[{'operation': 1}].map(request, request.operation)",
+            Ty::list(Ty::Int),
+        ),
     ] {
         assert_eq!(ty(src), Ok(want), "{src}");
     }
@@ -92,6 +99,10 @@ fn refuses_operators_no_overload_takes_in_cel_gos_words() {
         (
             "sha256()",
             "found no matching overload for 'sha256' applied to '()'",
+        ),
+        (
+            "request.operation + 1 == 2",
+            "found no matching overload for '_+_' applied to '(string, int)'",
         ),
         (
             "size(1)",
