@@ -278,7 +278,7 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.instances_created = metric_sum(&text, "ivpol_instances_created_total");
     report.instances_retired = metric_sum(&text, "ivpol_instances_retired_total");
     report.instance_memory_mb = metric_sum(&text, "ivpol_instance_memory_bytes") / 1e6;
-    report.component_bytes = component_size();
+    report.component_bytes = component_size()?;
     report.startup_cold_ms = startup_ms(&f, None)?;
     let cache = ivpol_tests::target_dir().join("bench-precompiled");
     startup_ms(&f, Some(&cache))?; // compiles into the cache
@@ -381,16 +381,17 @@ fn acquire_ms(s: &Server) -> f64 {
 }
 
 /// The embedded component's size: the newest guest build (`ivpol` embeds
-/// the `guest` profile's).
-fn component_size() -> u64 {
-    let dir = ivpol_tests::target_dir()
-        .join("guest")
-        .join("wasm32-wasip2");
+/// the `guest` profile's). `host/build.rs` builds it under the workspace's
+/// `target/guest` whatever `CARGO_TARGET_DIR` says; none there is an error,
+/// not a size of 0 that would meet the size target.
+fn component_size() -> Result<u64> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/guest/wasm32-wasip2");
     ["guest", "release", "debug"]
         .iter()
         .filter_map(|p| std::fs::metadata(dir.join(p).join("ivpol_guest.wasm")).ok())
         .max_by_key(|m| m.modified().ok())
-        .map_or(0, |m| m.len())
+        .map(|m| m.len())
+        .with_context(|| format!("no guest build under {}", dir.display()))
 }
 
 /// Time from spawning `ivpol serve` to it listening with its policies
