@@ -365,9 +365,10 @@ fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, TypeError> {
             if arities(name, member).is_some_and(|ok| !ok.contains(&given)) {
                 return Err(refuse());
             }
+            // A function with one signature: its count and its types.
             let mismatch = |params: Vec<Ty>| {
-                params.len() == args.len()
-                    && params.iter().zip(args).any(|(p, a)| !compatible(p, a))
+                params.len() != args.len()
+                    || params.iter().zip(args).any(|(p, a)| !compatible(p, a))
             };
             if parameters(name, member).is_some_and(mismatch) {
                 return Err(refuse());
@@ -425,8 +426,8 @@ fn accepts(param: &cel::common::types::Type, arg: &Ty) -> bool {
 }
 
 /// The parameter types (the target first for a member call) of the
-/// functions with a single overload of that arity; `None` for the rest.
-/// Checked only where an argument's type is known.
+/// functions with a single signature; `None` for the rest. A call with
+/// another count is refused, and a known argument of another type.
 fn parameters(name: &str, member: bool) -> Option<Vec<Ty>> {
     use Ty::{Bytes, Duration, String as S, Timestamp};
     let list = || Ty::list(Ty::Dyn);
@@ -462,52 +463,30 @@ fn parameters(name: &str, member: bool) -> Option<Vec<Ty>> {
     })
 }
 
-/// How many arguments (besides the target of a member call) a function
-/// takes, for the functions whose overloads all take a known count; `None`
-/// for the rest.
+/// How many arguments (besides the target of a member call) the functions
+/// with several signatures, or untyped ones, take; `None` for the rest
+/// (those of [`parameters`] included).
 fn arities(name: &str, member: bool) -> Option<&'static [usize]> {
     Some(match (name, member) {
         ("size", false) => &[1],
         ("size", true) => &[0],
         ("int" | "uint" | "double" | "string" | "bytes" | "bool" | "dyn" | "type", false)
         | ("timestamp" | "duration", false) => &[1],
-        ("contains" | "startsWith" | "endsWith" | "matches" | "charAt" | "find", true) => &[1],
-        ("lowerAscii" | "upperAscii" | "trim" | "reverse", true) => &[0],
+        ("charAt" | "find", true) => &[1],
+        ("reverse", true) => &[0],
         ("replace", true) => &[2, 3],
         ("split" | "substring" | "indexOf" | "lastIndexOf" | "findAll", true) => &[1, 2],
         ("join", true) => &[0, 1],
-        // Kyverno's image, verification and data functions.
-        ("parseImageReference" | "image" | "isImage" | "getImageData", false) => &[1],
+        // Kyverno's image functions.
         ("registry" | "repository" | "identifier" | "tag" | "digest" | "containsDigest", true) => {
             &[0]
         }
         ("GetMetadata" | "getMetadata", true) => &[1],
-        ("verifyImageSignatures" | "extractPayload", false) => &[2],
-        ("verifyAttestationSignatures", false) => &[3],
-        // Kyverno's libraries that need no cluster.
-        (
-            "sha1"
-            | "sha256"
-            | "md5"
-            | "hash.sha1"
-            | "hash.sha256"
-            | "hash.md5"
-            | "json.unmarshal"
-            | "json.marshal"
-            | "yaml.parse"
-            | "gzip.compress"
-            | "gzip.decompress"
-            | "time.toCron"
-            | "parseServiceAccount"
-            | "user.parseServiceAccount",
-            false,
-        ) => &[1],
+        // Kyverno's libraries that need no cluster, untyped or several.
+        ("json.marshal" | "gzip.compress", false) => &[1],
         ("random" | "random.random", false) => &[0, 1],
-        ("regex.extract" | "regex.extractAll", false) => &[2],
         ("regex.replace", false) => &[3, 4],
         ("time.now", false) => &[0],
-        ("time.truncate", false) => &[2],
-        ("listObjToMap" | "transform.listObjToMap", false) => &[4],
         _ => return None,
     })
 }
