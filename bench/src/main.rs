@@ -23,7 +23,7 @@ use ivpol_tests::registry::Registry;
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::{metric_sum, Options, Server};
 use load::Measured;
-use report::{Report, Row, Scaling, BASELINE, HIT, MUTATE};
+use report::{Report, Row, Scaling, BASELINE, COLD, HIT, MUTATE};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -210,6 +210,7 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     let spikes = ivpol_tests::target_dir().join("bench");
     let rss = rss::Sampler::start(&[ivpol.pid(), cold.pid()], spikes);
     // Warm up: compile paths, fill the cache and the instance pools.
+    rss.phase("warm-up");
     for (addr, path) in [
         (&ia, "/ivpol/validate/bench-verify"),
         (&ia, "/ivpol/mutate/bench-mutate"),
@@ -231,9 +232,13 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
             let body = f.review.clone();
             async move { load::run(&addr, path, &body, ALLOWED, conns, duration).await }
         };
+        rss.phase(format!("{BASELINE}, {conns} conns"));
         let baseline = run(noop.addr.clone(), "/").await?;
+        rss.phase(format!("{HIT}, {conns} conns"));
         let hit = run(ia.clone(), "/ivpol/validate/bench-verify").await?;
+        rss.phase(format!("{MUTATE}, {conns} conns"));
         let mutate = run(ia.clone(), "/ivpol/mutate/bench-mutate").await?;
+        rss.phase(format!("{COLD}, {conns} conns"));
         let calls_before = cold.metric("ivpol_registry_requests_total");
         let cold_run = run(ca.clone(), "/ivpol/validate/bench-verify").await?;
         let calls = cold.metric("ivpol_registry_requests_total") - calls_before;
@@ -242,17 +247,15 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
         report
             .rows
             .push(Row::of(MUTATE, conns, &mutate, Some(&baseline)));
-        report.rows.push(Row::of(
-            "validate cold (cosign key)",
-            conns,
-            &cold_run,
-            Some(&baseline),
-        ));
+        report
+            .rows
+            .push(Row::of(COLD, conns, &cold_run, Some(&baseline)));
         if conns == 1 {
             report.cold_calls_per_request = calls / cold_run.requests.max(1) as f64;
             report.cold_p50_ms = cold_run.quantile_ms(0.5);
         }
     }
+    rss.phase("registry round trips");
     let rtt = load::run(
         &f.reg.addr,
         &f.registry_path,
@@ -265,8 +268,10 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.registry_rtt_ms = rtt.quantile_ms(0.5);
     report.rss_mb = memory_mb(ivpol.pid(), "VmRSS:");
     let peaks = rss.stop();
-    report.sampled_peak_rss_mb = peaks.first().copied().unwrap_or(f64::NAN);
-    report.cold_sampled_peak_rss_mb = peaks.get(1).copied().unwrap_or(f64::NAN);
+    let (peak, cold_peak) = (peaks.first().cloned(), peaks.get(1).cloned());
+    report.sampled_peak_rss_mb = peak.as_ref().map_or(f64::NAN, |p| p.mb);
+    report.sampled_peak_rss_phase = peak.map(|p| p.phase).unwrap_or_default();
+    report.cold_sampled_peak_rss_mb = cold_peak.map_or(f64::NAN, |p| p.mb);
     drop(cold);
     report.scaling = scaling(&f, duration).await?;
     for case in native::CASES {
@@ -364,12 +369,17 @@ impl Drop for Noop {
 
 /// A `/proc/<pid>/status` field, in MB.
 fn memory_mb(pid: u32, field: &str) -> f64 {
+    status_number(pid, field) / 1024.0
+}
+
+/// A `/proc/<pid>/status` field's number (kB for sizes); NaN when absent.
+fn status_number(pid: u32, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
         .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
 }
 
 /// Mean time to take an instance from the pool, from one `/metrics` scrape.

@@ -27,6 +27,8 @@ pub struct Report {
     /// The highest RSS sampled (every 50 ms) through the whole run, for
     /// the cached and the `--no-cache` server.
     pub sampled_peak_rss_mb: f64,
+    /// The scenario that was running when the cached server's peak was sampled.
+    pub sampled_peak_rss_phase: String,
     pub cold_sampled_peak_rss_mb: f64,
     /// The cached server's instances after the run: created, replaced
     /// (`--instance-max-calls`), and their linear memory in MB.
@@ -155,6 +157,7 @@ impl Report {
             "rss_after_mb": self.rss_mb,
             "vmhwm_mb": self.peak_rss_mb,
             "sampled_peak_rss_mb": self.sampled_peak_rss_mb,
+            "sampled_peak_rss_phase": self.sampled_peak_rss_phase,
             "cold_sampled_peak_rss_mb": self.cold_sampled_peak_rss_mb,
             "component_bytes": self.component_bytes,
             "startup_cold_ms": self.startup_cold_ms,
@@ -200,8 +203,8 @@ impl Report {
             self.cold_p50_ms - registry_ms
         ));
         out.push_str(&format!(
-            "- ivpol RSS after the load: {:.1} MB (VmHWM {:.1} MB); highest sampled during the run: {:.1} MB, {:.1} MB for the --no-cache server\n",
-            self.rss_mb, self.peak_rss_mb, self.sampled_peak_rss_mb, self.cold_sampled_peak_rss_mb
+            "- ivpol RSS after the load: {:.1} MB (VmHWM {:.1} MB); highest sampled during the run: {:.1} MB (during {}), {:.1} MB for the --no-cache server\n",
+            self.rss_mb, self.peak_rss_mb, self.sampled_peak_rss_mb, self.sampled_peak_rss_phase, self.cold_sampled_peak_rss_mb
         ));
         out.push_str(&format!(
             "- instances: {:.0} created, {:.0} replaced; their linear memory at the end: {:.1} MB\n",
@@ -242,3 +245,4 @@ impl Report {
 pub const BASELINE: &str = "no-op hyper webhook (baseline)";
 pub const HIT: &str = "validate, cache hit";
 pub const MUTATE: &str = "mutate, nothing to pin";
+pub const COLD: &str = "validate cold (cosign key)";

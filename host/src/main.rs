@@ -28,7 +28,33 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    cli::run().await
+fn main() -> ExitCode {
+    no_transparent_huge_pages();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build();
+    match runtime {
+        Ok(runtime) => runtime.block_on(cli::run()),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Turns transparent huge pages off for this process, before anything runs.
+///
+/// mimalloc reserves its heap as 1 GiB arenas and marks them
+/// `MADV_HUGEPAGE`. Where the kernel can hand out huge pages (THP in
+/// `madvise` or `always` mode, memory not too fragmented), every 2 MiB
+/// region the heap touches then counts in full: the bench saw RSS reach
+/// 294–327 MB, 200–235 MB of it `AnonHugePages`, in the runs where the
+/// kernel had huge pages to give, against 61–80 MB in the others
+/// (docs/performance.md, "Memory"). Memory is to be bounded by design, not
+/// by the state of the node's free memory.
+fn no_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::thread::disable_transparent_huge_pages(true) {
+        eprintln!("warning: cannot turn transparent huge pages off: {e}");
+    }
 }

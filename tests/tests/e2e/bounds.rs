@@ -148,3 +148,20 @@ fn an_expression_over_the_cost_limit_is_a_denial() {
         assert_eq!(response["allowed"], true, "{name}: {response}");
     }
 }
+
+/// Memory is bounded by design, not by the node's free memory: the server
+/// runs with transparent huge pages off (host `main.rs`). With them on,
+/// mimalloc's arenas, which it marks `MADV_HUGEPAGE`, counted every touched
+/// 2 MiB in full whenever the kernel had huge pages to give, and the bench's
+/// RSS went from about 75 MB to over 300 MB (docs/performance.md, "Memory").
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let s = ivpol_tests::Server::start(&[]);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid()))
+        .expect("the server's /proc status");
+    let thp = status
+        .lines()
+        .find_map(|l| l.strip_prefix("THP_enabled:"))
+        .map(str::trim);
+    assert_eq!(thp, Some("0"), "{status}");
+}
