@@ -68,6 +68,9 @@ pub struct Options<'a> {
     pub extra_args: Vec<String>,
     /// Extra environment variables for the server process.
     pub env: Vec<(String, String)>,
+    /// The precompile cache; none means the run's shared one
+    /// ([`precompile_cache_dir`]).
+    pub cache_dir: Option<&'a Path>,
 }
 
 impl Server {
@@ -90,7 +93,10 @@ impl Server {
             .arg("--policies")
             .arg(&pdir)
             .arg("--cache-dir")
-            .arg(precompile_cache_dir());
+            .arg(
+                opts.cache_dir
+                    .map_or_else(precompile_cache_dir, Path::to_path_buf),
+            );
         if let Some(ns) = opts.namespaces {
             let p = dir.path().join("namespaces.yaml");
             std::fs::write(&p, ns).expect("write namespaces");

@@ -5,7 +5,7 @@ use crate::cache::{CacheConfig, VerificationCache};
 use crate::policies::{self, Document};
 use crate::report::resources::{Payload, Resource};
 use crate::report::{Outcome, BACKGROUND_SCAN};
-use crate::runtime::{wit, Limits, Pool, Runtime};
+use crate::runtime::{wit, Compiler, Limits, Pool, Runtime};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -44,7 +44,7 @@ async fn load_pool_with(
     limits: Limits,
     documents: Vec<Document>,
 ) -> Result<Pool> {
-    let runtime = runtime_with(component, registry, cache, limits).await?;
+    let runtime = runtime_with(component, registry, cache, limits, Compiler::InProcess).await?;
     Pool::load(runtime, documents).await
 }
 
@@ -54,15 +54,18 @@ pub(super) async fn runtime(
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
 ) -> Result<Arc<Runtime>> {
-    runtime_with(component, registry, cache, Limits::default()).await
+    let limits = Limits::default();
+    runtime_with(component, registry, cache, limits, Compiler::InProcess).await
 }
 
-/// [`runtime`] with pools bounded by `limits` (`serve`'s flags).
+/// [`runtime`] with pools bounded by `limits` (`serve`'s flags), compiling
+/// where `compiler` says.
 pub(super) async fn runtime_with(
     component: &super::component::ComponentArgs,
     registry: &PolicyRegistryArgs,
     cache: &CacheConfig,
     limits: Limits,
+    compiler: Compiler,
 ) -> Result<Arc<Runtime>> {
     let bytes = component.bytes(&registry.registry).await?;
     let net = registry.registry.net(registry.secrets_dir.as_deref())?;
@@ -74,6 +77,7 @@ pub(super) async fn runtime_with(
         cache,
         cache_dir.as_deref(),
         limits,
+        compiler,
     )?))
 }
 

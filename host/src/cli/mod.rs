@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand.
 
 mod apply;
+mod compile;
 mod component;
 mod engine;
 mod inspect;
@@ -54,6 +55,10 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Print the webhook configurations Kyverno would register for the policies.
     Webhooks(webhooks::WebhooksArgs),
+    /// Compile the component on standard input into a precompiled artifact
+    /// (run by `serve` as a child process).
+    #[command(hide = true)]
+    CompileComponent(compile::CompileArgs),
     /// Sigstore tools run by the component (the sigstore-conformance client).
     Sigstore {
         #[command(flatten)]
@@ -92,6 +97,7 @@ pub(crate) async fn run() -> ExitCode {
         Command::Push(args) => push::run(args).await,
         Command::Pull(args) => pull::run(args).await,
         Command::Inspect(args) => inspect::run(args).await,
+        Command::CompileComponent(args) => compile::run(args),
         Command::Sigstore {
             component,
             registry,

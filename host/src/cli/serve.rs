@@ -3,7 +3,7 @@
 use crate::cache::CacheConfig;
 use crate::cluster::Cluster;
 use crate::live::{Inputs, Live};
-use crate::runtime::Limits;
+use crate::runtime::{Compiler, Limits};
 use crate::server::{self, ServerConfig};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -119,8 +119,14 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
         "instance pool sized (two policy-set generations may overlap during a reload)"
     );
     let cluster = Cluster::connect(&args.cluster).await?;
+    // A long-lived server compiles in a child: cranelift's working memory
+    // (about 200 MB) would otherwise stay in its heap.
+    let compiler = Compiler::Child {
+        instance_memory: limits.instance_memory,
+    };
     let runtime =
-        super::engine::runtime_with(&args.component, &args.registry, &cache, limits).await?;
+        super::engine::runtime_with(&args.component, &args.registry, &cache, limits, compiler)
+            .await?;
     if let Some(cluster) = &cluster {
         runtime.net().use_cluster_secrets(cluster.secrets.clone());
         runtime.grant_resources(cluster.resources.clone());

@@ -7,6 +7,7 @@
 
 mod bindings;
 pub(crate) mod precompiled;
+pub(crate) use precompiled::Compiler;
 
 use crate::cache::{Claims, VerificationCache};
 use crate::cluster::ClusterResources;
@@ -413,27 +414,29 @@ impl Runtime {
         cache: Arc<VerificationCache>,
         cache_dir: Option<&Path>,
     ) -> Result<Runtime> {
-        Runtime::with_limits(component_bytes, net, cache, cache_dir, Limits::default())
+        let limits = Limits::default();
+        Runtime::with_limits(
+            component_bytes,
+            net,
+            cache,
+            cache_dir,
+            limits,
+            Compiler::InProcess,
+        )
     }
 
-    /// [`Runtime::new`] with pools bounded by `limits`.
+    /// [`Runtime::new`] with pools bounded by `limits`, compiling (when
+    /// nothing is cached) where `compiler` says.
     pub(crate) fn with_limits(
         component_bytes: &[u8],
         net: Arc<Net>,
         cache: Arc<VerificationCache>,
         cache_dir: Option<&Path>,
         limits: Limits,
+        compiler: Compiler,
     ) -> Result<Runtime> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(&limits)));
-        // `IVPOL_PROFILE=perfmap` names the component's functions for `perf`
-        // (docs/performance.md says how the profile was taken).
-        if std::env::var_os("IVPOL_PROFILE").is_some_and(|v| v == "perfmap") {
-            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
-        }
-        let engine = Engine::new(&config)?;
-        let component = precompiled::load(&engine, component_bytes, cache_dir)?;
+        let engine = Engine::new(&engine_config(limits.instance_memory))?;
+        let component = precompiled::load(&engine, component_bytes, cache_dir, compiler)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
@@ -572,15 +575,32 @@ pub(crate) use bindings::exports::ivpol::admission::sigstore;
 /// The WIT types the engine interface defines itself (`webhook-options`).
 pub(crate) use bindings::exports::ivpol::admission::engine;
 
+/// The engine's settings. A precompiled artifact loads only into an engine
+/// with the same settings, so `ivpol compile-component` builds its engine
+/// here too, from the same instance memory limit.
+pub(crate) fn engine_config(instance_memory: usize) -> Config {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(
+        instance_memory,
+    )));
+    // `IVPOL_PROFILE=perfmap` names the component's functions for `perf`
+    // (docs/performance.md says how the profile was taken).
+    if std::env::var_os("IVPOL_PROFILE").is_some_and(|v| v == "perfmap") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
+    config
+}
+
 /// Pooled instance slots with copy-on-write memory images: instantiation
 /// maps the component's initial memory instead of copying it.
-fn pooling(limits: &Limits) -> PoolingAllocationConfig {
+fn pooling(instance_memory: usize) -> PoolingAllocationConfig {
     let mut p = PoolingAllocationConfig::default();
     p.total_component_instances(MAX_INSTANCES)
         .total_core_instances(MAX_INSTANCES * 4)
         .total_memories(MAX_INSTANCES * 2)
         .total_tables(MAX_INSTANCES * 4)
-        .max_memory_size(limits.instance_memory);
+        .max_memory_size(instance_memory);
     p
 }
 

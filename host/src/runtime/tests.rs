@@ -37,8 +37,15 @@ async fn pool() -> Pool {
 async fn pool_within(limits: Limits) -> Pool {
     let net = Arc::new(Net::new(Default::default(), Default::default(), None, None).expect("net"));
     let runtime = Arc::new(
-        Runtime::with_limits(EMBEDDED_COMPONENT, net, cache(), None, limits)
-            .expect("component compiles"),
+        Runtime::with_limits(
+            EMBEDDED_COMPONENT,
+            net,
+            cache(),
+            None,
+            limits,
+            Compiler::InProcess,
+        )
+        .expect("component compiles"),
     );
     let docs = vec![Document {
         source: "json.yaml".into(),
