@@ -71,6 +71,8 @@ pub struct Options<'a> {
     /// The precompile cache; none means the run's shared one
     /// ([`precompile_cache_dir`]).
     pub cache_dir: Option<&'a Path>,
+    /// `--no-precompile-cache` instead of any cache directory.
+    pub no_precompile_cache: bool,
 }
 
 impl Server {
@@ -91,12 +93,14 @@ impl Server {
             .arg("--listen")
             .arg("127.0.0.1:0")
             .arg("--policies")
-            .arg(&pdir)
-            .arg("--cache-dir")
-            .arg(
+            .arg(&pdir);
+        match opts.no_precompile_cache {
+            true => cmd.arg("--no-precompile-cache"),
+            false => cmd.arg("--cache-dir").arg(
                 opts.cache_dir
                     .map_or_else(precompile_cache_dir, Path::to_path_buf),
-            );
+            ),
+        };
         if let Some(ns) = opts.namespaces {
             let p = dir.path().join("namespaces.yaml");
             std::fs::write(&p, ns).expect("write namespaces");

@@ -57,12 +57,12 @@ pub(crate) fn load(
     }
     tracing::info!(cache = %dir.display(), "compiling the policy component (once per build; later starts load it from the cache)");
     if let Compiler::Child { instance_memory } = compiler {
-        let compiled = create_private_dir(dir)
-            .and_then(|()| child::compile(bytes, instance_memory, &path))
-            .and_then(|()| deserialize(engine, &path));
-        match compiled {
-            Ok(component) => return Ok(component),
-            Err(e) => tracing::warn!("compiling in a child process failed, compiling here: {e:#}"),
+        let compiled = create_private_dir(dir).and_then(|()| {
+            child::compile(bytes, instance_memory, &path)?;
+            deserialize(engine, &path)
+        });
+        if let Some(component) = or_warn(compiled) {
+            return Ok(component);
         }
     }
     let component = compile(engine, bytes)?;
@@ -73,18 +73,32 @@ pub(crate) fn load(
 }
 
 /// [`Compiler::Child`] without a cache: the child writes the artifact into
-/// a private scratch directory, removed once the artifact is mapped.
+/// a scratch directory made private, with an unpredictable name (a shared
+/// temporary directory is writable by others), and removed once the
+/// artifact is mapped.
 fn compile_uncached(engine: &Engine, bytes: &[u8], instance_memory: usize) -> Result<Component> {
-    let scratch = std::env::temp_dir().join(format!("ivpol-compile-{}", std::process::id()));
-    let path = scratch.join("component.cwasm");
-    let compiled = create_private_dir(&scratch)
-        .and_then(|()| child::compile(bytes, instance_memory, &path))
-        .and_then(|()| deserialize(engine, &path));
-    let _ = std::fs::remove_dir_all(&scratch);
-    compiled.or_else(|e| {
-        tracing::warn!("compiling in a child process failed, compiling here: {e:#}");
-        compile(engine, bytes)
-    })
+    let compiled = tempfile::Builder::new()
+        .prefix("ivpol-compile-")
+        .tempdir()
+        .context("creating a scratch directory")
+        .and_then(|scratch| {
+            create_private_dir(scratch.path())?;
+            let path = scratch.path().join("component.cwasm");
+            child::compile(bytes, instance_memory, &path)?;
+            deserialize(engine, &path)
+        });
+    match or_warn(compiled) {
+        Some(component) => Ok(component),
+        None => compile(engine, bytes),
+    }
+}
+
+/// A child's compile, or `None` after a warning: the caller then compiles
+/// in this process, as it did before children.
+fn or_warn(compiled: Result<Component>) -> Option<Component> {
+    compiled
+        .map_err(|e| tracing::warn!("compiling in a child process failed, compiling here: {e:#}"))
+        .ok()
 }
 
 /// Maps an artifact this module (or its child) wrote.
@@ -144,6 +158,7 @@ mod child {
     /// Runs `ivpol compile-component`, handing it `bytes` on its standard
     /// input, and waits for it to write the artifact to `out`.
     pub(super) fn compile(bytes: &[u8], instance_memory: usize, out: &Path) -> Result<()> {
+        tracing::info!("compiling the policy component in a child process");
         let exe = std::env::current_exe().context("finding the ivpol executable")?;
         let mut child = Command::new(exe)
             .arg("compile-component")
