@@ -57,10 +57,14 @@ pub(crate) fn load(
     }
     tracing::info!(cache = %dir.display(), "compiling the policy component (once per build; later starts load it from the cache)");
     if let Compiler::Child { instance_memory } = compiler {
-        let compiled = create_private_dir(dir).and_then(|()| {
-            child::compile(bytes, instance_memory, &path)?;
-            deserialize(engine, &path)
-        });
+        // A cache directory that cannot be made (a read-only file system)
+        // costs the cache, not the child.
+        if let Err(e) = create_private_dir(dir) {
+            tracing::warn!(dir = %dir.display(), "cannot cache the precompiled component: {e:#}");
+            return compile_uncached(engine, bytes, instance_memory);
+        }
+        let compiled =
+            child::compile(bytes, instance_memory, &path).and_then(|()| deserialize(engine, &path));
         if let Some(component) = or_warn(compiled) {
             return Ok(component);
         }

@@ -168,8 +168,10 @@ fn the_server_runs_without_transparent_huge_pages() {
 
 /// A server that finds no precompiled component compiles it in a child
 /// process (`ivpol compile-component`) and maps the artifact the child
-/// wrote, into its cache directory or, under `--no-precompile-cache`, a
-/// private scratch directory: cranelift's ~200 MB of working memory ends
+/// wrote, into its cache directory or, under `--no-precompile-cache` or
+/// when the cache directory cannot be made, a private scratch directory
+/// (a failing cache costs the cache, not the child): cranelift's ~200 MB
+/// of working memory ends
 /// with the child. When the server compiled in its own process, its RSS
 /// stayed at 264 MB after start-up, against 35-42 MB with the artifact
 /// loaded.
@@ -181,16 +183,25 @@ fn a_server_compiles_the_component_in_a_child_and_keeps_none_of_its_memory() {
         "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
     );
     let cache = tempfile::tempdir().expect("temp dir");
-    for no_precompile_cache in [false, true] {
+    // A cache directory under a file cannot be made.
+    let file = cache.path().join("a-file");
+    std::fs::write(&file, "").expect("a file");
+    let blocked = file.join("cache");
+    for (dir, no_precompile_cache) in [
+        (cache.path(), false),
+        (cache.path(), true),
+        (&*blocked, false),
+    ] {
         let s = ivpol_tests::Server::start_with(
             &[("plain.yaml", &policy)],
             ivpol_tests::Options {
-                cache_dir: Some(cache.path()),
+                cache_dir: Some(dir),
                 no_precompile_cache,
                 ..Default::default()
             },
         );
         let log = s.log();
+        assert_eq!(dir == &*blocked, log.contains("cannot cache"), "{log}");
         assert!(
             log.contains("compiling the policy component in a child process"),
             "{log}"
@@ -210,7 +221,7 @@ fn a_server_compiles_the_component_in_a_child_and_keeps_none_of_its_memory() {
         );
         assert_eq!(response["allowed"], true, "{response}");
     }
-    // The first server's child wrote the cache entry; the second, with no
+    // The first server's child wrote the cache entry; the others, with no
     // cache, left nothing there.
     let artifacts = std::fs::read_dir(cache.path())
         .expect("the cache dir")
