@@ -160,7 +160,9 @@ mod child {
     use std::process::{Command, Stdio};
 
     /// Runs `ivpol compile-component`, handing it `bytes` on its standard
-    /// input, and waits for it to write the artifact to `out`.
+    /// input, and waits for it to write the artifact to `out`. Its standard
+    /// error goes into the error, not into the server's log stream, which
+    /// may be JSON.
     pub(super) fn compile(bytes: &[u8], instance_memory: usize, out: &Path) -> Result<()> {
         tracing::info!("compiling the policy component in a child process");
         let exe = std::env::current_exe().context("finding the ivpol executable")?;
@@ -172,20 +174,27 @@ mod child {
             .arg(out)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .context("starting ivpol compile-component")?;
+        // The child reads all of its input before it writes anything, and
+        // the pipe closes when `stdin` is dropped here.
         let written = match child.stdin.take() {
             Some(mut stdin) => stdin.write_all(bytes),
             None => Ok(()),
         };
-        let status = child
-            .wait()
+        let output = child
+            .wait_with_output()
             .context("waiting for ivpol compile-component")?;
-        written.context("handing the component to ivpol compile-component")?;
-        if !status.success() {
-            bail!("ivpol compile-component failed ({status})");
+        if !output.status.success() {
+            let said = String::from_utf8_lossy(&output.stderr);
+            bail!(
+                "ivpol compile-component failed ({}): {}",
+                output.status,
+                said.trim()
+            );
         }
-        Ok(())
+        written.context("handing the component to ivpol compile-component")
     }
 }
 
