@@ -48,9 +48,9 @@ fn main() -> ExitCode {
 /// `MADV_HUGEPAGE`. Where the kernel can hand out huge pages (THP in
 /// `madvise` or `always` mode, memory not too fragmented), every 2 MiB
 /// region the heap touches then counts in full: the bench saw RSS reach
-/// 294–327 MB, 200–235 MB of it `AnonHugePages`, in the runs where the
-/// kernel had huge pages to give, against 61–80 MB in the others
-/// (docs/performance.md, "Memory"). Memory is to be bounded by design, not
+/// 305–317 MB, 209–236 MB of it `AnonHugePages`, in the runs where the
+/// kernel had huge pages to give, and 55–56 MB with them off
+/// (docs/performance.md, "The RSS spike"). Memory is to be bounded by design, not
 /// by the state of the node's free memory.
 fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]

@@ -121,12 +121,14 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
     let cluster = Cluster::connect(&args.cluster).await?;
     // A long-lived server compiles in a child: cranelift's working memory
     // (about 200 MB) would otherwise stay in its heap.
-    let compiler = Compiler::Child {
-        instance_memory: limits.instance_memory,
-    };
-    let runtime =
-        super::engine::runtime_with(&args.component, &args.registry, &cache, limits, compiler)
-            .await?;
+    let runtime = super::engine::runtime_with(
+        &args.component,
+        &args.registry,
+        &cache,
+        limits,
+        Compiler::Child,
+    )
+    .await?;
     if let Some(cluster) = &cluster {
         runtime.net().use_cluster_secrets(cluster.secrets.clone());
         runtime.grant_resources(cluster.resources.clone());

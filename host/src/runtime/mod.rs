@@ -436,7 +436,8 @@ impl Runtime {
         compiler: Compiler,
     ) -> Result<Runtime> {
         let engine = Engine::new(&engine_config(limits.instance_memory))?;
-        let component = precompiled::load(&engine, component_bytes, cache_dir, compiler)?;
+        let memory = limits.instance_memory;
+        let component = precompiled::load(&engine, component_bytes, cache_dir, compiler, memory)?;
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;

@@ -30,20 +30,22 @@ pub(crate) enum Compiler {
     /// In a child `ivpol compile-component` (see the module comment), whose
     /// engine is built from the same [`super::engine_config`]: the
     /// instance memory limit is its one input.
-    Child { instance_memory: usize },
+    Child,
 }
 
-/// Compiles `bytes`, or loads the artifact a previous run cached in `dir`.
+/// Compiles `bytes`, or loads the artifact a previous run cached in `dir`;
+/// `engine` was built by [`super::engine_config`] from `instance_memory`.
 pub(crate) fn load(
     engine: &Engine,
     bytes: &[u8],
     dir: Option<&Path>,
     compiler: Compiler,
+    instance_memory: usize,
 ) -> Result<Component> {
     let Some(dir) = dir else {
         return match compiler {
             Compiler::InProcess => compile(engine, bytes),
-            Compiler::Child { instance_memory } => compile_uncached(engine, bytes, instance_memory),
+            Compiler::Child => compile_uncached(engine, bytes, instance_memory),
         };
     };
     let path = entry_path(engine, bytes, dir);
@@ -56,7 +58,7 @@ pub(crate) fn load(
         }
     }
     tracing::info!(cache = %dir.display(), "compiling the policy component (once per build; later starts load it from the cache)");
-    if let Compiler::Child { instance_memory } = compiler {
+    if compiler == Compiler::Child {
         // A cache directory that cannot be made (a read-only file system)
         // costs the cache, not the child.
         if let Err(e) = create_private_dir(dir) {
@@ -252,13 +254,15 @@ mod tests {
         let engine = Engine::default();
         let bytes = super::super::EMBEDDED_COMPONENT;
         let dir = scratch_dir("precompiled");
+        // In process, the instance memory limit (only a child's engine
+        // setting) goes unused.
         let here = Compiler::InProcess;
-        load(&engine, bytes, Some(&dir), here).expect("compiles");
+        load(&engine, bytes, Some(&dir), here, 0).expect("compiles");
         let path = entry_path(&engine, bytes, &dir);
         let written = std::fs::read(&path).expect("entry written");
-        load(&engine, bytes, Some(&dir), here).expect("loads the entry");
+        load(&engine, bytes, Some(&dir), here, 0).expect("loads the entry");
         std::fs::write(&path, b"not a component").expect("corrupt");
-        load(&engine, bytes, Some(&dir), here).expect("recompiles");
+        load(&engine, bytes, Some(&dir), here, 0).expect("recompiles");
         assert_eq!(
             std::fs::read(&path).expect("rewritten").len(),
             written.len()
