@@ -274,9 +274,7 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.cold_sampled_peak_rss_mb = cold_peak.map_or(f64::NAN, |p| p.mb);
     drop(cold);
     report.scaling = scaling(&f, duration).await?;
-    for case in native::CASES {
-        report.native.push(native::time(case)?);
-    }
+    report.native = native::time_all()?;
     report.peak_rss_mb = memory_mb(ivpol.pid(), "VmHWM:");
     report.instance_acquire_ms = acquire_ms(&ivpol);
     let text = ivpol.metrics_text();

@@ -37,7 +37,7 @@ pub struct Report {
     pub instance_memory_mb: f64,
     /// Time per request at 1 connection with cache hits, by work.
     pub scaling: Scaling,
-    /// Bundle verification natively and in the component, per case.
+    /// Standalone verification natively and in the component, per case.
     pub native: Vec<crate::native::Timing>,
     pub instance_acquire_ms: f64,
     pub component_bytes: u64,
@@ -225,7 +225,7 @@ impl Report {
         ));
         for t in &self.native {
             out.push_str(&format!(
-                "- bundle verification `{}`: {:.0} µs native, {:.0} µs in the component ({:.2}×)\n",
+                "- verification `{}`: {:.0} µs native, {:.0} µs in the component ({:.2}×)\n",
                 t.case,
                 t.native_us,
                 t.wasm_us,

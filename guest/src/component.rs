@@ -30,6 +30,7 @@ use crate::verify::standalone;
 use crate::verify::{Reason as VReason, VerifyError};
 use exports::ivpol::admission::engine::WebhookOptions;
 use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
+use exports::ivpol::admission::notary::Descriptor;
 use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
     Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, Operation, Phase, PolicyInfo,
@@ -407,6 +408,31 @@ impl exports::ivpol::admission::sigstore::Guest for Component {
             &standalone_signer(signer),
             trusted_root.as_deref(),
             ignore_tlog,
+            crate::verify::unix_now(),
+        )
+        .map_err(failure)
+    }
+}
+
+impl exports::ivpol::admission::notary::Guest for Component {
+    fn verify_envelope(
+        envelope: Vec<u8>,
+        envelope_media_type: String,
+        target: Descriptor,
+        certs: String,
+        tsa_certs: Option<String>,
+    ) -> Result<(), VerificationFailure> {
+        let target = crate::verify::notary::Target {
+            digest: target.digest,
+            media_type: target.media_type,
+            size: target.size,
+        };
+        standalone::verify_notary(
+            &envelope,
+            &envelope_media_type,
+            &target,
+            &certs,
+            tsa_certs.as_deref(),
             crate::verify::unix_now(),
         )
         .map_err(failure)

@@ -9,6 +9,7 @@ pub mod faulty;
 pub mod fixtures;
 pub mod kube_api;
 pub mod kyverno;
+pub mod notary_cases;
 pub mod oci;
 pub mod policy;
 pub mod rbac;

@@ -1,14 +1,17 @@
 //! Verification outside admission, with the signer and trust root given
 //! directly instead of by a policy's attestor: `ivpol sigstore
 //! verify-bundle` (the sigstore-conformance client) and the check of a
-//! pulled component's own signature (`engine::cosign::verify_fetched`).
-//! The same verifiers the engine uses for cosign signatures and bundles.
+//! pulled component's own signature (`engine::cosign::verify_fetched`),
+//! and `ivpol notary verify` for Notary Project envelopes. The same
+//! verifiers the engine uses for cosign and Notary attestors.
 
 use super::cosign::Verifier;
 use super::keys::PublicKey;
+use super::notary::{self, Target};
 use super::sigstore_bundle::{self, Artifact, Options, Policy};
 use super::trust::TrustMaterial;
 use super::x509::fulcio::IdentityRule;
+use super::x509::Certificate;
 use super::{Reason, VerifyError};
 
 /// Why a signature given outside admission was not accepted, where the
@@ -139,4 +142,27 @@ pub fn verify_bundle(
         now,
     };
     sigstore_bundle::verify(bundle, Artifact::Sha256(digest), &policy, &trust, &opts).map(|_| ())
+}
+
+/// Verifies one Notary Project envelope (`media_type`
+/// `application/jose+json` or `application/cose`) for `target` at `now`,
+/// under the trust policy a Kyverno `notary` attestor builds: `certs` is
+/// its `certs` (PEM, the `ca` trust store), `tsa_certs` its `tsaCerts`.
+pub fn verify_notary(
+    envelope: &[u8],
+    media_type: &str,
+    target: &Target,
+    certs: &str,
+    tsa_certs: Option<&str>,
+    now: i64,
+) -> Result<(), VerifyError> {
+    let trust = notary::Trust {
+        roots: Certificate::parse_pem(certs).map_err(|e| e.context("certs"))?,
+        tsa_roots: match tsa_certs {
+            Some(pem) => Certificate::parse_pem(pem).map_err(|e| e.context("tsa certs"))?,
+            None => Vec::new(),
+        },
+        signing_authority_roots: Vec::new(),
+    };
+    notary::verify(envelope, media_type, target, &trust, now).map(|_| ())
 }

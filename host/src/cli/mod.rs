@@ -6,6 +6,7 @@ mod component;
 mod engine;
 mod inspect;
 mod logs;
+mod notary;
 mod pull;
 mod push;
 mod registry;
@@ -69,6 +70,16 @@ enum Command {
         #[command(subcommand)]
         command: sigstore::SigstoreCommand,
     },
+    /// Notary Project tools run by the component.
+    Notary {
+        #[command(flatten)]
+        component: component::ComponentArgs,
+        // For `--component oci://` only: the component itself gets no network.
+        #[command(flatten)]
+        registry: registry::RegistryArgs,
+        #[command(subcommand)]
+        command: notary::NotaryCommand,
+    },
 }
 
 /// A subcommand's exit status.
@@ -106,6 +117,17 @@ pub(crate) async fn run() -> ExitCode {
             let cache = component.cache_dir();
             match component.bytes(&registry).await {
                 Ok(bytes) => sigstore::run(command, &bytes, cache.as_deref()).await,
+                Err(e) => Err(e),
+            }
+        }
+        Command::Notary {
+            component,
+            registry,
+            command,
+        } => {
+            let cache = component.cache_dir();
+            match component.bytes(&registry).await {
+                Ok(bytes) => notary::run(command, &bytes, cache.as_deref()).await,
                 Err(e) => Err(e),
             }
         }

@@ -2,11 +2,13 @@
 //! sigstore-conformance client interface, run by the component's own
 //! bundle verifier. Exit status 0 means verified, anything else not.
 
+use crate::runtime::wit::VerificationFailure;
 use crate::runtime::{sigstore as wit, Runtime};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[derive(Subcommand)]
 pub(super) enum SigstoreCommand {
@@ -78,17 +80,27 @@ pub(super) async fn run(
     let (outcome, took) = runtime
         .verify_bundle(bundle, artifact, signer, trusted_root, args.repeat)
         .await?;
-    match outcome {
-        Ok(()) => {
-            println!("OK: {}", args.artifact);
-            if args.repeat > 1 {
-                let micros = took.as_secs_f64() * 1e6 / f64::from(args.repeat);
-                println!("verification: {micros:.1} µs (mean of {})", args.repeat);
-            }
-            Ok(())
-        }
-        Err(why) => bail!("verification failed: {why}"),
+    report(outcome, took, args.repeat, &args.artifact)
+}
+
+/// Prints a standalone verification's outcome for `subject`: `OK`, with
+/// the mean time of one call when it was repeated, or the error to exit
+/// with.
+pub(super) fn report(
+    outcome: std::result::Result<(), VerificationFailure>,
+    took: Duration,
+    repeat: u32,
+    subject: &str,
+) -> Result<()> {
+    if let Err(why) = outcome {
+        bail!("verification failed: {}", why.message);
     }
+    println!("OK: {subject}");
+    if repeat > 1 {
+        let micros = took.as_secs_f64() * 1e6 / f64::from(repeat);
+        println!("verification: {micros:.1} µs (mean of {repeat})");
+    }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {

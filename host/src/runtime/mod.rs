@@ -521,26 +521,46 @@ impl Runtime {
     ) -> Result<(std::result::Result<(), wit::VerificationFailure>, Duration)> {
         let (mut store, module) = self.instantiate().await?;
         let verifier = module.ivpol_admission_sigstore();
-        let started = Instant::now();
-        let mut first = None;
-        for _ in 0..times.max(1) {
-            // Each call gets the whole deadline of a fresh instance.
-            store.set_epoch_deadline(ticks(Duration::from_secs(30)));
+        repeated(&mut store, times, async |store| {
             let call = verifier.call_verify_bundle(
-                &mut store,
+                store,
                 &bundle,
                 &artifact_sha256,
                 &signer,
                 trusted_root.as_deref(),
             );
-            let outcome = call
-                .await
-                .map_err(anyhow::Error::from)
-                .context("the component trapped verifying the bundle")?;
-            first.get_or_insert(outcome);
-        }
-        let took = started.elapsed();
-        Ok((first.unwrap_or(Ok(())), took))
+            call.await
+        })
+        .await
+        .context("the component trapped verifying the bundle")
+    }
+
+    /// Verifies one Notary signature envelope in a fresh instance (`ivpol
+    /// notary verify`), `times` times in a row, as [`Self::verify_bundle`].
+    pub(crate) async fn verify_envelope(
+        &self,
+        envelope: Vec<u8>,
+        envelope_media_type: &str,
+        target: notary::Descriptor,
+        certs: String,
+        tsa_certs: Option<String>,
+        times: u32,
+    ) -> Result<(std::result::Result<(), wit::VerificationFailure>, Duration)> {
+        let (mut store, module) = self.instantiate().await?;
+        let verifier = module.ivpol_admission_notary();
+        repeated(&mut store, times, async |store| {
+            let call = verifier.call_verify_envelope(
+                store,
+                &envelope,
+                envelope_media_type,
+                &target,
+                &certs,
+                tsa_certs.as_deref(),
+            );
+            call.await
+        })
+        .await
+        .context("the component trapped verifying the envelope")
     }
 
     /// Verifies, in a fresh instance, that already fetched `signatures`
@@ -570,8 +590,32 @@ impl Runtime {
     }
 }
 
+/// Runs `call` `times` times (at least once) in one instance, each with
+/// the whole deadline of a fresh one: the first call's outcome (every call
+/// gets the same input) and the time the calls took, instantiation
+/// excluded. An error is a trap.
+async fn repeated<T>(
+    store: &mut Store<HostState>,
+    times: u32,
+    mut call: impl AsyncFnMut(&mut Store<HostState>) -> wasmtime::Result<T>,
+) -> Result<(T, Duration)> {
+    let started = Instant::now();
+    let mut first = None;
+    for _ in 0..times.max(1) {
+        store.set_epoch_deadline(ticks(Duration::from_secs(30)));
+        let outcome = call(store).await.map_err(anyhow::Error::from)?;
+        first.get_or_insert(outcome);
+    }
+    let took = started.elapsed();
+    let first = first.context("no call was made")?;
+    Ok((first, took))
+}
+
 /// The WIT types of bundle verification.
 pub(crate) use bindings::exports::ivpol::admission::sigstore;
+
+/// The WIT types of Notary envelope verification.
+pub(crate) use bindings::exports::ivpol::admission::notary;
 
 /// The WIT types the engine interface defines itself (`webhook-options`).
 pub(crate) use bindings::exports::ivpol::admission::engine;

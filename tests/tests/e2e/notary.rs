@@ -3,6 +3,7 @@
 //! SBOMs attached as signed referrers, Kyverno ImageValidatingPolicies with
 //! Notary attestors, and the real `ivpol serve` deciding.
 
+use ivpol_tests::notary_cases::{notary_cases, notary_file, NotaryCase};
 use ivpol_tests::policy::{indent, verifying_policy};
 use ivpol_tests::sign::notary::{attach_referrer, Format, NotaryCa, NotaryLeaf, NotaryOpts};
 use ivpol_tests::sign::notary::{NotarySigner, NotaryTamper};
@@ -415,4 +416,91 @@ fn readme_example_verifies_a_notary_signature_and_an_sbom() {
             ]),
         ]
     );
+}
+
+/// Runs `ivpol notary verify`: whether it exited 0, and all it printed.
+fn notary_verify(mut cmd: std::process::Command) -> (bool, String) {
+    let out = cmd.output().expect("run ivpol notary verify");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn ivpol_notary_verify_checks_vendored_envelopes_offline() {
+    let [jws, cose] = notary_cases();
+    for case in [&jws, &cose] {
+        let mut cmd = case.command();
+        cmd.args(["--repeat", "3", case.target_digest]);
+        let (ok, text) = notary_verify(cmd);
+        assert!(ok, "{}: {text}", case.name);
+        assert!(
+            text.contains(&format!("OK: {}", case.target_digest)),
+            "{text}"
+        );
+        assert!(text.contains("µs (mean of 3)"), "{text}");
+    }
+    let fails = |case: NotaryCase, digest: &str, why: &str| {
+        let mut cmd = case.command();
+        cmd.arg(digest);
+        let (ok, text) = notary_verify(cmd);
+        assert!(!ok, "{}: verified, expected {why:?}: {text}", case.name);
+        assert!(
+            text.contains(why),
+            "{}: expected {why:?}: {text}",
+            case.name
+        );
+        assert!(!text.contains("OK:"), "{text}");
+    };
+    let untrusted = NotaryCase {
+        certs: cose.certs.clone(),
+        ..jws.clone()
+    };
+    fails(
+        untrusted,
+        jws.target_digest,
+        "the signature's certificate chain does not contain any trusted certificate",
+    );
+    let mismatch = "signature does not match the given artifact";
+    fails(jws.clone(), cose.target_digest, mismatch);
+    let resized = NotaryCase {
+        target_size: jws.target_size + 1,
+        ..jws.clone()
+    };
+    fails(resized, jws.target_digest, mismatch);
+    // notation-go's tampered envelope: its signature is not base64url.
+    let tampered = NotaryCase {
+        envelope: notary_file("notation-go/internal/mock/testdata/ca_invalid_sig_env.json"),
+        ..jws.clone()
+    };
+    fails(tampered, jws.target_digest, "signature is invalid");
+    let mistyped = NotaryCase {
+        envelope_type: "cose",
+        ..jws.clone()
+    };
+    fails(
+        mistyped,
+        jws.target_digest,
+        "not a COSE_Sign1_Tagged message",
+    );
+    let other_tsa = NotaryCase {
+        tsa_certs: vec![notary_file(
+            "notation-go/verifier/testdata/truststore/x509/tsa/test-mismatch/DigiCertTSARootSHA384.cer",
+        )],
+        ..cose.clone()
+    };
+    fails(
+        other_tsa,
+        cose.target_digest,
+        "failed to verify the timestamp countersignature",
+    );
+    let empty = tempfile::NamedTempFile::new().unwrap();
+    let no_tsa_certs = NotaryCase {
+        tsa_certs: vec![empty.path().to_path_buf()],
+        ..cose.clone()
+    };
+    fails(no_tsa_certs, cose.target_digest, "is empty: no certificate");
 }
