@@ -324,9 +324,8 @@ fn verdict(v: engine::Verdict) -> Verdict {
 }
 
 fn verification(v: engine::Verification) -> Verification {
-    let summary = v.summary();
     Verification {
-        summary,
+        summary: v.summary,
         image: v.image,
         digest: v.digest,
         attestor: v.attestor,

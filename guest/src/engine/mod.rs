@@ -27,7 +27,7 @@ mod verifier;
 use crate::admission::{labels_of, Request, RequestError};
 use crate::cel::resource_lib::{self, ResourceSource};
 use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
-use crate::matching::{MatchError, MatchInput};
+use crate::matching::MatchInput;
 use crate::oci::{
     Budget, Budgeted, Transport, MAX_PARSED_VALUES_PER_EVALUATION,
     MAX_REGISTRY_BYTES_PER_EVALUATION,
@@ -402,28 +402,26 @@ fn constraints_match(
     p: &CompiledPolicy,
     req: &Request,
     ns: &NamespaceInfo,
+    input: &MatchInput,
 ) -> Result<bool, PolicyError> {
-    let matched = selectors_and_rules_match(p, req, ns)?;
+    let matched = p.match_constraints.matches(input)?;
     if matched && p.reads_namespace_object && ns.unknown && !req.is_namespace_object() {
         return Err(PolicyError::NamespaceObjectUnknown(req.namespace.clone()));
     }
     Ok(matched)
 }
 
-fn selectors_and_rules_match(
-    p: &CompiledPolicy,
-    req: &Request,
-    ns: &NamespaceInfo,
-) -> Result<bool, MatchError> {
-    let input = MatchInput {
+/// What matchConstraints read of the request, made once for all of its
+/// policies (its attributes and the labels, copied out of the objects).
+fn match_input(req: &Request, ns: &NamespaceInfo) -> MatchInput {
+    MatchInput {
         attrs: req.attrs(),
         request_attrs: req.request_attrs(),
         namespace_labels: ns.labels.clone(),
         object_labels: labels_of(&req.object),
         old_object_labels: labels_of(&req.old_object),
         is_namespace_object: req.is_namespace_object(),
-    };
-    p.match_constraints.matches(&input)
+    }
 }
 
 /// The Kubernetes-mode variables: `object`, `oldObject`, `request`,
@@ -542,6 +540,7 @@ fn validate(
     resources: &Option<Arc<dyn ResourceSource>>,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
+    let matching = match_input(req, ns);
     let mut collected = Collected::default();
     for p in policies {
         // Autogen variants share the policy's name; one result per name.
@@ -552,7 +551,7 @@ fn validate(
         {
             continue;
         }
-        match constraints_match(p, req, ns) {
+        match constraints_match(p, req, ns, &matching) {
             Ok(true) => {}
             Ok(false) => continue,
             Err(error) => {

@@ -9,8 +9,8 @@
 
 use super::evaluate::{self, Input};
 use super::{
-    admission_bindings, bindings_for, constraints_match, images, policy_transport, result,
-    NamespaceInfo, SharedTransport,
+    admission_bindings, bindings_for, constraints_match, images, match_input, policy_transport,
+    result, NamespaceInfo, SharedTransport,
 };
 use super::{results, PolicyResult, Status, Verdict};
 use crate::admission::patch::{self, Replace};
@@ -29,6 +29,7 @@ pub(super) fn mutate(
     resources: &Option<std::sync::Arc<dyn crate::cel::resource_lib::ResourceSource>>,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
+    let matching = match_input(req, ns);
     // One resolution per (credentials, image) per request, whichever policy asks.
     let mut resolved: BTreeMap<(String, String), Result<String, Unresolved>> = BTreeMap::new();
     let mut results: Vec<PolicyResult> = Vec::new();
@@ -43,7 +44,7 @@ pub(super) fn mutate(
             continue;
         }
         // Match and compile problems are reported by the validate phase.
-        if !matches!(constraints_match(p, req, ns), Ok(true)) {
+        if !matches!(constraints_match(p, req, ns, &matching), Ok(true)) {
             continue;
         }
         let input = Input {

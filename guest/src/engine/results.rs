@@ -82,13 +82,22 @@ pub struct Verification {
     pub cache: CacheUse,
     /// Why it did not verify; none when it did.
     pub failure: Option<super::failure::Failure>,
+    /// One line on what happened: `<image>@<digest> <attestor>: verified
+    /// (cache hit)`, or the reason and message of the failure; set by
+    /// [`Verification::summarised`]. The audit annotations, the decision
+    /// record and `--explain` print it.
+    pub summary: String,
 }
 
 impl Verification {
-    /// One line on what happened: `<image>@<digest> <attestor>: verified
-    /// (cache hit)`, or the reason and message of the failure. The audit
-    /// annotations and `--explain` print it.
-    pub fn summary(&self) -> String {
+    /// This verification with its [`summary`](Self::summary), formatted
+    /// once for everything that prints it.
+    pub fn summarised(mut self) -> Verification {
+        self.summary = self.line();
+        self
+    }
+
+    fn line(&self) -> String {
         let digest = self
             .digest
             .as_deref()

@@ -205,7 +205,7 @@ const MAX_ANNOTATION_VALUE: usize = 4096;
 fn audit_annotations(v: &Verdict) -> Map<String, Value> {
     let mut out = Map::new();
     for r in v.results.iter().filter(|r| !r.verifications.is_empty()) {
-        let text: Vec<String> = r.verifications.iter().map(|x| x.summary()).collect();
+        let text: Vec<&str> = r.verifications.iter().map(|x| x.summary.as_str()).collect();
         let mut value = text.join("; ");
         if value.len() > MAX_ANNOTATION_VALUE {
             let mut end = MAX_ANNOTATION_VALUE;

@@ -410,16 +410,20 @@ impl PolicyVerifier {
         if log.len() >= MAX_VERIFICATIONS {
             return;
         }
-        log.push(Verification {
-            image: crate::oci::clip(checked.image),
-            digest: checked.digest.map(String::from),
-            attestor: attestor.to_string(),
-            attestor_kind,
-            micros,
-            attestation: checked.attestation.map(String::from),
-            cache,
-            failure: outcome.err().map(super::referrers::bounded),
-        });
+        log.push(
+            Verification {
+                image: crate::oci::clip(checked.image),
+                digest: checked.digest.map(String::from),
+                attestor: attestor.to_string(),
+                attestor_kind,
+                micros,
+                attestation: checked.attestation.map(String::from),
+                cache,
+                failure: outcome.err().map(super::referrers::bounded),
+                summary: String::new(),
+            }
+            .summarised(),
+        );
     }
 
     fn string(&self, source: &StringSource) -> Result<String, AttestorError> {
