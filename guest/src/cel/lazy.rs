@@ -76,8 +76,15 @@ impl Base {
 /// expression reads it. Most policies never read `request` or `oldObject`,
 /// and converting a whole object is the largest cost of a simple request.
 pub(super) struct Binding {
-    source: Option<JsonSource>,
+    source: Option<Pending>,
     value: OnceLock<Option<Box<dyn Val>>>,
+}
+
+/// What a binding is made from on first use.
+enum Pending {
+    Json(JsonSource),
+    /// A CEL value not yet in its bound form.
+    Cel(Value),
 }
 
 /// JSON to convert on first use.
@@ -101,11 +108,15 @@ impl Binding {
     fn get(&self) -> Option<&dyn Val> {
         self.value
             .get_or_init(|| {
-                let json = match self.source.as_ref()? {
-                    JsonSource::Value(v) => super::convert::to_cel(v),
-                    JsonSource::Text(t) => super::convert::to_cel(&serde_json::from_str(t).ok()?),
+                let value = match self.source.as_ref()? {
+                    Pending::Json(JsonSource::Value(v)) => super::convert::to_cel(v),
+                    Pending::Json(JsonSource::Text(t)) => {
+                        super::convert::to_cel(&serde_json::from_str(t).ok()?)
+                    }
+                    // Lists and maps are shared, not copied.
+                    Pending::Cel(v) => v.clone(),
                 };
-                Box::<dyn Val>::try_from(json).ok()
+                Box::<dyn Val>::try_from(value).ok()
             })
             .as_deref()
     }
@@ -121,6 +132,18 @@ impl Shared {
     pub fn new(value: Value) -> Option<Shared> {
         let value = Box::<dyn Val>::try_from(value).ok()?;
         Some(Shared(Arc::new(Binding::ready(value))))
+    }
+
+    /// `value`, put in its bound form the first time an expression reads
+    /// it: for a value bound per evaluation that most evaluations never
+    /// read (a policy's `images`, which the native all-signed check does
+    /// not). One without a CEL form reads as unbound, as
+    /// [`Shared::new`]'s `None` does.
+    pub fn deferred(value: Value) -> Shared {
+        Shared(Arc::new(Binding {
+            source: Some(Pending::Cel(value)),
+            value: OnceLock::new(),
+        }))
     }
 }
 
@@ -395,7 +418,7 @@ impl BindingsBuilder {
     /// Binds `name` to JSON, converted to CEL only if an expression reads it.
     pub fn json(mut self, name: &str, source: JsonSource) -> Self {
         let binding = Binding {
-            source: Some(source),
+            source: Some(Pending::Json(source)),
             value: OnceLock::new(),
         };
         self.base.insert(name.to_string(), Arc::new(binding));

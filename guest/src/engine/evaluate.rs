@@ -171,7 +171,7 @@ fn with_image_variables(policy: &CompiledPolicy, base: &Bindings, imgs: &PolicyI
         .image_variables
         .get_or_init(|| image_variables(policy));
     let bound = [
-        ("images", Shared::new(imgs.to_cel())),
+        ("images", Some(Shared::deferred(imgs.to_cel()))),
         ("attestations", shared.attestations.clone()),
         ("attestors", shared.attestors.clone()),
     ];

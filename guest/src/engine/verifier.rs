@@ -138,7 +138,7 @@ impl PolicyVerifier {
         if let Some(hit) = self.state().digests.get(image) {
             return hit.clone();
         }
-        let resolved = reference::parse(image)
+        let resolved = crate::images::parsed::parse(image)
             .map_err(|e| Failure::from(e.to_string()))
             .and_then(|r| match r.digest() {
                 Some(d) => Ok((r.clone(), d.to_string())),
