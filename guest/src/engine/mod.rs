@@ -37,6 +37,7 @@ pub use cosign::{verify_artifact, Fetched};
 use evaluate::{Input, Outcome};
 use policy_error::{Cause, PolicyError};
 pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification, VerifierKind};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,11 +163,12 @@ impl PolicySet {
         namespace_object: &dyn Fn(&str) -> Option<String>,
         transport: Arc<dyn Transport + Send + Sync>,
     ) -> Result<Verdict, NamespaceError> {
+        let named = Named::new(names);
         let candidates: Vec<&CompiledPolicy> = self
             .policies
             .iter()
             .filter(|p| {
-                in_scope(p, scope, names) && p.spec.admission_enabled() && !p.spec.json_mode()
+                in_scope(p, scope, &named) && p.spec.admission_enabled() && !p.spec.json_mode()
             })
             .collect();
         let namespace = match candidates.iter().any(|p| p.needs_namespace()) {
@@ -190,7 +192,7 @@ impl PolicySet {
         };
         // In both phases: a mutation a broken policy might have refused is
         // not made either.
-        let broken = rejected::results(&self.rejected, scope, names);
+        let broken = rejected::results(&self.rejected, scope, &named);
         Ok(match broken.is_empty() {
             true => verdict,
             false => {
@@ -373,9 +375,28 @@ fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, Name
     })
 }
 
+/// The policy names a route selects (Kyverno's `MatchNames`); none
+/// selects every policy. A set, so that checking each policy (autogen
+/// variants included) is one lookup however many names the route holds.
+struct Named<'a>(HashSet<&'a str>);
+
+impl<'a> Named<'a> {
+    fn new(names: &'a [String]) -> Named<'a> {
+        Named(names.iter().map(String::as_str).collect())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn admits(&self, name: &str) -> bool {
+        self.is_empty() || self.0.contains(name)
+    }
+}
+
 /// URL names (`MatchNames`) plus `ClusteredPolicy()` / `NamespacedPolicy(ns)`.
-fn in_scope(p: &CompiledPolicy, scope: &Scope, names: &[String]) -> bool {
-    in_scope_of(&p.name, p.kind, p.namespace.as_deref(), scope, names)
+fn in_scope(p: &CompiledPolicy, scope: &Scope, named: &Named<'_>) -> bool {
+    in_scope_of(&p.name, p.kind, p.namespace.as_deref(), scope, named)
 }
 
 /// [`in_scope`] for a policy known by name, kind and namespace.
@@ -384,14 +405,13 @@ fn in_scope_of(
     kind: PolicyKind,
     namespace: Option<&str>,
     scope: &Scope,
-    names: &[String],
+    named: &Named<'_>,
 ) -> bool {
-    let named = names.is_empty() || names.iter().any(|n| n == name);
     let scoped = match scope {
         Scope::Cluster => kind == PolicyKind::Cluster,
         Scope::Namespaced(ns) => kind == PolicyKind::Namespaced && namespace == Some(ns.as_str()),
     };
-    named && scoped
+    scoped && named.admits(name)
 }
 
 /// matchConstraints against the request. A selector error is an error
@@ -542,13 +562,9 @@ fn validate(
     let builder = admission_bindings(req, ns);
     let matching = match_input(req, ns);
     let mut collected = Collected::default();
-    for p in policies {
+    for p in policies.iter().copied() {
         // Autogen variants share the policy's name; one result per name.
-        if collected
-            .results
-            .iter()
-            .any(|r| r.policy == p.name && r.namespace == p.namespace)
-        {
+        if collected.judged.contains(p) {
             continue;
         }
         match constraints_match(p, req, ns, &matching) {
@@ -583,20 +599,37 @@ fn validate(
 /// The results of one request's policies, and the passes `required` must
 /// re-check once every policy has run.
 #[derive(Default)]
-struct Collected {
+struct Collected<'p> {
     results: Vec<PolicyResult>,
+    /// The name and namespace of each result's policy.
+    judged: Judged<'p>,
     /// Index of each passing result, with its matched images.
     passed: Vec<(usize, Vec<String>)>,
     /// What the request's policies verified, shared by all of them.
     verifications: verifier::SharedVerifications,
 }
 
-impl Collected {
+/// The policies (by name and namespace) that already have a result: a
+/// policy's autogen variants share its name, and it gets one result.
+#[derive(Default)]
+struct Judged<'p>(HashSet<(&'p str, Option<&'p str>)>);
+
+impl<'p> Judged<'p> {
+    fn contains(&self, p: &CompiledPolicy) -> bool {
+        self.0.contains(&(p.name.as_str(), p.namespace.as_deref()))
+    }
+
+    fn insert(&mut self, p: &'p CompiledPolicy) {
+        self.0.insert((&p.name, p.namespace.as_deref()));
+    }
+}
+
+impl<'p> Collected<'p> {
     /// Records `outcome` with what `log` holds; `error` words an evaluation
     /// error for this path.
     fn record(
         &mut self,
-        p: &CompiledPolicy,
+        p: &'p CompiledPolicy,
         outcome: Outcome,
         log: &verifier::DecisionLog,
         error: impl Fn(String) -> String,
@@ -633,6 +666,7 @@ impl Collected {
         };
         let mut r = r;
         r.verifications = verifier::take(log);
+        self.judged.insert(p);
         self.results.push(r);
     }
 

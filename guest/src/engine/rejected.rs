@@ -10,7 +10,7 @@
 //! denies on the unnamed cluster routes, named by its source.
 
 use super::results::{PolicyResult, Status};
-use super::{in_scope_of, Scope};
+use super::{in_scope_of, Named, Scope};
 use crate::policy::{CompiledPolicy, Diagnostic, PolicyKind};
 
 /// One rejected policy document.
@@ -67,7 +67,11 @@ pub fn collect(diagnostics: &[Diagnostic], loaded: &[CompiledPolicy]) -> Vec<Rej
 
 /// The error results of the rejected policies a request on `scope` with
 /// the route's `names` would have reached.
-pub fn results(rejected: &[Rejected], scope: &Scope, names: &[String]) -> Vec<PolicyResult> {
+pub(super) fn results(
+    rejected: &[Rejected],
+    scope: &Scope,
+    names: &Named<'_>,
+) -> Vec<PolicyResult> {
     rejected
         .iter()
         .filter(|r| {
@@ -102,13 +106,18 @@ mod tests {
         (set.policies, rejected)
     }
 
+    /// [`results`] for a route naming `names`.
+    fn results_named(rejected: &[Rejected], scope: &Scope, names: &[String]) -> Vec<PolicyResult> {
+        results(rejected, scope, &Named::new(names))
+    }
+
     const BROKEN: &str = "apiVersion: policies.kyverno.io/v1\nkind: ImageValidatingPolicy\nmetadata:\n  name: broken\nspec:\n  validationActions: [Nope]\n";
 
     #[test]
     fn a_rejected_policy_denies_where_it_is_named_and_on_the_unnamed_route() {
         let (_, rejected) = load(BROKEN);
         assert_eq!(rejected.len(), 1);
-        let named = results(&rejected, &Scope::Cluster, &["broken".into()]);
+        let named = results_named(&rejected, &Scope::Cluster, &["broken".into()]);
         assert_eq!(named.len(), 1);
         assert_eq!(named[0].status, Status::Error);
         assert!(
@@ -116,9 +125,9 @@ mod tests {
             "{}",
             named[0].message
         );
-        assert_eq!(results(&rejected, &Scope::Cluster, &[]).len(), 1);
-        assert!(results(&rejected, &Scope::Cluster, &["other".into()]).is_empty());
-        assert!(results(&rejected, &Scope::Namespaced("ns".into()), &[]).is_empty());
+        assert_eq!(results_named(&rejected, &Scope::Cluster, &[]).len(), 1);
+        assert!(results_named(&rejected, &Scope::Cluster, &["other".into()]).is_empty());
+        assert!(results_named(&rejected, &Scope::Namespaced("ns".into()), &[]).is_empty());
     }
 
     #[test]
@@ -132,11 +141,11 @@ mod tests {
         let (_, rejected) = load(&doc);
         assert_eq!(rejected[0].namespace.as_deref(), Some("team-a"));
         assert_eq!(
-            results(&rejected, &Scope::Namespaced("team-a".into()), &[]).len(),
+            results_named(&rejected, &Scope::Namespaced("team-a".into()), &[]).len(),
             1
         );
-        assert!(results(&rejected, &Scope::Namespaced("team-b".into()), &[]).is_empty());
-        assert!(results(&rejected, &Scope::Cluster, &[]).is_empty());
+        assert!(results_named(&rejected, &Scope::Namespaced("team-b".into()), &[]).is_empty());
+        assert!(results_named(&rejected, &Scope::Cluster, &[]).is_empty());
     }
 
     #[test]
@@ -144,8 +153,8 @@ mod tests {
         let (_, rejected) = load("kind: [unclosed");
         assert_eq!(rejected.len(), 1);
         assert!(!rejected[0].named);
-        assert_eq!(results(&rejected, &Scope::Cluster, &[]).len(), 1);
-        assert!(results(&rejected, &Scope::Cluster, &["p.yaml#0".into()]).is_empty());
+        assert_eq!(results_named(&rejected, &Scope::Cluster, &[]).len(), 1);
+        assert!(results_named(&rejected, &Scope::Cluster, &["p.yaml#0".into()]).is_empty());
         let (_, rejected) = load("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
         assert!(rejected.is_empty());
         let exception = "apiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata:\n  name: e\nspec: {}\n";
