@@ -72,11 +72,23 @@ pub fn ivpol_in(dir: &Path, args: &[&str]) -> Run {
         .env("IVPOL_CACHE_DIR", precompile_cache_dir())
         .env("IVPOL_LOG", "warn")
         .env("NO_COLOR", "1");
-    let out = cmd.output().expect("run ivpol");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    Run::of(&mut cmd)
+}
+
+impl Run {
+    /// Runs `cmd` to its end.
+    pub fn of(cmd: &mut Command) -> Run {
+        let out = cmd.output().expect("run ivpol");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Whether it exited 0.
+    pub fn success(&self) -> bool {
+        self.code == 0
     }
 }
 

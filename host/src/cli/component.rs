@@ -112,6 +112,12 @@ impl ComponentArgs {
         Ok(pulled.component)
     }
 
+    /// [`Self::bytes`] with [`Self::cache_dir`], for the commands that
+    /// only run the component's standalone verifiers.
+    pub(super) async fn load(&self, registry: &RegistryArgs) -> Result<(Vec<u8>, Option<PathBuf>)> {
+        Ok((self.bytes(registry).await?, self.cache_dir()))
+    }
+
     /// The precompile cache directory, unless caching is off.
     pub(super) fn cache_dir(&self) -> Option<PathBuf> {
         match self.no_precompile_cache {

@@ -113,24 +113,18 @@ pub(crate) async fn run() -> ExitCode {
             component,
             registry,
             command,
-        } => {
-            let cache = component.cache_dir();
-            match component.bytes(&registry).await {
-                Ok(bytes) => sigstore::run(command, &bytes, cache.as_deref()).await,
-                Err(e) => Err(e),
-            }
-        }
+        } => match component.load(&registry).await {
+            Ok((bytes, cache)) => sigstore::run(command, &bytes, cache.as_deref()).await,
+            Err(e) => Err(e),
+        },
         Command::Notary {
             component,
             registry,
             command,
-        } => {
-            let cache = component.cache_dir();
-            match component.bytes(&registry).await {
-                Ok(bytes) => notary::run(command, &bytes, cache.as_deref()).await,
-                Err(e) => Err(e),
-            }
-        }
+        } => match component.load(&registry).await {
+            Ok((bytes, cache)) => notary::run(command, &bytes, cache.as_deref()).await,
+            Err(e) => Err(e),
+        },
     };
     logs::flush();
     match result {

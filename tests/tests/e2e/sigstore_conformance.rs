@@ -4,6 +4,7 @@
 //! exit status 0 for a pass, anything else for a fail. [`cases`] gives each
 //! case's inputs, which `sigstore_rust` hands sigstore-verify as well.
 
+use ivpol_tests::cli::Run;
 use ivpol_tests::{ivpol_bin, precompile_cache_dir};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -134,13 +135,8 @@ fn verify(case: &Case, digest_mode: bool) -> (bool, String) {
     } else {
         cmd.arg(&case.artifact);
     }
-    let out = cmd.output().expect("run ivpol");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let run = Run::of(&mut cmd);
+    (run.success(), format!("{}{}", run.stdout, run.stderr))
 }
 
 #[test]
