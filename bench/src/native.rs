@@ -144,7 +144,7 @@ fn time_notary(case: &NotaryCase) -> Result<Timing> {
     };
     let now = ivpol_guest::verify::unix_now();
     let once = || {
-        let media_type = case.media_type();
+        let media_type = case.format.media_type();
         let tsa = tsa_certs.as_deref();
         verify_notary(&envelope, media_type, &target, &certs, tsa, now).map_err(anyhow::Error::msg)
     };

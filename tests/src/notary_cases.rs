@@ -3,6 +3,7 @@
 //! `ivpol notary verify`. The e2e tests check their outcomes; the bench
 //! times the same envelopes natively and in the component.
 
+use crate::sign::notary::Format;
 use crate::{ivpol_bin, precompile_cache_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,8 +16,7 @@ const TRUST_STORE: &str = "notation-go/verifier/testdata/truststore/x509";
 pub struct NotaryCase {
     pub name: &'static str,
     pub envelope: PathBuf,
-    /// `jws` or `cose`.
-    pub envelope_type: &'static str,
+    pub format: Format,
     /// The `ca` trust store (PEM or DER files).
     pub certs: Vec<PathBuf>,
     /// The `tsa` trust store.
@@ -27,14 +27,6 @@ pub struct NotaryCase {
 }
 
 impl NotaryCase {
-    /// The envelope's media type, as the signature layer names it.
-    pub fn media_type(&self) -> &'static str {
-        match self.envelope_type {
-            "jws" => "application/jose+json",
-            _ => "application/cose",
-        }
-    }
-
     /// `ivpol notary verify` on this case, with the shared precompile
     /// cache; add flags (or replace the certs) before running it.
     pub fn command(&self) -> Command {
@@ -43,7 +35,7 @@ impl NotaryCase {
             .arg(precompile_cache_dir())
             .args(["verify", "--envelope"])
             .arg(&self.envelope)
-            .args(["--envelope-type", self.envelope_type])
+            .args(["--envelope-type", envelope_type(self.format)])
             .args(["--target-media-type", self.target_media_type])
             .args(["--target-size", &self.target_size.to_string()]);
         for c in &self.certs {
@@ -53,6 +45,14 @@ impl NotaryCase {
             cmd.arg("--tsa-certs").arg(c);
         }
         cmd
+    }
+}
+
+/// `--envelope-type`'s name for `format`.
+fn envelope_type(format: Format) -> &'static str {
+    match format {
+        Format::Jws => "jws",
+        Format::Cose => "cose",
     }
 }
 
@@ -71,7 +71,7 @@ pub fn notary_cases() -> [NotaryCase; 2] {
         NotaryCase {
             name: "jws-ca",
             envelope: notary_file("notation-go/internal/mock/testdata/ca_valid_sig_env.json"),
-            envelope_type: "jws",
+            format: Format::Jws,
             certs: vec![notary_file(&format!(
                 "{TRUST_STORE}/ca/valid-trust-store/NotationTestRoot.pem"
             ))],
@@ -86,7 +86,7 @@ pub fn notary_cases() -> [NotaryCase; 2] {
             envelope: notary_file(
                 "notation-go/verifier/testdata/timestamp/sigEnv/coseWithTimestamp.sig",
             ),
-            envelope_type: "cose",
+            format: Format::Cose,
             certs: vec![notary_file(&format!(
                 "{TRUST_STORE}/ca/valid-trust-store/TestTimestamp.crt"
             ))],

@@ -478,7 +478,7 @@ fn ivpol_notary_verify_checks_vendored_envelopes_offline() {
     };
     fails(tampered, jws.target_digest, "signature is invalid");
     let mistyped = NotaryCase {
-        envelope_type: "cose",
+        format: Format::Cose,
         ..jws.clone()
     };
     fails(
