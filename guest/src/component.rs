@@ -5,8 +5,9 @@ use crate::admission::Operation as EOperation;
 use crate::engine::review::{self, Unjudgeable as EUnjudgeable};
 use crate::engine::{self, Phase as EPhase, Status as EStatus};
 use crate::oci::wasi_transport::WasiTransport;
+use crate::policy::exception::ExceptionScope as EExceptionScope;
 use crate::policy::PolicyKind as EPolicyKind;
-use crate::policy::SourceDocument;
+use crate::policy::{Refused, SourceDocument};
 
 wit_bindgen::generate!({
     world: "policy-module",
@@ -33,9 +34,9 @@ use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::notary::Descriptor;
 use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
-    Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, Operation, Phase, PolicyInfo,
-    PolicyKind, PolicyResult, Reason, RejectedPolicy, Route, Status, Subject, Unjudgeable, Verdict,
-    Verification, VerificationFailure,
+    Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, ExceptionScope, LoadOptions,
+    Operation, Phase, PolicyInfo, PolicyKind, PolicyResult, Reason, RejectedPolicy, Route, Status,
+    Subject, Unjudgeable, Verdict, Verification, VerificationFailure,
 };
 use ivpol::admission::verification_cache::CredentialScope;
 
@@ -49,16 +50,34 @@ impl Guest for Component {
 struct PolicySet(engine::PolicySet);
 
 impl GuestPolicySet for PolicySet {
-    fn new(documents: Vec<Document>) -> Self {
-        let sources: Vec<SourceDocument> = documents
-            .into_iter()
-            .map(|d| SourceDocument {
-                source: d.source,
-                content: d.content,
-            })
-            .collect();
-        let set =
-            engine::PolicySet::load_with_resources(&sources, std::sync::Arc::new(HostResources));
+    fn new(documents: Vec<Document>, options: LoadOptions) -> Self {
+        let mut sources = Vec::new();
+        let mut refused = Vec::new();
+        for d in documents {
+            match d.refused {
+                Some(reason) => refused.push(Refused {
+                    source: d.source,
+                    stub: d.content,
+                    reason,
+                }),
+                None => sources.push(SourceDocument {
+                    source: d.source,
+                    content: d.content,
+                }),
+            }
+        }
+        let exceptions = match options.exceptions {
+            ExceptionScope::None => EExceptionScope::None,
+            ExceptionScope::Any => EExceptionScope::Any,
+            ExceptionScope::Namespaces(n) => EExceptionScope::Namespaces(n),
+        };
+        let options = crate::policy::LoadOptions {
+            exceptions,
+            refused,
+            ..Default::default()
+        };
+        let resources = std::sync::Arc::new(HostResources);
+        let set = engine::PolicySet::load_with_resources(&sources, resources, options);
         PolicySet(set.with_cache(std::sync::Arc::new(HostCache)))
     }
 
@@ -111,6 +130,10 @@ impl GuestPolicySet for PolicySet {
             ca_bundle: options.ca_bundle,
             exclude_namespaces: options.exclude_namespaces,
             force_failure_policy_ignore: options.force_failure_policy_ignore,
+            naming: match options.kyverno_names {
+                true => crate::webhooks::Naming::Kyverno,
+                false => crate::webhooks::Naming::Ivpol,
+            },
         };
         crate::webhooks::configurations(self.0.policies(), &options).map(|v| v.to_string())
     }
@@ -132,18 +155,12 @@ impl GuestPolicySet for PolicySet {
             .0
             .review(&route, &body, &HostNamespaces, transport)
             .map_err(unjudgeable)?;
-        let s = answer.subject;
-        Ok(Answer {
-            response: answer.response,
-            subject: Subject {
-                uid: s.uid,
-                namespace: s.namespace,
-                kind: s.kind,
-                name: s.name,
-                operation: operation(s.operation),
-            },
-            verdict: answer.verdict.map(verdict),
-        })
+        Ok(wit_answer(answer))
+    }
+
+    fn review_policy(&self, body: Vec<u8>) -> Result<Answer, Unjudgeable> {
+        let answer = self.0.review_policy(&body).map_err(unjudgeable)?;
+        Ok(wit_answer(answer))
     }
 
     fn evaluate_json(&self, payload: String) -> Result<Verdict, String> {
@@ -179,6 +196,22 @@ impl GuestPolicySet for PolicySet {
             )
             .map(verdict)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The engine's answer as the WIT record.
+fn wit_answer(answer: review::Answer) -> Answer {
+    let s = answer.subject;
+    Answer {
+        response: answer.response,
+        subject: Subject {
+            uid: s.uid,
+            namespace: s.namespace,
+            kind: s.kind,
+            name: s.name,
+            operation: operation(s.operation),
+        },
+        verdict: answer.verdict.map(verdict),
     }
 }
 

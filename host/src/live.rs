@@ -13,6 +13,7 @@
 //! that cannot read its inputs, or whose component fails, keeps the current
 //! generation.
 
+use crate::budget::Budgets;
 use crate::cluster::Cluster;
 use crate::metrics::{metrics, PolicyLabels};
 use crate::policies::{self, Document};
@@ -30,6 +31,8 @@ pub(crate) struct Inputs {
     pub namespaces: Option<PathBuf>,
     /// The cluster's policies and namespaces (`--kubernetes`).
     pub cluster: Option<Arc<Cluster>>,
+    /// What the cluster's objects may cost the policy set.
+    pub budgets: Budgets,
 }
 
 /// The inputs as read: policy documents and namespace objects.
@@ -47,13 +50,21 @@ impl Inputs {
         if let Some(cluster) = &self.cluster {
             documents.extend(cluster.documents());
         }
+        for line in crate::budget::apply(&mut documents, &self.budgets) {
+            tracing::warn!("policy object refused: {line}");
+        }
         let namespaces = match &self.namespaces {
             Some(p) => policies::read_namespaces(p)?,
             None => BTreeMap::new(),
         };
         let mut h = Sha256::new();
         for d in &documents {
-            for part in [d.source.as_bytes(), d.content.as_bytes()] {
+            let refused = d.refused.as_deref().unwrap_or_default();
+            for part in [
+                d.source.as_bytes(),
+                d.content.as_bytes(),
+                refused.as_bytes(),
+            ] {
                 h.update((part.len() as u64).to_le_bytes());
                 h.update(part);
             }
@@ -140,6 +151,9 @@ pub(crate) struct Live {
     last_good: Mutex<BTreeMap<Key, Good>>,
     /// One reload at a time.
     reloading: tokio::sync::Mutex<()>,
+    /// Why the last reload kept the current generation, or loaded the
+    /// cluster's objects only in part; none once one loads whole.
+    last_error: Mutex<Option<String>>,
 }
 
 /// What a reload did, as counted in `ivpol_policy_reloads_total`.
@@ -171,7 +185,7 @@ impl Live {
     /// there is nothing to serve.
     pub(crate) async fn start(runtime: Arc<Runtime>, inputs: Inputs) -> Result<Live> {
         let read = inputs.read()?;
-        let pool = Pool::load(runtime.clone(), clone_documents(&read.documents)).await?;
+        let (pool, degraded) = load_degrading(&runtime, &read.documents).await?;
         let live = Live {
             runtime,
             inputs,
@@ -185,6 +199,7 @@ impl Live {
             })),
             last_good: Mutex::default(),
             reloading: tokio::sync::Mutex::new(()),
+            last_error: Mutex::new(degraded),
         };
         let pool = live.current().pool.clone();
         live.fetch_secrets(pool.summary()).await;
@@ -200,6 +215,19 @@ impl Live {
         }
     }
 
+    /// Why the last reload kept the current generation or loaded only in
+    /// part (readiness' `lastReloadError`); none once one loads whole.
+    pub(crate) fn last_reload_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn set_last_error(&self, error: Option<String>) {
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = error;
+    }
+
     /// Reads the inputs again and, if they changed, swaps in a new
     /// generation. `why` names the trigger in the log.
     pub(crate) async fn reload(&self, why: &str) -> Reloaded {
@@ -208,12 +236,14 @@ impl Live {
             Ok(read) if read.hash == self.current().hash => Reloaded::Unchanged,
             Ok(read) => self.load(read, why).await.unwrap_or_else(|e| {
                 tracing::error!("policy reload ({why}) failed, the current policies stay: {e:#}");
+                self.set_last_error(Some(format!("{e:#}")));
                 Reloaded::Failed
             }),
             Err(e) => {
                 tracing::error!(
                     "policy reload ({why}) cannot read its inputs, the current policies stay: {e:#}"
                 );
+                self.set_last_error(Some(format!("reading the inputs: {e:#}")));
                 Reloaded::Failed
             }
         };
@@ -226,19 +256,21 @@ impl Live {
     /// Loads `read`; policies that regressed are loaded again from their
     /// last good version, in a second pass.
     async fn load(&self, read: Read, why: &str) -> Result<Reloaded> {
-        let first = Pool::load(self.runtime.clone(), clone_documents(&read.documents)).await?;
+        let (first, mut degraded) = load_degrading(&self.runtime, &read.documents).await?;
         let regressed = self.regressed(&read.documents, &first.summary().rejected);
         let (pool, stale) = match regressed.stale.is_empty() {
             true => (first, vec![]),
             false => {
                 drop(first);
                 let documents = self.with_last_good(&read.documents, &regressed);
-                let pool = Pool::load(self.runtime.clone(), documents)
+                let (pool, again) = load_degrading(&self.runtime, &documents)
                     .await
                     .context("loading the last good versions")?;
+                degraded = degraded.or(again);
                 (pool, regressed.stale)
             }
         };
+        self.set_last_error(degraded);
         let summary = pool.summary();
         let outcome = match summary.rejected.is_empty() && stale.is_empty() {
             true => Reloaded::Loaded,
@@ -377,10 +409,10 @@ impl Live {
         let last_good = self.last_good.lock().unwrap_or_else(|p| p.into_inner());
         for s in &regressed.stale {
             if let Some(good) = last_good.get(&s.key()) {
-                out.push(Document {
-                    source: format!("{} (last good version of {})", good.source, s.name),
-                    content: good.text.clone(),
-                });
+                out.push(Document::file(
+                    format!("{} (last good version of {})", good.source, s.name),
+                    good.text.clone(),
+                ));
             }
         }
         out
@@ -448,10 +480,7 @@ fn blank(d: &Document, keys: &BTreeSet<Key>, unreadable: bool) -> Document {
         None => unreadable,
     });
     if !touched {
-        return Document {
-            source: d.source.clone(),
-            content: d.content.clone(),
-        };
+        return d.copy();
     }
     let content = parts
         .iter()
@@ -463,19 +492,75 @@ fn blank(d: &Document, keys: &BTreeSet<Key>, unreadable: bool) -> Document {
         .collect::<Vec<_>>()
         .join("\n---\n");
     Document {
-        source: d.source.clone(),
         content,
+        ..d.copy()
     }
 }
 
 fn clone_documents(documents: &[Document]) -> Vec<Document> {
-    documents
-        .iter()
-        .map(|d| Document {
-            source: d.source.clone(),
-            content: d.content.clone(),
-        })
-        .collect()
+    documents.iter().map(Document::copy).collect()
+}
+
+/// Loads `documents`; when the component cannot (an instance out of
+/// memory, a trap), loads them again with every namespace's objects
+/// refused, then with every object read from the API server refused, so
+/// that one tenant's input never stops the cluster's policies from loading
+/// (nor `serve` from starting). The second value says why it degraded.
+async fn load_degrading(
+    runtime: &Arc<Runtime>,
+    documents: &[Document],
+) -> Result<(Pool, Option<String>)> {
+    let whole = Pool::load(runtime.clone(), clone_documents(documents)).await;
+    let error = match whole {
+        Ok(pool) => return Ok((pool, None)),
+        Err(e) => format!("{e:#}"),
+    };
+    fn namespaced(d: &Document) -> bool {
+        d.owner.as_ref().is_some_and(|o| o.namespace.is_some())
+    }
+    fn from_cluster(d: &Document) -> bool {
+        d.owner.is_some()
+    }
+    /// What a step refuses, and which documents.
+    type Step = (&'static str, fn(&Document) -> bool);
+    let steps: [Step; 2] = [
+        ("every namespace's policies and exceptions", namespaced),
+        ("every object read from the API server", from_cluster),
+    ];
+    for (what, refused) in steps {
+        if !documents.iter().any(|d| refused(d) && d.refused.is_none()) {
+            continue;
+        }
+        let why = format!(
+            "the policy set did not load in the component ({}), so {what} is refused",
+            first_line(&error)
+        );
+        let fewer: Vec<Document> = documents
+            .iter()
+            .map(|d| match refused(d) && d.refused.is_none() {
+                true => refused_copy(d, &why),
+                false => d.copy(),
+            })
+            .collect();
+        if let Ok(pool) = Pool::load(runtime.clone(), fewer).await {
+            tracing::error!("{why}");
+            return Ok((pool, Some(why)));
+        }
+    }
+    Err(anyhow::anyhow!(error)).context("loading the policy set")
+}
+
+/// `d` refused with `why` (its content a stub naming its object).
+fn refused_copy(d: &Document, why: &str) -> Document {
+    let mut one = [d.copy()];
+    crate::budget::refuse_all(&mut one, why);
+    let [out] = one;
+    out
+}
+
+/// The first line of an error chain: the trap's backtrace stays in the log.
+fn first_line(error: &str) -> &str {
+    error.lines().next().unwrap_or(error)
 }
 
 /// Logs and counts what loaded, what was rejected and what is stale.

@@ -7,6 +7,7 @@
 // where an item is shared between modules.
 #![warn(unreachable_pub)]
 
+mod budget;
 mod cache;
 mod cli;
 mod cluster;

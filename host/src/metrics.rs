@@ -57,6 +57,16 @@ pub(crate) struct HashLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct NamespaceLabels {
+    /// The request's namespace (empty for a cluster-scoped object); at
+    /// most [`MAX_WAIT_NAMESPACES`], the rest `other`.
+    pub namespace: String,
+}
+
+/// Distinct `namespace` label values of `ivpol_instance_wait_seconds`.
+const MAX_WAIT_NAMESPACES: usize = 64;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct HostLabels {
     pub host: String,
 }
@@ -119,6 +129,9 @@ pub(crate) struct Metrics {
     /// Instances replaced after `--instance-max-calls` calls.
     pub instances_retired: Counter,
     pub instance_acquire: Histogram,
+    /// Waits for a namespace's turn and an instance, by namespace.
+    instance_waits: Histograms<NamespaceLabels>,
+    wait_namespaces: BoundedLabels,
     /// Linear memory held by all live instances (wasm memory never shrinks,
     /// so this is the sum of each instance's high-water mark).
     pub instance_memory: Gauge,
@@ -213,6 +226,8 @@ impl Metrics {
             leader: Gauge::default(),
             policy_set: Family::default(),
             registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
+            instance_waits: Family::new_with_constructor(latency_buckets),
+            wait_namespaces: BoundedLabels::new(MAX_WAIT_NAMESPACES),
         };
         m.register();
         m
@@ -301,6 +316,11 @@ impl Metrics {
             self.instance_acquire.clone(),
         );
         r.register(
+            "instance_wait_seconds",
+            "Time a request waited for its namespace's turn and an instance, by the request's namespace (at most 64; the rest `other`)",
+            self.instance_waits.clone(),
+        );
+        r.register(
             "instance_memory_bytes",
             "Linear memory held by live component instances",
             self.instance_memory.clone(),
@@ -380,6 +400,14 @@ impl Metrics {
         self.registry_requests
             .get_or_create(&RegistryLabels { host, status })
             .inc();
+    }
+
+    /// Observes how long a request of `namespace` waited for an instance.
+    pub(crate) fn observe_instance_wait(&self, namespace: &str, took: std::time::Duration) {
+        let namespace = self.wait_namespaces.label(namespace);
+        self.instance_waits
+            .get_or_create(&NamespaceLabels { namespace })
+            .observe(took.as_secs_f64());
     }
 
     /// Counts one policy's result (`pass`, `fail`, `skip`, `error`).

@@ -9,6 +9,44 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Document {
     pub source: String,
     pub content: String,
+    /// The object a document read from the API server holds (files have
+    /// none: they are the operator's). Budgets charge it to its namespace.
+    pub owner: Option<Owner>,
+    /// Why the host refused the document (`budget.rs`); its content is
+    /// then only a stub naming the object.
+    pub refused: Option<String>,
+}
+
+/// The object behind a document read from the API server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Owner {
+    pub api_version: String,
+    pub kind: String,
+    /// None for a cluster-scoped object (an ImageValidatingPolicy).
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl Document {
+    /// A document of the operator's (a file, a command-line input).
+    pub(crate) fn file(source: String, content: String) -> Document {
+        Document {
+            source,
+            content,
+            owner: None,
+            refused: None,
+        }
+    }
+
+    /// The same document, owner and refusal included.
+    pub(crate) fn copy(&self) -> Document {
+        Document {
+            source: self.source.clone(),
+            content: self.content.clone(),
+            owner: self.owner.clone(),
+            refused: self.refused.clone(),
+        }
+    }
 }
 
 const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -25,10 +63,7 @@ pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
         .into_iter()
         .map(|f| {
             let content = read_bounded(&f)?;
-            Ok(Document {
-                source: f.display().to_string(),
-                content,
-            })
+            Ok(Document::file(f.display().to_string(), content))
         })
         .collect()
 }

@@ -230,6 +230,119 @@ const VARIABLES: &[&str] = &[
     "ref",
 ];
 
+/// The variables a data-only expression may not read: what the policy
+/// computes (and what computing it may call), and the cluster objects.
+pub(super) const SERVICE_VARIABLES: &[&str] = &[
+    "variables",
+    "images",
+    "attestors",
+    "attestations",
+    "resource",
+    "ref",
+];
+
+/// The functions a data-only expression may not call: those that reach a
+/// registry (with the policy's credentials) or the verifier.
+pub(super) const SERVICE_FUNCTIONS: &[&str] = &[
+    "getImageData",
+    "GetMetadata",
+    "getMetadata",
+    "verifyImageSignatures",
+    "verifyAttestationSignatures",
+    "extractPayload",
+];
+
+/// The variables the API server binds for a webhook's matchConditions
+/// (`authorizer` aside, which ivpol does not offer).
+pub(super) const WEBHOOK_VARIABLES: &[&str] = &["object", "oldObject", "request"];
+
+/// The functions a webhook matchCondition may call beyond CEL's standard
+/// ones: the strings extension and Kubernetes' own libraries, all in the
+/// API server's environment since Kubernetes 1.28-1.31.
+const API_SERVER_FUNCTIONS: &[&str] = &[
+    "charAt",
+    "indexOf",
+    "lastIndexOf",
+    "join",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "replace",
+    "split",
+    "substring",
+    "find",
+    "findAll",
+    "isSorted",
+    "sum",
+    "quantity",
+    "isQuantity",
+    "sign",
+    "isInteger",
+    "asInteger",
+    "asApproximateFloat",
+    "add",
+    "sub",
+    "isGreaterThan",
+    "isLessThan",
+    "compareTo",
+    "url",
+    "isURL",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
+    "ip",
+    "isIP",
+    "family",
+    "isUnspecified",
+    "isLoopback",
+    "isLinkLocalMulticast",
+    "isLinkLocalUnicast",
+    "isGlobalUnicast",
+    "cidr",
+    "isCIDR",
+    "containsIP",
+    "containsCIDR",
+    "masked",
+    "prefixLength",
+];
+
+/// CEL's core functions, which every CEL environment has.
+const CORE: &[&str] = &[
+    "size",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "string",
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "bytes",
+    "type",
+    "dyn",
+    "duration",
+    "timestamp",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getFullYear",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getMonth",
+    "getSeconds",
+];
+
+/// Whether the API server's matchConditions environment has `name`.
+pub(super) fn api_server_has(name: &str) -> bool {
+    is_operator(name) || CORE.contains(&name) || API_SERVER_FUNCTIONS.contains(&name)
+}
+
 /// Whether `name` is a variable an expression may read.
 pub(super) fn is_variable(name: &str) -> bool {
     VARIABLES.contains(&name)

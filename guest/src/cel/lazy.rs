@@ -355,6 +355,22 @@ impl Bindings {
         build(self.base.clone(), self.definitions(), services)
     }
 
+    /// Only `names` of these bindings, with no `variables` and no services:
+    /// what a data-only expression (`super::compile_data_only`) is
+    /// evaluated against, so that it cannot reach the policy's credentials
+    /// even through a function the load-time check missed.
+    pub fn data_only(&self, names: &[&str]) -> Bindings {
+        let map = names
+            .iter()
+            .filter_map(|n| Some((n.to_string(), self.base.get(n)?.clone())))
+            .collect();
+        Bindings {
+            base: Base::new(map),
+            variables: None,
+            services: BoundServices::default(),
+        }
+    }
+
     /// What `verifyImageSignatures` and friends call, if bound.
     pub fn verifier(&self) -> Option<&Verifier> {
         self.services.services.verifier.as_ref()

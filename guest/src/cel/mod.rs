@@ -93,6 +93,20 @@ impl Expression {
         Ok(result?)
     }
 
+    /// Whether the API server can evaluate this as a webhook
+    /// matchCondition: it reads only `object`, `oldObject` and `request`,
+    /// and calls only CEL's standard functions, the strings extension and
+    /// Kubernetes' libraries (no `namespaceObject`, no Kyverno library).
+    /// Conservative: a `false` costs only a webhook call ivpol answers.
+    pub fn api_server_evaluable(&self) -> bool {
+        let refs = self.program.references();
+        let reads_ok = refs
+            .variables()
+            .into_iter()
+            .all(|v| !known::is_variable(v) || known::WEBHOOK_VARIABLES.contains(&v));
+        reads_ok && refs.functions().into_iter().all(known::api_server_has)
+    }
+
     /// Its type as far as the load-time check knows it (`check`).
     pub fn output_type(&self) -> &check::Ty {
         &self.output
@@ -158,6 +172,36 @@ pub fn new_context<'v>() -> Context<'v, 'v> {
 /// The error quotes the expression, as Kyverno's compile errors do.
 pub fn compile(source: &str) -> Result<Expression, String> {
     compile_with(source, false)
+}
+
+/// The variables a data-only expression sees: the request and its
+/// namespace, nothing the policy computed or may call.
+pub const DATA_VARIABLES: &[&str] = &["object", "oldObject", "request", "namespaceObject"];
+
+/// [`compile`] for an expression that must be data only (a
+/// PolicyException's matchConditions): it may read [`DATA_VARIABLES`] and
+/// call the pure libraries, but nothing that reaches a registry, a
+/// verifier, credentials or cluster objects, nor the policy's own
+/// `variables`, `images`, `attestors` or `attestations`. Its evaluation
+/// gets only those bindings too ([`Bindings::data_only`]).
+pub fn compile_data_only(source: &str) -> Result<Expression, String> {
+    let expr = compile(source)?;
+    let refs = expr.program.references();
+    let variable = known::SERVICE_VARIABLES
+        .iter()
+        .find(|v| refs.has_variable(v));
+    let function = refs
+        .functions()
+        .into_iter()
+        .find(|f| known::SERVICE_FUNCTIONS.contains(f));
+    let used = match (variable, function) {
+        (Some(v), _) => *v,
+        (None, Some(f)) => f,
+        (None, None) => return Ok(expr),
+    };
+    Err(format!(
+        "expression `{source}`: {used} is not available here: an exception's matchConditions are data only (object, oldObject, request, namespaceObject and the pure libraries; no registry, verification, cluster objects or policy variables)"
+    ))
 }
 
 /// [`compile`] in an environment without cel-go's

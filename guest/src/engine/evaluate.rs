@@ -103,15 +103,26 @@ pub(super) fn match_conditions(
 /// The exceptions in force whose matchConditions all hold, as an
 /// [`Outcome::Excepted`]; `None` when no exception applies. Their
 /// conditions are evaluated as the policy's own are (Kyverno's
-/// `compiledPolicy.Evaluate`), under the policy's failurePolicy.
+/// `compiledPolicy.Evaluate`), under the policy's failurePolicy, but see
+/// only the request's data: an exception's author is not the policy's, and
+/// gets none of its registry credentials, verifier or cluster objects.
 pub(super) fn exceptions(
     policy: &CompiledPolicy,
     bindings: &Bindings,
 ) -> Result<Option<Outcome>, Cause> {
     let now = crate::verify::unix_now();
+    let mut in_force = policy
+        .exceptions
+        .iter()
+        .filter(|e| e.in_force(now))
+        .peekable();
+    if in_force.peek().is_none() {
+        return Ok(None);
+    }
+    let data = bindings.data_only(crate::cel::DATA_VARIABLES);
     let mut matched = Vec::new();
-    for e in policy.exceptions.iter().filter(|e| e.in_force(now)) {
-        let holds = conditions_hold(&e.match_conditions, policy.spec.fail_closed(), bindings)
+    for e in in_force {
+        let holds = conditions_hold(&e.match_conditions, policy.spec.fail_closed(), &data)
             .map_err(|err| Cause::Exception {
                 key: e.key.clone(),
                 source: Box::new(err),

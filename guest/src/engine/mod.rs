@@ -14,6 +14,7 @@ mod images;
 mod mutate;
 mod notary;
 mod policy_error;
+mod policy_review;
 mod referrers;
 pub mod rejected;
 pub mod required;
@@ -76,29 +77,52 @@ pub struct PolicySet {
     cache: cache::SharedCache,
     /// The cluster objects the host grants (`resource` library), if any.
     resources: Option<Arc<dyn ResourceSource>>,
+    /// What the set was loaded with; a policy checked alone
+    /// (`review_policy`) is loaded with the same.
+    options: policy::LoadOptions,
 }
 
 impl PolicySet {
     /// Loads `sources` with no cluster objects granted: policies that use
     /// the `resource` library are refused.
     pub fn load(sources: &[SourceDocument]) -> PolicySet {
-        PolicySet::loaded(policy::load(sources), None)
+        PolicySet::load_options(sources, policy::LoadOptions::default(), None)
+    }
+
+    /// [`PolicySet::load`] with exceptions to cluster policies taken from
+    /// `exceptions` only.
+    pub fn load_scoped(
+        sources: &[SourceDocument],
+        exceptions: policy::exception::ExceptionScope,
+    ) -> PolicySet {
+        let options = policy::LoadOptions {
+            exceptions,
+            ..Default::default()
+        };
+        PolicySet::load_options(sources, options, None)
     }
 
     /// [`PolicySet::load`] with the `resource` library reading through
-    /// `resources`; policies that use it load only if something is granted.
+    /// `resources` (policies that use it load only if something is
+    /// granted), and the rest of `options` (its `granted` is `resources`').
     pub fn load_with_resources(
         sources: &[SourceDocument],
         resources: Arc<dyn ResourceSource>,
+        options: policy::LoadOptions,
     ) -> PolicySet {
-        let loaded = policy::load_granting(sources, &resources.granted());
-        PolicySet::loaded(loaded, Some(resources))
+        let options = policy::LoadOptions {
+            granted: resources.granted(),
+            ..options
+        };
+        PolicySet::load_options(sources, options, Some(resources))
     }
 
-    fn loaded(
-        mut loaded: policy::LoadedSet,
+    fn load_options(
+        sources: &[SourceDocument],
+        options: policy::LoadOptions,
         resources: Option<Arc<dyn ResourceSource>>,
     ) -> PolicySet {
+        let mut loaded = policy::load_with(sources, &options);
         attach_exceptions(&mut loaded);
         let rejected = rejected::collect(&loaded.diagnostics, &loaded.policies);
         PolicySet {
@@ -107,6 +131,7 @@ impl PolicySet {
             rejected,
             cache: cache::none(),
             resources,
+            options,
         }
     }
 

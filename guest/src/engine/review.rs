@@ -142,7 +142,7 @@ impl PolicySet {
 }
 
 /// The `request` of an AdmissionReview `admission.k8s.io/v1`, as its text.
-fn envelope(body: &[u8]) -> Result<&RawValue, Unjudgeable> {
+pub(super) fn envelope(body: &[u8]) -> Result<&RawValue, Unjudgeable> {
     use Unjudgeable::NotAdmissionReview;
     let doc: Envelope = serde_json::from_slice(body).map_err(|e| match e.is_data() {
         true => NotAdmissionReview(format!("body is not an AdmissionReview: {e}")),

@@ -35,6 +35,57 @@ struct PolicyRef {
     kind: String,
 }
 
+/// Which PolicyExceptions may exempt requests from a cluster policy
+/// (WIT `exception-scope`). A tenant who may write exceptions in its own
+/// namespace must not be able to exempt itself, or anyone, from the
+/// cluster's policies (Kyverno's GO-2024-3230): the operator names the
+/// namespaces whose exceptions count. An exception for a namespaced
+/// policy applies only from that policy's namespace, whatever the scope.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ExceptionScope {
+    /// Exceptions are off: every PolicyException is refused at load.
+    None,
+    /// Exceptions from any namespace: the policy files are the operator's.
+    #[default]
+    Any,
+    /// Exceptions from these namespaces only (and those without one,
+    /// which only the operator's files can hold).
+    Namespaces(Vec<String>),
+}
+
+impl ExceptionScope {
+    /// Why an exception in `namespace` may not exempt a cluster policy;
+    /// `None` when it may.
+    fn refuses_cluster(&self, namespace: Option<&str>) -> Option<String> {
+        match (self, namespace) {
+            (ExceptionScope::Any, _) | (ExceptionScope::Namespaces(_), None) => None,
+            (ExceptionScope::Namespaces(allowed), Some(ns)) => {
+                (!allowed.iter().any(|a| a == ns)).then(|| {
+                    format!(
+                        "an exception in namespace {ns:?} may not exempt a cluster policy: exceptions to ImageValidatingPolicies are accepted only from {} (ivpol serve --exception-namespace)",
+                        quoted_list(allowed)
+                    )
+                })
+            }
+            (ExceptionScope::None, _) => Some(DISABLED.into()),
+        }
+    }
+}
+
+const DISABLED: &str =
+    "policy exceptions are disabled (ivpol serve --no-policy-exceptions): this exception exempts nothing";
+
+fn quoted_list(names: &[String]) -> String {
+    match names {
+        [] => "no namespace".into(),
+        _ => names
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 /// What a matching exception makes of the policy's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportAs {
@@ -85,14 +136,24 @@ impl CompiledException {
 }
 
 /// Compiles one PolicyException document; errors carry field paths.
+///
+/// `scope` says whether an exception in its namespace may name a cluster
+/// policy; one that may not is refused whole, so that the tenant who wrote
+/// it learns so (at `kubectl apply`, through the policy-validation webhook)
+/// rather than finding it silently ignored.
 pub fn compile(
     metadata: &Metadata,
     spec: serde_json::Value,
+    scope: &ExceptionScope,
 ) -> Result<CompiledException, Vec<String>> {
+    if *scope == ExceptionScope::None {
+        return Err(vec![DISABLED.into()]);
+    }
     let spec: ExceptionSpec = serde_path_to_error::deserialize(spec).map_err(|e| {
         let path = e.path().to_string();
         vec![format!("spec.{path}: {}", e.into_inner())]
     })?;
+    let namespace = metadata.namespace.clone().filter(|n| !n.is_empty());
     let mut errors = unsupported(&spec);
     if spec.policy_refs.is_empty() {
         errors.push("spec.policyRefs: Required value: at least one policy reference".into());
@@ -100,6 +161,11 @@ pub fn compile(
     for (i, r) in spec.policy_refs.iter().enumerate() {
         if r.name.is_empty() {
             errors.push(format!("spec.policyRefs[{i}].name: Required value"));
+        }
+        if r.kind == PolicyKind::Cluster.as_str() {
+            if let Some(why) = scope.refuses_cluster(namespace.as_deref()) {
+                errors.push(format!("spec.policyRefs[{i}]: {why}"));
+            }
         }
     }
     let report_as = match spec.report_result.as_deref() {
@@ -124,7 +190,10 @@ pub fn compile(
     };
     let mut match_conditions = Vec::new();
     for (i, c) in spec.match_conditions.iter().enumerate() {
-        match crate::cel::compile(&c.expression) {
+        // Data only: an exception is written by whoever may write one in
+        // its namespace, and must not reach the policy's registry
+        // credentials, verifier or granted cluster objects.
+        match crate::cel::compile_data_only(&c.expression) {
             Ok(e) => match_conditions.push((c.name.clone(), e)),
             Err(e) => errors.push(format!("spec.matchConditions[{i}].expression: {e}")),
         }
@@ -133,7 +202,6 @@ pub fn compile(
         return Err(errors);
     }
     let name = metadata.name.clone().unwrap_or_default();
-    let namespace = metadata.namespace.clone().filter(|n| !n.is_empty());
     let key = match &namespace {
         Some(ns) => format!("{ns}/{name}"),
         None => name,

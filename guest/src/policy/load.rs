@@ -2,7 +2,7 @@
 //! diagnostics. A bad document never stops the others from loading.
 
 use super::compile::{compile_policy, CompiledPolicy, PolicyKind};
-use super::exception::{self, CompiledException};
+use super::exception::{self, CompiledException, ExceptionScope};
 use super::spec::{Metadata, Spec};
 use super::{autogen, validate};
 use serde::Deserialize;
@@ -77,24 +77,82 @@ enum Loaded {
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 const MAX_DOCUMENTS: usize = 1000;
 
-/// Loads every document of `sources`, granting no cluster resources: a policy
-/// that reads them does not load.
-pub fn load(sources: &[SourceDocument]) -> LoadedSet {
-    load_granting(sources, &[])
+/// What the host grants the documents it hands over.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The cluster resources policies may read (the `resource` library);
+    /// without any, a policy that uses the library is refused.
+    pub granted: Vec<String>,
+    /// Where exceptions to cluster policies may come from.
+    pub exceptions: ExceptionScope,
+    /// Documents the host refused to hand over whole (WIT
+    /// `document.refused`): each becomes a diagnostic.
+    pub refused: Vec<Refused>,
 }
 
-/// [`load`] where the host grants reading the cluster resources `granted`
-/// (the `resource` library); without any, a policy that uses the library
-/// is refused.
-pub fn load_granting(sources: &[SourceDocument], granted: &[String]) -> LoadedSet {
+/// A document the host refused (over a budget, too large): it arrives as a
+/// stub naming only its kind, name and namespace, so that its refusal is
+/// charged to the routes it would have served and nowhere else.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    /// As [`SourceDocument::source`].
+    pub source: String,
+    /// The stub: `apiVersion`, `kind` and `metadata` (name, namespace).
+    pub stub: String,
+    /// Why the host refused it.
+    pub reason: String,
+}
+
+/// Loads every document of `sources`, granting no cluster resources (a
+/// policy that reads them does not load) and taking exceptions from any
+/// namespace, as for the operator's own policy files.
+pub fn load(sources: &[SourceDocument]) -> LoadedSet {
+    load_with(sources, &LoadOptions::default())
+}
+
+/// [`load`] with what `options` grant.
+pub fn load_with(sources: &[SourceDocument], options: &LoadOptions) -> LoadedSet {
     let mut set = LoadedSet::default();
+    for refused in &options.refused {
+        set.diagnostics.push(refusal(refused));
+    }
     for src in sources {
-        load_source(src, granted, &mut set);
+        load_source(src, options, &mut set);
     }
     set
 }
 
-fn load_source(src: &SourceDocument, granted: &[String], set: &mut LoadedSet) {
+/// The diagnostic of a refused document. Its stub says what it would have
+/// been: a namespaced policy or exception claims its namespace only (an
+/// exception claims nothing, which only denies more).
+fn refusal(refused: &Refused) -> Diagnostic {
+    let stub: serde_json::Value = match serde_json::from_str(&refused.stub) {
+        Ok(v) if refused.stub.len() <= MAX_STUB_BYTES => v,
+        // A stub that says nothing claims what any unreadable file does.
+        _ => serde_json::Value::Null,
+    };
+    let (kind, namespace) = match stub.is_null() {
+        true => (Some(PolicyKind::Cluster), None),
+        false => claim(&stub),
+    };
+    let policy = stub
+        .pointer("/metadata/name")
+        .and_then(|n| n.as_str())
+        .map(str::to_string);
+    Diagnostic {
+        source: refused.source.clone(),
+        document: 0,
+        policy,
+        message: refused.reason.clone(),
+        kind,
+        namespace,
+    }
+}
+
+/// A stub holds a kind and two names: anything longer is not one.
+const MAX_STUB_BYTES: usize = 4096;
+
+fn load_source(src: &SourceDocument, options: &LoadOptions, set: &mut LoadedSet) {
     let diag = |index: usize, policy: Option<String>, message: String| Diagnostic {
         source: src.source.clone(),
         document: u32::try_from(index).unwrap_or(u32::MAX),
@@ -131,7 +189,7 @@ fn load_source(src: &SourceDocument, granted: &[String], set: &mut LoadedSet) {
                 return;
             }
         };
-        match load_document(&value, granted) {
+        match load_document(&value, options) {
             Ok(Loaded::Policies(policies)) => set.policies.extend(policies),
             Ok(Loaded::Exception(e)) => set.exceptions.push(e),
             Err((policy, messages)) => {
@@ -150,7 +208,7 @@ fn load_source(src: &SourceDocument, granted: &[String], set: &mut LoadedSet) {
 type LoadError = (Option<String>, Vec<String>);
 
 /// Loads one document into its policy and autogen variants, or an exception.
-fn load_document(value: &serde_json::Value, granted: &[String]) -> Result<Loaded, LoadError> {
+fn load_document(value: &serde_json::Value, options: &LoadOptions) -> Result<Loaded, LoadError> {
     let api_version = value
         .get("apiVersion")
         .and_then(|v| v.as_str())
@@ -186,7 +244,7 @@ fn load_document(value: &serde_json::Value, granted: &[String]) -> Result<Loaded
         if spec.is_null() {
             return Err(fail(vec!["spec: Required value".into()]));
         }
-        return exception::compile(&metadata, spec)
+        return exception::compile(&metadata, spec, &options.exceptions)
             .map(Loaded::Exception)
             .map_err(fail);
     }
@@ -227,7 +285,7 @@ fn load_document(value: &serde_json::Value, granted: &[String]) -> Result<Loaded
         let mut policy =
             compile_policy(&policy_name, namespace.clone(), kind, variant, autogen_name)
                 .map_err(&fail)?;
-        if let (Some(path), true) = (&policy.reads_resources, granted.is_empty()) {
+        if let (Some(path), true) = (&policy.reads_resources, options.granted.is_empty()) {
             return Err(fail(vec![format!(
                 "{path}: Kyverno library resource (resource.get) reads cluster objects, and the host grants none: run ivpol serve --kubernetes --grant-resource <resource> (e.g. configmaps)"
             )]));
@@ -470,6 +528,22 @@ spec:
             msg.contains("spec.attestors[0].cosign.keyless.identities[0].subjectExpression"),
             "{msg}"
         );
+        for (body, want) in [
+            (
+                "          identities: []",
+                "keyless.identities: Required value: at least one identity",
+            ),
+            (
+                "          identities: [{}]",
+                "keyless.identities[0]: Required value: a subject",
+            ),
+        ] {
+            let msg = only_message(&keyless(body));
+            assert!(
+                msg.contains(&format!("spec.attestors[0].cosign.{want}")),
+                "{msg}"
+            );
+        }
         let set = load_str(&keyless(
             "          identities: [{issuer: i, subjectExpression: \"'^https://x/' + namespaceObject.metadata.name\"}]\n          additionalExtensions: {githubWorkflowRepository: a/b, githubWorkflowTrigger: push, githubWorkflowSha: abc, githubWorkflowName: n, githubWorkflowRef: refs/heads/main}",
         ));

@@ -13,4 +13,4 @@ pub use compile::{
     CompiledPolicy, CompiledValidation, ImageMatcher, ImageVariables, PolicyKind, NAMESPACE_OBJECT,
     RESOURCE,
 };
-pub use load::{load, load_granting, Diagnostic, LoadedSet, SourceDocument};
+pub use load::{load, load_with, Diagnostic, LoadOptions, LoadedSet, Refused, SourceDocument};

@@ -172,7 +172,23 @@ fn check_keyless(path: &str, k: &super::attestor::Keyless, problems: &mut Vec<St
     if let Err(e) = k.extensions() {
         problems.push(format!("{path}.{e}"));
     }
+    // cosign accepts any certificate its CA issued when no identity is
+    // given: a policy that names none (or one that names nothing) would
+    // admit anyone's keyless signature.
+    if k.identities.is_empty() {
+        problems.push(format!(
+            "{path}.identities: Required value: at least one identity (issuer and subject); without one any certificate the CA issued would verify"
+        ));
+    }
     for (i, id) in k.identities.iter().enumerate() {
+        let subject =
+            id.subject.is_some() || id.subject_reg_exp.is_some() || id.subject_expression.is_some();
+        let issuer = id.issuer.is_some() || id.issuer_reg_exp.is_some();
+        if !subject && !issuer {
+            problems.push(format!(
+                "{path}.identities[{i}]: Required value: a subject (subject, subjectRegExp or subjectExpression) or an issuer (issuer or issuerRegExp); an empty identity matches any certificate"
+            ));
+        }
         if id.subject_expression.is_some() && id.subject_reg_exp.is_some() {
             problems.push(format!(
                 "{path}.identities[{i}]: subjectExpression and subjectRegExp are mutually exclusive"

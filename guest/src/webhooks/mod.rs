@@ -36,14 +36,67 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Kyverno's webhook name prefixes (`pkg/config/config.go`); NIVP uses them too.
-pub const VALIDATE_PREFIX: &str = "ivpol.validate.kyverno.svc";
-/// The mutating webhooks' name prefix.
-pub const MUTATE_PREFIX: &str = "ivpol.mutate.kyverno.svc";
-/// The configuration objects Kyverno adds its resource webhooks to.
-pub const VALIDATING_CONFIG_NAME: &str = "kyverno-resource-validating-webhook-cfg";
-/// The configuration Kyverno adds its resource mutating webhooks to.
-pub const MUTATING_CONFIG_NAME: &str = "kyverno-resource-mutating-webhook-cfg";
+/// What the configurations and their webhooks are called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Naming {
+    /// ivpol's own names (`ivpol-resource-*-webhook-cfg`, webhooks
+    /// `validate.ivpol.io-…`), so that ivpol runs beside Kyverno, as a user
+    /// migrating from it does, without either overwriting the other.
+    #[default]
+    Ivpol,
+    /// Kyverno's names (`kyverno-resource-*-webhook-cfg`, webhooks
+    /// `ivpol.validate.kyverno.svc-…`), for the places that expect them,
+    /// such as Kyverno's chainsaw asserts.
+    Kyverno,
+}
+
+/// The names one [`Naming`] gives.
+struct Names {
+    validate_prefix: &'static str,
+    mutate_prefix: &'static str,
+    validating_config: &'static str,
+    mutating_config: &'static str,
+    /// The label that marks the configurations as this installation's.
+    managed_by: (&'static str, &'static str),
+}
+
+impl Naming {
+    fn names(self) -> Names {
+        match self {
+            Naming::Ivpol => Names {
+                validate_prefix: "validate.ivpol.io",
+                mutate_prefix: "mutate.ivpol.io",
+                validating_config: "ivpol-resource-validating-webhook-cfg",
+                mutating_config: "ivpol-resource-mutating-webhook-cfg",
+                managed_by: ("app.kubernetes.io/managed-by", "ivpol"),
+            },
+            // Kyverno's `pkg/config/config.go`; NIVP uses them too.
+            Naming::Kyverno => Names {
+                validate_prefix: "ivpol.validate.kyverno.svc",
+                mutate_prefix: "ivpol.mutate.kyverno.svc",
+                validating_config: "kyverno-resource-validating-webhook-cfg",
+                mutating_config: "kyverno-resource-mutating-webhook-cfg",
+                managed_by: ("webhook.kyverno.io/managed-by", "kyverno"),
+            },
+        }
+    }
+
+    /// The ValidatingWebhookConfiguration's name.
+    pub fn validating_config(self) -> &'static str {
+        self.names().validating_config
+    }
+
+    /// The MutatingWebhookConfiguration's name.
+    pub fn mutating_config(self) -> &'static str {
+        self.names().mutating_config
+    }
+}
+
+/// The longest name the API server takes for a webhook (a DNS subdomain).
+const MAX_WEBHOOK_NAME: usize = 253;
+/// Hex digits of the namespace-and-name hash that makes a per-policy
+/// webhook name unique: 48 bits.
+const NAME_HASH_HEX: usize = 12;
 /// The label the API server puts on every Namespace.
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 /// The API server's default webhook timeout, which Kyverno leaves in place
@@ -69,12 +122,17 @@ pub struct Options {
     pub exclude_namespaces: Vec<String>,
     /// Every webhook fails open, whatever the policies say.
     pub force_failure_policy_ignore: bool,
+    /// Whose names the configurations and webhooks take.
+    pub naming: Naming,
 }
 
 /// One webhook before rendering.
 #[derive(Debug, Clone, PartialEq)]
 struct Webhook {
     name: String,
+    /// The name to take instead when `name` is not usable (another webhook
+    /// has it): a per-policy webhook's hashed name.
+    unique_name: Option<String>,
     path: String,
     fail: bool,
     namespace_selector: Option<LabelSelector>,
@@ -92,7 +150,17 @@ enum Phase {
     Mutate,
 }
 
-/// The two configurations as a `v1` `List` (mutating first), in JSON.
+/// The policy-validation webhook's configuration: one name whatever the
+/// [`Naming`], since Kyverno's own (`kyverno-policy-validating-webhook-cfg`)
+/// judges all of Kyverno's policy kinds and must not be replaced.
+pub const POLICY_CONFIG_NAME: &str = "ivpol-policy-validating-webhook-cfg";
+/// Its one webhook.
+const POLICY_WEBHOOK_NAME: &str = "validate-policy.ivpol.io";
+/// Where the API server sends it (the host's route of that name).
+const POLICY_WEBHOOK_PATH: &str = "/ivpol/policy-validate";
+
+/// The two resource configurations as a `v1` `List` (mutating first), then
+/// the policy-validation one, in JSON.
 ///
 /// `policies` are the loaded policies without their autogen variants.
 /// An error means the configurations could not be made valid (two webhooks
@@ -112,14 +180,58 @@ pub fn configurations<'a>(
         .collect();
     let validate = webhooks_for(&admitted, Phase::Validate, options)?;
     let mutate = webhooks_for(&mutating, Phase::Mutate, options)?;
+    let names = options.naming.names();
     Ok(json!({
         "apiVersion": "v1",
         "kind": "List",
         "items": [
-            config("MutatingWebhookConfiguration", MUTATING_CONFIG_NAME, &mutate, Phase::Mutate, options),
-            config("ValidatingWebhookConfiguration", VALIDATING_CONFIG_NAME, &validate, Phase::Validate, options),
+            config("MutatingWebhookConfiguration", names.mutating_config, &mutate, Phase::Mutate, options),
+            config("ValidatingWebhookConfiguration", names.validating_config, &validate, Phase::Validate, options),
+            policy_config(options),
         ],
     }))
+}
+
+/// The ValidatingWebhookConfiguration of the policy-validation webhook:
+/// IVPs, NIVPs and PolicyExceptions on CREATE and UPDATE, failing closed
+/// (a policy that cannot be checked is not let in), whatever
+/// `force_failure_policy_ignore` says of the resource webhooks.
+fn policy_config(options: &Options) -> Value {
+    let rules = vec![RuleWithOperations {
+        operations: vec!["CREATE".into(), "UPDATE".into()],
+        api_groups: vec!["policies.kyverno.io".into()],
+        api_versions: vec!["*".into()],
+        resources: vec![
+            "imagevalidatingpolicies".into(),
+            "namespacedimagevalidatingpolicies".into(),
+            "policyexceptions".into(),
+        ],
+        scope: Some("*".into()),
+    }];
+    let webhook = Webhook {
+        name: POLICY_WEBHOOK_NAME.into(),
+        unique_name: None,
+        path: POLICY_WEBHOOK_PATH.into(),
+        fail: true,
+        namespace_selector: config_namespace_selector(options),
+        object_selector: None,
+        rules,
+        match_conditions: Vec::new(),
+        exact: false,
+        timeout_seconds: None,
+    };
+    let always_closed = Options {
+        force_failure_policy_ignore: false,
+        naming: Naming::Ivpol,
+        ..options.clone()
+    };
+    config(
+        "ValidatingWebhookConfiguration",
+        POLICY_CONFIG_NAME,
+        &[webhook],
+        Phase::Validate,
+        &always_closed,
+    )
 }
 
 /// The webhooks of one phase: cluster policies, then namespaced ones, each
@@ -129,9 +241,10 @@ fn webhooks_for(
     phase: Phase,
     options: &Options,
 ) -> Result<Vec<Webhook>, String> {
+    let names = options.naming.names();
     let (prefix, phase_path) = match phase {
-        Phase::Validate => (VALIDATE_PREFIX, "validate"),
-        Phase::Mutate => (MUTATE_PREFIX, "mutate"),
+        Phase::Validate => (names.validate_prefix, "validate"),
+        Phase::Mutate => (names.mutate_prefix, "mutate"),
     };
     let of_kind = |kind: PolicyKind| -> Vec<&CompiledPolicy> {
         policies
@@ -171,6 +284,7 @@ fn webhooks_for(
             w.exact = false;
         }
     }
+    take_unique_names(&mut out);
     out.sort_by(|a, b| a.name.cmp(&b.name));
     let mut seen = BTreeSet::new();
     for w in &out {
@@ -202,8 +316,15 @@ fn build(
     for p in fine {
         let fail = fails_closed(p, options);
         let kind = if fail { "fail" } else { "ignore" };
+        let base = format!("{prefix}-{kind}-finegrained");
+        let unique = hashed_webhook_name(&base, p);
+        let name = match options.naming {
+            Naming::Ivpol => unique.clone(),
+            Naming::Kyverno => policy_webhook_name(&base, p),
+        };
         let webhook = Webhook {
-            name: policy_webhook_name(&format!("{prefix}-{kind}-finegrained"), p),
+            name,
+            unique_name: Some(unique),
             path: format!("{query_path}/{}", p.name),
             fail,
             namespace_selector: namespace_selector(p, options),
@@ -253,6 +374,7 @@ fn build(
             let kind = if fail { "fail" } else { "ignore" };
             out.push(Webhook {
                 name: format!("{prefix}-{kind}{suffix}"),
+                unique_name: None,
                 path: path.clone(),
                 fail,
                 namespace_selector: group.namespace_selector.clone(),
@@ -281,11 +403,62 @@ fn fails_closed(p: &CompiledPolicy, options: &Options) -> bool {
     !options.force_failure_policy_ignore && p.spec.fail_closed()
 }
 
-/// `<name>-<policy>`, or `<name>-<namespace>-<policy>` for a namespaced one.
+/// Kyverno's `<name>-<policy>`, or `<name>-<namespace>-<policy>` for a
+/// namespaced one. It may be too long for the API server, and two policies
+/// may spell it alike (`c` in `a-b`, `b-c` in `a`): [`take_unique_names`]
+/// then gives them their [`hashed_webhook_name`]s.
 fn policy_webhook_name(name: &str, p: &CompiledPolicy) -> String {
+    format!("{name}-{}", readable_owner(p))
+}
+
+fn readable_owner(p: &CompiledPolicy) -> String {
     match &p.namespace {
-        Some(ns) if p.kind == PolicyKind::Namespaced => format!("{name}-{ns}-{}", p.name),
-        _ => format!("{name}-{}", p.name),
+        Some(ns) if p.kind == PolicyKind::Namespaced => format!("{ns}-{}", p.name),
+        _ => p.name.clone(),
+    }
+}
+
+/// `<base>-<namespace>-<policy>-<hash>`: the readable part cut so that the
+/// whole is at most 253 characters, and a hash of the kind, namespace and
+/// name that no other policy shares. Always a valid webhook name, since
+/// the base, namespaces and policy names are lower-case DNS names.
+fn hashed_webhook_name(base: &str, p: &CompiledPolicy) -> String {
+    let owner = format!(
+        "{}/{}/{}",
+        p.kind.as_str(),
+        p.namespace.as_deref().unwrap_or_default(),
+        p.name
+    );
+    let digest = Sha256::digest(owner.as_bytes());
+    let hash: String = digest
+        .iter()
+        .flat_map(|b| [b >> 4, b & 0xf])
+        .take(NAME_HASH_HEX)
+        .map(|n| char::from_digit(u32::from(n), 16).unwrap_or('0'))
+        .collect();
+    let room = MAX_WEBHOOK_NAME.saturating_sub(base.len() + hash.len() + 2);
+    let readable = readable_owner(p);
+    let cut: String = readable.chars().take(room).collect();
+    // A label may not end in `-` or `.`, nor be empty.
+    let cut = cut.trim_end_matches(['-', '.']);
+    match cut.is_empty() {
+        true => format!("{base}-{hash}"),
+        false => format!("{base}-{cut}-{hash}"),
+    }
+}
+
+/// Gives every webhook whose name is too long, or shared with another, its
+/// unique name (Kyverno's names can be both).
+fn take_unique_names(webhooks: &mut [Webhook]) {
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for w in webhooks.iter() {
+        *count.entry(w.name.clone()).or_default() += 1;
+    }
+    for w in webhooks.iter_mut() {
+        let unusable = w.name.len() > MAX_WEBHOOK_NAME || count[&w.name] > 1;
+        if let (true, Some(unique)) = (unusable, &w.unique_name) {
+            w.name = unique.clone();
+        }
     }
 }
 
@@ -306,23 +479,39 @@ fn policy_rules(p: &CompiledPolicy) -> Vec<RuleWithOperations> {
 /// hold for Pods (`autogen-<name>`), and each pod-controller variant adds its
 /// rewritten conditions for its kinds (`autogen-<config>-<name>`), configs in
 /// name order.
+///
+/// Unlike Kyverno, a condition the API server cannot evaluate (one that
+/// reads `namespaceObject`, or calls Kyverno's libraries) stays out: the API
+/// server would refuse the whole configuration, and so every policy's
+/// webhook. Leaving a condition out only sends ivpol more requests, and
+/// ivpol evaluates every condition itself.
 fn match_conditions(p: &CompiledPolicy) -> Vec<(String, String)> {
     let can_autogen = autogen::can_autogen(&p.match_constraints);
+    let own = webhook_evaluable(&p.spec.match_conditions);
     if !can_autogen {
-        return plain(&p.spec.match_conditions);
+        return plain(&own);
     }
     let pods = BTreeSet::from([precondition("", "v1", "Pod")]);
-    let mut out = wrap("autogen", &pods, &p.spec.match_conditions);
+    let mut out = wrap("autogen", &pods, &own);
     let mut variants = autogen::variants(&p.spec);
     variants.sort_by(|a, b| a.0.cmp(&b.0));
     for (config, spec) in &variants {
         out.extend(wrap(
             &format!("autogen-{config}"),
             &variant_preconditions(spec),
-            &spec.match_conditions,
+            &webhook_evaluable(&spec.match_conditions),
         ));
     }
     out
+}
+
+/// The conditions the API server's matchConditions environment can evaluate.
+fn webhook_evaluable(conditions: &[NamedExpression]) -> Vec<NamedExpression> {
+    conditions
+        .iter()
+        .filter(|c| crate::cel::compile(&c.expression).is_ok_and(|e| e.api_server_evaluable()))
+        .cloned()
+        .collect()
 }
 
 fn plain(conditions: &[NamedExpression]) -> Vec<(String, String)> {
@@ -551,15 +740,16 @@ fn sorted_rules(rules: Vec<RuleWithOperations>) -> Vec<RuleWithOperations> {
 
 /// One configuration object.
 fn config(kind: &str, name: &str, webhooks: &[Webhook], phase: Phase, options: &Options) -> Value {
+    let managed_by = options.naming.names().managed_by;
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": kind,
         "metadata": {
             "name": name,
-            // Kyverno's own label and its Helm chart's default annotation
-            // (which keeps AKS's admissions enforcer away): the objects have
-            // Kyverno's names, so they carry its markings too.
-            "labels": {"webhook.kyverno.io/managed-by": "kyverno"},
+            // The installation's label (Kyverno's own under its names) and
+            // Kyverno's Helm chart's default annotation, which keeps AKS's
+            // admissions enforcer away.
+            "labels": {managed_by.0: managed_by.1},
             "annotations": {"admissions.enforcer/disabled": "true"},
         },
         "webhooks": webhooks.iter().map(|w| render(w, phase, options)).collect::<Vec<_>>(),

@@ -13,6 +13,8 @@ fn options() -> Options {
         ca_bundle: b"PEM".to_vec(),
         exclude_namespaces: vec!["kube-system".into(), "ivpol-system".into()],
         force_failure_policy_ignore: false,
+        // Kyverno's names: these tests pin Kyverno's webhooks.
+        naming: Naming::Kyverno,
     }
 }
 
@@ -67,9 +69,12 @@ fn hooks_with(docs: &[String], opts: &Options) -> (Vec<Value>, Vec<Value>) {
     let list = generate(docs, opts).expect("configurations");
     let items = list["items"].as_array().expect("items").clone();
     assert_eq!(items[0]["kind"], "MutatingWebhookConfiguration");
-    assert_eq!(items[0]["metadata"]["name"], MUTATING_CONFIG_NAME);
+    assert_eq!(items[0]["metadata"]["name"], opts.naming.mutating_config());
     assert_eq!(items[1]["kind"], "ValidatingWebhookConfiguration");
-    assert_eq!(items[1]["metadata"]["name"], VALIDATING_CONFIG_NAME);
+    assert_eq!(
+        items[1]["metadata"]["name"],
+        opts.naming.validating_config()
+    );
     let webhooks = |i: usize| items[i]["webhooks"].as_array().cloned().unwrap_or_default();
     (webhooks(0), webhooks(1))
 }
@@ -397,18 +402,91 @@ fn cluster_and_namespaced_groups_never_share_a_name() {
     );
 }
 
+/// Kyverno's names clash for a cluster policy `team-a-p` and an NIVP `p`
+/// in `team-a`, and run past 253 characters for a long name: those
+/// webhooks take a hashed name instead, and the others keep Kyverno's.
 #[test]
-fn a_name_clash_is_an_error() {
+fn a_kyverno_name_that_clashes_or_is_too_long_is_made_unique() {
     let slow = "  webhookConfiguration:\n    timeoutSeconds: 3\n";
+    let long = "y".repeat(240);
     let docs = [
         ivp("team-a-p", slow),
         policy("NamespacedImageValidatingPolicy", "p", Some("team-a"), slow),
+        ivp(&long, slow),
+        ivp("plain", slow),
     ];
-    let err = generate(&docs, &options()).expect_err("clash");
+    let (_, validate) = hooks(&docs);
+    let names = names(&validate);
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names.iter().all(|n| n.len() <= 253), "{names:?}");
+    let unique: BTreeSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), 4, "{names:?}");
     assert!(
-        err.contains("ivpol.validate.kyverno.svc-fail-finegrained-team-a-p"),
-        "{err}"
+        names.contains(&"ivpol.validate.kyverno.svc-fail-finegrained-plain".to_string()),
+        "{names:?}"
     );
+    let hashed: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("ivpol.validate.kyverno.svc-fail-finegrained-team-a-p-"))
+        .collect();
+    assert_eq!(hashed.len(), 2, "{names:?}");
+}
+
+/// ivpol's own names: per-policy webhooks always carry the hash, so two
+/// policies never share one, and every name is a valid DNS subdomain.
+#[test]
+fn ivpols_names_are_hashed_and_valid() {
+    let slow = "  webhookConfiguration:\n    timeoutSeconds: 3\n";
+    let opts = Options {
+        naming: Naming::Ivpol,
+        ..options()
+    };
+    let docs = [
+        policy("NamespacedImageValidatingPolicy", "c", Some("a-b"), slow),
+        policy("NamespacedImageValidatingPolicy", "b-c", Some("a"), slow),
+        policy(
+            "NamespacedImageValidatingPolicy",
+            "z.".repeat(120).trim_end_matches('.'),
+            Some("a"),
+            slow,
+        ),
+    ];
+    let (mutate, validate) = hooks_with(&docs, &opts);
+    for hooks in [mutate, validate] {
+        let names = names(&hooks);
+        let unique: BTreeSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), 3, "{names:?}");
+        for n in &names {
+            assert!(n.len() <= 253, "{n}");
+            assert!(
+                n.split('.').all(|l| !l.is_empty()
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+                    && l.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')),
+                "{n}"
+            );
+        }
+    }
+}
+
+/// A matchCondition the API server cannot evaluate stays out of the
+/// webhook (ivpol evaluates it); the others are kept.
+#[test]
+fn conditions_the_api_server_cannot_evaluate_stay_out_of_the_webhook() {
+    let extra = "  matchConditions:\n    - name: ns\n      expression: \"namespaceObject.metadata.name == 'x'\"\n    - name: img\n      expression: \"image('nginx').registry() == 'docker.io'\"\n    - name: plain\n      expression: \"object.metadata.name != ''\"\n";
+    let (_, validate) = hooks(&[ivp("p", extra)]);
+    let conditions: Vec<String> = validate[0]["matchConditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        conditions.iter().all(|c| c.ends_with("-plain")),
+        "{conditions:?}"
+    );
+    assert!(!conditions.is_empty());
 }
 
 #[test]

@@ -26,6 +26,45 @@ pub(super) struct PolicyRegistryArgs {
     pub secrets_dir: Option<PathBuf>,
 }
 
+/// Whose PolicyExceptions may exempt requests from cluster policies
+/// (`serve`, `scan --kubernetes`). A tenant who may write exceptions in its
+/// own namespace must not exempt itself from the cluster's policies, so in
+/// cluster mode only ivpol's own namespace counts unless these say more.
+#[derive(Args, Clone, Default)]
+pub(super) struct ExceptionArgs {
+    /// A namespace whose PolicyExceptions may apply to
+    /// ImageValidatingPolicies (repeatable; `*` for any namespace, as
+    /// Kyverno before 1.13). Default: ivpol's own namespace with
+    /// --kubernetes; any namespace for policy files alone. An exception
+    /// for a namespaced policy applies only from that policy's namespace.
+    #[arg(long = "exception-namespace", value_name = "NS")]
+    pub exception_namespaces: Vec<String>,
+    /// Refuse every PolicyException: none exempts anything.
+    #[arg(long = "no-policy-exceptions", conflicts_with = "exception_namespaces")]
+    pub no_policy_exceptions: bool,
+}
+
+impl ExceptionArgs {
+    /// The scope these flags give, `own_namespace` being ivpol's namespace
+    /// in cluster mode (none for policy files alone).
+    pub(super) fn scope(&self, own_namespace: Option<&str>) -> wit::ExceptionScope {
+        if self.no_policy_exceptions {
+            return wit::ExceptionScope::None;
+        }
+        if self.exception_namespaces.iter().any(|n| n == "*") {
+            tracing::warn!(
+                "--exception-namespace '*': a PolicyException in any namespace may exempt requests from every cluster policy; anyone who may write one can bypass them"
+            );
+            return wit::ExceptionScope::Any;
+        }
+        match (self.exception_namespaces.is_empty(), own_namespace) {
+            (false, _) => wit::ExceptionScope::Namespaces(self.exception_namespaces.clone()),
+            (true, Some(own)) => wit::ExceptionScope::Namespaces(vec![own.to_string()]),
+            (true, None) => wit::ExceptionScope::Any,
+        }
+    }
+}
+
 /// The component, compiled, with `documents` loaded into a pool.
 pub(super) async fn load_pool(
     component: &super::component::ComponentArgs,

@@ -95,6 +95,8 @@ pub(super) struct ScanArgs {
     component: super::component::ComponentArgs,
     #[command(flatten)]
     registry: PolicyRegistryArgs,
+    #[command(flatten)]
+    exceptions: engine::ExceptionArgs,
 }
 
 pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
@@ -107,7 +109,9 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
         None => Default::default(),
     };
     let cache = cache_config(&args);
-    let pool = engine::load_pool(&args.component, &args.registry, &cache, documents).await?;
+    let runtime = engine::runtime(&args.component, &args.registry, &cache).await?;
+    runtime.scope_exceptions(args.exceptions.scope(None));
+    let pool = crate::runtime::Pool::load(runtime, documents).await?;
     let broken = engine::report_diagnostics(&pool);
     let run = Run {
         operation: "CREATE",
@@ -175,6 +179,7 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
     let runtime = engine::runtime(&args.component, &args.registry, &cache_config(&args)).await?;
     runtime.net().use_cluster_secrets(cluster.secrets.clone());
     runtime.grant_resources(cluster.resources.clone());
+    runtime.scope_exceptions(args.exceptions.scope(Some(&cluster.own_namespace)));
     let mut loaded: Option<Loaded> = None;
     loop {
         let documents = cluster_documents(&args, &cluster)?;

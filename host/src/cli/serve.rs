@@ -47,6 +47,8 @@ pub(super) struct ServeArgs {
     shutdown_delay: Duration,
     #[command(flatten)]
     registry: super::engine::PolicyRegistryArgs,
+    #[command(flatten)]
+    exceptions: super::engine::ExceptionArgs,
     /// Most verification results kept in the cache.
     #[arg(long = "cache-size", default_value_t = 1000, value_name = "ENTRIES")]
     cache_size: u64,
@@ -75,6 +77,25 @@ pub(super) struct ServeArgs {
     /// (more wait for a turn within their deadline) and idle ones kept.
     #[arg(long, default_value_t = Limits::default().instances, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
     instances: usize,
+    /// Component instances alive at once per policy set: the pool grows
+    /// past --instances up to this while evaluations wait on registries.
+    /// Size the pod for 2 × this × --instance-memory-mib + 256 MiB.
+    #[arg(long = "max-instances", default_value_t = Limits::default().max_instances, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
+    max_instances: usize,
+    /// Instances the requests of one namespace may hold at once, so that
+    /// one tenant's slow registry cannot take them all (its further
+    /// requests wait for their own turn).
+    #[arg(long = "namespace-instances", default_value_t = Limits::default().namespace_instances, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
+    namespace_instances: usize,
+    /// The most bytes the policies and exceptions read from the API server
+    /// may take together; past it the largest namespaces' objects are
+    /// refused (each denies on its own namespace's routes).
+    #[arg(long = "policy-set-bytes", default_value_t = crate::budget::Budgets::default().total, value_name = "BYTES")]
+    policy_set_bytes: usize,
+    /// The most bytes one namespace's policies and exceptions may take;
+    /// past it every one of them is refused.
+    #[arg(long = "namespace-policy-bytes", default_value_t = crate::budget::Budgets::default().per_namespace, value_name = "BYTES")]
+    namespace_policy_bytes: usize,
     /// Linear memory one instance may use, in MiB; past it the evaluation
     /// is an out-of-memory error. Size the pod for
     /// 2 × --instances × --instance-memory-mib + 256 MiB (docs/security.md).
@@ -109,11 +130,15 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
     };
     let limits = Limits {
         instances: args.instances,
+        max_instances: args.max_instances.max(args.instances),
+        namespace_instances: args.namespace_instances,
         instance_memory: (args.instance_memory_mib as usize) << 20,
         instance_calls: args.instance_max_calls,
     };
     tracing::info!(
         instances = limits.instances,
+        max_instances = limits.max_instances,
+        namespace_instances = limits.namespace_instances,
         instance_memory_mib = args.instance_memory_mib,
         pod_memory_needed_mib = limits.memory_needed() >> 20,
         "instance pool sized (two policy-set generations may overlap during a reload)"
@@ -133,6 +158,8 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
         runtime.net().use_cluster_secrets(cluster.secrets.clone());
         runtime.grant_resources(cluster.resources.clone());
     }
+    let own_namespace = cluster.as_ref().map(|c| c.own_namespace.as_str());
+    runtime.scope_exceptions(args.exceptions.scope(own_namespace));
     let policies = match (args.policies.is_empty(), &cluster) {
         (true, None) => vec![PathBuf::from("policies")],
         _ => args.policies.clone(),
@@ -141,6 +168,10 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
         policies,
         namespaces: args.namespaces.clone(),
         cluster: cluster.clone(),
+        budgets: crate::budget::Budgets {
+            total: args.policy_set_bytes,
+            per_namespace: args.namespace_policy_bytes,
+        },
     };
     let live = Arc::new(Live::start(runtime, inputs).await?);
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -236,6 +267,7 @@ fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Re
             ca_bundle: writers::ca_bundle(flags.ca_bundle.as_deref(), args.tls_cert.as_deref())?,
             exclude_namespaces: vec!["kube-system".into(), cluster.own_namespace.clone()],
             force_failure_policy_ignore: false,
+            kyverno_names: flags.kyverno_names,
         }),
     };
     let client = cluster.client.clone();

@@ -39,6 +39,11 @@ pub(super) struct WebhooksArgs {
     /// policies say (Kyverno's --forceFailurePolicyIgnore).
     #[arg(long = "force-failure-policy-ignore")]
     force_failure_policy_ignore: bool,
+    /// Name the configurations and webhooks as Kyverno does
+    /// (`kyverno-resource-*-webhook-cfg`); by default they take ivpol's own
+    /// names, so that ivpol and Kyverno can run side by side.
+    #[arg(long = "kyverno-names")]
+    kyverno_names: bool,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Yaml)]
     output: Format,
@@ -104,6 +109,7 @@ pub(super) async fn run(args: WebhooksArgs) -> Result<()> {
         ca_bundle,
         exclude_namespaces,
         force_failure_policy_ignore: args.force_failure_policy_ignore,
+        kyverno_names: args.kyverno_names,
     };
     let list = match pool.webhook_configurations(options).await? {
         Ok(json) => json,

@@ -1,7 +1,7 @@
 //! The cluster's policies and PolicyExceptions as policy documents.
 
 use super::drive;
-use crate::policies::Document;
+use crate::policies::{Document, Owner};
 use anyhow::{bail, Result};
 use kube::api::{ApiResource, DynamicObject, ListParams};
 use kube::runtime::reflector::{self, Store};
@@ -173,6 +173,13 @@ fn document(resource: &ApiResource, o: &DynamicObject) -> Document {
             meta.name.as_deref().unwrap_or_default()
         ),
         content: Value::to_string(&value),
+        owner: Some(Owner {
+            api_version: resource.api_version.clone(),
+            kind: resource.kind.clone(),
+            namespace: meta.namespace.clone(),
+            name: meta.name.clone().unwrap_or_default(),
+        }),
+        refused: None,
     }
 }
 

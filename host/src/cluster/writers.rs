@@ -3,6 +3,7 @@
 //! `status`. Every replica serves admission; only the Lease holder writes
 //! (`leader.rs`), and only what differs from what is there.
 
+use super::kept::{keep_rejected, Rejected};
 use super::Cluster;
 use crate::live::{Generation, Live};
 use crate::runtime::engine::WebhookOptions;
@@ -10,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +37,11 @@ pub(crate) struct WriterArgs {
     /// That Service's port.
     #[arg(long = "webhook-port", default_value_t = 443)]
     pub webhook_port: u16,
+    /// Register the webhooks under Kyverno's names
+    /// (`kyverno-resource-*-webhook-cfg`) instead of ivpol's own, which
+    /// replaces Kyverno's webhooks if it is installed too.
+    #[arg(long = "kyverno-webhook-names", requires = "register_webhooks")]
+    pub kyverno_names: bool,
     /// The Lease in ivpol's own namespace that elects the one replica
     /// writing policy status and webhooks (every replica serves admission).
     #[arg(long = "lease-name", default_value = "ivpol", value_name = "NAME")]
@@ -102,7 +109,8 @@ async fn write(generation: &Generation, cluster: &Cluster, writers: &Writers) ->
     webhooks.transpose().map(|_| ())
 }
 
-/// Applies the two configurations `ivpol webhooks` would print.
+/// Applies the configurations `ivpol webhooks` would print, each with the
+/// live entries of the policies that are rejected now (`kept.rs`).
 async fn register_webhooks(
     generation: &Generation,
     client: &Client,
@@ -114,16 +122,44 @@ async fn register_webhooks(
         .await?
         .map_err(anyhow::Error::msg)
         .context("building the webhook configurations")?;
-    let list: Value =
+    let mut list: Value =
         serde_json::from_str(&list).context("the component's webhook configurations")?;
-    for item in list["items"].as_array().into_iter().flatten() {
-        let kind = item["kind"].as_str().unwrap_or_default();
-        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+    let rejected: BTreeSet<Rejected> = generation
+        .pool
+        .summary()
+        .rejected
+        .iter()
+        .map(|r| Rejected {
+            namespaced: r.namespace.is_some(),
+            name: r.name.clone(),
+        })
+        .collect();
+    for item in list["items"].as_array_mut().into_iter().flatten() {
+        let kind = item["kind"].as_str().unwrap_or_default().to_string();
+        let name = item["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let plural = format!("{}s", kind.to_ascii_lowercase());
-        let resource = super::api_resource("admissionregistration.k8s.io/v1", kind, &plural);
+        let resource = super::api_resource("admissionregistration.k8s.io/v1", &kind, &plural);
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        if !rejected.is_empty() {
+            let live = api
+                .get_opt(&name)
+                .await
+                .with_context(|| format!("reading {kind} {name}"))?;
+            let live = live.map(|o| o.data);
+            let kept = keep_rejected(item, live.as_ref(), &rejected);
+            if !kept.is_empty() {
+                tracing::warn!(
+                    config = %name,
+                    webhooks = ?kept,
+                    "keeping the webhooks of policies that do not load, so that their requests are still sent to ivpol (and denied)"
+                );
+            }
+        }
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        api.patch(name, &params, &Patch::Apply(item))
+        api.patch(&name, &params, &Patch::Apply(&*item))
             .await
             .with_context(|| format!("applying {kind} {name}"))?;
     }

@@ -7,6 +7,7 @@
 
 mod bindings;
 pub(crate) mod precompiled;
+mod turns;
 pub(crate) use precompiled::Compiler;
 
 use crate::cache::{Claims, VerificationCache};
@@ -38,17 +39,23 @@ const EPOCH_GRACE: Duration = Duration::from_millis(500);
 const MAX_INSTANCES: u32 = 128;
 
 /// How much an instance pool may hold. Memory is bounded by design: a
-/// policy set keeps at most `instances` instances alive (running or idle),
-/// each within `instance_memory` bytes of linear memory, so one generation
-/// holds at most `instances × instance_memory`. A policy reload overlaps
-/// two generations, so a pod's memory limit must be at least
-/// `2 × instances × instance_memory` plus the host's own (about 256 MiB
-/// with full caches): the defaults (4 × 128 MiB) need 1280 MiB.
+/// policy set keeps at most `max_instances` instances alive (running or
+/// idle), each within `instance_memory` bytes of linear memory, so one
+/// generation holds at most `max_instances × instance_memory`. A policy
+/// reload overlaps two generations, so a pod's memory limit must be at
+/// least `2 × max_instances × instance_memory` plus the host's own (about
+/// 256 MiB with full caches): the defaults (8 × 128 MiB) need 2304 MiB.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
-    /// Instances per policy set: evaluations running at once, and idle
-    /// instances kept; more requests wait for a turn within their deadline.
+    /// Idle instances kept per policy set, ready for the next request.
     pub instances: usize,
+    /// Instances alive at once per policy set: the pool grows past
+    /// `instances` (for evaluations that wait on registries) up to this;
+    /// more requests wait for a turn within their deadline.
+    pub max_instances: usize,
+    /// Instances one namespace's requests may hold at once (`turns`), so
+    /// that one tenant's slow registry cannot take every instance.
+    pub namespace_instances: usize,
     /// Linear memory one instance may grow to; past it the instance traps
     /// (an out-of-memory failure, distinct from a deadline) and is dropped.
     pub instance_memory: usize,
@@ -60,6 +67,8 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             instances: 4,
+            max_instances: 8,
+            namespace_instances: 2,
             instance_memory: 128 << 20,
             instance_calls: 10_000,
         }
@@ -71,7 +80,7 @@ impl Limits {
     pub(crate) fn memory_needed(&self) -> usize {
         const HOST_RESERVE: usize = 256 << 20;
         2usize
-            .saturating_mul(self.instances)
+            .saturating_mul(self.max_instances.max(self.instances))
             .saturating_mul(self.instance_memory)
             .saturating_add(HOST_RESERVE)
     }
@@ -87,6 +96,13 @@ pub(crate) enum Failure {
     OutOfMemory(usize),
     /// No instance became free within the request's deadline.
     Busy(Duration),
+    /// The request's namespace already held all of its turns
+    /// (`Limits::namespace_instances`) for the whole deadline.
+    NamespaceBusy {
+        namespace: String,
+        turns: usize,
+        deadline: Duration,
+    },
     /// Any other trap, or an instance that could not be created.
     Trap(String),
 }
@@ -107,6 +123,15 @@ impl std::fmt::Display for Failure {
                 "no policy instance became free within the deadline of {}",
                 humanize(*d)
             ),
+            Failure::NamespaceBusy {
+                namespace,
+                turns,
+                deadline,
+            } => write!(
+                f,
+                "namespace {namespace:?} already has {turns} requests being judged (its share of the policy instances), and none finished within the deadline of {}",
+                humanize(*deadline)
+            ),
             Failure::Trap(why) => write!(f, "the policy component trapped: {why}"),
         }
     }
@@ -121,6 +146,7 @@ impl Failure {
             Failure::Deadline(_) => "deadline",
             Failure::OutOfMemory(_) => "out_of_memory",
             Failure::Busy(_) => "busy",
+            Failure::NamespaceBusy { .. } => "namespace_busy",
             Failure::Trap(_) => "trap",
         }
     }
@@ -392,6 +418,9 @@ pub(crate) struct Runtime {
     limits: Limits,
     /// The cluster objects granted to policies (`serve --kubernetes`).
     resources: std::sync::OnceLock<Arc<ClusterResources>>,
+    /// Where exceptions to cluster policies may come from; any namespace
+    /// unless set (the policy files are the operator's).
+    exceptions: std::sync::OnceLock<wit::ExceptionScope>,
 }
 
 impl Runtime {
@@ -399,6 +428,22 @@ impl Runtime {
     /// instance created from now on.
     pub(crate) fn grant_resources(&self, resources: Arc<ClusterResources>) {
         let _ = self.resources.set(resources);
+    }
+
+    /// Takes exceptions to cluster policies only from `scope`, in every
+    /// policy set loaded from now on.
+    pub(crate) fn scope_exceptions(&self, scope: wit::ExceptionScope) {
+        let _ = self.exceptions.set(scope);
+    }
+
+    fn load_options(&self) -> wit::LoadOptions {
+        wit::LoadOptions {
+            exceptions: self
+                .exceptions
+                .get()
+                .cloned()
+                .unwrap_or(wit::ExceptionScope::Any),
+        }
     }
 
     /// The network capability every instance shares.
@@ -454,6 +499,7 @@ impl Runtime {
             cache,
             limits,
             resources: std::sync::OnceLock::new(),
+            exceptions: std::sync::OnceLock::new(),
         })
     }
 
@@ -672,6 +718,13 @@ fn start_epoch_ticker(engine: Engine) {
         .unwrap_or_else(|e| tracing::error!("cannot start the epoch ticker: {e}"));
 }
 
+/// The turns a call holds while it uses an instance: the pool's and its
+/// namespace's, given back together when the call ends.
+struct Turn<'a> {
+    _pool: tokio::sync::SemaphorePermit<'a>,
+    _namespace: turns::Turn<'a>,
+}
+
 /// A live instance with its policy set.
 pub(crate) struct Instance {
     /// Calls served so far (see [`Limits::instance_calls`]).
@@ -695,6 +748,8 @@ pub(crate) struct Pool {
     documents: Vec<wit::Document>,
     idle: Mutex<Vec<Instance>>,
     active: tokio::sync::Semaphore,
+    /// Each namespace's share of `active`.
+    turns: turns::Turns,
     summary: Summary,
 }
 
@@ -706,6 +761,7 @@ impl Pool {
             .map(|d| wit::Document {
                 source: d.source,
                 content: d.content,
+                refused: d.refused,
             })
             .collect();
         let mut first = new_instance(&runtime, &documents).await?;
@@ -713,12 +769,14 @@ impl Pool {
         let policies = engine.call_policies(&mut first.store, first.set).await?;
         let diagnostics = engine.call_diagnostics(&mut first.store, first.set).await?;
         let rejected = engine.call_rejected(&mut first.store, first.set).await?;
-        let instances = runtime.limits.instances.max(1);
+        let limits = runtime.limits;
+        let alive = limits.max_instances.max(limits.instances).max(1);
         let pool = Pool {
             runtime,
             documents,
             idle: Mutex::new(vec![first]),
-            active: tokio::sync::Semaphore::new(instances),
+            active: tokio::sync::Semaphore::new(alive),
+            turns: turns::Turns::new(limits.namespace_instances),
             summary: Summary {
                 policies,
                 diagnostics,
@@ -739,7 +797,7 @@ impl Pool {
         options: engine::WebhookOptions,
     ) -> Result<Result<String, String>> {
         let deadline = Duration::from_secs(10);
-        let (mut inst, _turn) = self.acquire(deadline).await?;
+        let (mut inst, _turn) = self.acquire(deadline, "").await?;
         arm_deadline(&mut inst, deadline);
         let engine = inst.module.ivpol_admission_engine().policy_set();
         let out = engine
@@ -748,17 +806,29 @@ impl Pool {
         Ok(self.settle(inst, out, deadline)?)
     }
 
-    /// An instance and the turn to use it (at most `instances` at once),
-    /// waiting for a turn no longer than `deadline`.
+    /// An instance and the turns to use it: one of `namespace`'s (at most
+    /// `namespace_instances` at once), then one of the pool's (at most
+    /// `max_instances`), waiting for both no longer than `deadline`.
     async fn acquire(
         &self,
         deadline: Duration,
-    ) -> Result<(Instance, tokio::sync::SemaphorePermit<'_>), Failure> {
+        namespace: &str,
+    ) -> Result<(Instance, Turn<'_>), Failure> {
         let start = Instant::now();
-        let permit = tokio::time::timeout(deadline, self.active.acquire())
+        let until = tokio::time::Instant::now() + deadline;
+        let Some(turn) = self.turns.take(namespace, until).await else {
+            metrics().observe_instance_wait(namespace, start.elapsed());
+            return Err(Failure::NamespaceBusy {
+                namespace: namespace.to_string(),
+                turns: self.turns.per_namespace(),
+                deadline,
+            });
+        };
+        let permit = tokio::time::timeout_at(until, self.active.acquire())
             .await
             .map_err(|_| Failure::Busy(deadline))?
             .map_err(|_| Failure::Trap("instance pool closed".into()))?;
+        metrics().observe_instance_wait(namespace, start.elapsed());
         let idle = {
             let mut idle = self
                 .idle
@@ -777,7 +847,11 @@ impl Pool {
         metrics()
             .instance_acquire
             .observe(start.elapsed().as_secs_f64());
-        Ok((instance, permit))
+        let turns = Turn {
+            _pool: permit,
+            _namespace: turn,
+        };
+        Ok((instance, turns))
     }
 
     /// Back to the pool after a call that did not trap, its cache claims
@@ -827,22 +901,48 @@ impl Pool {
 
     /// Runs `review` (one AdmissionReview body on `route`) in a pooled
     /// instance within `deadline`, the component asking `namespaces` for
-    /// the request's namespace if it needs it.
+    /// the request's namespace if it needs it. `namespace` is the request's
+    /// (`request.namespace`, empty for a cluster-scoped object): its
+    /// requests hold at most their namespace's share of the instances.
     pub(crate) async fn review(
         &self,
         route: wit::Route,
         body: &[u8],
         namespaces: Arc<dyn Namespaces>,
+        namespace: &str,
         deadline: Duration,
     ) -> Result<Result<wit::Answer, wit::Unjudgeable>, Failure> {
-        let (mut inst, _turn) = self.acquire(deadline).await?;
-        arm_deadline(&mut inst, deadline);
+        let started = Instant::now();
+        let (mut inst, _turn) = self.acquire(deadline, namespace).await?;
+        // The wait for a turn counts against the request's deadline: the
+        // API server stops waiting at it, whoever held the instances.
+        let remaining = deadline.saturating_sub(started.elapsed());
+        arm_deadline(&mut inst, remaining);
         inst.store.data_mut().namespaces = Some(namespaces);
         let engine = inst.module.ivpol_admission_engine().policy_set();
         let call = engine.call_review(&mut inst.store, inst.set, &route, body);
-        let out = backstop(deadline, call).await?;
+        let out = backstop(remaining, call)
+            .await
+            .map_err(|_| Failure::Deadline(deadline))?;
         // The generation is not kept past its request.
         inst.store.data_mut().namespaces = None;
+        self.settle(inst, out, deadline)
+    }
+
+    /// Runs `review-policy` (the policy-validation webhook) on one
+    /// AdmissionReview body in a pooled instance within `deadline`, on a
+    /// turn of the object's `namespace`.
+    pub(crate) async fn review_policy(
+        &self,
+        body: &[u8],
+        namespace: &str,
+        deadline: Duration,
+    ) -> Result<Result<wit::Answer, wit::Unjudgeable>, Failure> {
+        let (mut inst, _turn) = self.acquire(deadline, namespace).await?;
+        arm_deadline(&mut inst, deadline);
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        let call = engine.call_review_policy(&mut inst.store, inst.set, body);
+        let out = backstop(deadline, call).await?;
         self.settle(inst, out, deadline)
     }
 
@@ -852,7 +952,7 @@ impl Pool {
         payload: String,
         deadline: Duration,
     ) -> Result<Result<wit::Verdict, String>> {
-        let (mut inst, _turn) = self.acquire(deadline).await?;
+        let (mut inst, _turn) = self.acquire(deadline, "").await?;
         arm_deadline(&mut inst, deadline);
         let engine = inst.module.ivpol_admission_engine().policy_set();
         let out = engine
@@ -871,7 +971,8 @@ impl Pool {
         background: bool,
         deadline: Duration,
     ) -> Result<Result<wit::Verdict, String>> {
-        let (mut inst, _turn) = self.acquire(deadline).await?;
+        let ns = namespace.clone().unwrap_or_default();
+        let (mut inst, _turn) = self.acquire(deadline, &ns).await?;
         arm_deadline(&mut inst, deadline);
         let engine = inst.module.ivpol_admission_engine().policy_set();
         let call = engine.call_evaluate(
@@ -932,7 +1033,7 @@ async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<
     let constructed = module
         .ivpol_admission_engine()
         .policy_set()
-        .call_constructor(&mut store, documents)
+        .call_constructor(&mut store, documents, &runtime.load_options())
         .await;
     let set = constructed
         .map_err(anyhow::Error::from)

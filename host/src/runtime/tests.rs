@@ -47,10 +47,7 @@ async fn pool_within(limits: Limits) -> Pool {
         )
         .expect("component compiles"),
     );
-    let docs = vec![Document {
-        source: "json.yaml".into(),
-        content: JSON_POLICY.into(),
-    }];
+    let docs = vec![Document::file("json.yaml".into(), JSON_POLICY.into())];
     Pool::load(runtime, docs).await.expect("policies load")
 }
 
@@ -131,7 +128,7 @@ fn call_failures_are_told_apart_by_type_not_text() {
 async fn an_interrupted_call_is_a_deadline_failure() {
     let pool = pool().await;
     let deadline = Duration::from_secs(10);
-    let (mut inst, _turn) = pool.acquire(deadline).await.expect("an instance");
+    let (mut inst, _turn) = pool.acquire(deadline, "").await.expect("an instance");
     inst.store.set_epoch_deadline(0);
     let engine = inst.module.ivpol_admission_engine().policy_set();
     let out = engine
@@ -160,7 +157,7 @@ async fn a_refused_memory_growth_is_an_out_of_memory_failure() {
     // 3.5 million zeros: 7 MiB as text, far more as parsed values.
     let zeros = vec!["0"; 3_500_000].join(",");
     let hungry = format!(r#"{{"pad":[{zeros}],"foo":{{"bar":"a:signed"}}}}"#);
-    let (mut inst, turn) = pool.acquire(deadline).await.expect("an instance");
+    let (mut inst, turn) = pool.acquire(deadline, "").await.expect("an instance");
     arm_deadline(&mut inst, deadline);
     let engine = inst.module.ivpol_admission_engine().policy_set();
     let out = engine
@@ -186,6 +183,30 @@ async fn a_refused_memory_growth_is_an_out_of_memory_failure() {
         .await
         .expect("a fresh instance");
     assert!(ok.expect("valid").allowed);
+}
+
+/// A namespace that holds its share of the instances waits for one of its
+/// own turns (and says so when the deadline passes), while a request of
+/// another namespace gets an instance at once.
+#[tokio::test]
+async fn a_namespace_over_its_share_waits_while_another_is_served() {
+    let pool = pool_within(Limits {
+        instances: 1,
+        max_instances: 2,
+        namespace_instances: 1,
+        ..Limits::default()
+    })
+    .await;
+    let short = Duration::from_millis(200);
+    let _held = pool.acquire(short, "attacker").await.expect("its turn");
+    match pool.acquire(short, "attacker").await.err() {
+        Some(Failure::NamespaceBusy {
+            namespace, turns, ..
+        }) => assert_eq!((namespace.as_str(), turns), ("attacker", 1)),
+        other => panic!("expected the namespace to be over its share: {other:?}"),
+    }
+    let served = pool.acquire(short, "victim").await;
+    assert!(served.is_ok(), "{:?}", served.err());
 }
 
 /// The WASI interfaces Rust's standard library links into any

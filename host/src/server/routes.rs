@@ -69,6 +69,7 @@ pub(super) async fn handle(
         (&Method::GET, "/health/liveness") => json_reply(StatusCode::OK, json!({"status": "ok"})),
         (&Method::GET, "/health/readiness") => readiness(&state),
         (&Method::GET, "/metrics") => metrics_reply(),
+        (&Method::POST, POLICY_VALIDATION_PATH) => policy_validation(&state, req).await,
         (method, p) => match parse_route(p) {
             Some(route) if method == Method::POST => admission(&state, route, req).await,
             Some(_) => error(
@@ -79,6 +80,53 @@ pub(super) async fn handle(
         },
     };
     Ok(reply)
+}
+
+/// The policy-validation webhook's path: ImageValidatingPolicies,
+/// NamespacedImageValidatingPolicies and PolicyExceptions on CREATE and
+/// UPDATE, refused at `kubectl apply` when they would not load.
+pub(crate) const POLICY_VALIDATION_PATH: &str = "/ivpol/policy-validate";
+
+/// One policy object, judged by the component as `serve` would load it.
+/// Anything that goes wrong denies: a policy that cannot be checked is
+/// not let in on trust.
+async fn policy_validation(state: &AppState, req: Request<Incoming>) -> Reply {
+    let body = match read_body(req, state.body_read_timeout).await {
+        Ok(b) => b,
+        Err(unread) => return Decided::unjudged(&unread.prefix, unread.why, unread.status).reply,
+    };
+    let generation = state.live.current();
+    let deadline = std::time::Duration::from_secs(10);
+    let tenant = envelope::scan_namespace(&body).unwrap_or_default();
+    match generation
+        .pool
+        .review_policy(&body, &tenant, deadline)
+        .await
+    {
+        Ok(Ok(answer)) => {
+            let s = &answer.subject;
+            let verdict = answer.verdict.as_ref();
+            tracing::info!(
+                target: "ivpol::policy_validation",
+                uid = %s.uid,
+                namespace = %s.namespace,
+                kind = %s.kind,
+                name = %s.name,
+                allowed = verdict.is_none_or(|v| v.allowed),
+                message = verdict.and_then(|v| v.message.as_deref()).unwrap_or_default(),
+                "policy checked"
+            );
+            bytes_reply(StatusCode::OK, answer.response)
+        }
+        Ok(Err(why)) => {
+            Decided::unjudged(&body, why.message().to_string(), StatusCode::BAD_REQUEST).reply
+        }
+        Err(failure) => {
+            let uid = envelope::scan_uid(&body).unwrap_or_default();
+            tracing::error!(%uid, "the policy could not be checked: {failure}");
+            deny(&uid, &format!("the policy could not be checked: {failure}"))
+        }
+    }
 }
 
 /// Ready while a policy set is loaded (the listener only opens once the
@@ -116,6 +164,7 @@ fn readiness(state: &AppState) -> Reply {
             "rejected": summary.diagnostics.len(),
             "rejectedPolicies": rejected,
             "stalePolicies": stale,
+            "lastReloadError": state.live.last_reload_error(),
         }),
     )
 }
@@ -267,7 +316,12 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
         names: route.names.clone(),
     };
     let namespaces: Arc<dyn crate::runtime::Namespaces> = generation.clone();
-    let outcome = pool.review(wit_route, &body, namespaces, deadline).await;
+    // Whose share of the instances the request takes: the namespace the
+    // API server says it is in (a cheap scan; the component parses it).
+    let tenant = envelope::scan_namespace(&body).unwrap_or_default();
+    let outcome = pool
+        .review(wit_route, &body, namespaces, &tenant, deadline)
+        .await;
     match outcome {
         Ok(Ok(answer)) => {
             let label = match &answer.verdict {

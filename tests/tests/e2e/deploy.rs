@@ -148,7 +148,7 @@ fn the_rbac_is_least_privilege() {
         "admissionregistration.k8s.io",
         "validatingwebhookconfigurations",
         None,
-        Some("kyverno-resource-validating-webhook-cfg")
+        Some("ivpol-resource-validating-webhook-cfg")
     ));
     // What it must not have.
     for verb in ["list", "watch", "create", "update", "patch", "delete"] {
@@ -170,7 +170,7 @@ fn the_rbac_is_least_privilege() {
         "admissionregistration.k8s.io",
         "validatingwebhookconfigurations",
         None,
-        Some("kyverno-resource-mutating-webhook-cfg")
+        Some("ivpol-resource-mutating-webhook-cfg")
     ));
     assert!(!may(
         "delete",
@@ -272,7 +272,7 @@ fn the_deployment_runs_serve_with_flags_the_binary_has() {
 
 /// The pod's memory limit fits the instance pool with two policy-set
 /// generations alive (a reload overlaps them) plus the host's 256 MiB:
-/// 2 × --instances × --instance-memory-mib + 256 ≤ the limit in MiB.
+/// 2 × --max-instances × --instance-memory-mib + 256 ≤ the limit in MiB.
 #[test]
 fn the_memory_limit_fits_two_generations_of_the_instance_pool() {
     let all = manifests();
@@ -285,7 +285,8 @@ fn the_memory_limit_fits_two_generations_of_the_instance_pool() {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("deploy/ must set {flag} to a number: {args:?}"))
     };
-    let needed = 2 * number("--instances") * number("--instance-memory-mib") + 256;
+    let needed = 2 * number("--max-instances") * number("--instance-memory-mib") + 256;
+    assert!(number("--instances") <= number("--max-instances"));
     let limit = c["resources"]["limits"]["memory"]
         .as_str()
         .expect("a memory limit");

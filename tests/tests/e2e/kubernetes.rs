@@ -4,6 +4,8 @@
 //! cluster and reach admission within seconds, and a dropped or expired
 //! watch recovers.
 
+#[path = "kubernetes/budgets.rs"]
+mod budgets;
 #[path = "kubernetes/reports.rs"]
 mod reports;
 #[path = "kubernetes/writers.rs"]
@@ -107,14 +109,22 @@ fn a_policy_applied_through_the_api_is_enforced_within_seconds() {
         s.eventually(SOON, |s| allowed(s, "/ivpol/validate", &pod_in("team"))),
         "the deleted policy still denies"
     );
-    // A PolicyException from the cluster applies too.
+    // A PolicyException from the cluster applies too, from ivpol's own
+    // namespace; a tenant's, in its own namespace, exempts nobody from a
+    // cluster policy (Kyverno's GO-2024-3230) and is reported as refused.
     api.apply(deny_unless("no-pods", "false", ""))
         .expect("apply");
     assert!(s.eventually(SOON, |s| !allowed(s, "/ivpol/validate", &pod_in("team"))));
-    api.apply(yaml(
-        "apiVersion: policies.kyverno.io/v1beta1\nkind: PolicyException\nmetadata: {name: team-ok, namespace: team}\nspec:\n  policyRefs: [{name: no-pods, kind: ImageValidatingPolicy}]\n  matchConditions: [{name: team, expression: \"object.metadata.namespace == 'team'\"}]\n",
-    ))
-    .expect("exception");
+    let exception = |namespace: &str| {
+        yaml(&format!(
+            "apiVersion: policies.kyverno.io/v1beta1\nkind: PolicyException\nmetadata: {{name: team-ok, namespace: {namespace}}}\nspec:\n  policyRefs: [{{name: no-pods, kind: ImageValidatingPolicy}}]\n  matchConditions: [{{name: team, expression: \"object.metadata.namespace == 'team'\"}}]\n"
+        ))
+    };
+    api.apply(exception("team")).expect("tenant's exception");
+    let refused = s.eventually(SOON, |s| s.get("/health/readiness").1["rejected"] == 1);
+    assert!(refused, "{}", s.log());
+    assert!(!allowed(&s, "/ivpol/validate", &pod_in("team")));
+    api.apply(exception("ivpol")).expect("exception");
     let excepted = s.eventually(SOON, |s| allowed(s, "/ivpol/validate", &pod_in("team")));
     assert!(excepted, "the exception is not applied");
     assert!(!allowed(&s, "/ivpol/validate", &pod_in("default")));

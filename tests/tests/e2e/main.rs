@@ -34,6 +34,7 @@ mod security;
 mod sigstore_conformance;
 mod sigstore_rust;
 mod stalled_clients;
+mod tenants;
 mod tls;
 mod token_auth;
 mod webhooks;

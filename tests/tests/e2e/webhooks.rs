@@ -21,8 +21,16 @@ fn chainsaw(case: &str) -> PathBuf {
 
 const CA: &str = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
 
-/// Runs `ivpol webhooks` with `args` after the common ones.
+/// Runs `ivpol webhooks` with `args` after the common ones, under
+/// Kyverno's names (which its asserts name).
 fn webhooks(policies: &[PathBuf], ca: Option<&Path>, extra: &[&str]) -> Output {
+    let mut kyverno = vec!["--kyverno-names"];
+    kyverno.extend_from_slice(extra);
+    webhooks_named(policies, ca, &kyverno)
+}
+
+/// Runs `ivpol webhooks` with `args` after the common ones.
+fn webhooks_named(policies: &[PathBuf], ca: Option<&Path>, extra: &[&str]) -> Output {
     let mut cmd = Command::new(ivpol_bin());
     cmd.arg("webhooks")
         .args(["--service", "kyverno-svc", "--namespace", "kyverno"])
@@ -301,4 +309,124 @@ fn a_policy_that_fails_to_load_is_reported_and_left_out() {
         "{text}"
     );
     assert!(!text.contains("broken"), "{text}");
+}
+
+/// An NIVP in `namespace` named `name`, fine-grained (it has a
+/// matchCondition) with `condition`.
+fn fine_grained_nivp(namespace: &str, name: &str, condition: &str) -> String {
+    format!(
+        r#"apiVersion: policies.kyverno.io/v1beta1
+kind: NamespacedImageValidatingPolicy
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["pods"]
+  matchConditions:
+    - name: c
+      expression: "{condition}"
+  attestors: []
+  validations:
+    - expression: "true"
+"#
+    )
+}
+
+/// What the API server takes as a webhook name: a lower-case DNS subdomain
+/// of at most 253 characters, with at least three labels.
+fn valid_webhook_name(name: &str) -> bool {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    name.len() <= 253 && name.split('.').count() >= 3 && name.split('.').all(label_ok)
+}
+
+/// A tenant's hostile NIVP names must not break webhook registration for
+/// the cluster: every name valid and unique, under ivpol's own names (not
+/// Kyverno's, so that the two can run side by side), and a matchCondition
+/// the API server cannot evaluate stays out of the configuration.
+#[test]
+fn hostile_policy_names_still_give_valid_unique_webhooks_under_ivpols_names() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let ca = ca_file(tmp.path());
+    let dir = tmp.path().join("p");
+    std::fs::create_dir(&dir).expect("dir");
+    let long = "x".repeat(220);
+    for (file, doc) in [
+        ("long.yaml", fine_grained_nivp("team", &long, "true")),
+        // `<namespace>-<name>` spells `a-b-c` for both.
+        ("c.yaml", fine_grained_nivp("a-b", "c", "true")),
+        ("bc.yaml", fine_grained_nivp("a", "b-c", "true")),
+        (
+            "ns.yaml",
+            fine_grained_nivp(
+                "team",
+                "reads-namespace",
+                "namespaceObject.metadata.name == 'team' && object.metadata.name != ''",
+            ),
+        ),
+    ] {
+        std::fs::write(dir.join(file), doc).expect("write");
+    }
+    let out = webhooks_named(&[dir], Some(&ca), &["-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(
+        items[0]["metadata"]["name"],
+        "ivpol-resource-mutating-webhook-cfg"
+    );
+    assert_eq!(
+        items[1]["metadata"]["name"],
+        "ivpol-resource-validating-webhook-cfg"
+    );
+    assert_eq!(
+        items[1]["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "ivpol"
+    );
+    // The policy-validation webhook comes third, failing closed.
+    assert_eq!(
+        items[2]["metadata"]["name"],
+        "ivpol-policy-validating-webhook-cfg"
+    );
+    let policy_hook = &items[2]["webhooks"][0];
+    assert_eq!(policy_hook["failurePolicy"], "Fail");
+    assert_eq!(
+        policy_hook["clientConfig"]["service"]["path"],
+        "/ivpol/policy-validate"
+    );
+    for config in &items[..2] {
+        let hooks = config["webhooks"].as_array().expect("webhooks");
+        assert_eq!(hooks.len(), 4, "{config}");
+        let names: Vec<&str> = hooks.iter().filter_map(|w| w["name"].as_str()).collect();
+        for name in &names {
+            assert!(valid_webhook_name(name), "invalid webhook name {name:?}");
+        }
+        let unique: std::collections::BTreeSet<&&str> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        // The readable part stays readable.
+        assert!(
+            names.iter().any(|n| n.contains("-finegrained-a-b-c-")),
+            "{names:?}"
+        );
+        let reads_ns = hooks
+            .iter()
+            .find(|w| {
+                w["clientConfig"]["service"]["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("/reads-namespace"))
+            })
+            .expect("the namespaceObject policy's webhook");
+        let text = reads_ns.to_string();
+        assert!(!text.contains("namespaceObject"), "{text}");
+    }
 }

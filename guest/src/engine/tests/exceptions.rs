@@ -3,6 +3,7 @@
 //! and mutate phases and outside admission.
 
 use super::*;
+use crate::policy::exception::ExceptionScope;
 
 /// A `policies.kyverno.io` PolicyException for `policy` (an IVP) with one
 /// matchCondition, plus extra spec lines.
@@ -271,5 +272,155 @@ fn bad_exceptions_are_load_diagnostics() {
     ] {
         let got = exception_diagnostics(&doc);
         assert!(got.contains(want), "{want:?} not in {got:?} for\n{doc}");
+    }
+}
+
+/// `exception` placed in namespace `ns`.
+fn in_namespace(doc: String, ns: &str) -> String {
+    let at = doc.find("  name: ").expect("has a name");
+    let end = at + doc[at..].find('\n').expect("name line ends");
+    format!("{}\n  namespace: {ns}{}", &doc[..end], &doc[end..])
+}
+
+fn load_scoped(docs: &[String], scope: ExceptionScope) -> PolicySet {
+    PolicySet::load_scoped(
+        &[SourceDocument {
+            source: "policies.yaml".into(),
+            content: docs.join("---\n"),
+        }],
+        scope,
+    )
+}
+
+fn messages(set: &PolicySet) -> String {
+    set.diagnostics()
+        .iter()
+        .map(|d| d.message.clone())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// A tenant who may write PolicyExceptions in its own namespace must not
+/// exempt anyone (itself included) from a cluster policy: only the
+/// namespaces the operator names count, and the refusal says so at load.
+#[test]
+fn an_exception_outside_the_allowed_namespaces_exempts_no_cluster_policy() {
+    let scope = ExceptionScope::Namespaces(vec!["ivpol".into()]);
+    let hostile = in_namespace(exception("open", "ivpol-sample", "true", ""), "attacker");
+    let set = load_scoped(&[sample(), hostile], scope.clone());
+    let got = messages(&set);
+    assert!(
+        got.contains("spec.policyRefs[0]: an exception in namespace \"attacker\" may not exempt a cluster policy")
+            && got.contains("\"ivpol\""),
+        "{got}"
+    );
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert!(!v.allowed, "the hostile exception exempted: {v:?}");
+    // From an allowed namespace, and without one (the operator's file),
+    // the same exception applies.
+    for placed in [
+        in_namespace(exception("ok", "ivpol-sample", "true", ""), "ivpol"),
+        exception("ok", "ivpol-sample", "true", ""),
+    ] {
+        let set = load_scoped(&[sample(), placed], scope.clone());
+        assert_eq!(messages(&set), "");
+        let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+        assert_eq!(v.results[0].status, Status::Skip, "{v:?}");
+    }
+    // Any namespace, as Kyverno before 1.13 (and policy files by default).
+    let anywhere = in_namespace(exception("open", "ivpol-sample", "true", ""), "attacker");
+    let set = load_scoped(&[sample(), anywhere], ExceptionScope::Any);
+    let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));
+    assert_eq!(v.results[0].status, Status::Skip, "{v:?}");
+}
+
+/// The scope is about cluster policies: a team's exception to its own
+/// namespaced policy still applies from the team's namespace.
+#[test]
+fn a_namespaced_policys_exception_applies_from_its_namespace_whatever_the_scope() {
+    let check = spec(&[
+        PODS,
+        RELAXED,
+        NO_ATTESTORS,
+        "validations:\n  - expression: \"false\"\n",
+    ]);
+    let team_exception = in_namespace(
+        exception("e", "team-policy", "true", "").replace(
+            "kind: ImageValidatingPolicy",
+            "kind: NamespacedImageValidatingPolicy",
+        ),
+        "team",
+    );
+    let set = load_scoped(
+        &[nivp("team-policy", "team", &check), team_exception],
+        ExceptionScope::Namespaces(vec!["ivpol".into()]),
+    );
+    assert_eq!(messages(&set), "");
+    let mut p = pod("p", &[SIGNED]);
+    p["metadata"]["namespace"] = json!("team");
+    let mut request = create(&p);
+    request["namespace"] = json!("team");
+    let scope = Scope::Namespaced("team".into());
+    let v = admit_with(&set, Phase::Validate, &scope, &[], &request, None);
+    assert_eq!(v.results[0].status, Status::Skip, "{v:?}");
+}
+
+#[test]
+fn with_exceptions_off_every_exception_is_refused_and_exempts_nothing() {
+    let set = load_scoped(
+        &[sample(), exception("e", "ivpol-sample", "true", "")],
+        ExceptionScope::None,
+    );
+    assert!(
+        messages(&set).contains("policy exceptions are disabled"),
+        "{}",
+        messages(&set)
+    );
+    assert!(!validate(&set, &create(&pod("skipped-pod", &[UNSIGNED]))).allowed);
+}
+
+/// An exception's matchConditions are data only: whoever may write an
+/// exception must not reach the policy's registry credentials (through
+/// getImageData or the verifier), its granted cluster objects, or its
+/// variables (which may call either).
+#[test]
+fn an_exception_that_reaches_for_the_policys_capabilities_is_refused() {
+    for (condition, used) in [
+        (
+            "getImageData('registry.example.com/private:1').config != null",
+            "getImageData",
+        ),
+        (
+            "image.GetMetadata('registry.example.com/private:1') != null",
+            "GetMetadata",
+        ),
+        (
+            "verifyImageSignatures('registry.example.com/a:1', [attestors.x]) > 0",
+            "attestors",
+        ),
+        ("variables.x == 1", "variables"),
+        ("size(images) > 0", "images"),
+        (
+            "resource.Get('v1', 'secrets', 'kube-system', 'x') != null",
+            "resource",
+        ),
+        ("extractPayload('a', 'b') != null", "extractPayload"),
+    ] {
+        let doc = exception("e", "ivpol-sample", condition, "");
+        let got = exception_diagnostics(&doc);
+        assert!(
+            got.contains(&format!("{used} is not available here")) && got.contains("data only"),
+            "{condition}: {got}"
+        );
+    }
+    // The request's own data, its namespace and the pure libraries load.
+    for fine in [
+        "object.metadata.name == 'x' && request.operation == 'CREATE'",
+        "namespaceObject.metadata.name == 'team'",
+        "image('nginx:1').registry() == 'docker.io'",
+        "object.spec.containers.all(c, c.image.startsWith('r/'))",
+    ] {
+        let doc = exception("e", "ivpol-sample", fine, "");
+        assert_eq!(exception_diagnostics(&doc), "", "{fine}");
     }
 }

@@ -143,6 +143,7 @@ fn kyverno_conformance() {
                             .expect("readable"),
                     }],
                     Arc::new(Grants(vec![grant])),
+                    Default::default(),
                 );
                 assert!(
                     granted.diagnostics().is_empty(),

@@ -397,6 +397,7 @@ mod match_conditions;
 mod match_constraints;
 mod mutate_phase;
 mod outside_admission;
+mod policy_review;
 mod required;
 mod resources;
 mod review;

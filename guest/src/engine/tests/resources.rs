@@ -82,6 +82,7 @@ fn policy_set(doc: &str, source: Arc<ConfigMaps>) -> PolicySet {
             content: doc.to_string(),
         }],
         source,
+        Default::default(),
     )
 }
 

@@ -229,8 +229,10 @@ fn reports_match_kyvernos_chainsaw_report_asserts() {
         read(&exception, "policy.yaml")
     );
     api.apply(read(&background, "policy.yaml")).expect("policy");
+    // In ivpol's own namespace: exceptions to cluster policies count only
+    // from there unless --exception-namespace says more.
     let mut pe = read(&exception, "exception.yaml");
-    pe["metadata"]["namespace"] = json!("team");
+    pe["metadata"]["namespace"] = json!("ivpol");
     api.apply(pe).expect("exception");
     let mut created = Vec::new();
     for (dir, file) in [

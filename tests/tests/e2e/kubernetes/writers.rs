@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-const VALIDATING: &str = "kyverno-resource-validating-webhook-cfg";
+const VALIDATING: &str = "ivpol-resource-validating-webhook-cfg";
 /// A Lease (15 s) expires and is taken over at the next renewal (5 s).
 const TAKEOVER: Duration = Duration::from_secs(30);
 
@@ -198,12 +198,18 @@ fn the_leader_registers_webhooks_and_writes_policy_status() {
     assert_eq!(
         writes(&api),
         before,
-        "the leader rewrites what is already there"
+        "the leader rewrites what is already there: {:?}\n{}",
+        api.requests()
+            .iter()
+            .filter(|r| r.method == "PATCH")
+            .map(|r| r.path.clone())
+            .collect::<Vec<_>>(),
+        s.log()
     );
     assert!(api
         .requests()
         .iter()
-        .filter(|r| r.path.contains("webhookconfigurations"))
+        .filter(|r| r.method == "PATCH" && r.path.contains("webhookconfigurations"))
         .all(|r| r.field_manager.as_deref() == Some("ivpol")));
     assert!(!allowed(&s, "/ivpol/validate", &pod_in("team")));
 }
@@ -262,4 +268,65 @@ fn a_leaf_certificate_is_not_a_ca_bundle() {
     );
     assert_ne!(run.code, 0, "{run}");
     assert!(run.stderr.contains("is not a CA"), "{run}");
+}
+
+/// The message of the policy's `PolicyLoaded` condition.
+fn loaded_message(api: &KubeApi, name: &str) -> String {
+    status(api, name)["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "PolicyLoaded")
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Fail closed across restarts: a policy that loaded, got its webhook, and
+/// was then edited into a broken state keeps its webhook entry when a new
+/// replica (which never saw a good version) becomes the leader, so that
+/// its requests still reach ivpol and are denied, not admitted unchecked.
+#[test]
+fn a_rejected_policy_keeps_its_webhook_across_a_restart_and_a_new_leader() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (ca, _leaf) = certificates(dir.path());
+    let ca_arg = ca.display().to_string();
+    let args = ["--register-webhooks", "--ca-bundle", ca_arg.as_str()];
+    let api = cluster();
+    api.apply(deny_unless("keeper", "false", ""))
+        .expect("policy");
+    let (mut first, _a) = serve(&api, &args);
+    let registered = || webhook_paths(&api).iter().any(|p| p.contains("keeper"));
+    assert!(eventually(SOON * 2, registered), "no webhook for keeper");
+    let mut broken = deny_unless("keeper", "false", "");
+    broken["spec"]["validationActions"] = json!(["Nope"]);
+    api.apply(broken).expect("broken policy");
+    assert!(
+        eventually(SOON * 2, || loaded_message(&api, "keeper")
+            .contains("last good version")),
+        "{}",
+        loaded_message(&api, "keeper")
+    );
+    first.signal("KILL");
+    let _ = first.wait_exit(Duration::from_secs(5));
+    let (second, _b) = serve(&api, &args);
+    assert!(
+        eventually(TAKEOVER + SOON, || loaded_message(&api, "keeper")
+            .contains("policy failed to load")),
+        "the new leader did not write: {}",
+        loaded_message(&api, "keeper")
+    );
+    assert!(
+        registered(),
+        "the new leader dropped the rejected policy's webhook: {:?}",
+        webhook_paths(&api)
+    );
+    let answer = second.review("/ivpol/validate/keeper", &pod_in("team"));
+    assert_eq!(answer["allowed"], false, "{answer}");
+    assert!(
+        answer["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Policy keeper error: policy failed to load")),
+        "{answer}"
+    );
 }

@@ -153,6 +153,7 @@ fn webhooks(doc: &str) -> Value {
         ca_bundle: b"PEM".to_vec(),
         exclude_namespaces: Vec::new(),
         force_failure_policy_ignore: false,
+        naming: crate::webhooks::Naming::Kyverno,
     };
     crate::webhooks::configurations(set.policies().filter(|p| p.autogen.is_none()), &options)
         .expect("configurations")
