@@ -4,34 +4,10 @@
 //! unimplemented function would only fail at request time. Checking at load
 //! time turns it into a diagnostic naming the function.
 
-/// CEL standard library and the cel-go extensions cel-rust implements.
+/// The rest of CEL's standard library and the cel-go extensions cel-rust
+/// implements (beyond [`CORE`] and [`STRINGS`]).
 const STANDARD: &[&str] = &[
     // standard library
-    "size",
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "string",
-    "int",
-    "uint",
-    "double",
-    "bool",
-    "bytes",
-    "type",
-    "dyn",
-    "duration",
-    "timestamp",
-    "getDate",
-    "getDayOfMonth",
-    "getDayOfWeek",
-    "getDayOfYear",
-    "getFullYear",
-    "getHours",
-    "getMilliseconds",
-    "getMinutes",
-    "getMonth",
-    "getSeconds",
     "max",
     "min",
     // optional types
@@ -43,16 +19,6 @@ const STANDARD: &[&str] = &[
     "orValue",
     "or",
     // strings extension
-    "charAt",
-    "indexOf",
-    "lastIndexOf",
-    "join",
-    "lowerAscii",
-    "upperAscii",
-    "trim",
-    "replace",
-    "split",
-    "substring",
     "format",
     "strings.quote",
     "reverse",
@@ -92,7 +58,9 @@ const STANDARD: &[&str] = &[
     "unwrapOpt",
 ];
 
-/// Kyverno's and Kubernetes' functions implemented by this engine.
+/// Kyverno's functions implemented by this engine, and the Kubernetes and
+/// cel-go libraries that are not in the API server's matchConditions
+/// environment (or not in every supported version of it).
 const KYVERNO: &[&str] = &[
     // image library
     "parseImageReference",
@@ -104,9 +72,6 @@ const KYVERNO: &[&str] = &[
     "tag",
     "digest",
     "containsDigest",
-    // Kubernetes regex library
-    "find",
-    "findAll",
     // image data (registry access)
     "getImageData",
     "GetMetadata",
@@ -145,21 +110,6 @@ const KYVERNO: &[&str] = &[
     "sets.contains",
     "sets.equivalent",
     "sets.intersects",
-    // Kubernetes lists library (`indexOf`, `lastIndexOf`: strings above)
-    "isSorted",
-    "sum",
-    // Kubernetes quantity library
-    "quantity",
-    "isQuantity",
-    "sign",
-    "isInteger",
-    "asInteger",
-    "asApproximateFloat",
-    "add",
-    "sub",
-    "isGreaterThan",
-    "isLessThan",
-    "compareTo",
     // cel-go regex extension
     "regex.replace",
     "regex.extract",
@@ -170,32 +120,8 @@ const KYVERNO: &[&str] = &[
     "major",
     "minor",
     "patch",
-    // Kubernetes' URL library
-    "url",
-    "isURL",
-    "getScheme",
-    "getHost",
-    "getHostname",
-    "getPort",
-    "getEscapedPath",
-    "getQuery",
-    // Kubernetes' IP library
-    "ip",
-    "isIP",
+    // Kubernetes' IP library, beyond what `KUBERNETES` lists
     "ip.isCanonical",
-    "family",
-    "isUnspecified",
-    "isLoopback",
-    "isLinkLocalMulticast",
-    "isLinkLocalUnicast",
-    "isGlobalUnicast",
-    // Kubernetes' CIDR library
-    "cidr",
-    "isCIDR",
-    "containsIP",
-    "containsCIDR",
-    "masked",
-    "prefixLength",
     // Kubernetes' format library
     "format.named",
     "format.dns1123Label",
@@ -256,10 +182,39 @@ pub(super) const SERVICE_FUNCTIONS: &[&str] = &[
 /// (`authorizer` aside, which ivpol does not offer).
 pub(super) const WEBHOOK_VARIABLES: &[&str] = &["object", "oldObject", "request"];
 
-/// The functions a webhook matchCondition may call beyond CEL's standard
-/// ones: the strings extension and Kubernetes' own libraries, all in the
-/// API server's environment since Kubernetes 1.28-1.31.
-const API_SERVER_FUNCTIONS: &[&str] = &[
+/// CEL's core functions, which every CEL environment (the API server's
+/// matchConditions included) has.
+const CORE: &[&str] = &[
+    "size",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "string",
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "bytes",
+    "type",
+    "dyn",
+    "duration",
+    "timestamp",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getFullYear",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getMonth",
+    "getSeconds",
+];
+
+/// cel-go's strings extension, in the API server's environment since
+/// Kubernetes 1.27.
+const STRINGS: &[&str] = &[
     "charAt",
     "indexOf",
     "lastIndexOf",
@@ -270,6 +225,12 @@ const API_SERVER_FUNCTIONS: &[&str] = &[
     "replace",
     "split",
     "substring",
+];
+
+/// Kubernetes' own CEL libraries that the API server's matchConditions
+/// environment has (since 1.28-1.31): regex, lists, quantity, URL, IP and
+/// CIDR. Kyverno adds them too.
+const KUBERNETES: &[&str] = &[
     "find",
     "findAll",
     "isSorted",
@@ -309,38 +270,12 @@ const API_SERVER_FUNCTIONS: &[&str] = &[
     "prefixLength",
 ];
 
-/// CEL's core functions, which every CEL environment has.
-const CORE: &[&str] = &[
-    "size",
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "string",
-    "int",
-    "uint",
-    "double",
-    "bool",
-    "bytes",
-    "type",
-    "dyn",
-    "duration",
-    "timestamp",
-    "getDate",
-    "getDayOfMonth",
-    "getDayOfWeek",
-    "getDayOfYear",
-    "getFullYear",
-    "getHours",
-    "getMilliseconds",
-    "getMinutes",
-    "getMonth",
-    "getSeconds",
-];
-
 /// Whether the API server's matchConditions environment has `name`.
 pub(super) fn api_server_has(name: &str) -> bool {
-    is_operator(name) || CORE.contains(&name) || API_SERVER_FUNCTIONS.contains(&name)
+    is_operator(name)
+        || [CORE, STRINGS, KUBERNETES]
+            .iter()
+            .any(|g| g.contains(&name))
 }
 
 /// Whether `name` is a variable an expression may read.
@@ -350,7 +285,10 @@ pub(super) fn is_variable(name: &str) -> bool {
 
 /// Whether a call to `name` can be evaluated.
 pub(super) fn is_supported(name: &str) -> bool {
-    is_operator(name) || STANDARD.contains(&name) || KYVERNO.contains(&name)
+    is_operator(name)
+        || [CORE, STRINGS, STANDARD, KUBERNETES, KYVERNO]
+            .iter()
+            .any(|g| g.contains(&name))
 }
 
 /// Operators and macro-internal calls appear as functions named `_+_`,
@@ -372,7 +310,7 @@ pub(super) fn first_member<'a>(functions: &[&'a str]) -> Option<&'a str> {
     functions
         .iter()
         .copied()
-        .find(|f| !is_operator(f) && !STANDARD.contains(f))
+        .find(|f| !is_operator(f) && ![CORE, STRINGS, STANDARD].iter().any(|g| g.contains(f)))
 }
 
 /// Whether `name` is one of Kyverno's (unimplemented) library namespaces.

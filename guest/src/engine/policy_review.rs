@@ -29,13 +29,7 @@ impl PolicySet {
         if req.uid.is_empty() {
             return Err(RequestError::Missing("uid").into());
         }
-        let subject = Subject {
-            uid: req.uid.clone(),
-            namespace: req.namespace.clone(),
-            kind: req.kind.kind.clone(),
-            name: req.name.clone(),
-            operation: req.operation,
-        };
+        let subject = Subject::of(&req);
         let problems = match req.operation {
             Operation::Create | Operation::Update => self.problems(&req),
             Operation::Delete | Operation::Connect => Vec::new(),

@@ -47,6 +47,19 @@ pub struct Subject {
     pub operation: Operation,
 }
 
+impl Subject {
+    /// What `req`'s envelope says of it.
+    pub fn of(req: &Request) -> Subject {
+        Subject {
+            uid: req.uid.clone(),
+            namespace: req.namespace.clone(),
+            kind: req.kind.kind.clone(),
+            name: req.name.clone(),
+            operation: req.operation,
+        }
+    }
+}
+
 /// Why a body cannot be judged (WIT `unjudgeable`). The host then answers
 /// by the uid it can scan from the body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,13 +124,7 @@ impl PolicySet {
         if req.uid.is_empty() {
             return Err(RequestError::Missing("uid").into());
         }
-        let subject = Subject {
-            uid: req.uid.clone(),
-            namespace: req.namespace.clone(),
-            kind: req.kind.kind.clone(),
-            name: req.name.clone(),
-            operation: req.operation,
-        };
+        let subject = Subject::of(&req);
         if route.phase == Phase::Mutate && !mutated(req.operation) {
             let response = envelope_response(json!({ "uid": req.uid, "allowed": true }));
             return Ok(Answer {

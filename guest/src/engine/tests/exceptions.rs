@@ -220,15 +220,7 @@ fn kyvernos_cli_exception_loads_and_skips() {
 }
 
 fn exception_diagnostics(doc: &str) -> String {
-    let set = PolicySet::load(&[SourceDocument {
-        source: "e.yaml".into(),
-        content: doc.into(),
-    }]);
-    set.diagnostics()
-        .iter()
-        .map(|d| d.message.clone())
-        .collect::<Vec<_>>()
-        .join(" | ")
+    messages(&load_scoped(&[doc.to_string()], ExceptionScope::Any))
 }
 
 #[test]
