@@ -268,6 +268,7 @@ fn scope(c: &engine::cache::Credentials) -> CredentialScope {
     CredentialScope {
         registries: c.registries.clone(),
         secrets: c.secrets.clone(),
+        tenant: c.tenant.clone(),
     }
 }
 

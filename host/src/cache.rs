@@ -41,6 +41,20 @@ impl CacheConfig {
 
 /// Most tag → digest entries kept.
 const MAX_DIGESTS: u64 = 10_000;
+/// Most bytes the verification entries (keys and values) take together:
+/// an entry can hold a verified attestation of up to 10 MiB, so a count
+/// alone would let `--cache-size` large ones take gigabytes.
+const MAX_ENTRY_BYTES: u64 = 64 << 20;
+/// Most bytes the tag → digest entries take together.
+const MAX_DIGEST_BYTES: u64 = 4 << 20;
+
+/// A weigher that bounds a cache by `max_bytes` and by `max_entries`
+/// together: each entry weighs its bytes, and at least `max_bytes /
+/// max_entries`, so that no more than `max_entries` fit.
+fn weigher(max_bytes: u64, max_entries: u64) -> impl Fn(usize) -> u32 {
+    let floor = max_bytes / max_entries.max(1);
+    move |bytes| u32::try_from((bytes as u64).max(floor)).unwrap_or(u32::MAX)
+}
 
 pub(crate) struct VerificationCache {
     entries: Option<moka::sync::Cache<String, Arc<[u8]>>>,
@@ -53,8 +67,10 @@ pub(crate) struct VerificationCache {
 impl VerificationCache {
     pub(crate) fn new(config: &CacheConfig) -> Arc<VerificationCache> {
         let entries = (config.enabled && config.size > 0).then(|| {
+            let weight = weigher(MAX_ENTRY_BYTES, config.size);
             moka::sync::Cache::builder()
-                .max_capacity(config.size)
+                .max_capacity(MAX_ENTRY_BYTES)
+                .weigher(move |k: &String, v: &Arc<[u8]>| weight(k.len() + v.len()))
                 .time_to_live(config.ttl)
                 .eviction_listener(|_, _, cause| {
                     if matches!(cause, RemovalCause::Size | RemovalCause::Expired) {
@@ -64,8 +80,10 @@ impl VerificationCache {
                 .build()
         });
         let digests = (config.enabled && !config.digest_ttl.is_zero()).then(|| {
+            let weight = weigher(MAX_DIGEST_BYTES, MAX_DIGESTS);
             moka::sync::Cache::builder()
-                .max_capacity(MAX_DIGESTS)
+                .max_capacity(MAX_DIGEST_BYTES)
+                .weigher(move |k: &String, v: &String| weight(k.len() + v.len()))
                 .time_to_live(config.digest_ttl)
                 .build()
         });
@@ -276,6 +294,29 @@ mod tests {
         assert!(cache.inflight.lock().expect("lock").contains_key("k"));
         cache.put("k", b"v", &mut leader);
         assert!(!cache.inflight.lock().expect("lock").contains_key("k"));
+    }
+
+    /// Large entries are bounded by their bytes, not only their count: a
+    /// few 10 MiB attestations fill it, small entries by their number.
+    #[tokio::test]
+    async fn the_cache_is_bounded_in_bytes_too() {
+        let cache = VerificationCache::new(&CacheConfig {
+            size: 1000,
+            ..config()
+        });
+        let mut claims = Claims::new(cache.clone());
+        let big = vec![0u8; 10 << 20];
+        for i in 0..20 {
+            let k = format!("big-{i}");
+            cache.get(&k, &mut claims, soon()).await;
+            cache.put(&k, &big, &mut claims);
+        }
+        let held = cache.len();
+        assert!(
+            held <= MAX_ENTRY_BYTES / (10 << 20),
+            "{held} entries of 10 MiB held"
+        );
+        assert!(held > 0);
     }
 
     #[tokio::test]

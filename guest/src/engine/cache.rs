@@ -24,17 +24,25 @@ pub struct Credentials {
     pub registries: Vec<String>,
     /// The policy's `credentials.secrets` names.
     pub secrets: Vec<String>,
+    /// The namespace of a namespaced policy (WIT `credential-scope.tenant`).
+    pub tenant: Option<String>,
 }
 
 impl Credentials {
-    /// The scope of `registries` (deduplicated and sorted, so equal scopes compare equal) and `secrets`.
-    pub fn new(registries: impl IntoIterator<Item = String>, secrets: &[String]) -> Credentials {
+    /// The scope of `registries` (deduplicated and sorted, so equal scopes
+    /// compare equal), `secrets` and `tenant`.
+    pub fn new(
+        registries: impl IntoIterator<Item = String>,
+        secrets: &[String],
+        tenant: Option<&str>,
+    ) -> Credentials {
         let mut registries: Vec<String> = registries.into_iter().collect();
         registries.sort_unstable();
         registries.dedup();
         Credentials {
             registries,
             secrets: secrets.to_vec(),
+            tenant: tenant.map(str::to_string),
         }
     }
 }

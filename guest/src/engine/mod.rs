@@ -544,13 +544,16 @@ fn within_budget(budget: &Budget, evaluate: impl FnOnce() -> Outcome) -> Outcome
     )))
 }
 
-/// The transport for `p`: with its `credentials.secrets` named to the host.
+/// The transport for `p`: with its `credentials.secrets`, and the
+/// namespace of a namespaced policy, named to the host.
 fn policy_transport(p: &CompiledPolicy, transport: &SharedTransport) -> SharedTransport {
     let secrets = p.registry_secrets();
-    match secrets.is_empty() {
+    let tenant = p.tenant();
+    match secrets.is_empty() && tenant.is_none() {
         false => Arc::new(crate::oci::transport::WithSecrets {
             inner: transport.clone(),
             secrets: secrets.into(),
+            tenant: tenant.map(Arc::from),
         }),
         true => transport.clone(),
     }

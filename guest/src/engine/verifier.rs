@@ -70,6 +70,9 @@ pub(super) struct VerifierPolicy {
     /// `credentials.secrets`: the host's credentials for them are part of
     /// every cache key.
     pub secrets: Vec<String>,
+    /// The namespace of a namespaced policy, which decides whether the
+    /// host's own credentials serve it (and so is part of every key).
+    pub tenant: Option<String>,
 }
 
 impl VerifierPolicy {
@@ -80,6 +83,7 @@ impl VerifierPolicy {
             attestations: p.spec.attestations.clone(),
             content_hash: p.content_hash.clone(),
             secrets: p.registry_secrets(),
+            tenant: p.tenant().map(str::to_string),
         }
     }
 }
@@ -159,6 +163,7 @@ impl PolicyVerifier {
         let credentials = Credentials::new(
             [Client::api_host(r.registry()).to_string()],
             &self.policy.secrets,
+            self.policy.tenant.as_deref(),
         );
         if let Some(digest) = self.cache.get_digest(&name, &credentials) {
             return Ok(digest);
@@ -209,7 +214,11 @@ impl PolicyVerifier {
             .filter_map(|r| reference::parse(r).ok())
             .map(|r| Client::api_host(r.registry()).to_string());
         let own = Client::api_host(image_ref.registry()).to_string();
-        Credentials::new(std::iter::once(own).chain(elsewhere), &self.policy.secrets)
+        Credentials::new(
+            std::iter::once(own).chain(elsewhere),
+            &self.policy.secrets,
+            self.policy.tenant.as_deref(),
+        )
     }
 
     /// The fingerprint of what the attestor's expressions evaluate to for

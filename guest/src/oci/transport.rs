@@ -18,6 +18,10 @@ pub struct HttpRequest {
     /// credentials the host presents for this request; empty: the host's
     /// own keychain only. Names only: the secrets stay in the host.
     pub secrets: Arc<[String]>,
+    /// The namespace of the namespaced policy the request is for (none for
+    /// a cluster policy): the host's own keychain is the operator's, and
+    /// serves a tenant only when the operator says so.
+    pub tenant: Option<Arc<str>>,
 }
 
 impl HttpRequest {
@@ -28,6 +32,7 @@ impl HttpRequest {
             url,
             headers,
             secrets: Arc::default(),
+            tenant: None,
         }
     }
 }
@@ -143,19 +148,23 @@ impl Transport for Offline {
     }
 }
 
-/// Names a policy's `credentials.secrets` on every request
-/// ([`HttpRequest::secrets`]).
+/// Names a policy's `credentials.secrets`, and the namespace of a
+/// namespaced one, on every request ([`HttpRequest::secrets`],
+/// [`HttpRequest::tenant`]).
 pub struct WithSecrets {
     /// The transport requests are sent through.
     pub inner: Arc<dyn Transport + Send + Sync>,
     /// The secret names set on every request.
     pub secrets: Arc<[String]>,
+    /// The tenant set on every request.
+    pub tenant: Option<Arc<str>>,
 }
 
 impl WithSecrets {
     fn named(&self, request: &HttpRequest) -> HttpRequest {
         HttpRequest {
             secrets: self.secrets.clone(),
+            tenant: self.tenant.clone(),
             ..request.clone()
         }
     }

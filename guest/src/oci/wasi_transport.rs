@@ -104,7 +104,10 @@ impl WasiTransport {
         let _ = options.set_between_bytes_timeout(Some(self.timeout_ns));
         // The host reads the secrets named last when the request is handed
         // over, so each request names its own (the call is cheap).
-        crate::component::registry_credentials::present(&request.secrets);
+        crate::component::registry_credentials::present(
+            &request.secrets,
+            request.tenant.as_deref(),
+        );
         let future =
             outgoing_handler::handle(req, Some(options)).map_err(|e| map_error(&host, e))?;
         Ok(Sent { future, host })

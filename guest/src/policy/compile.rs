@@ -127,6 +127,16 @@ impl CompiledPolicy {
         self.reads_namespace_object || self.match_constraints.namespace_selector.is_some()
     }
 
+    /// The namespace whose tenant the policy's registry requests are for:
+    /// a namespaced policy's own; none for a cluster policy (the
+    /// operator's, which may use the host's own registry credentials).
+    pub fn tenant(&self) -> Option<&str> {
+        match self.kind {
+            PolicyKind::Namespaced => self.namespace.as_deref(),
+            PolicyKind::Cluster => None,
+        }
+    }
+
     /// `credentials.secrets` as named to the host: `<name>` for a cluster
     /// policy (ivpol's own namespace, as Kyverno reads them), and
     /// `<namespace>/<name>` for a namespaced one, which may only use the

@@ -23,6 +23,11 @@ pub(super) struct RegistryArgs {
     /// Docker config.json with registry credentials (`auths`).
     #[arg(long = "registry-config", value_name = "FILE")]
     pub registry_config: Option<PathBuf>,
+    /// Let the --registry-config credentials serve namespaced policies
+    /// too; by default they serve cluster policies only, so that a
+    /// tenant's NIVP cannot read the private images they reach.
+    #[arg(long = "registry-config-for-namespaced")]
+    pub registry_config_for_namespaced: bool,
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     pub registry_ca: Option<PathBuf>,
@@ -40,11 +45,10 @@ impl RegistryArgs {
             allow: self.allow_registry.clone(),
             insecure: self.insecure_registry.clone(),
         };
-        Ok(Arc::new(Net::new(
-            policy,
-            keychain,
-            secrets_dir,
-            self.registry_ca.as_deref(),
-        )?))
+        let net = Net::new(policy, keychain, secrets_dir, self.registry_ca.as_deref())?;
+        if self.registry_config_for_namespaced {
+            net.share_keychain_with_tenants();
+        }
+        Ok(Arc::new(net))
     }
 }

@@ -49,6 +49,11 @@ pub(super) struct ServeArgs {
     registry: super::engine::PolicyRegistryArgs,
     #[command(flatten)]
     exceptions: super::engine::ExceptionArgs,
+    /// List each rejected and stale policy with its error in
+    /// /health/readiness; by default it gives counts only (the errors go
+    /// to the log and the policies' status).
+    #[arg(long = "readiness-details")]
+    readiness_details: bool,
     /// Most verification results kept in the cache.
     #[arg(long = "cache-size", default_value_t = 1000, value_name = "ENTRIES")]
     cache_size: u64,
@@ -202,6 +207,7 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
             ..server::ConnLimits::default()
         },
         shutdown_delay: args.shutdown_delay,
+        readiness_details: args.readiness_details,
     };
     server::serve(config, live, shutdown_signal()?).await
 }

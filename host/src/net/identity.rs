@@ -43,15 +43,17 @@ impl Net {
         key: &str,
         registries: &[String],
         secrets: &[String],
+        tenant: Option<&str>,
     ) -> Option<String> {
         let policy = self.secrets_keychain(secrets).ok()?;
+        let host = self.host_keychain_serves(tenant);
         let mut h = Sha256::new();
         part(&mut h, salt());
         part(&mut h, key.as_bytes());
         for registry in registries {
             part(&mut h, registry.as_bytes());
             // The credential's own id (the token cache keys by it too).
-            match self.credential_for(registry, policy.as_ref()) {
+            match self.credential_for(registry, policy.as_ref(), host) {
                 Some(c) => part(&mut h, c.id().as_bytes()),
                 None => part(&mut h, b"\0anonymous"),
             }
@@ -61,17 +63,20 @@ impl Net {
     }
 
     /// The credential a request to `authority` presents: the policy's own
-    /// secrets first, then the host-wide `--registry-config`.
+    /// secrets first, then (where it serves) the host-wide `--registry-config`.
     fn credential_for<'a>(
         &'a self,
         authority: &str,
         policy: Option<&'a Keychain>,
+        host_keychain: bool,
     ) -> Option<&'a Credential> {
         let parsed: http::uri::Authority = authority.parse().ok()?;
         let (host, port) = (parsed.host(), parsed.port_u16());
-        policy
-            .and_then(|k| k.get(host, port))
-            .or_else(|| self.keychain.get(host, port))
+        policy.and_then(|k| k.get(host, port)).or_else(|| {
+            host_keychain
+                .then(|| self.keychain.get(host, port))
+                .flatten()
+        })
     }
 }
 
@@ -100,7 +105,7 @@ mod tests {
             None,
         );
         let anon = net("{}", None);
-        let key = |n: &Net, r: &[&str]| n.scoped_key("k", &registries(r), &[]).expect("key");
+        let key = |n: &Net, r: &[&str]| n.scoped_key("k", &registries(r), &[], None).expect("key");
         assert_eq!(key(&a, &["r.io"]), key(&a, &["r.io"]));
         // The same username with another password is another identity.
         assert_ne!(key(&a, &["r.io"]), key(&b, &["r.io"]));
@@ -109,8 +114,8 @@ mod tests {
         assert_eq!(key(&a, &["other.io"]), key(&anon, &["other.io"]));
         assert_ne!(key(&a, &["r.io"]), key(&a, &["r.io", "other.io"]));
         assert_ne!(
-            a.scoped_key("k", &registries(&["r.io"]), &[]),
-            a.scoped_key("k2", &registries(&["r.io"]), &[])
+            a.scoped_key("k", &registries(&["r.io"]), &[], None),
+            a.scoped_key("k2", &registries(&["r.io"]), &[], None)
         );
     }
 
@@ -127,12 +132,12 @@ mod tests {
             r#"{"auths":{"r.io":{"username":"u","password":"host"}}}"#,
             Some(&dir),
         );
-        let with = n.scoped_key("k", &registries(&["r.io"]), &["team".into()]);
-        let without = n.scoped_key("k", &registries(&["r.io"]), &[]);
+        let with = n.scoped_key("k", &registries(&["r.io"]), &["team".into()], None);
+        let without = n.scoped_key("k", &registries(&["r.io"]), &[], None);
         assert!(with.is_some() && without.is_some());
         assert_ne!(with, without);
         assert_eq!(
-            n.scoped_key("k", &registries(&["r.io"]), &["missing".into()]),
+            n.scoped_key("k", &registries(&["r.io"]), &["missing".into()], None),
             None
         );
     }

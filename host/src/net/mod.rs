@@ -77,6 +77,18 @@ pub(crate) struct Net {
     client: HttpsClient,
     /// Requests sent to registries (for tests and metrics).
     pub sent: AtomicU64,
+    /// Whether `keychain` (the operator's `--registry-config`) also serves
+    /// namespaced policies (`--registry-config-for-namespaced`).
+    keychain_for_tenants: std::sync::atomic::AtomicBool,
+}
+
+/// Who the component's next registry requests are for (WIT
+/// `registry-credentials.present`): the secrets the policy names, and the
+/// namespace of a namespaced policy.
+#[derive(Clone, Default)]
+pub(crate) struct Presented {
+    pub secrets: Arc<[String]>,
+    pub tenant: Option<Arc<str>>,
 }
 
 impl Net {
@@ -141,7 +153,24 @@ impl Net {
             tokens: TokenCache::default(),
             client,
             sent: AtomicU64::new(0),
+            keychain_for_tenants: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Lets the host-wide keychain serve namespaced policies too
+    /// (`--registry-config-for-namespaced`).
+    pub(crate) fn share_keychain_with_tenants(&self) {
+        self.keychain_for_tenants
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the host-wide keychain serves requests for `tenant` (none:
+    /// a cluster policy, the operator's own).
+    fn host_keychain_serves(&self, tenant: Option<&str>) -> bool {
+        tenant.is_none()
+            || self
+                .keychain_for_tenants
+                .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sends one request of the component, with auth (the credentials of
@@ -150,7 +179,7 @@ impl Net {
     async fn send(
         self: Arc<Self>,
         request: http::Request<WasiBody>,
-        secrets: Arc<[String]>,
+        presented: Presented,
         deadline: Instant,
     ) -> Result<http::Response<WasiBody>, HttpError> {
         // The component only reads: GET and HEAD, and never a body.
@@ -171,8 +200,9 @@ impl Net {
         // The guest holds no credentials; anything it sets here is dropped.
         headers.remove(AUTHORIZATION);
         let secrets = self
-            .secrets_keychain(&secrets)
+            .secrets_keychain(&presented.secrets)
             .map_err(|e| HttpError::InternalError(Some(e)))?;
+        let host_keychain = self.host_keychain_serves(presented.tenant.as_deref());
         let outgoing = Outgoing {
             method: &parts.method,
             uri: &uri,
@@ -181,7 +211,7 @@ impl Net {
             port: parts.uri.port_u16(),
         };
         let (resp, _) = self
-            .with_auth(outgoing, None, secrets.as_ref(), deadline)
+            .with_auth(outgoing, None, secrets.as_ref(), host_keychain, deadline)
             .await?;
         Ok(resp.map(|b| body::DeadlineBody::new(b, deadline).boxed_unsync()))
     }
@@ -216,11 +246,14 @@ impl Net {
     /// Sends `req` (with `auth` up front, when the caller already has one),
     /// answers a 401 challenge once, and returns the response with the
     /// Authorization that was sent last, so a caller can present it again.
+    /// `secrets` are the policy's; `host_keychain` says whether the
+    /// host-wide keychain may answer too.
     async fn with_auth(
         &self,
         req: Outgoing<'_>,
         auth: Option<String>,
         secrets: Option<&Keychain>,
+        host_keychain: bool,
         deadline: Instant,
     ) -> Result<(http::Response<hyper::body::Incoming>, Option<String>), HttpError> {
         let resp = self.send_once(&req, auth.clone(), deadline).await?;
@@ -229,7 +262,7 @@ impl Net {
         }
         let host = req.uri.host().unwrap_or_default();
         match self
-            .authorization(&resp, host, req.port, secrets, deadline)
+            .authorization(&resp, host, req.port, secrets, host_keychain, deadline)
             .await
         {
             Some(auth) => {
@@ -257,7 +290,7 @@ impl Net {
             body: req.body,
             port: req.uri.port_u16(),
         };
-        self.with_auth(outgoing, req.auth, None, deadline)
+        self.with_auth(outgoing, req.auth, None, true, deadline)
             .await
             .map_err(|e| anyhow::anyhow!("{} {} failed: {e:?}", req.method, req.uri))
     }
@@ -336,13 +369,17 @@ impl Net {
         host: &str,
         port: Option<u16>,
         secrets: Option<&Keychain>,
+        host_keychain: bool,
         deadline: Instant,
     ) -> Option<String> {
         let header = resp.headers().get(WWW_AUTHENTICATE)?.to_str().ok()?;
-        // A policy's own secrets win over the host-wide --registry-config.
-        let credential = secrets
-            .and_then(|k| k.get(host, port))
-            .or_else(|| self.keychain.get(host, port));
+        // A policy's own secrets win over the host-wide --registry-config,
+        // which serves a namespaced policy only when the operator says so.
+        let credential = secrets.and_then(|k| k.get(host, port)).or_else(|| {
+            host_keychain
+                .then(|| self.keychain.get(host, port))
+                .flatten()
+        });
         match auth::parse_challenge(header)? {
             Challenge::Basic => credential.map(|c| c.basic_header()),
             Challenge::Bearer {
@@ -471,7 +508,7 @@ pub(crate) trait SecretSource: Send + Sync {
 pub(crate) struct Hooks {
     pub net: Arc<Net>,
     pub deadline: Instant,
-    pub secrets: Arc<[String]>,
+    pub presented: Presented,
 }
 
 impl WasiHttpHooks for Hooks {
@@ -495,9 +532,9 @@ impl WasiHttpHooks for Hooks {
         let net = self.net.clone();
         let deadline = self.deadline;
         // Named before this request was handed over: they are its secrets.
-        let secrets = self.secrets.clone();
+        let presented = self.presented.clone();
         Box::new(async move {
-            let resp = net.send(request, secrets, deadline).await?;
+            let resp = net.send(request, presented, deadline).await?;
             let done: Box<dyn Future<Output = Result<(), HttpError>> + Send> =
                 Box::new(async { Ok(()) });
             Ok((resp, done))

@@ -56,7 +56,10 @@ async fn guest_authorization_is_stripped_and_secrets_come_beside_the_request() {
         .clone()
         .send(
             req(),
-            Arc::from(["ivpol-no-such-secret".to_string()]),
+            Presented {
+                secrets: Arc::from(["ivpol-no-such-secret".to_string()]),
+                tenant: None,
+            },
             deadline,
         )
         .await
@@ -66,7 +69,7 @@ async fn guest_authorization_is_stripped_and_secrets_come_beside_the_request() {
         "{err:?}"
     );
     let resp = net
-        .send(req(), Arc::default(), deadline)
+        .send(req(), Presented::default(), deadline)
         .await
         .expect("sent");
     assert_eq!(resp.status(), 200);
@@ -127,7 +130,7 @@ async fn refused_destinations_are_denied_before_any_connection() {
     ] {
         let err = net
             .clone()
-            .send(guest_request(url, &[]), Arc::default(), deadline)
+            .send(guest_request(url, &[]), Presented::default(), deadline)
             .await
             .expect_err(url);
         assert!(
@@ -156,7 +159,7 @@ async fn only_get_and_head_leave_the_host() {
         *req.method_mut() = method.parse().expect("method");
         let err = net
             .clone()
-            .send(req, Arc::default(), deadline)
+            .send(req, Presented::default(), deadline)
             .await
             .expect_err(method);
         assert!(
@@ -169,7 +172,7 @@ async fn only_get_and_head_leave_the_host() {
     *head.method_mut() = http::Method::HEAD;
     assert_eq!(
         net.clone()
-            .send(head, Arc::default(), deadline)
+            .send(head, Presented::default(), deadline)
             .await
             .expect("HEAD")
             .status(),
@@ -260,7 +263,7 @@ async fn same_username_different_secrets_get_distinct_tokens() {
         let keychain = keychain.clone();
         async move {
             let (resp, _) = net
-                .with_auth(req, None, Some(&keychain), deadline)
+                .with_auth(req, None, Some(&keychain), true, deadline)
                 .await
                 .expect("sent");
             assert_eq!(resp.status(), 200);
@@ -330,7 +333,7 @@ async fn connects_only_to_the_addresses_it_checked() {
     // First lookup: the checked address is dialled (its TLS fails: it is no registry).
     let first = net
         .clone()
-        .send(guest_request(&url, &[]), Arc::default(), deadline)
+        .send(guest_request(&url, &[]), Presented::default(), deadline)
         .await;
     assert!(
         !matches!(first, Err(HttpError::HttpRequestDenied)),
@@ -341,7 +344,7 @@ async fn connects_only_to_the_addresses_it_checked() {
     // Second lookup: rebound to loopback, refused before any connect.
     let second = net
         .clone()
-        .send(guest_request(&url, &[]), Arc::default(), deadline)
+        .send(guest_request(&url, &[]), Presented::default(), deadline)
         .await;
     assert!(
         matches!(second, Err(HttpError::HttpRequestDenied)),
@@ -375,11 +378,59 @@ async fn dns_lookups_end_at_the_request_deadline() {
         Duration::from_secs(30),
         net.send(
             guest_request("https://slow.test/v2/", &[]),
-            Arc::default(),
+            Presented::default(),
             deadline,
         ),
     )
     .await
     .expect("the lookup outlived the deadline by far");
     assert!(bound.is_err());
+}
+
+/// The host-wide keychain (`--registry-config`) is the operator's: a
+/// namespaced policy's requests (`Presented::tenant`) go without it, unless
+/// `--registry-config-for-namespaced` shares it, so that a tenant cannot
+/// read the private images host-wide credentials reach.
+#[tokio::test]
+async fn the_host_keychain_serves_tenants_only_when_shared() {
+    let (addr, _fetched) = token_registry().await;
+    let policy = NetPolicy {
+        allow: vec![],
+        insecure: vec![addr.parse().expect("host:port")],
+    };
+    let keychain = Keychain::parse(&format!(
+        r#"{{"auths":{{"{addr}":{{"username":"operator","password":"host-wide"}}}}}}"#
+    ))
+    .expect("keychain");
+    let net = Arc::new(Net::new(policy, keychain, None, None).expect("net"));
+    let url = format!("http://{addr}/v2/app/manifests/v1");
+    let token = |tenant: Option<&str>| {
+        let net = net.clone();
+        let presented = Presented {
+            secrets: Arc::default(),
+            tenant: tenant.map(Arc::from),
+        };
+        let req = guest_request(&url, &[]);
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let resp = net.send(req, presented, deadline).await.expect("sent");
+            let body = resp.into_body().collect().await.expect("body").to_bytes();
+            String::from_utf8_lossy(&body).into_owned()
+        }
+    };
+    let operator = token(None).await;
+    assert_ne!(
+        operator, "tok-",
+        "the cluster policy got the host's credentials"
+    );
+    assert_eq!(
+        token(Some("team")).await,
+        "tok-",
+        "the tenant went anonymous"
+    );
+    let keys = |n: &Net, tenant| n.scoped_key("k", std::slice::from_ref(&addr), &[], tenant);
+    assert_ne!(keys(&net, None), keys(&net, Some("team")));
+    net.share_keychain_with_tenants();
+    assert_eq!(token(Some("team")).await, operator);
+    assert_eq!(keys(&net, None), keys(&net, Some("team")));
 }

@@ -291,9 +291,12 @@ impl HostState {
     /// credentials in `scope` (see `net/identity.rs`); none when they
     /// cannot be read, and then nothing is cached.
     fn scoped(&self, key: &str, scope: &CredentialScope) -> Option<String> {
-        self.hooks
-            .net
-            .scoped_key(key, &scope.registries, &scope.secrets)
+        self.hooks.net.scoped_key(
+            key,
+            &scope.registries,
+            &scope.secrets,
+            scope.tenant.as_deref(),
+        )
     }
 }
 
@@ -326,8 +329,11 @@ impl bindings::ivpol::admission::verification_cache::Host for HostState {
 }
 
 impl bindings::ivpol::admission::registry_credentials::Host for HostState {
-    async fn present(&mut self, secrets: Vec<String>) {
-        self.hooks.secrets = secrets.into();
+    async fn present(&mut self, secrets: Vec<String>, tenant: Option<String>) {
+        self.hooks.presented = crate::net::Presented {
+            secrets: secrets.into(),
+            tenant: tenant.map(Arc::from),
+        };
     }
 }
 
@@ -535,7 +541,7 @@ impl Runtime {
             hooks: Hooks {
                 net: self.net.clone(),
                 deadline: Instant::now() + Duration::from_secs(30),
-                secrets: Arc::default(),
+                presented: Default::default(),
             },
             table: ResourceTable::new(),
             limits: MemoryLimiter::new(self.limits.instance_memory),
@@ -1024,7 +1030,7 @@ fn arm_deadline(inst: &mut Instance, deadline: Duration) {
     inst.store.set_epoch_deadline(ticks(deadline + EPOCH_GRACE));
     let hooks = &mut inst.store.data_mut().hooks;
     hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
-    hooks.secrets = Arc::default();
+    hooks.presented = Default::default();
 }
 
 async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<Instance> {

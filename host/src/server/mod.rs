@@ -50,6 +50,10 @@ pub(crate) struct ServerConfig {
     /// requests are still accepted (so that the Service stops sending
     /// them before the listener closes).
     pub shutdown_delay: Duration,
+    /// Readiness lists each rejected and stale policy with its error (CEL
+    /// source included); by default it gives only counts, since anyone who
+    /// reaches the port may read it.
+    pub readiness_details: bool,
 }
 
 /// What one client connection may take.
@@ -88,6 +92,8 @@ pub(crate) struct AppState {
     pub body_read_timeout: Duration,
     /// Set by a shutdown signal: readiness turns false.
     pub draining: AtomicBool,
+    /// See [`ServerConfig::readiness_details`].
+    pub readiness_details: bool,
 }
 
 /// Serves until `shutdown` completes, then drains: readiness turns false,
@@ -122,6 +128,7 @@ pub(crate) async fn serve(
         live,
         body_read_timeout: limits.body_read,
         draining: AtomicBool::new(false),
+        readiness_details: config.readiness_details,
     });
     let graceful = GracefulShutdown::new();
     let accepting = Accept {

@@ -154,19 +154,23 @@ fn readiness(state: &AppState) -> Reply {
         false => ("ready", StatusCode::OK),
         true => ("shutting down", StatusCode::SERVICE_UNAVAILABLE),
     };
-    json_reply(
-        code,
-        json!({
-            "status": status,
-            "generation": generation.number,
-            "hash": generation.hash,
-            "policies": summary.policies.len(),
-            "rejected": summary.diagnostics.len(),
-            "rejectedPolicies": rejected,
-            "stalePolicies": stale,
-            "lastReloadError": state.live.last_reload_error(),
-        }),
-    )
+    let mut body = json!({
+        "status": status,
+        "generation": generation.number,
+        "hash": generation.hash,
+        "policies": summary.policies.len(),
+        "rejected": summary.diagnostics.len(),
+        "stale": stale.len(),
+        "lastReloadError": state.live.last_reload_error(),
+    });
+    // Tenants' diagnostics (CEL source and all) are the log's and their
+    // policies' status; readiness, which anyone reaching the port can
+    // read, lists them only when the operator asks.
+    if state.readiness_details {
+        body["rejectedPolicies"] = json!(rejected);
+        body["stalePolicies"] = json!(stale);
+    }
+    json_reply(code, body)
 }
 
 fn metrics_reply() -> Reply {

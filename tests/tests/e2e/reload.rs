@@ -31,6 +31,17 @@ fn gate(name: &str, blocked: &str) -> String {
     )
 }
 
+/// A server whose readiness lists rejected and stale policies by name.
+fn start_detailed(policies: &[(&str, &str)]) -> Server {
+    Server::start_with(
+        policies,
+        Options {
+            extra_args: vec!["--readiness-details".into()],
+            ..Options::default()
+        },
+    )
+}
+
 /// The validate answer for a Pod named `name`.
 fn answer(s: &Server, name: &str) -> Value {
     s.review(
@@ -165,7 +176,7 @@ fn sighup_reloads_at_once_when_watching_is_off() {
 /// and a policy that never loaded denies.
 #[test]
 fn a_rejected_reload_keeps_the_last_good_version_enforcing() {
-    let s = Server::start(&[
+    let s = start_detailed(&[
         ("a.yaml", &gate("keeper", "a")),
         ("b.yaml", &gate("other", "b")),
     ]);
@@ -236,7 +247,7 @@ fn a_rejected_reload_keeps_the_last_good_version_enforcing() {
 /// held before keep their last good versions.
 #[test]
 fn an_unreadable_file_keeps_the_policies_it_held() {
-    let s = Server::start(&[("a.yaml", &gate("keeper", "a"))]);
+    let s = start_detailed(&[("a.yaml", &gate("keeper", "a"))]);
     replace(&s.policy_dir().join("a.yaml"), "kind: [unclosed\n");
     assert!(s.eventually(RELOAD_WINDOW, |s| generation(s) == 2));
     assert_eq!(message(&s, "a"), "Policy keeper failed: keeper blocks a");

@@ -118,10 +118,26 @@ fn passing_policy(name: &str, actions: &str) -> String {
 /// unnamed route, with its diagnostic; readiness and /metrics name it.
 #[test]
 fn a_policy_that_failed_to_load_denies_in_its_scope() {
-    let s = Server::start(&[
-        ("broken.yaml", &broken_policy()),
-        ("good.yaml", &passing_policy("good", "[Deny]")),
-    ]);
+    let files = [
+        ("broken.yaml", broken_policy()),
+        ("good.yaml", passing_policy("good", "[Deny]")),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+    // By default readiness, which anyone reaching the port can read, gives
+    // counts only: no tenant's diagnostic (or CEL) in it.
+    let plain = Server::start(&files);
+    let (_, ready) = plain.get("/health/readiness");
+    assert_eq!(ready["rejected"], 1, "{ready}");
+    assert!(ready.get("rejectedPolicies").is_none(), "{ready}");
+    assert!(!ready.to_string().contains("Nope"), "{ready}");
+    drop(plain);
+    let s = Server::start_with(
+        &files,
+        Options {
+            extra_args: vec!["--readiness-details".into()],
+            ..Options::default()
+        },
+    );
     let (status, ready) = s.get("/health/readiness");
     assert_eq!(status, 200);
     assert_eq!(ready["rejectedPolicies"][0]["name"], "broken", "{ready}");

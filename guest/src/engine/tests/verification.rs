@@ -265,7 +265,7 @@ fn inline_fingerprint(set: &PolicySet) -> String {
 
 /// The credentials a policy without secrets reads ghcr.io with.
 fn ghcr() -> Credentials {
-    Credentials::new(["ghcr.io".to_string()], &[])
+    Credentials::new(["ghcr.io".to_string()], &[], None)
 }
 
 /// `set` with an in-memory cache holding a full success for the key
