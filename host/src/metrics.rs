@@ -129,6 +129,8 @@ pub(crate) struct Metrics {
     /// Instances replaced after `--instance-max-calls` calls.
     pub instances_retired: Counter,
     pub instance_acquire: Histogram,
+    /// Webhook configurations the API server refused to apply.
+    pub webhook_apply_failures: Counter,
     /// Waits for a namespace's turn and an instance, by namespace.
     instance_waits: Histograms<NamespaceLabels>,
     wait_namespaces: BoundedLabels,
@@ -214,6 +216,7 @@ impl Metrics {
             instances_created: Counter::default(),
             instances_retired: Counter::default(),
             instance_acquire: latency_buckets(),
+            webhook_apply_failures: Counter::default(),
             instance_memory: Gauge::default(),
             policies_loaded: Gauge::default(),
             policy_load_errors: Gauge::default(),
@@ -314,6 +317,11 @@ impl Metrics {
             "instance_acquire_seconds",
             "Time to get an instance from the pool (or create one)",
             self.instance_acquire.clone(),
+        );
+        r.register(
+            "webhook_apply_failures",
+            "Webhook configurations the API server refused to apply (the others are applied)",
+            self.webhook_apply_failures.clone(),
         );
         r.register(
             "instance_wait_seconds",

@@ -134,39 +134,86 @@ async fn register_webhooks(
             name: r.name.clone(),
         })
         .collect();
-    for item in list["items"].as_array_mut().into_iter().flatten() {
-        let kind = item["kind"].as_str().unwrap_or_default().to_string();
-        let name = item["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let plural = format!("{}s", kind.to_ascii_lowercase());
-        let resource = super::api_resource("admissionregistration.k8s.io/v1", &kind, &plural);
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        if !rejected.is_empty() {
-            let live = api
-                .get_opt(&name)
-                .await
-                .with_context(|| format!("reading {kind} {name}"))?;
-            let live = live.map(|o| o.data);
-            let kept = keep_rejected(item, live.as_ref(), &rejected);
-            if !kept.is_empty() {
-                tracing::warn!(
-                    config = %name,
-                    webhooks = ?kept,
-                    "keeping the webhooks of policies that do not load, so that their requests are still sent to ivpol (and denied)"
-                );
-            }
-        }
-        let params = PatchParams::apply(FIELD_MANAGER).force();
-        api.patch(&name, &params, &Patch::Apply(&*item))
-            .await
-            .with_context(|| format!("applying {kind} {name}"))?;
-    }
+    let items = list["items"]
+        .as_array_mut()
+        .map(Vec::as_mut_slice)
+        .unwrap_or_default();
+    let rejected = std::sync::Arc::new(rejected);
+    apply_each(items, |item| {
+        let (client, rejected) = (client.clone(), rejected.clone());
+        Box::pin(async move { apply_configuration(&client, item, &rejected).await })
+    })
+    .await?;
     tracing::info!(
         generation = generation.number,
         "webhook configurations applied"
     );
+    Ok(())
+}
+
+/// One configuration being applied.
+type Applying<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + 'a>>;
+
+/// Applies each configuration on its own: one the API server refuses is
+/// logged, counted (`ivpol_webhook_apply_failures_total`) and reported in
+/// the error, and the others are still applied, so that one bad
+/// configuration cannot leave every policy without its webhook.
+async fn apply_each(
+    items: &mut [Value],
+    mut apply: impl for<'a> FnMut(&'a mut Value) -> Applying<'a>,
+) -> Result<()> {
+    let mut failed = Vec::new();
+    for item in items.iter_mut() {
+        let name = item["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if let Err(e) = apply(item).await {
+            tracing::error!(config = %name, "a webhook configuration was not applied; the others are: {e:#}");
+            crate::metrics::metrics().webhook_apply_failures.inc();
+            failed.push(format!("{e:#}"));
+        }
+    }
+    match failed.is_empty() {
+        true => Ok(()),
+        false => bail!("{}", failed.join("; ")),
+    }
+}
+
+/// Applies one configuration, with the live entries of the policies that
+/// are rejected now (`kept.rs`).
+async fn apply_configuration(
+    client: &Client,
+    item: &mut Value,
+    rejected: &BTreeSet<Rejected>,
+) -> Result<()> {
+    let kind = item["kind"].as_str().unwrap_or_default().to_string();
+    let name = item["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let plural = format!("{}s", kind.to_ascii_lowercase());
+    let resource = super::api_resource("admissionregistration.k8s.io/v1", &kind, &plural);
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    if !rejected.is_empty() {
+        let live = api
+            .get_opt(&name)
+            .await
+            .with_context(|| format!("reading {kind} {name}"))?;
+        let live = live.map(|o| o.data);
+        let kept = keep_rejected(item, live.as_ref(), rejected);
+        if !kept.is_empty() {
+            tracing::warn!(
+                config = %name,
+                webhooks = ?kept,
+                "keeping the webhooks of policies that do not load, so that their requests are still sent to ivpol (and denied)"
+            );
+        }
+    }
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    api.patch(&name, &params, &Patch::Apply(&*item))
+        .await
+        .with_context(|| format!("applying {kind} {name}"))?;
     Ok(())
 }
 
@@ -311,4 +358,41 @@ pub(crate) fn ca_bundle(explicit: Option<&Path>, tls_cert: Option<&Path>) -> Res
         }
     }
     Ok(pem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One configuration the API server refuses does not stop the others
+    /// from being applied; the error names it.
+    #[tokio::test]
+    async fn a_refused_configuration_does_not_stop_the_others() {
+        let mut items = vec![
+            json!({"metadata": {"name": "mutating"}}),
+            json!({"metadata": {"name": "validating"}}),
+            json!({"metadata": {"name": "policy"}}),
+        ];
+        let mut applied = Vec::new();
+        let result = apply_each(&mut items, |item| {
+            let name = item["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let refused = name == "mutating";
+            if !refused {
+                applied.push(name);
+            }
+            Box::pin(async move {
+                match refused {
+                    true => bail!("applying MutatingWebhookConfiguration mutating: Invalid"),
+                    false => Ok(()),
+                }
+            })
+        })
+        .await;
+        assert_eq!(applied, ["validating", "policy"]);
+        let error = result.expect_err("the refusal is reported");
+        assert!(error.to_string().contains("mutating: Invalid"), "{error}");
+    }
 }
