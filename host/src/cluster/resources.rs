@@ -19,7 +19,18 @@ const MAX_CACHE_BYTES: u64 = 16 << 20;
 /// The largest object (or list) handed to the component.
 const MAX_OBJECT_BYTES: usize = 1 << 20;
 /// The most items a list may hold.
-const MAX_LIST_ITEMS: u32 = 500;
+const MAX_LIST_ITEMS: usize = 500;
+/// Items asked for per page: a list is read a page at a time and its bytes
+/// counted as each page arrives, so a list past [`MAX_OBJECT_BYTES`] stops
+/// after at most one page more, instead of 500 objects of up to 1.5 MiB
+/// each being read before the size check.
+const LIST_PAGE: u32 = 16;
+/// How long a failed read is answered from memory: a policy that reads a
+/// missing grant or an oversized list on every request costs the API
+/// server one call a second, not one per request.
+const FAILURE_TTL: Duration = Duration::from_secs(1);
+
+type Key = (String, String, String, String);
 
 /// What the operator granted, and a cache of what was read.
 pub(crate) struct ClusterResources {
@@ -27,7 +38,13 @@ pub(crate) struct ClusterResources {
     granted: Vec<String>,
     /// (apiVersion, resource, namespace, name or "" for a list) to JSON
     /// (`None`: the object does not exist).
-    cache: moka::sync::Cache<(String, String, String, String), Option<String>>,
+    cache: moka::sync::Cache<Key, Option<String>>,
+    /// Reads that failed, kept for [`FAILURE_TTL`].
+    failures: moka::sync::Cache<Key, String>,
+    /// One read per key at a time: the others wait for its answer (single
+    /// flight), so a burst of requests makes one API call.
+    reading:
+        std::sync::Mutex<std::collections::HashMap<Key, std::sync::Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl ClusterResources {
@@ -43,11 +60,48 @@ impl ClusterResources {
             })
             .time_to_live(TTL)
             .build();
+        let failures = moka::sync::Cache::builder()
+            .max_capacity(1024)
+            .time_to_live(FAILURE_TTL)
+            .build();
         ClusterResources {
             client,
             granted,
             cache,
+            failures,
+            reading: Default::default(),
         }
+    }
+
+    /// The lock that makes reads of `key` one at a time.
+    fn turn(&self, key: &Key) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+        let mut reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        // Locks nobody holds or waits for go, so the map stays as small
+        // as the reads in flight.
+        reading.retain(|_, lock| std::sync::Arc::strong_count(lock) > 1);
+        reading.entry(key.clone()).or_default().clone()
+    }
+
+    /// A cached answer or failure for `key`, if any.
+    fn remembered(&self, key: &Key) -> Option<Result<Option<String>, String>> {
+        if let Some(hit) = self.cache.get(key) {
+            return Some(Ok(hit));
+        }
+        self.failures.get(key).map(Err)
+    }
+
+    /// `result`, remembered under `key`.
+    fn remember<T: Clone>(
+        &self,
+        key: Key,
+        result: Result<T, String>,
+        store: impl FnOnce(T) -> Option<String>,
+    ) -> Result<T, String> {
+        match &result {
+            Ok(v) => self.cache.insert(key, store(v.clone())),
+            Err(e) => self.failures.insert(key, e.clone()),
+        }
+        result
     }
 
     /// The granted resources, as `<plural>` or `<plural>.<group>`.
@@ -68,16 +122,23 @@ impl ClusterResources {
             return Err(format!("invalid {resource} name {name:?}"));
         }
         let key = key(api_version, resource, namespace, name);
-        if let Some(hit) = self.cache.get(&key) {
-            return Ok(hit);
+        if let Some(known) = self.remembered(&key) {
+            return known;
         }
-        let found = api
-            .get_opt(name)
-            .await
-            .map_err(|e| format!("reading {resource} {namespace}/{name}: {e}"))?;
-        let text = found.map(|o| bounded(resource, &o)).transpose()?;
-        self.cache.insert(key, text.clone());
-        Ok(text)
+        let turn = self.turn(&key);
+        let _one = turn.lock().await;
+        if let Some(known) = self.remembered(&key) {
+            return known;
+        }
+        let read = async {
+            let found = api
+                .get_opt(name)
+                .await
+                .map_err(|e| format!("reading {resource} {namespace}/{name}: {e}"))?;
+            found.map(|o| bounded(resource, &o)).transpose()
+        };
+        let result = read.await;
+        self.remember(key, result, |text| text)
     }
 
     /// A `List` of the objects in `namespace` (all namespaces if empty).
@@ -89,32 +150,16 @@ impl ClusterResources {
     ) -> Result<String, String> {
         let api = self.api(api_version, resource, namespace)?;
         let key = key(api_version, resource, namespace, "");
-        if let Some(Some(hit)) = self.cache.get(&key) {
-            return Ok(hit);
+        if let Some(known) = self.remembered(&key) {
+            return known.map(Option::unwrap_or_default);
         }
-        let list = api
-            .list(&ListParams::default().limit(MAX_LIST_ITEMS))
-            .await
-            .map_err(|e| format!("listing {resource} in {namespace:?}: {e}"))?;
-        if list
-            .metadata
-            .continue_
-            .as_deref()
-            .is_some_and(|c| !c.is_empty())
-        {
-            return Err(format!(
-                "listing {resource} in {namespace:?}: more than {MAX_LIST_ITEMS} objects"
-            ));
+        let turn = self.turn(&key);
+        let _one = turn.lock().await;
+        if let Some(known) = self.remembered(&key) {
+            return known.map(Option::unwrap_or_default);
         }
-        let value = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "List",
-            "metadata": {"resourceVersion": list.metadata.resource_version},
-            "items": list.items,
-        });
-        let text = bounded(resource, &value)?;
-        self.cache.insert(key, Some(text.clone()));
-        Ok(text)
+        let result = read_list(&api, resource, namespace).await;
+        self.remember(key, result, Some)
     }
 
     /// The API for a granted resource, or why it is refused.
@@ -146,12 +191,52 @@ impl ClusterResources {
     }
 }
 
-fn key(
-    api_version: &str,
+/// Every object of `api` as the JSON of a `List`, read a page at a time
+/// and refused as soon as it holds more than [`MAX_LIST_ITEMS`] objects or
+/// [`MAX_OBJECT_BYTES`] bytes.
+async fn read_list(
+    api: &Api<DynamicObject>,
     resource: &str,
     namespace: &str,
-    name: &str,
-) -> (String, String, String, String) {
+) -> Result<String, String> {
+    let mut items: Vec<serde_json::Value> = Vec::new();
+    let mut bytes = 0usize;
+    let mut params = ListParams::default().limit(LIST_PAGE);
+    let resource_version = loop {
+        let page = api
+            .list(&params)
+            .await
+            .map_err(|e| format!("listing {resource} in {namespace:?}: {e}"))?;
+        for item in page.items {
+            let item = serde_json::to_value(item).map_err(|e| e.to_string())?;
+            bytes = bytes.saturating_add(item.to_string().len());
+            if bytes > MAX_OBJECT_BYTES {
+                return Err(format!(
+                    "listing {resource} in {namespace:?}: more than the {MAX_OBJECT_BYTES} bytes a policy may read at once"
+                ));
+            }
+            items.push(item);
+            if items.len() > MAX_LIST_ITEMS {
+                return Err(format!(
+                    "listing {resource} in {namespace:?}: more than {MAX_LIST_ITEMS} objects"
+                ));
+            }
+        }
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break page.metadata.resource_version,
+        }
+    };
+    let value = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "metadata": {"resourceVersion": resource_version},
+        "items": items,
+    });
+    bounded(resource, &value)
+}
+
+fn key(api_version: &str, resource: &str, namespace: &str, name: &str) -> Key {
     (
         api_version.into(),
         resource.into(),

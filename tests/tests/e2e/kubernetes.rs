@@ -431,3 +431,48 @@ fn deploy_rbac_allows_every_request_ivpol_makes() {
         );
     }
 }
+
+/// `resource.List` reads a page at a time and stops as soon as the list is
+/// over the 1 MiB a policy may read, instead of reading every object
+/// first; the failure is remembered for a second, so a burst of requests
+/// does not repeat the read.
+#[test]
+fn an_oversized_list_stops_after_its_first_page_and_is_not_read_again_at_once() {
+    let api = cluster();
+    let filler = "x".repeat(100_000);
+    for i in 0..20 {
+        api.create(json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": format!("big-{i}"), "namespace": "team"},
+            "data": {"filler": filler},
+        }))
+        .expect("configmap");
+    }
+    api.apply(deny_unless(
+        "lister",
+        "size(resource.List('v1', 'configmaps', 'team').items) > 0",
+        "",
+    ))
+    .expect("policy");
+    let (s, _dir) = serve(&api, &["--grant-resource", "configmaps"]);
+    api.clear_requests();
+    let lists = |api: &KubeApi| {
+        api.requests()
+            .into_iter()
+            .filter(|r| r.method == "GET" && r.path.ends_with("/namespaces/team/configmaps"))
+            .collect::<Vec<_>>()
+    };
+    for _ in 0..2 {
+        let r = s.review("/ivpol/validate/lister", &pod_in("team"));
+        assert_eq!(r["allowed"], false, "{r}");
+        let message = r["status"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("more than the 1048576 bytes a policy may read at once"),
+            "{message}"
+        );
+    }
+    let reads = lists(&api);
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert!(reads[0].query.contains("limit=16"), "{:?}", reads[0]);
+}
