@@ -7,13 +7,18 @@
 //! never cached, so each one goes to the registry), mutate with pinning
 //! (a tag), and bad input (malformed bodies with and without a uid).
 //! Stalled clients open connections and send half a request header.
+//! A slow tenant sends, from 8 more threads, Pods in namespace `attacker`
+//! whose image sits on a registry that answers after 12 s, judged by that
+//! namespace's NamespacedImageValidatingPolicy: the normal traffic's
+//! latency (p50, p99, max) shows whether it starves everyone else.
 //!
 //! It fails (exit 1) when any good request gets a wrong or error answer,
 //! or the server dies; it prints requests by kind, the RSS peak, and the
 //! RSS slope over the run after a warm-up (least squares, MiB/min).
 
+use ivpol_tests::faulty::{Answer, Faulty};
 use ivpol_tests::policy::{key_attestor, pod_policy, verifying_policy};
-use ivpol_tests::review::{create_pod, patch};
+use ivpol_tests::review::{create_pod, patch, pod, review};
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::verifying::Setup;
 use ivpol_tests::{Options, Server};
@@ -25,6 +30,10 @@ use std::time::{Duration, Instant};
 
 const CLIENTS: usize = 64;
 const STALLED: usize = 16;
+/// Threads of the slow tenant.
+const SLOW_TENANT: usize = 8;
+/// How long the slow tenant's registry takes to answer (past the deadline).
+const SLOW_REGISTRY: Duration = Duration::from_secs(12);
 
 #[derive(Default)]
 struct Counts {
@@ -33,7 +42,10 @@ struct Counts {
     mutate: AtomicU64,
     bad: AtomicU64,
     stalled: AtomicU64,
+    slow_tenant: AtomicU64,
     wrong: AtomicU64,
+    /// Microseconds each good request of the normal traffic took.
+    latencies: Mutex<Vec<u32>>,
 }
 
 /// What the traffic needs: the server, and the requests with their answers.
@@ -42,6 +54,8 @@ struct Traffic {
     signed: String,
     unsigned: String,
     tagged: String,
+    /// The slow tenant's image.
+    slow: String,
 }
 
 fn main() {
@@ -74,10 +88,30 @@ fn main() {
         "\"CREATE\", \"UPDATE\"",
         "  attestors: []\n  validations:\n    - expression: \"true\"\n",
     );
+    let faulty = Faulty::start();
+    faulty.on("/v2/slow/app/manifests/v1", Answer::Slow(SLOW_REGISTRY));
+    let slow_tenant = pod_policy(
+        "slow",
+        "\"CREATE\"",
+        "  validationConfigurations: {mutateDigest: false, verifyDigest: false, required: false}\n  attestors: []\n  validations:\n    - expression: \"getImageData(object.spec.containers[0].image).digest != ''\"\n",
+    )
+    .replace(
+        "kind: ImageValidatingPolicy\nmetadata:\n  name: slow\n",
+        "kind: NamespacedImageValidatingPolicy\nmetadata:\n  name: slow\n  namespace: attacker\n",
+    );
     let server = Server::start_with(
-        &[("verify.yaml", &verify), ("pin.yaml", &pin)],
+        &[
+            ("verify.yaml", &verify),
+            ("pin.yaml", &pin),
+            ("slow.yaml", &slow_tenant),
+        ],
         Options {
-            extra_args: vec!["--insecure-registry".into(), setup.reg.addr.clone()],
+            extra_args: vec![
+                "--insecure-registry".into(),
+                setup.reg.addr.clone(),
+                "--insecure-registry".into(),
+                faulty.addr.clone(),
+            ],
             ..Options::default()
         },
     );
@@ -86,6 +120,7 @@ fn main() {
         signed,
         unsigned,
         tagged: signed_tag,
+        slow: format!("{}/slow/app:v1", faulty.addr),
     });
     let counts = Arc::new(Counts::default());
     let stop = Arc::new(AtomicBool::new(false));
@@ -103,6 +138,10 @@ fn main() {
     for _ in 0..STALLED {
         let (t, c, s) = (traffic.clone(), counts.clone(), stop.clone());
         workers.push(std::thread::spawn(move || stalled(&t.base, &c, &s)));
+    }
+    for _ in 0..SLOW_TENANT {
+        let (t, c, s) = (traffic.clone(), counts.clone(), stop.clone());
+        workers.push(std::thread::spawn(move || slow_tenant_client(&t, &c, &s)));
     }
     let samples = sample(&server, run, &stop);
     stop.store(true, Ordering::Relaxed);
@@ -125,6 +164,7 @@ fn client(i: usize, t: &Traffic, c: &Counts, stop: &AtomicBool, wrong: &Mutex<Op
     let mut n = i;
     while !stop.load(Ordering::Relaxed) {
         n += 1;
+        let started = Instant::now();
         let outcome = match n % 10 {
             0..=3 => expect(&agent, t, "/ivpol/validate/verify", &t.signed, true).map(|()| &c.hit),
             4 | 5 => {
@@ -136,6 +176,11 @@ fn client(i: usize, t: &Traffic, c: &Counts, stop: &AtomicBool, wrong: &Mutex<Op
         match outcome {
             Ok(counter) => {
                 counter.fetch_add(1, Ordering::Relaxed);
+                if !std::ptr::eq(counter, &c.bad) {
+                    let took = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
+                    let mut all = c.latencies.lock().unwrap_or_else(|p| p.into_inner());
+                    all.push(took);
+                }
             }
             Err(why) => {
                 c.wrong.fetch_add(1, Ordering::Relaxed);
@@ -144,6 +189,31 @@ fn client(i: usize, t: &Traffic, c: &Counts, stop: &AtomicBool, wrong: &Mutex<Op
             }
         }
     }
+}
+
+/// The slow tenant: Pods in `attacker` whose image is on the slow
+/// registry, one after another; each is denied (the registry call runs out
+/// of time), which is what the tenant's own policy says.
+fn slow_tenant_client(t: &Traffic, c: &Counts, stop: &AtomicBool) {
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(30))
+        .build();
+    let body = review("CREATE", "attacker", &pod("slow", &[&t.slow])).to_string();
+    let url = format!("{}/nivpol/validate/slow", t.base);
+    while !stop.load(Ordering::Relaxed) {
+        if post(&agent, &url, &body).is_ok() {
+            c.slow_tenant.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The `q` quantile of `sorted`, in milliseconds.
+fn quantile_ms(sorted: &[u32], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    f64::from(sorted[i.min(sorted.len() - 1)]) / 1000.0
 }
 
 fn post(agent: &ureq::Agent, url: &str, body: &str) -> Result<(u16, Value), String> {
@@ -329,6 +399,20 @@ fn report(
     println!(
         "wrong or error answers to good requests: {}; server alive: {alive}",
         get(&c.wrong)
+    );
+    let mut latencies = c
+        .latencies
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    latencies.sort_unstable();
+    println!(
+        "normal traffic beside a slow tenant ({SLOW_TENANT} threads, registry answering after {}s, {} requests): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        SLOW_REGISTRY.as_secs(),
+        get(&c.slow_tenant),
+        quantile_ms(&latencies, 0.5),
+        quantile_ms(&latencies, 0.99),
+        quantile_ms(&latencies, 1.0),
     );
     if let Some(first) = wrong.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
         println!("first wrong answer: {first}");
