@@ -133,26 +133,17 @@ async fn served(client: &Client, kind: &Kind) -> Result<Option<ApiResource>> {
 }
 
 /// The object as the component reads a policy file: apiVersion, kind,
-/// name, namespace, labels, annotations and spec. Status and server
-/// bookkeeping are left out, so that a status write is no reload.
+/// name, namespace and spec, which is all that decides what it enforces.
+/// Status, labels, annotations and the server's bookkeeping are left out,
+/// so that a status write, or a tenant relabelling its NIVPs, is no reload
+/// (which would recompile every namespace's policies and fetch every
+/// registry Secret again).
 fn document(resource: &ApiResource, o: &DynamicObject) -> Document {
     let meta = &o.metadata;
     let mut metadata = Map::new();
     metadata.insert("name".into(), json!(meta.name));
     if let Some(ns) = &meta.namespace {
         metadata.insert("namespace".into(), json!(ns));
-    }
-    if let Some(labels) = meta.labels.as_ref().filter(|l| !l.is_empty()) {
-        metadata.insert("labels".into(), json!(labels));
-    }
-    let annotations: std::collections::BTreeMap<&String, &String> = meta
-        .annotations
-        .iter()
-        .flatten()
-        .filter(|(k, _)| *k != "kubectl.kubernetes.io/last-applied-configuration")
-        .collect();
-    if !annotations.is_empty() {
-        metadata.insert("annotations".into(), json!(annotations));
     }
     let mut value = json!({
         "apiVersion": resource.api_version,
@@ -208,7 +199,7 @@ mod tests {
                 "labels": {"team": "a"},
                 "annotations": {
                     "kubectl.kubernetes.io/last-applied-configuration": "{...}",
-                    "note": "kept",
+                    "note": "left out",
                 },
             },
             "spec": {"validationActions": ["Deny"]},
@@ -217,9 +208,10 @@ mod tests {
         .expect("object")
     }
 
-    /// What the component reads: spec, name, labels and annotations; not
-    /// the status or the server's bookkeeping, so that writing a status
-    /// (ivpol's own, as leader) never triggers a reload.
+    /// What the component reads: spec and name; not the status, the
+    /// labels and annotations or the server's bookkeeping, so that writing
+    /// a status (ivpol's own, as leader) or a relabelling never triggers a
+    /// reload.
     #[test]
     fn a_document_is_the_policy_without_status_or_bookkeeping() {
         let d = document(&resource(), &object("ready", "7"));
@@ -230,7 +222,7 @@ mod tests {
             json!({
                 "apiVersion": "policies.kyverno.io/v1",
                 "kind": "ImageValidatingPolicy",
-                "metadata": {"name": "p", "labels": {"team": "a"}, "annotations": {"note": "kept"}},
+                "metadata": {"name": "p"},
                 "spec": {"validationActions": ["Deny"]},
             })
         );
@@ -238,6 +230,13 @@ mod tests {
         assert_eq!(
             d.content, other.content,
             "a status write changed the document"
+        );
+        let mut relabelled = object("ready", "9");
+        relabelled.metadata.labels = Some([("team".to_string(), "b".to_string())].into());
+        assert_eq!(
+            d.content,
+            document(&resource(), &relabelled).content,
+            "a label edit changed the document"
         );
     }
 }
