@@ -28,6 +28,11 @@ pub(super) struct RegistryArgs {
     /// tenant's NIVP cannot read the private images they reach.
     #[arg(long = "registry-config-for-namespaced")]
     pub registry_config_for_namespaced: bool,
+    /// The most requests of the component in flight to one registry host
+    /// at once; more wait for a turn within their deadline, so that one
+    /// slow registry cannot hold every connection.
+    #[arg(long = "registry-inflight", default_value_t = crate::net::REGISTRY_INFLIGHT, value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=1024), usize::from))]
+    pub registry_inflight: usize,
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     pub registry_ca: Option<PathBuf>,
@@ -49,6 +54,7 @@ impl RegistryArgs {
         if self.registry_config_for_namespaced {
             net.share_keychain_with_tenants();
         }
+        net.limit_inflight_per_registry(self.registry_inflight);
         Ok(Arc::new(net))
     }
 }

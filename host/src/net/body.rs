@@ -13,13 +13,22 @@ use wasmtime_wasi_http::Error as HttpError;
 pub(super) struct DeadlineBody {
     inner: hyper::body::Incoming,
     sleep: Pin<Box<tokio::time::Sleep>>,
+    /// The request's turn at its registry (`Inflight`), held until the
+    /// body is read or dropped: a registry that trickles its body still
+    /// counts against its in-flight bound.
+    _turn: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl DeadlineBody {
-    pub(super) fn new(inner: hyper::body::Incoming, deadline: Instant) -> DeadlineBody {
+    pub(super) fn new(
+        inner: hyper::body::Incoming,
+        deadline: Instant,
+        turn: tokio::sync::OwnedSemaphorePermit,
+    ) -> DeadlineBody {
         DeadlineBody {
             inner,
             sleep: Box::pin(tokio::time::sleep_until(deadline.into())),
+            _turn: turn,
         }
     }
 }

@@ -80,6 +80,50 @@ pub(crate) struct Net {
     /// Whether `keychain` (the operator's `--registry-config`) also serves
     /// namespaced policies (`--registry-config-for-namespaced`).
     keychain_for_tenants: std::sync::atomic::AtomicBool,
+    /// The component's requests in flight to each registry host, at most
+    /// `per_registry` at once (`--registry-inflight`).
+    inflight: Inflight,
+}
+
+/// Requests in flight per registry host: one slow or hostile registry
+/// cannot hold more than its share of the host's connections, however many
+/// pods name it. A request waits for a turn within its deadline.
+struct Inflight {
+    per_registry: std::sync::atomic::AtomicUsize,
+    hosts: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Semaphore>>>,
+}
+
+/// The default of `--registry-inflight`.
+pub(crate) const REGISTRY_INFLIGHT: usize = 16;
+
+impl Inflight {
+    /// A turn to send to `host`, waiting until `deadline` at the latest.
+    async fn turn(
+        &self,
+        host: &str,
+        deadline: Instant,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, String> {
+        let per = self
+            .per_registry
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .max(1);
+        let semaphore = {
+            let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            // Hosts nobody is sending to go, so the map stays as small as
+            // the requests in flight.
+            hosts.retain(|_, s| Arc::strong_count(s) > 1 || s.available_permits() < per);
+            hosts
+                .entry(host.to_string())
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(per)))
+                .clone()
+        };
+        match tokio::time::timeout_at(deadline.into(), semaphore.acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => Err(format!(
+                "{per} requests to {host} already in flight, and none finished before the deadline"
+            )),
+        }
+    }
 }
 
 /// Who the component's next registry requests are for (WIT
@@ -154,7 +198,19 @@ impl Net {
             client,
             sent: AtomicU64::new(0),
             keychain_for_tenants: std::sync::atomic::AtomicBool::new(false),
+            inflight: Inflight {
+                per_registry: std::sync::atomic::AtomicUsize::new(REGISTRY_INFLIGHT),
+                hosts: Default::default(),
+            },
         })
+    }
+
+    /// At most `n` of the component's requests in flight to one registry
+    /// host (`--registry-inflight`).
+    pub(crate) fn limit_inflight_per_registry(&self, n: usize) {
+        self.inflight
+            .per_registry
+            .store(n.max(1), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Lets the host-wide keychain serve namespaced policies too
@@ -202,6 +258,12 @@ impl Net {
         let secrets = self
             .secrets_keychain(&presented.secrets)
             .map_err(|e| HttpError::InternalError(Some(e)))?;
+        let host = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+        let turn = self
+            .inflight
+            .turn(host, deadline)
+            .await
+            .map_err(|e| HttpError::InternalError(Some(e)))?;
         let host_keychain = self.host_keychain_serves(presented.tenant.as_deref());
         let outgoing = Outgoing {
             method: &parts.method,
@@ -213,7 +275,7 @@ impl Net {
         let (resp, _) = self
             .with_auth(outgoing, None, secrets.as_ref(), host_keychain, deadline)
             .await?;
-        Ok(resp.map(|b| body::DeadlineBody::new(b, deadline).boxed_unsync()))
+        Ok(resp.map(|b| body::DeadlineBody::new(b, deadline, turn).boxed_unsync()))
     }
 
     /// The URI a request really goes to, or why the policy refuses it: the

@@ -434,3 +434,67 @@ async fn the_host_keychain_serves_tenants_only_when_shared() {
     assert_eq!(token(Some("team")).await, operator);
     assert_eq!(keys(&net, None), keys(&net, Some("team")));
 }
+
+/// A registry that reads each request and never answers, holding the
+/// connection open.
+async fn silent_registry() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 8192];
+            let _ = stream.read(&mut buf).await;
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+/// One slow registry holds at most `--registry-inflight` of the host's
+/// requests: the next waits for a turn and, past its deadline, fails
+/// naming the registry; another registry is not affected.
+#[tokio::test]
+async fn a_slow_registry_holds_at_most_its_in_flight_share() {
+    let (slow, other) = (silent_registry().await, silent_registry().await);
+    let policy = NetPolicy {
+        allow: vec![],
+        insecure: vec![
+            slow.parse().expect("host:port"),
+            other.parse().expect("host:port"),
+        ],
+    };
+    let net = Arc::new(Net::new(policy, Keychain::default(), None, None).expect("net"));
+    net.limit_inflight_per_registry(1);
+    let send = |addr: &str, wait: Duration| {
+        let net = net.clone();
+        let req = guest_request(&format!("http://{addr}/v2/"), &[]);
+        async move {
+            net.send(req, Presented::default(), Instant::now() + wait)
+                .await
+                .map(|_| ())
+        }
+    };
+    let holding = tokio::spawn(send(&slow, Duration::from_secs(5)));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let refused = send(&slow, Duration::from_millis(300))
+        .await
+        .expect_err("no turn");
+    assert!(
+        format!("{refused:?}").contains("1 requests to")
+            && format!("{refused:?}").contains("in flight"),
+        "{refused:?}"
+    );
+    // Another registry has its own turns: this one reaches it and then
+    // waits for its (silent) answer until the deadline instead.
+    let elsewhere = send(&other, Duration::from_millis(300))
+        .await
+        .expect_err("silent");
+    assert!(
+        !format!("{elsewhere:?}").contains("in flight"),
+        "{elsewhere:?}"
+    );
+    holding.abort();
+}
