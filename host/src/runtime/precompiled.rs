@@ -7,7 +7,12 @@
 //!
 //! Loading a precompiled artifact runs native code from disk: the cache
 //! directory is created private to the user (0700), entries are written
-//! atomically, and only files this module wrote are ever deserialized.
+//! atomically, and an entry is mapped only when it and its directory are
+//! owned by this user and writable by no one else ([`trusted`]): a file
+//! someone else could have written is compiled again and replaced, never
+//! run. With `--component-key` the entry's name binds the digest of the
+//! component whose signature was just verified, so a signed component is
+//! never swapped for another's artifact.
 //!
 //! `serve` compiles in a child process ([`Compiler::Child`]): cranelift
 //! needs about 200 MB of heap for this component, and in a long-lived
@@ -50,7 +55,7 @@ pub(crate) fn load(
     };
     let path = entry_path(engine, bytes, dir);
     if path.is_file() {
-        match deserialize(engine, &path) {
+        match trusted(&path).and_then(|()| deserialize(engine, &path)) {
             Ok(component) => return Ok(component),
             Err(e) => {
                 tracing::warn!(path = %path.display(), "ignoring unusable precompiled component: {e}")
@@ -116,6 +121,35 @@ fn deserialize(engine: &Engine, path: &Path) -> Result<Component> {
     // a directory only this user can write.
     let loaded = unsafe { Component::deserialize_file(engine, path) };
     loaded.map_err(anyhow::Error::from)
+}
+
+/// Whether `path` and its directory may be mapped as native code: owned by
+/// this process's user and writable by no one else (no group or other
+/// write bit), and `path` a regular file, not a link.
+#[cfg(target_os = "linux")]
+fn trusted(path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for (what, meta) in [
+        ("the artifact", std::fs::symlink_metadata(path)),
+        ("its directory", std::fs::metadata(dir)),
+    ] {
+        let meta = meta.with_context(|| format!("reading {}", path.display()))?;
+        if meta.uid() != me || meta.mode() & 0o022 != 0 || meta.file_type().is_symlink() {
+            anyhow::bail!(
+                "{what} is not this user's alone (owner {}, mode {:o}): compiling again rather than running native code someone else may have written",
+                meta.uid(),
+                meta.mode() & 0o7777
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn trusted(_: &Path) -> Result<()> {
+    Ok(())
 }
 
 fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component> {
@@ -267,6 +301,31 @@ mod tests {
             std::fs::read(&path).expect("rewritten").len(),
             written.len()
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A valid entry that others could have written (group or world
+    /// writable) is not mapped: it is compiled again and replaced by one
+    /// this user alone may write.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_entry_others_may_write_is_compiled_again_not_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let engine = Engine::default();
+        let bytes = super::super::EMBEDDED_COMPONENT;
+        let dir = scratch_dir("precompiled-mode");
+        let here = Compiler::InProcess;
+        load(&engine, bytes, Some(&dir), here, 0).expect("compiles");
+        let path = entry_path(&engine, bytes, &dir);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+        assert!(trusted(&path).is_err());
+        load(&engine, bytes, Some(&dir), here, 0).expect("recompiles");
+        let mode = std::fs::metadata(&path)
+            .expect("entry")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o022, 0, "the entry was mapped as it was: {mode:o}");
+        assert!(trusted(&path).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
