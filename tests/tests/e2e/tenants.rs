@@ -235,3 +235,34 @@ fn the_policy_validation_webhook_refuses_what_would_not_load() {
     // The server still judges with the policy it had.
     assert!(!blocked_allowed(&s));
 }
+
+/// The hostile tenant's exception from the report: a condition that calls
+/// `getImageData` on a private image, which would have sent the cluster
+/// policy's registry credentials and put the image's config in a denial.
+/// It is refused at load, exempts nothing, and no request reaches the
+/// registry for it.
+#[test]
+fn an_exception_that_reads_image_data_is_refused_and_reaches_no_registry() {
+    let faulty = Faulty::start();
+    let private = format!("{}/private/app:1", faulty.addr);
+    let exception = format!(
+        "apiVersion: policies.kyverno.io/v1beta1\nkind: PolicyException\nmetadata:\n  name: peek\nspec:\n  policyRefs:\n    - name: gate\n      kind: ImageValidatingPolicy\n  matchConditions:\n    - name: peek\n      expression: \"string(getImageData('{private}').config) == 'x'\"\n"
+    );
+    let s = Server::start_with(
+        &[("gate.yaml", &gate()), ("peek.yaml", &exception)],
+        Options {
+            extra_args: vec!["--insecure-registry".into(), faulty.addr.clone()],
+            ..Options::default()
+        },
+    );
+    let (_, ready) = s.get("/health/readiness");
+    assert_eq!(ready["rejected"], 1, "{ready}");
+    assert!(
+        s.log().contains("getImageData is not available here"),
+        "{}",
+        s.log()
+    );
+    assert!(!blocked_allowed(&s));
+    let seen = faulty.seen.lock().map(|s| s.clone()).unwrap_or_default();
+    assert!(seen.is_empty(), "the registry was asked: {seen:?}");
+}
