@@ -146,7 +146,7 @@ struct Regressed {
 /// The current generation and the last good version of each policy.
 pub(crate) struct Live {
     runtime: Arc<Runtime>,
-    inputs: Inputs,
+    inputs: Arc<Inputs>,
     current: RwLock<Arc<Generation>>,
     last_good: Mutex<BTreeMap<Key, Good>>,
     /// One reload at a time.
@@ -184,7 +184,8 @@ impl Live {
     /// Generation 1. Unreadable inputs or a failing component are errors:
     /// there is nothing to serve.
     pub(crate) async fn start(runtime: Arc<Runtime>, inputs: Inputs) -> Result<Live> {
-        let read = inputs.read()?;
+        let inputs = Arc::new(inputs);
+        let read = read_off_runtime(&inputs).await?;
         let (pool, degraded) = load_degrading(&runtime, &read.documents).await?;
         let live = Live {
             runtime,
@@ -232,7 +233,7 @@ impl Live {
     /// generation. `why` names the trigger in the log.
     pub(crate) async fn reload(&self, why: &str) -> Reloaded {
         let _one = self.reloading.lock().await;
-        let outcome = match self.inputs.read() {
+        let outcome = match read_off_runtime(&self.inputs).await {
             Ok(read) if read.hash == self.current().hash => Reloaded::Unchanged,
             Ok(read) => self.load(read, why).await.unwrap_or_else(|e| {
                 tracing::error!("policy reload ({why}) failed, the current policies stay: {e:#}");
@@ -494,6 +495,25 @@ fn blank(d: &Document, keys: &BTreeSet<Key>, unreadable: bool) -> Document {
     Document {
         content,
         ..d.copy()
+    }
+}
+
+/// How long reading the inputs may take before a reload gives up on them.
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// [`Inputs::read`] on a blocking thread, within [`READ_TIMEOUT`]: a file
+/// system that stalls (a FIFO is never opened blocking, but a network
+/// mount can hang) never holds up health, admission or shutdown.
+async fn read_off_runtime(inputs: &Arc<Inputs>) -> Result<Read> {
+    let inputs = inputs.clone();
+    let read = tokio::task::spawn_blocking(move || inputs.read());
+    match tokio::time::timeout(READ_TIMEOUT, read).await {
+        Ok(Ok(read)) => read,
+        Ok(Err(e)) => Err(anyhow::anyhow!("reading the inputs failed: {e}")),
+        Err(_) => Err(anyhow::anyhow!(
+            "reading the inputs took longer than {}s",
+            READ_TIMEOUT.as_secs()
+        )),
     }
 }
 

@@ -26,6 +26,7 @@ mod kyverno_test;
 mod mutate;
 mod notary;
 mod oci;
+mod policy_files;
 mod registry_tls;
 mod reload;
 mod samples;

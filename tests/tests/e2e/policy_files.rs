@@ -1,0 +1,109 @@
+//! Policy files that never open the gate, nor stop `ivpol serve`: a named
+//! pipe, a link to a device, a dangling link, a file that is not UTF-8 or
+//! is larger than a policy file may be, at start and at a reload. Each is
+//! refused on its own, naming its path; every other policy still loads,
+//! health and admission keep answering, and the refused files deny on the
+//! route they might have served.
+
+use ivpol_tests::policy::pod_policy;
+use ivpol_tests::review::{pod, review};
+use ivpol_tests::{Options, Server};
+use std::path::Path;
+use std::time::Duration;
+
+/// A CEL-only policy that denies Pods named `blocked`.
+fn gate() -> String {
+    pod_policy(
+        "gate",
+        "\"CREATE\"",
+        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: \"object.metadata.name != 'blocked'\"\n      message: gate blocks blocked\n",
+    )
+}
+
+/// Writes the odd files into `dir`.
+fn odd_files(dir: &Path) {
+    std::fs::write(dir.join("latin1.yaml"), b"name: caf\xe9\n").expect("latin1");
+    std::os::unix::fs::symlink(dir.join("nowhere.yaml"), dir.join("dangling.yaml"))
+        .expect("dangling");
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.yaml")).expect("device");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.yaml"))
+        .status()
+        .expect("mkfifo");
+    assert!(fifo.success());
+    let big = std::fs::File::create(dir.join("big.yaml")).expect("big");
+    big.set_len(5 << 20).expect("sparse");
+}
+
+fn message(s: &Server, path: &str, name: &str) -> String {
+    let r = s.review(path, &review("CREATE", "default", &pod(name, &["nginx"])));
+    r["status"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn generation(s: &Server) -> u64 {
+    s.get("/health/readiness").1["generation"]
+        .as_u64()
+        .unwrap_or_default()
+}
+
+#[test]
+fn odd_policy_files_neither_stop_serve_nor_open_the_gate() {
+    let odd = tempfile::tempdir().expect("dir");
+    odd_files(odd.path());
+    let s = Server::start_with(
+        &[("gate.yaml", &gate())],
+        Options {
+            extra_args: vec![
+                "--policies".into(),
+                odd.path().display().to_string(),
+                "--reload-interval".into(),
+                "0".into(),
+            ],
+            ..Options::default()
+        },
+    );
+    // Started, and every policy that could be read enforces.
+    assert_eq!(s.get("/health/liveness").0, 200);
+    assert_eq!(
+        message(&s, "/ivpol/validate/gate", "blocked"),
+        "Policy gate failed: gate blocks blocked"
+    );
+    // The unnamed route denies, naming each file that was not read.
+    let unnamed = message(&s, "/ivpol/validate", "web");
+    for (file, why) in [
+        ("pipe.yaml", "a named pipe"),
+        ("zero.yaml", "a device"),
+        ("dangling.yaml", "cannot be read"),
+        ("latin1.yaml", "is not UTF-8 text"),
+        ("big.yaml", "is larger than 4194304 bytes"),
+    ] {
+        assert!(
+            unnamed.contains(file) && unnamed.contains(why),
+            "{file}: {why} not in {unnamed}"
+        );
+    }
+    // Reloads go on: a new odd file is one more refusal, and the set is
+    // swapped in (the generation moves), with health still answering.
+    let before = generation(&s);
+    std::os::unix::fs::symlink(
+        odd.path().join("loop-b.yaml"),
+        odd.path().join("loop-a.yaml"),
+    )
+    .expect("loop");
+    std::os::unix::fs::symlink(
+        odd.path().join("loop-a.yaml"),
+        odd.path().join("loop-b.yaml"),
+    )
+    .expect("loop");
+    s.signal("HUP");
+    assert!(
+        s.eventually(Duration::from_secs(10), |s| generation(s) > before),
+        "{}",
+        s.log()
+    );
+    assert!(message(&s, "/ivpol/validate", "web").contains("loop-a.yaml"));
+    assert_eq!(s.get("/health/readiness").0, 200);
+}
