@@ -17,7 +17,7 @@ use crate::budget::Budgets;
 use crate::cluster::Cluster;
 use crate::metrics::{metrics, PolicyLabels};
 use crate::policies::{self, Document};
-use crate::runtime::{wit, Pool, Runtime, Summary};
+use crate::runtime::{Pool, Runtime, Summary};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -258,7 +258,7 @@ impl Live {
     /// last good version, in a second pass.
     async fn load(&self, read: Read, why: &str) -> Result<Reloaded> {
         let (first, mut degraded) = load_degrading(&self.runtime, &read.documents).await?;
-        let regressed = self.regressed(&read.documents, &first.summary().rejected);
+        let regressed = self.regressed(&read.documents, first.summary());
         let (pool, stale) = match regressed.stale.is_empty() {
             true => (first, vec![]),
             false => {
@@ -350,8 +350,10 @@ impl Live {
         });
     }
 
-    /// The rejected policies of a new load that have a last good version.
-    fn regressed(&self, documents: &[Document], rejected: &[wit::RejectedPolicy]) -> Regressed {
+    /// The rejected policies of a new load that have a last good version,
+    /// and the policies a broken file held before and no longer yields.
+    fn regressed(&self, documents: &[Document], summary: &Summary) -> Regressed {
+        let rejected = &summary.rejected;
         let last_good = self.last_good.lock().unwrap_or_else(|p| p.into_inner());
         let stale = rejected
             .iter()
@@ -392,6 +394,40 @@ impl Live {
                 out.unreadable.insert(source.to_string());
                 out.stale.extend(missing);
             }
+        }
+        // A file cut short mid-write (`kind: Imag`, `name: p` for `p1`)
+        // still parses, as a document that is no policy or names another
+        // one. A policy that loaded from a file that now has a broken
+        // document, and that no document of the new load names, is taken
+        // to be that document: it stays stale rather than vanishing (its
+        // route would admit). A file whose documents all load, and which
+        // no longer holds the policy, removed it on purpose.
+        let loaded: BTreeSet<(Option<&str>, &str)> = summary
+            .policies
+            .iter()
+            .map(|p| (p.namespace.as_deref(), p.name.as_str()))
+            .collect();
+        for d in &summary.diagnostics {
+            let cut: Vec<Stale> = last_good
+                .iter()
+                .filter(|(k, good)| {
+                    good.source == d.source
+                        && !loaded.contains(&(k.namespace.as_deref(), k.name.as_str()))
+                        && !rejected
+                            .iter()
+                            .any(|r| r.name == k.name && r.namespace == k.namespace)
+                })
+                .map(|(k, _)| Stale {
+                    name: k.name.clone(),
+                    namespace: k.namespace.clone(),
+                    kind: k.kind.clone(),
+                    error: format!(
+                        "{} no longer yields this policy, and has a document that does not load: {}",
+                        d.source, d.message
+                    ),
+                })
+                .collect();
+            out.stale.extend(cut);
         }
         out.stale.sort_by_key(Stale::key);
         out.stale.dedup_by_key(|s| s.key());

@@ -186,6 +186,38 @@ impl ImageRef {
         format!("{}/{}", self.registry, self.repository)
     }
 
+    /// The reference as container runtimes resolve it: the host in lower
+    /// case, without a trailing dot or the default HTTPS port, Docker Hub
+    /// under one name (`docker.io`, its official images under `library/`),
+    /// then the repository and the tag or digest
+    /// (`REGISTRY.EXAMPLE.COM:443/team/app:1` is
+    /// `registry.example.com/team/app:1`; `nginx` is
+    /// `docker.io/library/nginx:latest`). Two spellings a runtime pulls
+    /// from one place have one canonical form, so a policy matching images
+    /// by host cannot be escaped by spelling the host differently.
+    pub fn canonical(&self) -> String {
+        let host = self.registry.to_ascii_lowercase();
+        let (name, port) = split_port(&host);
+        let name = name.trim_end_matches('.');
+        let port = port.filter(|p| *p != "443");
+        let host = match (name, port) {
+            ("index.docker.io" | "registry-1.docker.io" | "docker.io", None) => {
+                "docker.io".to_string()
+            }
+            (name, Some(port)) => format!("{name}:{port}"),
+            (name, None) => name.to_string(),
+        };
+        let repository = match host == "docker.io" && !self.repository.contains('/') {
+            true => format!("{DEFAULT_NAMESPACE}/{}", self.repository),
+            false => self.repository.clone(),
+        };
+        match (&self.digest, &self.tag) {
+            (Some(d), _) => format!("{host}/{repository}@{d}"),
+            (None, Some(t)) => format!("{host}/{repository}:{t}"),
+            (None, None) => format!("{host}/{repository}"),
+        }
+    }
+
     /// `registry/path:tag` the way Kyverno's mutate path spells it (e.g.
     /// `docker.io/nginx:latest`); the tag is the written one, else `latest`.
     /// Kyverno pins by appending `@<digest>` to this string.
@@ -204,6 +236,16 @@ impl fmt::Display for ImageRef {
             Some(d) => write!(f, "{}/{}@{}", self.info_registry(), self.written_path, d),
             None => f.write_str(&self.tagged_name()),
         }
+    }
+}
+
+/// A registry host and its port, if any (`[::1]:5000` is `[::1]` and
+/// `5000`).
+fn split_port(host: &str) -> (&str, Option<&str>) {
+    let bracketed = host.starts_with('[');
+    match host.rsplit_once(':') {
+        Some((name, port)) if !bracketed || name.ends_with(']') => (name, Some(port)),
+        _ => (host, None),
     }
 }
 
@@ -429,6 +471,49 @@ fn is_host_byte(b: u8) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Spellings a runtime pulls from one place share one canonical form;
+    /// other registries, ports and repositories do not.
+    #[test]
+    fn canonical_forms_are_what_runtimes_pull() {
+        let d = format!("sha256:{}", "a".repeat(64));
+        for (written, canonical) in [
+            (
+                "REGISTRY.EXAMPLE.COM/team/app:1",
+                "registry.example.com/team/app:1",
+            ),
+            (
+                "registry.example.com:443/team/app:1",
+                "registry.example.com/team/app:1",
+            ),
+            (
+                "registry.example.com./team/app:1",
+                "registry.example.com/team/app:1",
+            ),
+            (
+                "registry.example.com:5000/team/app:1",
+                "registry.example.com:5000/team/app:1",
+            ),
+            ("nginx", "docker.io/library/nginx:latest"),
+            ("docker.io/nginx:1", "docker.io/library/nginx:1"),
+            (
+                "index.docker.io/library/nginx:1",
+                "docker.io/library/nginx:1",
+            ),
+            ("registry-1.docker.io/nginx:1", "docker.io/library/nginx:1"),
+            ("team/app:1", "docker.io/team/app:1"),
+            ("[::1]:5000/app:1", "[::1]:5000/app:1"),
+            ("localhost:443/app:1", "localhost/app:1"),
+        ] {
+            let got = parse(written).expect(written).canonical();
+            assert_eq!(got, canonical, "{written}");
+        }
+        let pinned = parse(&format!("REGISTRY.EXAMPLE.COM:443/team/app:1@{d}")).expect("pinned");
+        assert_eq!(
+            pinned.canonical(),
+            format!("registry.example.com/team/app@{d}")
+        );
+    }
+
     use super::*;
 
     const HEX: &str = "6aefddb645ee6963afd681b1845c661d0ea4c3b20ab9db86d9e753b203d385f2";

@@ -57,6 +57,14 @@ pub(crate) enum ImagesError {
 }
 
 /// Whether `image` passes the policy's `matchImageReferences` (empty matches all).
+///
+/// Unlike Kyverno's plain string match, the image matches when either its
+/// spelling as written or its canonical form (the host as runtimes resolve
+/// it: lower case, no trailing dot or default port, Docker Hub's aliases)
+/// does: `REGISTRY.EXAMPLE.COM/team/app` or `registry.example.com:443/...`
+/// is pulled from `registry.example.com`, and must not escape a policy
+/// that verifies `registry.example.com/*` by being spelled otherwise.
+/// Matching more only verifies more.
 pub(super) fn matches_image_references(
     matchers: &[ImageMatcher],
     image: &str,
@@ -65,6 +73,20 @@ pub(super) fn matches_image_references(
     if matchers.is_empty() {
         return Ok(true);
     }
+    if matches_as_spelled(matchers, image, bindings)? {
+        return Ok(true);
+    }
+    match crate::images::reference::parse(image).map(|r| r.canonical()) {
+        Ok(canonical) if canonical != image => matches_as_spelled(matchers, &canonical, bindings),
+        _ => Ok(false),
+    }
+}
+
+fn matches_as_spelled(
+    matchers: &[ImageMatcher],
+    image: &str,
+    bindings: &Bindings,
+) -> Result<bool, ImagesError> {
     for m in matchers {
         let hit = match m {
             ImageMatcher::Glob(g) => glob::image_matches_glob(g, image),

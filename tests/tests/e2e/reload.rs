@@ -333,3 +333,35 @@ fn sigterm_drains_in_flight_requests_and_exits_zero() {
         panic!("{log}");
     }
 }
+
+/// A file cut short mid-write still parses, as a document that is no
+/// policy (`kind: Imag`) or that names another one (`name: kee`): the
+/// policy the file held keeps its last good version instead of vanishing
+/// (its route would then admit), until the file is whole again.
+#[test]
+fn a_file_cut_short_mid_write_keeps_the_policy_it_held() {
+    let whole = gate("keeper", "a");
+    for cut_at in ["kind: Imag", "name: kee"] {
+        let s = start_detailed(&[("a.yaml", &whole)]);
+        let end = whole.find(cut_at).expect("cut point") + cut_at.len();
+        replace(&s.policy_dir().join("a.yaml"), &whole[..end]);
+        assert!(
+            s.eventually(RELOAD_WINDOW, |s| generation(s) == 2),
+            "{}",
+            s.log()
+        );
+        // The cut document denies on its own (`kee` did not load), and
+        // the policy the file held still enforces.
+        let m = message(&s, "a");
+        assert!(
+            m.contains("Policy keeper failed: keeper blocks a"),
+            "cut at {cut_at:?}: {m}"
+        );
+        let (_, ready) = s.get("/health/readiness");
+        assert_eq!(ready["stalePolicies"][0]["name"], "keeper", "{ready}");
+        replace(&s.policy_dir().join("a.yaml"), &whole);
+        assert!(s.eventually(RELOAD_WINDOW, |s| generation(s) == 3));
+        let (_, ready) = s.get("/health/readiness");
+        assert_eq!(ready["stale"], 0, "{ready}");
+    }
+}

@@ -162,3 +162,40 @@ fn a_non_bool_reference_expression_is_an_error() {
     assert_eq!(v.results[0].status, Status::Error);
     assert!(only_message(&v).starts_with("failed to evaluate policy: "));
 }
+
+/// An image escapes no glob by spelling its host as runtimes would still
+/// resolve it (case, the default port, a trailing dot): each is matched,
+/// and listed as written; other hosts are not.
+#[test]
+fn a_host_spelled_differently_still_matches_its_glob() {
+    let set = load(&[images_probe(
+        "probe",
+        "matchImageReferences:\n  - glob: \"registry.example.com/*\"\n",
+    )]);
+    let spelled = [
+        "REGISTRY.EXAMPLE.COM/team/app:1",
+        "registry.example.com:443/team/app:1",
+        "registry.example.com./team/app:1",
+    ];
+    let others = [
+        "registry.example.com.evil.io/team/app:1",
+        "registry.example.com:5000/team/app:1",
+    ];
+    let all: Vec<&str> = spelled.iter().chain(others.iter()).copied().collect();
+    let v = validate(&set, &create(&pod("p", &all)));
+    assert_eq!(only_message(&v), format!("{}||", spelled.join(",")));
+}
+
+/// The same for a `matchImageReferences` expression.
+#[test]
+fn an_expression_sees_the_host_as_runtimes_resolve_it_too() {
+    let set = load(&[images_probe(
+        "probe",
+        "matchImageReferences:\n  - expression: \"ref.startsWith('registry.example.com/')\"\n",
+    )]);
+    let v = validate(
+        &set,
+        &create(&pod("p", &["REGISTRY.EXAMPLE.COM/team/app:1"])),
+    );
+    assert_eq!(only_message(&v), "REGISTRY.EXAMPLE.COM/team/app:1||");
+}
