@@ -217,7 +217,7 @@ impl PolicySet {
         };
         // In both phases: a mutation a broken policy might have refused is
         // not made either.
-        let broken = rejected::results(&self.rejected, scope, &named);
+        let broken = rejected::results(&self.rejected, scope, &named, self.unknown(scope, names));
         Ok(match broken.is_empty() {
             true => verdict,
             false => {
@@ -225,6 +225,19 @@ impl PolicySet {
                 results.extend(broken);
                 results::verdict(results, verdict.patch)
             }
+        })
+    }
+
+    /// Whether a route on `scope` names a policy that is neither loaded
+    /// nor rejected by name: one an unreadable document may have been.
+    fn unknown(&self, scope: &Scope, names: &[String]) -> bool {
+        names.iter().any(|n| {
+            let one = Named::new(std::slice::from_ref(n));
+            let loaded = self.policies.iter().any(|p| in_scope(p, scope, &one));
+            let rejected = self.rejected.iter().any(|r| {
+                r.named && in_scope_of(&r.name, r.kind, r.namespace.as_deref(), scope, &one)
+            });
+            !loaded && !rejected
         })
     }
 

@@ -67,16 +67,26 @@ pub fn collect(diagnostics: &[Diagnostic], loaded: &[CompiledPolicy]) -> Vec<Rej
 
 /// The error results of the rejected policies a request on `scope` with
 /// the route's `names` would have reached.
+///
+/// A document whose name could not be read at all may have been the
+/// policy a route names: when the route names a policy that is neither
+/// loaded nor rejected by name (`unknown_named`), every such document of
+/// the scope denies it too, naming its file, until the files are fixed.
 pub(super) fn results(
     rejected: &[Rejected],
     scope: &Scope,
     names: &Named<'_>,
+    unknown_named: bool,
 ) -> Vec<PolicyResult> {
+    let any = Named::new(&[]);
     rejected
         .iter()
         .filter(|r| {
-            (r.named || names.is_empty())
-                && in_scope_of(&r.name, r.kind, r.namespace.as_deref(), scope, names)
+            let reached = match r.named {
+                true => names.admits(&r.name),
+                false => names.is_empty() || unknown_named,
+            };
+            reached && in_scope_of(&r.name, r.kind, r.namespace.as_deref(), scope, &any)
         })
         .map(|r| PolicyResult {
             policy: r.name.clone(),
@@ -106,9 +116,9 @@ mod tests {
         (set.policies, rejected)
     }
 
-    /// [`results`] for a route naming `names`.
+    /// [`results`] for a route naming `names` (all of them known).
     fn results_named(rejected: &[Rejected], scope: &Scope, names: &[String]) -> Vec<PolicyResult> {
-        results(rejected, scope, &Named::new(names))
+        results(rejected, scope, &Named::new(names), false)
     }
 
     const BROKEN: &str = "apiVersion: policies.kyverno.io/v1\nkind: ImageValidatingPolicy\nmetadata:\n  name: broken\nspec:\n  validationActions: [Nope]\n";

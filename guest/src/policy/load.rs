@@ -163,11 +163,9 @@ fn load_source(src: &SourceDocument, options: &LoadOptions, set: &mut LoadedSet)
         namespace: None,
     };
     if src.content.len() > MAX_DOCUMENT_BYTES {
-        set.diagnostics.push(diag(
-            0,
-            None,
-            format!("file is larger than {MAX_DOCUMENT_BYTES} bytes"),
-        ));
+        let message = format!("file is larger than {MAX_DOCUMENT_BYTES} bytes");
+        set.diagnostics
+            .push(recovered(diag(0, None, message), &src.content));
         return;
     }
     for (index, doc) in serde_yaml_ng::Deserializer::from_str(&src.content).enumerate() {
@@ -183,8 +181,10 @@ fn load_source(src: &SourceDocument, options: &LoadOptions, set: &mut LoadedSet)
             Ok(serde_json::Value::Null) => continue,
             Ok(v) => v,
             Err(e) => {
+                let message = format!("not valid YAML or JSON: {e}");
+                let text = nth_document(&src.content, index);
                 set.diagnostics
-                    .push(diag(index, None, format!("not valid YAML or JSON: {e}")));
+                    .push(recovered(diag(index, None, message), text));
                 // The YAML stream cannot be resynchronised after a syntax error.
                 return;
             }
@@ -206,6 +206,107 @@ fn load_source(src: &SourceDocument, options: &LoadOptions, set: &mut LoadedSet)
 }
 
 type LoadError = (Option<String>, Vec<String>);
+
+/// How much of a broken document is scanned for its names.
+const MAX_SCANNED_BYTES: usize = 64 << 10;
+
+/// The `index`th `---`-separated document of `text`, as far as lines tell
+/// (the YAML stream could not be read past a syntax error).
+fn nth_document(text: &str, index: usize) -> &str {
+    let mut start = 0;
+    let mut seen = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" && offset > 0 {
+            if seen == index {
+                return &text[start..offset];
+            }
+            seen += 1;
+            start = offset + line.len();
+        }
+        offset += line.len();
+    }
+    &text[start.min(text.len())..]
+}
+
+/// `diagnostic` for a document that could not be parsed, with the kind,
+/// name and namespace it declares when a line scan finds them: a broken
+/// file that names `p1` then denies on `/ivpol/validate/p1`, and a broken
+/// NIVP on its own namespace's routes, not only on the unnamed cluster
+/// route.
+fn recovered(diagnostic: Diagnostic, text: &str) -> Diagnostic {
+    let scan = scan_names(text);
+    let (kind, namespace) = match scan.kind.as_deref() {
+        Some("NamespacedImageValidatingPolicy") => (
+            Some(PolicyKind::Namespaced),
+            Some(scan.namespace.unwrap_or_else(|| "default".into())),
+        ),
+        // A PolicyException (or any other kind) claims nothing.
+        Some(k) if k != "ImageValidatingPolicy" => (None, None),
+        _ => (Some(PolicyKind::Cluster), None),
+    };
+    Diagnostic {
+        policy: scan.name,
+        kind,
+        namespace,
+        ..diagnostic
+    }
+}
+
+/// What a line scan reads of a document's `kind` and `metadata`.
+#[derive(Default)]
+struct Scanned {
+    kind: Option<String>,
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+/// Reads `kind:` at the top level and `name:` / `namespace:` indented
+/// under `metadata:` (block-style YAML, as policies are written), from the
+/// first [`MAX_SCANNED_BYTES`]; values that are not Kubernetes names are
+/// ignored. Best effort: a document it cannot read this way claims the
+/// unnamed cluster route, as before.
+fn scan_names(text: &str) -> Scanned {
+    let mut end = text.len().min(MAX_SCANNED_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = Scanned::default();
+    let mut in_metadata = false;
+    for line in text[..end].lines() {
+        let indented = line.starts_with([' ', '\t']);
+        let Some((key, value)) = key_value(line) else {
+            continue;
+        };
+        match (key, indented) {
+            ("kind", false) => out.kind = out.kind.or(value),
+            ("metadata", false) => in_metadata = true,
+            ("name", true) if in_metadata => out.name = out.name.or(value),
+            ("namespace", true) if in_metadata => out.namespace = out.namespace.or(value),
+            (_, false) => in_metadata = false,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A line's `key: value` (quotes and a trailing comma dropped), the value
+/// only when it is a Kubernetes-style name or kind.
+fn key_value(line: &str) -> Option<(&str, Option<String>)> {
+    let (key, value) = line.trim().split_once(':')?;
+    let key = key.trim().trim_matches('"');
+    let value = value
+        .trim()
+        .trim_end_matches(',')
+        .trim()
+        .trim_matches(['"', '\'']);
+    let name_like = !value.is_empty()
+        && value.len() <= 253
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    Some((key, name_like.then(|| value.to_string())))
+}
 
 /// Loads one document into its policy and autogen variants, or an exception.
 fn load_document(value: &serde_json::Value, options: &LoadOptions) -> Result<Loaded, LoadError> {

@@ -77,3 +77,98 @@ fn type_errors_are_load_diagnostics_with_their_field_path() {
         assert_eq!(messages, vec![want], "{extra}");
     }
 }
+
+/// A file that does not parse still names its policy: the policy's own
+/// route denies (not only the unnamed one), and an NIVP's denies in its
+/// namespace.
+#[test]
+fn a_broken_file_denies_on_the_routes_its_policy_names() {
+    let broken = "apiVersion: policies.kyverno.io/v1\nkind: ImageValidatingPolicy\nmetadata:\n  name: p1\nspec:\n  validations: [unclosed\n";
+    let set = PolicySet::load(&[SourceDocument {
+        source: "p1.yaml".into(),
+        content: broken.into(),
+    }]);
+    let request = create(&pod("p", &[SIGNED]));
+    let named = admit_with(
+        &set,
+        Phase::Validate,
+        &Scope::Cluster,
+        &["p1"],
+        &request,
+        None,
+    );
+    assert!(!named.allowed, "{named:?}");
+    assert!(
+        named
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Policy p1 error: policy failed to load: not valid YAML"),
+        "{named:?}"
+    );
+    let nivp = broken
+        .replace(
+            "kind: ImageValidatingPolicy",
+            "kind: NamespacedImageValidatingPolicy",
+        )
+        .replace("  name: p1\n", "  name: p1\n  namespace: team\n");
+    let set = PolicySet::load(&[SourceDocument {
+        source: "p1.yaml".into(),
+        content: nivp,
+    }]);
+    let mut request = create(&pod("p", &[SIGNED]));
+    request["namespace"] = json!("team");
+    let team = Scope::Namespaced("team".into());
+    let v = admit_with(&set, Phase::Validate, &team, &["p1"], &request, None);
+    assert!(!v.allowed, "{v:?}");
+    let cluster = admit_with(&set, Phase::Validate, &Scope::Cluster, &[], &request, None);
+    assert!(
+        cluster.allowed,
+        "a broken NIVP claimed the cluster route: {cluster:?}"
+    );
+}
+
+/// A document with no name that can be read may have been any policy: a
+/// route naming a policy that is neither loaded nor rejected denies while
+/// it stays unreadable, naming its file; a loaded policy's route does not.
+#[test]
+fn an_unnamed_broken_file_denies_routes_that_name_an_unknown_policy() {
+    let good = simple("good", "validations:\n  - expression: \"true\"\n");
+    let set = PolicySet::load(&[
+        SourceDocument {
+            source: "good.yaml".into(),
+            content: good,
+        },
+        SourceDocument {
+            source: "junk.yaml".into(),
+            content: "{[ not yaml".into(),
+        },
+    ]);
+    let request = create(&pod("p", &[SIGNED]));
+    let unknown = admit_with(
+        &set,
+        Phase::Validate,
+        &Scope::Cluster,
+        &["p9"],
+        &request,
+        None,
+    );
+    assert!(!unknown.allowed, "{unknown:?}");
+    assert!(
+        unknown
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("junk.yaml#0"),
+        "{unknown:?}"
+    );
+    let known = admit_with(
+        &set,
+        Phase::Validate,
+        &Scope::Cluster,
+        &["good"],
+        &request,
+        None,
+    );
+    assert!(known.allowed, "{known:?}");
+}
