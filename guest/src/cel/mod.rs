@@ -212,7 +212,105 @@ pub(crate) fn compile_heterogeneous(source: &str) -> Result<Expression, String> 
     compile_with(source, true)
 }
 
+/// The longest expression compiled, in characters: cel-go's default
+/// `ParserExpressionSizeCodePointLimit`, which Kubernetes keeps.
+pub const MAX_EXPRESSION_CHARS: usize = 100_000;
+/// The deepest an expression may nest: cel-go's default
+/// `ParserRecursionLimit`. Every pass over the tree (parse, check,
+/// evaluation) recurses as deep as it nests, and in the component the
+/// stack is a fixed part of linear memory: 2,000 chained `+` terms
+/// exhausted it, trapping the whole load (and at 1,000, every request).
+pub const MAX_EXPRESSION_DEPTH: usize = 250;
+
+/// Refuses an expression too long or too deep to compile safely, before
+/// the parser sees it (the tree of a too-deep one could not even be
+/// dropped without recursing as deep). The depth is an upper bound read
+/// off the text: nesting plus, at each level, the operators chained since
+/// the last `,`.
+fn within_limits(source: &str) -> Result<(), String> {
+    let chars = source.chars().count();
+    if chars > MAX_EXPRESSION_CHARS {
+        return Err(format!(
+            "expression is {chars} characters long, more than the {MAX_EXPRESSION_CHARS} allowed"
+        ));
+    }
+    let depth = nesting_bound(source);
+    if depth > MAX_EXPRESSION_DEPTH {
+        return Err(format!(
+            "expression nests about {depth} levels deep (operators chained and brackets), more than the {MAX_EXPRESSION_DEPTH} allowed: split it, for example into variables"
+        ));
+    }
+    Ok(())
+}
+
+/// An upper bound of the parse tree's depth, from the text: each open
+/// bracket is a level, and within a level every binary or ternary
+/// operator since the last `,` adds one (a chain `a + b + c` nests as deep
+/// as it is long), plus the longest run of `.` selections in one of its
+/// terms. String literals are skipped.
+fn nesting_bound(source: &str) -> usize {
+    /// One open bracket: its chained operators and selection runs.
+    #[derive(Default)]
+    struct Level {
+        operators: usize,
+        selections: usize,
+        longest: usize,
+    }
+    impl Level {
+        fn depth(&self) -> usize {
+            1 + self.operators + self.longest.max(self.selections)
+        }
+    }
+    let mut levels: Vec<Level> = vec![Level::default()];
+    let mut deepest = 0;
+    let bytes = source.as_bytes();
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        i += 1;
+        if let Some(q) = quote {
+            match b {
+                b'\\' => i += 1,
+                _ if b == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        let open = levels.len();
+        let Some(level) = levels.last_mut() else {
+            break;
+        };
+        match b {
+            b'\'' | b'"' => quote = Some(b),
+            b'(' | b'[' | b'{' => levels.push(Level::default()),
+            b')' | b']' | b'}' if open > 1 => {
+                levels.pop();
+            }
+            b',' => *level = Level::default(),
+            // A `.` inside a number (`1.5`) selects nothing.
+            b'.' if i > 1 && bytes[i - 2].is_ascii_digit() => {}
+            b'.' => level.selections += 1,
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'?' | b'<' | b'>' | b'!' => {
+                level.operators += 1;
+                level.longest = level.longest.max(level.selections);
+                level.selections = 0;
+            }
+            b'&' | b'|' | b'=' if bytes.get(i) == Some(&b) => {
+                i += 1;
+                level.operators += 1;
+                level.longest = level.longest.max(level.selections);
+                level.selections = 0;
+            }
+            _ => {}
+        }
+        deepest = deepest.max(levels.iter().map(Level::depth).sum::<usize>());
+    }
+    deepest
+}
+
 fn compile_with(source: &str, heterogeneous: bool) -> Result<Expression, String> {
+    within_limits(source).map_err(|e| format!("expression `{}`: {e}", preview(source)))?;
     let program = env()
         .compile(source)
         .map_err(|e| format!("failed to compile expression `{source}`: {e}"))?;
@@ -254,10 +352,47 @@ fn compile_with(source: &str, heterogeneous: bool) -> Result<Expression, String>
     })
 }
 
+/// The start of a long expression, for a message that quotes it.
+fn preview(source: &str) -> String {
+    const SHOWN: usize = 80;
+    match source.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}…", &source[..end]),
+        None => source.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Expressions that exhausted the component's stack are refused at
+    /// compile, before the parser builds their tree; ordinary ones, and
+    /// wide ones (many terms side by side), still compile.
+    #[test]
+    fn too_deep_or_too_long_expressions_are_refused_before_parsing() {
+        let chained = |n: usize| vec!["object.a"; n].join(" + ");
+        let deep_path = format!("object{}", ".a".repeat(2000));
+        let huge_list = format!("[{}]", vec!["1"; 100_000].join(","));
+        for (source, want) in [
+            (chained(2000), "nests about"),
+            (chained(300), "nests about"),
+            (deep_path, "nests about"),
+            (
+                format!("{}1{}", "(".repeat(300), ")".repeat(300)),
+                "nests about",
+            ),
+            (huge_list, "characters long"),
+        ] {
+            let err = compile(&source).expect_err("refused");
+            assert!(err.contains(want), "{err}");
+            assert!(err.len() < 400, "the message quotes a preview only: {err}");
+        }
+        assert!(compile(&chained(200)).is_ok());
+        let wide = format!("[{}].size() > 0", vec!["object.a.b.c + 1"; 500].join(", "));
+        assert!(compile(&wide).is_ok(), "terms side by side are not deep");
+        assert!(compile("'a.b.c.d.e.f.g' + \"((((((\" != ''").is_ok());
+    }
 
     fn eval(src: &str, object: serde_json::Value) -> Result<Value, String> {
         let expr = compile(src)?;

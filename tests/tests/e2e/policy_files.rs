@@ -107,3 +107,47 @@ fn odd_policy_files_neither_stop_serve_nor_open_the_gate() {
     assert!(message(&s, "/ivpol/validate", "web").contains("loop-a.yaml"));
     assert_eq!(s.get("/health/readiness").0, 200);
 }
+
+/// A policy whose validation is `terms` chained `+` terms.
+fn chained(name: &str, terms: usize) -> String {
+    let sum = vec!["object.metadata.name"; terms].join(" + ");
+    pod_policy(
+        name,
+        "\"CREATE\"",
+        &format!("  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: \"size({sum}) > 0\"\n      message: empty\n"),
+    )
+}
+
+/// One expression too deep for the component's stack (2,000 chained
+/// terms trapped the whole load; 1,000 every request) is refused at load
+/// with a readable diagnostic naming its policy and field, while every
+/// other policy loads; one just within the bound is judged without a trap.
+#[test]
+fn one_deep_expression_is_refused_alone_and_the_deepest_allowed_runs() {
+    let s = Server::start_with(
+        &[
+            ("gate.yaml", &gate()),
+            ("deep.yaml", &chained("deep", 2000)),
+            ("deepish.yaml", &chained("deepish", 240)),
+        ],
+        Options::default(),
+    );
+    assert_eq!(
+        message(&s, "/ivpol/validate/gate", "blocked"),
+        "Policy gate failed: gate blocks blocked"
+    );
+    let deep = message(&s, "/ivpol/validate/deep", "web");
+    assert!(
+        deep.starts_with(
+            "Policy deep error: policy failed to load: spec.validations[0].expression"
+        ) && deep.contains("nests about"),
+        "{deep}"
+    );
+    assert!(!deep.contains("wasm"), "{deep}");
+    let r = s.review(
+        "/ivpol/validate/deepish",
+        &review("CREATE", "default", &pod("web", &["nginx"])),
+    );
+    assert_eq!(r["allowed"], true, "{r}");
+    assert!(!s.log().contains("wasm trap"), "{}", s.log());
+}
