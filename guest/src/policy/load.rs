@@ -560,9 +560,13 @@ spec:
         .contains("spec.attestors[0].notary.tsaCerts: exactly one of value or expression"));
         assert!(only_message(&with("{certs: {expression: 'nope('}}"))
             .contains("spec.attestors[0].notary.certs.expression"));
-        let set = load_str(&with(
-            "{certs: {value: x}, tsaCerts: {expression: \"'y'\"}}",
-        ));
+        let root = serde_json::to_string(include_str!(
+            "../../../conformance/notary/notation/internal/testdata/NotationTestRoot.pem"
+        ))
+        .expect("a JSON string");
+        let set = load_str(&with(&format!(
+            "{{certs: {{value: {root}}}, tsaCerts: {{expression: \"'y'\"}}}}"
+        )));
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
         assert!(!set.policies.is_empty());
     }
@@ -649,6 +653,35 @@ spec:
             "          identities: [{issuer: i, subjectExpression: \"'^https://x/' + namespaceObject.metadata.name\"}]\n          additionalExtensions: {githubWorkflowRepository: a/b, githubWorkflowTrigger: push, githubWorkflowSha: abc, githubWorkflowName: n, githubWorkflowRef: refs/heads/main}",
         ));
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+    }
+
+    /// Trust material written inline that does not parse is the policy's
+    /// mistake, refused at load rather than failing every verification.
+    #[test]
+    fn inline_keys_and_certificates_that_do_not_parse_are_load_diagnostics() {
+        let attestor = |body: &str| {
+            GOOD.replace(
+                "attestors: []",
+                &format!("attestors:\n    - name: a\n{body}"),
+            )
+        };
+        for (body, want) in [
+            (
+                "      cosign:\n        key: {data: 'not a key'}",
+                "spec.attestors[0].cosign.key.data: not a public key",
+            ),
+            (
+                "      cosign:\n        certificate: {cert: {value: 'not a certificate'}}",
+                "spec.attestors[0].cosign.certificate.cert: not PEM certificates",
+            ),
+            (
+                "      notary:\n        certs: {value: 'not a certificate'}",
+                "spec.attestors[0].notary.certs: not PEM certificates",
+            ),
+        ] {
+            let msg = only_message(&attestor(body));
+            assert!(msg.contains(want), "{want:?} not in {msg}");
+        }
     }
 
     #[test]

@@ -142,6 +142,22 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
                     "{path}.cosign.key: exactly one of data or expression is required"
                 ));
             }
+            // A key that does not parse would only fail at verification,
+            // request after request: it is the policy's mistake.
+            if let Some(Err(e)) = k
+                .data
+                .as_deref()
+                .map(crate::verify::keys::PublicKey::from_pem)
+            {
+                problems.push(format!("{path}.cosign.key.data: not a public key: {e}"));
+            }
+        }
+        if let Some(c) = &c.certificate {
+            for (field, value) in [("cert", &c.cert), ("certChain", &c.cert_chain)] {
+                if let Some(v) = value {
+                    check_certificates(&format!("{path}.cosign.certificate.{field}"), v, problems);
+                }
+            }
         }
         if let Some(k) = &c.keyless {
             check_keyless(&format!("{path}.cosign.keyless"), k, problems);
@@ -204,10 +220,27 @@ fn check_notary(path: &str, n: &super::attestor::Notary, problems: &mut Vec<Stri
         None => problems.push(format!(
             "{path}.certs: Required value: the PEM certificates of the trust store"
         )),
-        Some(c) => check_value_or_expression(&format!("{path}.certs"), c, problems),
+        Some(c) => check_certificates(&format!("{path}.certs"), c, problems),
     }
     if let Some(t) = &n.tsa_certs {
-        check_value_or_expression(&format!("{path}.tsaCerts"), t, problems);
+        check_certificates(&format!("{path}.tsaCerts"), t, problems);
+    }
+}
+
+/// [`check_value_or_expression`], and an inline value must be PEM
+/// certificates that parse.
+fn check_certificates(
+    path: &str,
+    s: &super::attestor::StringOrExpression,
+    problems: &mut Vec<String>,
+) {
+    check_value_or_expression(path, s, problems);
+    if let Some(Err(e)) = s
+        .value
+        .as_deref()
+        .map(crate::verify::x509::Certificate::parse_pem)
+    {
+        problems.push(format!("{path}: not PEM certificates: {e}"));
     }
 }
 

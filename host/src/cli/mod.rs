@@ -139,7 +139,12 @@ pub(crate) async fn run() -> ExitCode {
 fn init_tracing(format: LogFormat, buffered: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("IVPOL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt().with_env_filter(filter);
+    // Colours only for a person at a terminal: a log collector would store
+    // the escape codes.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi);
     match (format, buffered) {
         (LogFormat::Text, false) => logs.with_writer(std::io::stderr).init(),
         (LogFormat::Json, false) => logs

@@ -64,11 +64,13 @@ pub(super) async fn handle(
     state: Arc<AppState>,
     req: Request<Incoming>,
 ) -> Result<Reply, Infallible> {
-    let path = req.uri().path().to_string();
+    let path = normalised(req.uri().path());
+    // HEAD gets what GET would, without the body (hyper leaves it out).
+    let read = req.method() == Method::GET || req.method() == Method::HEAD;
     let reply = match (req.method(), path.as_str()) {
-        (&Method::GET, "/health/liveness") => json_reply(StatusCode::OK, json!({"status": "ok"})),
-        (&Method::GET, "/health/readiness") => readiness(&state),
-        (&Method::GET, "/metrics") => metrics_reply(),
+        (_, "/health/liveness") if read => json_reply(StatusCode::OK, json!({"status": "ok"})),
+        (_, "/health/readiness") if read => readiness(&state),
+        (_, "/metrics") if read => metrics_reply(),
         (&Method::POST, POLICY_VALIDATION_PATH) => policy_validation(&state, req).await,
         (method, p) => match parse_route(p) {
             Some(route) if method == Method::POST => admission(&state, route, req).await,
@@ -80,6 +82,22 @@ pub(super) async fn handle(
         },
     };
     Ok(reply)
+}
+
+/// The one normalisation every path gets: runs of `/` are one, and a
+/// trailing `/` goes (`//ivpol/validate/` and `/ivpol//validate` are both
+/// `/ivpol/validate`), so that no spelling of a route is served while
+/// another is not.
+fn normalised(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for segment in path.split('/').filter(|s| !s.is_empty()) {
+        out.push('/');
+        out.push_str(segment);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
 }
 
 /// The policy-validation webhook's path: ImageValidatingPolicies,
@@ -394,6 +412,22 @@ struct Unread {
 /// before reading the answer, as HTTP clients do, would otherwise find the
 /// connection closed under its write and never see the denial.
 async fn read_body(req: Request<Incoming>, timeout: std::time::Duration) -> Result<Bytes, Unread> {
+    // The API server never compresses a webhook's request; a compressed
+    // body would only read as "not valid JSON", hiding why.
+    if let Some(encoding) = req
+        .headers()
+        .get(hyper::header::CONTENT_ENCODING)
+        .filter(|e| !e.as_bytes().eq_ignore_ascii_case(b"identity"))
+    {
+        return Err(Unread {
+            prefix: Vec::new(),
+            why: format!(
+                "Content-Encoding {} is not supported: send the AdmissionReview uncompressed",
+                String::from_utf8_lossy(encoding.as_bytes())
+            ),
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        });
+    }
     let mut body = req.into_body();
     let mut buf: Vec<u8> = Vec::new();
     let read = async {
@@ -439,6 +473,8 @@ async fn read_body(req: Request<Incoming>, timeout: std::time::Duration) -> Resu
         )),
     };
     match outcome {
+        // A byte order mark is no part of the JSON.
+        Ok(()) if buf.starts_with(b"\xef\xbb\xbf") => Ok(Bytes::from(buf).slice(3..)),
         Ok(()) => Ok(Bytes::from(buf)),
         Err((why, status)) => Err(Unread {
             prefix: buf,
@@ -483,5 +519,18 @@ mod tests {
         assert!(parse_route("/ivpol/validate").is_some_and(|r| r.names.is_empty()));
         assert!(parse_route("/ivpol/delete/x").is_none());
         assert!(parse_route("/other").is_none());
+    }
+
+    #[test]
+    fn paths_have_one_spelling() {
+        for (raw, want) in [
+            ("/ivpol/validate", "/ivpol/validate"),
+            ("//ivpol/validate", "/ivpol/validate"),
+            ("/ivpol//validate/", "/ivpol/validate"),
+            ("/", "/"),
+            ("", "/"),
+        ] {
+            assert_eq!(normalised(raw), want, "{raw:?}");
+        }
     }
 }

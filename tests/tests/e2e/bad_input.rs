@@ -105,3 +105,79 @@ fn unknown_routes_are_404_and_wrong_methods_405() {
     assert_eq!(s.post("/ivpol/delete/p", "{}").0, 404);
     assert_eq!(s.get("/ivpol/validate/p").0, 405);
 }
+
+/// One path rule: runs of `/` are one and a trailing `/` goes, so no
+/// spelling of a route is served while another is not.
+#[test]
+fn every_spelling_of_a_route_is_the_same_route() {
+    let s = server();
+    let review = create_pod(&["docker.io/x:1"]).to_string();
+    for path in [
+        "/ivpol/validate/p",
+        "//ivpol/validate/p",
+        "/ivpol//validate/p",
+        "/ivpol/validate//p/",
+    ] {
+        let (status, body) = s.post(path, &review);
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(
+            body["response"]["status"]["message"], "Policy p failed: ghcr only",
+            "{path}: {body}"
+        );
+    }
+}
+
+/// HEAD on health and metrics answers as GET does, without a body.
+#[test]
+fn head_answers_on_health_and_metrics() {
+    let s = server();
+    let agent = ureq::agent();
+    for path in ["/health/liveness", "/health/readiness", "/metrics"] {
+        let resp = agent
+            .head(&format!("{}{path}", s.base))
+            .call()
+            .unwrap_or_else(|e| panic!("HEAD {path}: {e}"));
+        assert_eq!(resp.status(), 200, "{path}");
+    }
+}
+
+/// A compressed body gets a clear 415 (the API server never compresses a
+/// webhook's request), not a misleading "not valid JSON"; a UTF-8 byte
+/// order mark before the JSON is accepted.
+#[test]
+fn a_compressed_body_is_415_and_a_byte_order_mark_is_accepted() {
+    let s = server();
+    let review = create_pod(&["docker.io/x:1"]).to_string();
+    let url = format!("{}/ivpol/validate/p", s.base);
+    let resp = ureq::post(&url)
+        .set("Content-Encoding", "gzip")
+        .send_string(&review);
+    let Err(ureq::Error::Status(status, resp)) = resp else {
+        panic!("a compressed body was accepted");
+    };
+    assert_eq!(status, 415);
+    let body: serde_json::Value = resp.into_json().expect("JSON");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Content-Encoding gzip is not supported"),
+        "{body}"
+    );
+    let (status, body) = s.post("/ivpol/validate/p", &format!("\u{feff}{review}"));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["response"]["allowed"], false, "{body}");
+}
+
+/// Logs written to a pipe (a log collector) carry no ANSI colour codes.
+#[test]
+fn logs_off_a_terminal_have_no_colour_codes() {
+    let s = server();
+    let _ = s.post(
+        "/ivpol/validate/p",
+        &create_pod(&["docker.io/x:1"]).to_string(),
+    );
+    let log = s.log();
+    assert!(!log.is_empty());
+    assert!(!log.contains('\u{1b}'), "{log:?}");
+}

@@ -1,7 +1,7 @@
 //! The repository's own `policies/` (what `cargo run --release -- serve`
 //! serves) load cleanly and give the verdicts their comments promise.
 
-use ivpol_tests::review::create_pod;
+use ivpol_tests::review::{create_pod, pod, review};
 use ivpol_tests::Server;
 use serde_json::json;
 use std::path::Path;
@@ -47,6 +47,17 @@ fn sample_policies_load_and_decide() {
             &create_pod(&["registry.k8s.io/pause:3.9"])
         )["allowed"],
         true
+    );
+    // A bad initContainer is named too (the message listed containers only).
+    let mut with_init = pod("p", &["ghcr.io/a/b:1"]);
+    with_init["spec"]["initContainers"] = json!([{"name": "init", "image": "quay.io/x:1"}]);
+    let r = s.review(
+        "/ivpol/validate/allowed-registries",
+        &review("CREATE", "default", &with_init),
+    );
+    assert_eq!(
+        r["status"]["message"],
+        "Policy allowed-registries failed: images must come from ghcr.io or registry.k8s.io: quay.io/x:1"
     );
 
     let r = s.review(

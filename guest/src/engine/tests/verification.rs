@@ -6,6 +6,11 @@
 
 use super::*;
 
+/// A real trust-store certificate (notation's test root): trust material
+/// must parse at load, even where nothing is verified with it.
+const NOTARY_ROOT: &str =
+    include_str!("../../../../conformance/notary/notation/internal/testdata/NotationTestRoot.pem");
+
 const KEY_ATTESTOR: &str = r#"
 attestors:
   - name: cosign
@@ -146,19 +151,26 @@ fn required_sees_verifications_made_by_other_policies() {
 }
 
 /// A policy with a cosign and a Notary attestor, an in-toto and a
-/// referrer attestation; the Notary trust store is not PEM, which only
-/// matters once something is verified with it.
+/// referrer attestation. Nothing is verified with their trust material
+/// here (the tests run offline), but it must parse to load.
 fn mixed(name: &str, expression: &str) -> String {
-    let attestors = r#"
+    let root = NOTARY_ROOT.trim_end().replace('\n', "\n          ");
+    let attestors = format!(
+        r#"
 attestors:
   - name: cosign
     cosign:
       key:
-        data: not a key
+        data: |
+          -----BEGIN PUBLIC KEY-----
+          MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE+lmmxGvQwZYNU1scQBJ4FiWWgOWU
+          9xE+0y7rYzP/31bDkonjc08sMX1Qxz7SQev9+mREk+3y03toB/gjxLYQSQ==
+          -----END PUBLIC KEY-----
   - name: notary
     notary:
       certs:
-        value: not a certificate
+        value: |
+          {root}
 attestations:
   - name: slsa
     intoto:
@@ -166,11 +178,12 @@ attestations:
   - name: sbom
     referrer:
       type: application/vnd.cyclonedx+json
-"#;
+"#
+    );
     let config = "validationConfigurations:\n  mutateDigest: false\n  verifyDigest: false\n  required: false\n";
     ivp(
         name,
-        &spec(&[PODS, config, attestors, &validation(expression)]),
+        &spec(&[PODS, config, &attestors, &validation(expression)]),
     )
 }
 
