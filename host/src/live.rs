@@ -569,8 +569,12 @@ async fn load_degrading(
     let whole = Pool::load(runtime.clone(), clone_documents(documents)).await;
     let error = match whole {
         Ok(pool) => return Ok((pool, None)),
-        Err(e) => format!("{e:#}"),
+        Err(e) => e,
     };
+    tracing::error!("the policy set does not load whole: {error:#}");
+    if let Some(loaded) = without_culprits(runtime, documents).await {
+        return Ok(loaded);
+    }
     fn namespaced(d: &Document) -> bool {
         d.owner.as_ref().is_some_and(|o| o.namespace.is_some())
     }
@@ -589,7 +593,7 @@ async fn load_degrading(
         }
         let why = format!(
             "the policy set did not load in the component ({}), so {what} is refused",
-            first_line(&error)
+            crate::runtime::load_failure(&error)
         );
         let fewer: Vec<Document> = documents
             .iter()
@@ -603,7 +607,52 @@ async fn load_degrading(
             return Ok((pool, Some(why)));
         }
     }
-    Err(anyhow::anyhow!(error)).context("loading the policy set")
+    Err(error).context("loading the policy set")
+}
+
+/// The set without the documents that cannot load even on their own (a
+/// trap or the memory limit while compiling them), each refused with why,
+/// so that one document's compile sinks that document alone; `None` when
+/// no single document is to blame (or the rest still do not load).
+async fn without_culprits(
+    runtime: &Arc<Runtime>,
+    documents: &[Document],
+) -> Option<(Pool, Option<String>)> {
+    let mut culprits: Vec<(usize, String)> = Vec::new();
+    for (i, d) in documents.iter().enumerate() {
+        if d.refused.is_some() {
+            continue;
+        }
+        if let Err(e) = Pool::load(runtime.clone(), vec![d.copy()]).await {
+            tracing::warn!(source = %d.source, "this document does not load on its own: {e:#}");
+            culprits.push((i, crate::runtime::load_failure(&e)));
+        }
+    }
+    if culprits.is_empty() {
+        return None;
+    }
+    let fewer: Vec<Document> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| match culprits.iter().find(|(c, _)| *c == i) {
+            Some((_, e)) => refused_copy(
+                d,
+                &format!("the component could not compile this document ({e})"),
+            ),
+            None => d.copy(),
+        })
+        .collect();
+    let pool = Pool::load(runtime.clone(), fewer).await.ok()?;
+    let names: Vec<&str> = culprits
+        .iter()
+        .map(|(i, _)| documents[*i].source.as_str())
+        .collect();
+    let why = format!(
+        "the policy set did not load whole: {} could not be compiled on their own and are refused",
+        names.join(", ")
+    );
+    tracing::error!("{why}");
+    Some((pool, Some(why)))
 }
 
 /// `d` refused with `why` (its content a stub naming its object).
@@ -612,11 +661,6 @@ fn refused_copy(d: &Document, why: &str) -> Document {
     crate::budget::refuse_all(&mut one, why);
     let [out] = one;
     out
-}
-
-/// The first line of an error chain: the trap's backtrace stays in the log.
-fn first_line(error: &str) -> &str {
-    error.lines().next().unwrap_or(error)
 }
 
 /// Logs and counts what loaded, what was rejected and what is stale.

@@ -126,26 +126,30 @@ pub fn load_with(sources: &[SourceDocument], options: &LoadOptions) -> LoadedSet
 /// been: a namespaced policy or exception claims its namespace only (an
 /// exception claims nothing, which only denies more).
 fn refusal(refused: &Refused) -> Diagnostic {
+    let diagnostic = Diagnostic {
+        source: refused.source.clone(),
+        document: 0,
+        policy: None,
+        message: refused.reason.clone(),
+        kind: Some(PolicyKind::Cluster),
+        namespace: None,
+    };
     let stub: serde_json::Value = match serde_json::from_str(&refused.stub) {
         Ok(v) if refused.stub.len() <= MAX_STUB_BYTES => v,
-        // A stub that says nothing claims what any unreadable file does.
-        _ => serde_json::Value::Null,
+        // A file the host refused whole (its compile trapped) names its
+        // policy in YAML: the same line scan as a file that does not parse.
+        _ => return recovered(diagnostic, &refused.stub),
     };
-    let (kind, namespace) = match stub.is_null() {
-        true => (Some(PolicyKind::Cluster), None),
-        false => claim(&stub),
-    };
+    let (kind, namespace) = claim(&stub);
     let policy = stub
         .pointer("/metadata/name")
         .and_then(|n| n.as_str())
         .map(str::to_string);
     Diagnostic {
-        source: refused.source.clone(),
-        document: 0,
         policy,
-        message: refused.reason.clone(),
         kind,
         namespace,
+        ..diagnostic
     }
 }
 

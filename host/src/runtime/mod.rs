@@ -191,6 +191,29 @@ impl std::fmt::Display for MemoryRefused {
 
 impl std::error::Error for MemoryRefused {}
 
+/// Why loading a policy set failed, in words a person reads: the memory
+/// limit, the kind of trap, or the error's first line; never the wasm
+/// backtrace (which goes to the log with the whole error).
+pub(crate) fn load_failure(error: &anyhow::Error) -> String {
+    if let Some(refused) = error
+        .chain()
+        .find_map(|c| c.downcast_ref::<MemoryRefused>())
+    {
+        return format!(
+            "it needs more than the {} MiB an instance may use",
+            refused.limit >> 20
+        );
+    }
+    if let Some(trap) = error
+        .chain()
+        .find_map(|c| c.downcast_ref::<wasmtime::Trap>())
+    {
+        return format!("the component trapped: {trap}");
+    }
+    let text = format!("{error:#}");
+    text.lines().next().unwrap_or_default().to_string()
+}
+
 /// What a failed wasmtime call was, read from the types in its error's
 /// chain: the limiter's [`MemoryRefused`] and wasmtime's [`wasmtime::Trap`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

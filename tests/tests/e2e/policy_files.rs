@@ -151,3 +151,36 @@ fn one_deep_expression_is_refused_alone_and_the_deepest_allowed_runs() {
     assert_eq!(r["allowed"], true, "{r}");
     assert!(!s.log().contains("wasm trap"), "{}", s.log());
 }
+
+/// A policy file the component cannot compile (here: it needs more memory
+/// than an instance may have) is refused alone: `serve` starts, the other
+/// policies enforce, and its own route denies with a readable reason.
+#[test]
+fn a_policy_the_component_cannot_compile_is_refused_alone() {
+    let one = format!("object.metadata.name + '{}'", "p".repeat(200));
+    let variables: String = (0..3800)
+        .map(|i| format!("    - name: v{i}\n      expression: \"{one}\"\n"))
+        .collect();
+    let huge = pod_policy(
+        "huge",
+        "\"CREATE\"",
+        &format!("  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  variables:\n{variables}  validations:\n    - expression: \"false\"\n"),
+    );
+    let s = Server::start_with(
+        &[("gate.yaml", &gate()), ("huge.yaml", &huge)],
+        Options {
+            extra_args: vec!["--instance-memory-mib".into(), "16".into()],
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        message(&s, "/ivpol/validate/gate", "blocked"),
+        "Policy gate failed: gate blocks blocked"
+    );
+    let huge = message(&s, "/ivpol/validate/huge", "web");
+    assert!(
+        huge.starts_with("Policy huge error: policy failed to load: the component could not compile this document"),
+        "{huge}"
+    );
+    assert!(!huge.contains("wasm"), "{huge}");
+}
