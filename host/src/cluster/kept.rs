@@ -13,8 +13,8 @@
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// A rejected policy as a webhook path names it: `/nivpol/...` for a
-/// namespaced one, `/ivpol/...` for a cluster one.
+/// A policy as a webhook path names it: `/nivpol/...` for a namespaced
+/// one, `/ivpol/...` for a cluster one.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Rejected {
     pub namespaced: bool,
@@ -57,25 +57,33 @@ pub(super) fn keep_rejected(
     names
 }
 
-/// Whether the webhook's path (`/{ivpol,nivpol}/<phase>/<names...>`) names
-/// a rejected policy of its kind.
+/// Whether the webhook serves a rejected policy.
 fn serves_rejected(webhook: &Value, rejected: &BTreeSet<Rejected>) -> bool {
+    policies_served(webhook)
+        .iter()
+        .any(|p| rejected.contains(p))
+}
+
+/// The policies a webhook's path (`/{ivpol,nivpol}/<phase>/<names...>`)
+/// names, each with its kind.
+pub(super) fn policies_served(webhook: &Value) -> Vec<Rejected> {
     let Some(path) = webhook["clientConfig"]["service"]["path"].as_str() else {
-        return false;
+        return Vec::new();
     };
     let mut parts = path.trim_start_matches('/').split('/');
     let namespaced = match parts.next() {
         Some("ivpol") => false,
         Some("nivpol") => true,
-        _ => return false,
+        _ => return Vec::new(),
     };
     let _phase = parts.next();
-    parts.any(|name| {
-        rejected.contains(&Rejected {
+    parts
+        .filter(|n| !n.is_empty())
+        .map(|name| Rejected {
             namespaced,
             name: name.to_string(),
         })
-    })
+        .collect()
 }
 
 #[cfg(test)]

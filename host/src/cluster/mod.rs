@@ -17,6 +17,7 @@
 mod kept;
 pub(crate) mod leader;
 mod policies;
+mod refused;
 mod resources;
 mod secrets;
 pub(crate) mod writers;

@@ -4,6 +4,7 @@
 //! (`leader.rs`), and only what differs from what is there.
 
 use super::kept::{keep_rejected, Rejected};
+use super::refused::{one_by_one, Attempt, Refused};
 use super::Cluster;
 use crate::live::{Generation, Live};
 use crate::runtime::engine::WebhookOptions;
@@ -93,9 +94,10 @@ async fn write(generation: &Generation, cluster: &Cluster, writers: &Writers) ->
         Some(options) => Some(register_webhooks(generation, &writers.client, options).await),
         None => None,
     };
-    let configured = webhooks
-        .as_ref()
-        .map(|r| r.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
+    let configured = webhooks.as_ref().map(|r| match r {
+        Ok(refused) => Ok(refused.clone()),
+        Err(e) => Err(format!("{e:#}")),
+    });
     for (resource, object) in cluster.policy_objects() {
         write_status(
             generation,
@@ -110,12 +112,13 @@ async fn write(generation: &Generation, cluster: &Cluster, writers: &Writers) ->
 }
 
 /// Applies the configurations `ivpol webhooks` would print, each with the
-/// live entries of the policies that are rejected now (`kept.rs`).
+/// live entries of the policies that are rejected now (`kept.rs`); returns
+/// the policies whose webhooks the API server refused (`refused.rs`).
 async fn register_webhooks(
     generation: &Generation,
     client: &Client,
     options: &WebhookOptions,
-) -> Result<()> {
+) -> Result<Refused> {
     let list = generation
         .pool
         .webhook_configurations(options.clone())
@@ -139,20 +142,22 @@ async fn register_webhooks(
         .map(Vec::as_mut_slice)
         .unwrap_or_default();
     let rejected = std::sync::Arc::new(rejected);
-    apply_each(items, |item| {
+    let refused = apply_each(items, |item| {
         let (client, rejected) = (client.clone(), rejected.clone());
         Box::pin(async move { apply_configuration(&client, item, &rejected).await })
     })
     .await?;
     tracing::info!(
         generation = generation.number,
+        refused = refused.len(),
         "webhook configurations applied"
     );
-    Ok(())
+    Ok(refused)
 }
 
 /// One configuration being applied.
-type Applying<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + 'a>>;
+type Applying<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Refused>> + Send + 'a>>;
 
 /// Applies each configuration on its own: one the API server refuses is
 /// logged, counted (`ivpol_webhook_apply_failures_total`) and reported in
@@ -161,32 +166,43 @@ type Applying<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()
 async fn apply_each(
     items: &mut [Value],
     mut apply: impl for<'a> FnMut(&'a mut Value) -> Applying<'a>,
-) -> Result<()> {
+) -> Result<Refused> {
     let mut failed = Vec::new();
+    let mut refused = Refused::new();
     for item in items.iter_mut() {
         let name = item["metadata"]["name"]
             .as_str()
             .unwrap_or_default()
             .to_string();
-        if let Err(e) = apply(item).await {
-            tracing::error!(config = %name, "a webhook configuration was not applied; the others are: {e:#}");
-            crate::metrics::metrics().webhook_apply_failures.inc();
-            failed.push(format!("{e:#}"));
+        match apply(item).await {
+            Ok(some) => {
+                if !some.is_empty() {
+                    crate::metrics::metrics().webhook_apply_failures.inc();
+                }
+                refused.extend(some);
+            }
+            Err(e) => {
+                tracing::error!(config = %name, "a webhook configuration was not applied; the others are: {e:#}");
+                crate::metrics::metrics().webhook_apply_failures.inc();
+                failed.push(format!("{e:#}"));
+            }
         }
     }
     match failed.is_empty() {
-        true => Ok(()),
+        true => Ok(refused),
         false => bail!("{}", failed.join("; ")),
     }
 }
 
 /// Applies one configuration, with the live entries of the policies that
-/// are rejected now (`kept.rs`).
+/// are rejected now (`kept.rs`). If the API server refuses it (400 or
+/// 422), its webhooks are applied one more at a time (`refused.rs`), and
+/// the policies of those refused are returned.
 async fn apply_configuration(
     client: &Client,
     item: &mut Value,
     rejected: &BTreeSet<Rejected>,
-) -> Result<()> {
+) -> Result<Refused> {
     let kind = item["kind"].as_str().unwrap_or_default().to_string();
     let name = item["metadata"]["name"]
         .as_str()
@@ -211,10 +227,26 @@ async fn apply_configuration(
         }
     }
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    api.patch(&name, &params, &Patch::Apply(&*item))
-        .await
-        .with_context(|| format!("applying {kind} {name}"))?;
-    Ok(())
+    match api.patch(&name, &params, &Patch::Apply(&*item)).await {
+        Ok(_) => Ok(Refused::new()),
+        Err(kube::Error::Api(e)) if e.code == 400 || e.code == 422 => {
+            tracing::error!(config = %name, "the API server refused the configuration ({e}); applying its webhooks one at a time");
+            let apply = |candidate: Value| -> Attempt {
+                let (api, name, params) = (api.clone(), name.clone(), params.clone());
+                Box::pin(async move {
+                    api.patch(&name, &params, &Patch::Apply(&candidate))
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+            };
+            one_by_one(item, apply)
+                .await
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("applying {kind} {name}"))
+        }
+        Err(e) => Err(e).with_context(|| format!("applying {kind} {name}")),
+    }
 }
 
 /// Sets `status.conditionStatus` of one cluster policy as Kyverno does,
@@ -224,11 +256,24 @@ async fn write_status(
     client: &Client,
     resource: &ApiResource,
     object: &DynamicObject,
-    webhooks: Option<&Result<(), String>>,
+    webhooks: Option<&Result<Refused, String>>,
 ) -> Result<()> {
     let name = object.metadata.name.clone().unwrap_or_default();
     let namespace = object.metadata.namespace.clone();
-    let wanted = condition_status(generation, &name, namespace.as_deref(), webhooks);
+    let key = Rejected {
+        namespaced: namespace.is_some(),
+        name: name.clone(),
+    };
+    // This policy's webhook: refused on its own, or every webhook not
+    // applied at all.
+    let mine = webhooks.map(|r| match r {
+        Err(e) => Err(e.clone()),
+        Ok(refused) => match refused.get(&key) {
+            Some(why) => Err(format!("the API server refused its webhook: {why}")),
+            None => Ok(()),
+        },
+    });
+    let wanted = condition_status(generation, &name, namespace.as_deref(), mine.as_ref());
     let current = object.data.pointer("/status/conditionStatus");
     if current.is_some_and(|c| without_times(c) == without_times(&wanted)) {
         return Ok(());
@@ -386,7 +431,7 @@ mod tests {
             Box::pin(async move {
                 match refused {
                     true => bail!("applying MutatingWebhookConfiguration mutating: Invalid"),
-                    false => Ok(()),
+                    false => Ok(Refused::new()),
                 }
             })
         })
