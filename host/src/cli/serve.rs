@@ -271,8 +271,11 @@ fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Re
             service_namespace: cluster.own_namespace.clone(),
             service_port: flags.webhook_port,
             ca_bundle: writers::ca_bundle(flags.ca_bundle.as_deref(), args.tls_cert.as_deref())?,
-            exclude_namespaces: vec!["kube-system".into(), cluster.own_namespace.clone()],
-            force_failure_policy_ignore: false,
+            exclude_namespaces: ["kube-system".to_string(), cluster.own_namespace.clone()]
+                .into_iter()
+                .chain(flags.exclude_namespaces.iter().cloned())
+                .collect(),
+            force_failure_policy_ignore: flags.failure_policy_ignore,
             kyverno_names: flags.kyverno_names,
         }),
     };

@@ -38,6 +38,20 @@ pub(crate) struct WriterArgs {
     /// That Service's port.
     #[arg(long = "webhook-port", default_value_t = 443)]
     pub webhook_port: u16,
+    /// A namespace no registered webhook is called for, beside kube-system
+    /// and ivpol's own (repeatable): the namespaces whose pods must start
+    /// even while ivpol is down (cert-manager, the CNI, monitoring).
+    #[arg(
+        long = "exclude-namespace",
+        value_name = "NS",
+        requires = "register_webhooks"
+    )]
+    pub exclude_namespaces: Vec<String>,
+    /// Register every webhook with failurePolicy Ignore, whatever the
+    /// policies say (Kyverno's --forceFailurePolicyIgnore): an outage of
+    /// ivpol then admits instead of blocking pod creation.
+    #[arg(long = "failure-policy-ignore", requires = "register_webhooks")]
+    pub failure_policy_ignore: bool,
     /// Register the webhooks under Kyverno's names
     /// (`kyverno-resource-*-webhook-cfg`) instead of ivpol's own, which
     /// replaces Kyverno's webhooks if it is installed too.

@@ -330,3 +330,61 @@ fn a_rejected_policy_keeps_its_webhook_across_a_restart_and_a_new_leader() {
         "{answer}"
     );
 }
+
+/// Outage containment on the registered webhooks: more namespaces left
+/// out (beside kube-system and ivpol's own), and every resource webhook
+/// failing open; the policy-validation webhook still fails closed.
+#[test]
+fn registered_webhooks_take_the_exclusions_and_failure_policy_given() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (ca, _leaf) = certificates(dir.path());
+    let ca_arg = ca.display().to_string();
+    let api = cluster();
+    api.apply(deny_unless("p", "false", "")).expect("policy");
+    let (_s, _kube) = serve(
+        &api,
+        &[
+            "--register-webhooks",
+            "--ca-bundle",
+            &ca_arg,
+            "--exclude-namespace",
+            "cert-manager",
+            "--failure-policy-ignore",
+        ],
+    );
+    assert!(
+        eventually(SOON * 2, || webhook_paths(&api)
+            .iter()
+            .any(|p| p.contains("/p"))),
+        "no webhook"
+    );
+    let config = api
+        .get(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+            VALIDATING,
+        )
+        .expect("the configuration");
+    for w in config["webhooks"].as_array().expect("webhooks") {
+        assert_eq!(w["failurePolicy"], "Ignore", "{w}");
+        let excluded: Vec<String> = w["namespaceSelector"]["matchExpressions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["operator"] == "NotIn")
+            .flat_map(|e| e["values"].as_array().cloned().unwrap_or_default())
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect();
+        assert_eq!(excluded, ["kube-system", "ivpol", "cert-manager"], "{w}");
+    }
+    let policy_check = api
+        .get(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+            "ivpol-policy-validating-webhook-cfg",
+        )
+        .expect("the policy-validation configuration");
+    assert_eq!(policy_check["webhooks"][0]["failurePolicy"], "Fail");
+}
