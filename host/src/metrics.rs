@@ -131,6 +131,8 @@ pub(crate) struct Metrics {
     pub instance_acquire: Histogram,
     /// Webhook configurations the API server refused to apply.
     pub webhook_apply_failures: Counter,
+    /// Webhook configurations applied again after a deletion or an edit.
+    pub webhook_restores: Counter,
     /// Waits for a namespace's turn and an instance, by namespace.
     instance_waits: Histograms<NamespaceLabels>,
     wait_namespaces: BoundedLabels,
@@ -217,6 +219,7 @@ impl Metrics {
             instances_retired: Counter::default(),
             instance_acquire: latency_buckets(),
             webhook_apply_failures: Counter::default(),
+            webhook_restores: Counter::default(),
             instance_memory: Gauge::default(),
             policies_loaded: Gauge::default(),
             policy_load_errors: Gauge::default(),
@@ -322,6 +325,11 @@ impl Metrics {
             "webhook_apply_failures",
             "Webhook configurations the API server refused to apply (the others are applied)",
             self.webhook_apply_failures.clone(),
+        );
+        r.register(
+            "webhook_restores",
+            "Webhook configurations applied again after someone deleted or edited them",
+            self.webhook_restores.clone(),
         );
         r.register(
             "instance_wait_seconds",

@@ -14,6 +14,7 @@
 //! Nothing serves before the first full list of policies and namespaces
 //! has arrived: an empty policy set would admit everything.
 
+pub(crate) mod healing;
 mod kept;
 pub(crate) mod leader;
 mod policies;

@@ -3,6 +3,7 @@
 //! `status`. Every replica serves admission; only the Lease holder writes
 //! (`leader.rs`), and only what differs from what is there.
 
+use super::healing;
 use super::kept::{keep_rejected, Rejected};
 use super::refused::{one_by_one, Attempt, Refused};
 use super::Cluster;
@@ -67,6 +68,8 @@ pub(crate) struct WriterArgs {
 pub(crate) const FIELD_MANAGER: &str = "ivpol";
 /// How often the leader checks for a new policy set to write out.
 const EVERY: Duration = Duration::from_secs(1);
+/// Every how many ticks the applied webhook configurations are checked.
+const HEAL_EVERY: u64 = 2;
 
 /// What the leader writes, and where its webhooks point.
 pub(crate) struct Writers {
@@ -84,32 +87,65 @@ pub(crate) fn start(
 ) {
     tokio::spawn(async move {
         let mut written: Option<u64> = None;
+        // The configurations last applied, checked for drift (`healing.rs`).
+        let mut applied: Vec<Value> = Vec::new();
         let mut tick = tokio::time::interval(EVERY);
+        let mut ticks: u64 = 0;
         loop {
             tick.tick().await;
+            ticks += 1;
             if !*leader.borrow() {
+                written = None;
+                continue;
+            }
+            if writers.webhooks.is_some() && healing::glass_broken(&cluster) {
+                if written.is_some() {
+                    tracing::warn!(
+                        "{}=true on namespace {}: not writing or restoring webhook configurations",
+                        healing::BREAK_GLASS,
+                        cluster.own_namespace
+                    );
+                }
                 written = None;
                 continue;
             }
             let generation = live.current();
             if written == Some(generation.number) {
-                continue;
+                if !ticks.is_multiple_of(HEAL_EVERY) {
+                    continue;
+                }
+                match healing::drifted(&writers.client, &applied).await {
+                    Some(why) => {
+                        tracing::warn!("{why}: applying the webhook configurations again");
+                        crate::metrics::metrics().webhook_restores.inc();
+                    }
+                    None => continue,
+                }
             }
             match write(&generation, &cluster, &writers).await {
-                Ok(()) => written = Some(generation.number),
+                Ok(configs) => {
+                    written = Some(generation.number);
+                    applied = configs;
+                }
                 Err(e) => tracing::warn!("writing to the cluster (retrying): {e:#}"),
             }
         }
     });
 }
 
-async fn write(generation: &Generation, cluster: &Cluster, writers: &Writers) -> Result<()> {
+/// Writes the webhook configurations (when registering) and the policies'
+/// status; returns the configurations applied.
+async fn write(
+    generation: &Generation,
+    cluster: &Cluster,
+    writers: &Writers,
+) -> Result<Vec<Value>> {
     let webhooks = match &writers.webhooks {
         Some(options) => Some(register_webhooks(generation, &writers.client, options).await),
         None => None,
     };
     let configured = webhooks.as_ref().map(|r| match r {
-        Ok(refused) => Ok(refused.clone()),
+        Ok((refused, _)) => Ok(refused.clone()),
         Err(e) => Err(format!("{e:#}")),
     });
     for (resource, object) in cluster.policy_objects() {
@@ -122,17 +158,21 @@ async fn write(generation: &Generation, cluster: &Cluster, writers: &Writers) ->
         )
         .await?;
     }
-    webhooks.transpose().map(|_| ())
+    Ok(webhooks
+        .transpose()?
+        .map(|(_, applied)| applied)
+        .unwrap_or_default())
 }
 
 /// Applies the configurations `ivpol webhooks` would print, each with the
 /// live entries of the policies that are rejected now (`kept.rs`); returns
-/// the policies whose webhooks the API server refused (`refused.rs`).
+/// the policies whose webhooks the API server refused (`refused.rs`) and
+/// the configurations as applied.
 async fn register_webhooks(
     generation: &Generation,
     client: &Client,
     options: &WebhookOptions,
-) -> Result<Refused> {
+) -> Result<(Refused, Vec<Value>)> {
     let list = generation
         .pool
         .webhook_configurations(options.clone())
@@ -166,7 +206,8 @@ async fn register_webhooks(
         refused = refused.len(),
         "webhook configurations applied"
     );
-    Ok(refused)
+    let applied = list["items"].as_array().cloned().unwrap_or_default();
+    Ok((refused, applied))
 }
 
 /// One configuration being applied.

@@ -388,3 +388,71 @@ fn registered_webhooks_take_the_exclusions_and_failure_policy_given() {
         .expect("the policy-validation configuration");
     assert_eq!(policy_check["webhooks"][0]["failurePolicy"], "Fail");
 }
+
+/// Self-healing: a deleted webhook configuration is applied again within
+/// seconds, and so is one edited by someone else; while ivpol's namespace
+/// carries the break-glass annotation, nothing is restored, and removing it
+/// restores the configurations.
+#[test]
+fn deleted_or_edited_webhooks_are_restored_unless_the_glass_is_broken() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (ca, _leaf) = certificates(dir.path());
+    let ca_arg = ca.display().to_string();
+    let api = cluster();
+    api.apply(deny_unless("p", "false", "")).expect("policy");
+    let (s, _kube) = serve(&api, &["--register-webhooks", "--ca-bundle", &ca_arg]);
+    let present = |api: &KubeApi| webhook_paths(api).iter().any(|p| p.contains("/p"));
+    assert!(eventually(SOON * 2, || present(&api)), "no webhook");
+    let delete = |api: &KubeApi| {
+        api.delete(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+            VALIDATING,
+        )
+    };
+    delete(&api);
+    assert!(!present(&api));
+    assert!(
+        eventually(SOON, || present(&api)),
+        "not restored:\n{}",
+        s.log()
+    );
+    // An edit by someone else (failing open) is put back too.
+    let mut edited = api
+        .get(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+            VALIDATING,
+        )
+        .expect("configuration");
+    for w in edited["webhooks"].as_array_mut().expect("webhooks") {
+        w["failurePolicy"] = json!("Ignore");
+    }
+    api.apply(edited).expect("edit");
+    let failing_closed = |api: &KubeApi| {
+        api.get(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+            VALIDATING,
+        )
+        .is_some_and(|c| c["webhooks"][0]["failurePolicy"] == "Fail")
+    };
+    assert!(eventually(SOON, || failing_closed(&api)), "the edit stayed");
+    // Break glass: an operator deletes it, and it stays deleted.
+    api.apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ivpol", "annotations": {"ivpol.io/break-glass": "true"}}}))
+        .expect("annotate");
+    std::thread::sleep(Duration::from_secs(2));
+    delete(&api);
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!present(&api), "restored through the broken glass");
+    api.apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ivpol", "annotations": {"ivpol.io/break-glass": "false"}}}))
+        .expect("annotate");
+    assert!(
+        eventually(SOON, || present(&api)),
+        "not restored after the glass"
+    );
+    assert!(s.metrics_text().contains("ivpol_webhook_restores_total"));
+}
