@@ -20,10 +20,11 @@ pub(super) type Attempt = Pin<Box<dyn Future<Output = Result<(), String>> + Send
 
 /// Applies `config` a webhook more at a time with `apply`, leaving out each
 /// webhook the API server refuses, and ends with the configuration of all
-/// the others applied. Returns the policies refused; an error only when
-/// even the configuration without any webhook is refused.
+/// the others applied; `config` is left as it was applied. Returns the
+/// policies refused; an error only when even the configuration without any
+/// webhook is refused.
 pub(super) async fn one_by_one(
-    config: &Value,
+    config: &mut Value,
     mut apply: impl FnMut(Value) -> Attempt,
 ) -> Result<Refused, String> {
     let webhooks = config["webhooks"].as_array().cloned().unwrap_or_default();
@@ -51,6 +52,7 @@ pub(super) async fn one_by_one(
     if accepted.is_empty() {
         apply(with(&[])).await?;
     }
+    config["webhooks"] = Value::Array(accepted);
     Ok(refused)
 }
 
@@ -87,16 +89,18 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_webhook_is_left_out_and_its_policy_named() {
-        let config = json!({"webhooks": [
+        let mut config = json!({"webhooks": [
             hook("good", "/ivpol/validate/a"),
             hook("bad", "/nivpol/validate/b"),
             hook("also-good", "/ivpol/validate/c/d"),
         ]});
         let applied = Arc::new(Mutex::new(Vec::new()));
-        let refused = one_by_one(&config, server(applied.clone()))
+        let refused = one_by_one(&mut config, server(applied.clone()))
             .await
             .expect("applied");
         assert_eq!(*applied.lock().expect("lock"), ["good", "also-good"]);
+        // What the self-healing check compares with is what was applied.
+        assert_eq!(config["webhooks"].as_array().map(Vec::len), Some(2));
         let b = Rejected {
             namespaced: true,
             name: "b".into(),
