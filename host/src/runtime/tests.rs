@@ -1,3 +1,4 @@
+use super::pool::*;
 use super::*;
 
 const JSON_POLICY: &str = r#"apiVersion: policies.kyverno.io/v1beta1
