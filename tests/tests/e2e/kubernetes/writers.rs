@@ -48,14 +48,18 @@ fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     check()
 }
 
-fn webhook_paths(api: &KubeApi) -> Vec<String> {
-    let config = api.get(
+/// ivpol's ValidatingWebhookConfiguration as the API server has it.
+fn validating_config(api: &KubeApi) -> Option<Value> {
+    api.get(
         "admissionregistration.k8s.io/v1",
         "ValidatingWebhookConfiguration",
         None,
         VALIDATING,
-    );
-    config
+    )
+}
+
+fn webhook_paths(api: &KubeApi) -> Vec<String> {
+    validating_config(api)
         .iter()
         .flat_map(|c| c["webhooks"].as_array().cloned().unwrap_or_default())
         .filter_map(|w| {
@@ -97,14 +101,7 @@ fn the_leader_registers_webhooks_and_writes_policy_status() {
             .any(|p| p.contains("first"))),
         "no validating webhook for the policy"
     );
-    let config = api
-        .get(
-            "admissionregistration.k8s.io/v1",
-            "ValidatingWebhookConfiguration",
-            None,
-            VALIDATING,
-        )
-        .expect("the configuration");
+    let config = validating_config(&api).expect("the configuration");
     let bundle = config["webhooks"][0]["clientConfig"]["caBundle"]
         .as_str()
         .expect("caBundle");
@@ -358,14 +355,7 @@ fn registered_webhooks_take_the_exclusions_and_failure_policy_given() {
             .any(|p| p.contains("/p"))),
         "no webhook"
     );
-    let config = api
-        .get(
-            "admissionregistration.k8s.io/v1",
-            "ValidatingWebhookConfiguration",
-            None,
-            VALIDATING,
-        )
-        .expect("the configuration");
+    let config = validating_config(&api).expect("the configuration");
     for w in config["webhooks"].as_array().expect("webhooks") {
         assert_eq!(w["failurePolicy"], "Ignore", "{w}");
         let excluded: Vec<String> = w["namespaceSelector"]["matchExpressions"]
@@ -419,26 +409,13 @@ fn deleted_or_edited_webhooks_are_restored_unless_the_glass_is_broken() {
         s.log()
     );
     // An edit by someone else (failing open) is put back too.
-    let mut edited = api
-        .get(
-            "admissionregistration.k8s.io/v1",
-            "ValidatingWebhookConfiguration",
-            None,
-            VALIDATING,
-        )
-        .expect("configuration");
+    let mut edited = validating_config(&api).expect("configuration");
     for w in edited["webhooks"].as_array_mut().expect("webhooks") {
         w["failurePolicy"] = json!("Ignore");
     }
     api.apply(edited).expect("edit");
     let failing_closed = |api: &KubeApi| {
-        api.get(
-            "admissionregistration.k8s.io/v1",
-            "ValidatingWebhookConfiguration",
-            None,
-            VALIDATING,
-        )
-        .is_some_and(|c| c["webhooks"][0]["failurePolicy"] == "Fail")
+        validating_config(api).is_some_and(|c| c["webhooks"][0]["failurePolicy"] == "Fail")
     };
     assert!(eventually(SOON, || failing_closed(&api)), "the edit stayed");
     // Break glass: an operator deletes it, and it stays deleted.
