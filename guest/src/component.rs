@@ -146,6 +146,12 @@ impl GuestPolicySet for PolicySet {
             },
             namespaced: route.namespaced,
             names: route.names,
+            trapped: (route.trapped.into_iter())
+                .map(|t| review::Trapped {
+                    name: t.name,
+                    cause: t.cause,
+                })
+                .collect(),
         };
         // Registry calls are bounded by the host's deadline too; this keeps a
         // single call from outliving the longest policy timeout.

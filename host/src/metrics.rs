@@ -144,6 +144,8 @@ pub(crate) struct Metrics {
     /// 1 for each policy document that did not load (and so denies).
     pub policies_rejected: Family<PolicyLabels, Gauge>,
     pub component_failures: Family<FailureLabels, Counter>,
+    /// Requests on which a policy, judged alone, trapped the component.
+    pub policy_traps: Family<PolicyLabels, Counter>,
     pub connections_open: Gauge,
     /// 1 for each policy serving its last good version after a reload
     /// rejected the new one.
@@ -225,6 +227,7 @@ impl Metrics {
             policy_load_errors: Gauge::default(),
             policies_rejected: Family::default(),
             component_failures: Family::default(),
+            policy_traps: Family::default(),
             connections_open: Gauge::default(),
             policies_stale: Family::default(),
             reloads: Family::default(),
@@ -360,6 +363,11 @@ impl Metrics {
             "component_failures",
             "Calls the component gave no answer to (each answered as an error result), by reason",
             self.component_failures.clone(),
+        );
+        r.register(
+            "policy_traps",
+            "Requests on which a policy, judged alone after a trap, trapped the component again (it got an error result, the others their verdicts)",
+            self.policy_traps.clone(),
         );
         r.register(
             "http_connections_open",

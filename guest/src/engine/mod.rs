@@ -38,6 +38,7 @@ pub use cosign::{verify_artifact, Fetched};
 use evaluate::{Input, Outcome};
 use policy_error::{Cause, PolicyError};
 pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification, VerifierKind};
+use review::{Route, Trapped};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -173,7 +174,13 @@ impl PolicySet {
     ) -> Result<Verdict, InputError> {
         let req = Request::parse(request)?;
         let lookup = |_: &str| namespace_object.map(str::to_string);
-        Ok(self.admit_request(phase, scope, names, &req, &lookup, transport)?)
+        let route = Route {
+            phase,
+            namespaced: matches!(scope, Scope::Namespaced(_)),
+            names: names.to_vec(),
+            trapped: Vec::new(),
+        };
+        Ok(self.admit_request(&route, scope, &req, &lookup, transport)?)
     }
 
     /// [`PolicySet::admit`] on a parsed request; `namespace_object` is
@@ -181,21 +188,21 @@ impl PolicySet {
     /// needs its labels or object.
     pub(crate) fn admit_request(
         &self,
-        phase: Phase,
+        route: &Route,
         scope: &Scope,
-        names: &[String],
         req: &Request,
         namespace_object: &dyn Fn(&str) -> Option<String>,
         transport: Arc<dyn Transport + Send + Sync>,
     ) -> Result<Verdict, NamespaceError> {
+        let (phase, names) = (route.phase, route.names.as_slice());
         let named = Named::new(names);
-        let candidates: Vec<&CompiledPolicy> = self
+        let (trapped, candidates): (Vec<&CompiledPolicy>, Vec<&CompiledPolicy>) = self
             .policies
             .iter()
             .filter(|p| {
                 in_scope(p, scope, &named) && p.spec.admission_enabled() && !p.spec.json_mode()
             })
-            .collect();
+            .partition(|p| route.trapped.iter().any(|t| t.name == p.name));
         let namespace = match candidates.iter().any(|p| p.needs_namespace()) {
             true => parse_namespace(namespace_object(&req.namespace).as_deref(), &req.namespace)?,
             false => NamespaceInfo::unread(),
@@ -217,7 +224,9 @@ impl PolicySet {
         };
         // In both phases: a mutation a broken policy might have refused is
         // not made either.
-        let broken = rejected::results(&self.rejected, scope, &named, self.unknown(scope, names));
+        let mut broken =
+            rejected::results(&self.rejected, scope, &named, self.unknown(scope, names));
+        broken.extend(trapped_results(&trapped, &route.trapped));
         Ok(match broken.is_empty() {
             true => verdict,
             false => {
@@ -570,6 +579,28 @@ fn policy_transport(p: &CompiledPolicy, transport: &SharedTransport) -> SharedTr
         }),
         true => transport.clone(),
     }
+}
+
+/// One `error` result per policy that trapped the component on this
+/// request (its autogen variants share its name and its result).
+fn trapped_results(policies: &[&CompiledPolicy], trapped: &[Trapped]) -> Vec<PolicyResult> {
+    let mut seen = Judged::default();
+    let mut out = Vec::new();
+    for &p in policies {
+        if seen.contains(p) {
+            continue;
+        }
+        seen.insert(p);
+        let cause = trapped.iter().find(|t| t.name == p.name);
+        let cause = cause.map_or("", |t| t.cause.as_str());
+        out.push(result(
+            p,
+            Status::Error,
+            format!("internal error: {cause}"),
+            vec![],
+        ));
+    }
+    out
 }
 
 fn result(

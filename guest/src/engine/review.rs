@@ -22,6 +22,21 @@ pub struct Route {
     pub namespaced: bool,
     /// Policy names from the path; empty means every policy in scope.
     pub names: Vec<String>,
+    /// Policies that trapped the component on this same request, found
+    /// by the host judging each alone on a fresh instance: each is an
+    /// `error` result mapped by its actions, and is not evaluated again,
+    /// so that the others are judged as if it were not there.
+    pub trapped: Vec<Trapped>,
+}
+
+/// A policy that trapped the component on the request, and why (the
+/// host's words: the kind of trap or the memory limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trapped {
+    /// The policy's name (in the route's scope).
+    pub name: String,
+    /// Why its call gave no answer, without any wasm backtrace.
+    pub cause: String,
 }
 
 /// The Namespace objects the host knows (`serve --kubernetes` or
@@ -138,8 +153,7 @@ impl PolicySet {
             false => Scope::Cluster,
         };
         let lookup = |name: &str| namespaces.get(name);
-        let verdict =
-            self.admit_request(route.phase, &scope, &route.names, &req, &lookup, transport)?;
+        let verdict = self.admit_request(route, &scope, &req, &lookup, transport)?;
         Ok(Answer {
             response: response(&req.uid, &verdict),
             subject,

@@ -6,6 +6,7 @@
 //! dropped, and the next request gets a fresh one.
 
 mod bindings;
+mod isolation;
 mod pool;
 pub(crate) mod precompiled;
 mod turns;
@@ -105,8 +106,10 @@ pub(crate) enum Failure {
         turns: usize,
         deadline: Duration,
     },
-    /// Any other trap, or an instance that could not be created.
-    Trap(String),
+    /// Any other trap, or an instance that could not be created: `why` in
+    /// words a person reads (the kind of trap), `detail` the whole error
+    /// with the guest's backtrace, for the log only.
+    Trap { why: String, detail: String },
 }
 
 impl std::fmt::Display for Failure {
@@ -134,7 +137,7 @@ impl std::fmt::Display for Failure {
                 "namespace {namespace:?} already has {turns} requests being judged (its share of the policy instances), and none finished within the deadline of {}",
                 humanize(*deadline)
             ),
-            Failure::Trap(why) => write!(f, "the policy component trapped: {why}"),
+            Failure::Trap { why, .. } => f.write_str(why),
         }
     }
 }
@@ -149,8 +152,34 @@ impl Failure {
             Failure::OutOfMemory(_) => "out_of_memory",
             Failure::Busy(_) => "busy",
             Failure::NamespaceBusy { .. } => "namespace_busy",
-            Failure::Trap(_) => "trap",
+            Failure::Trap { .. } => "trap",
         }
+    }
+
+    /// A failure that is not the request's fault or the pool's: `why` is
+    /// what the answer says.
+    pub(crate) fn trap(why: impl Into<String>) -> Failure {
+        let why = why.into();
+        Failure::Trap {
+            detail: why.clone(),
+            why,
+        }
+    }
+
+    /// Everything known about the failure, for the log: a trap's whole
+    /// error chain and backtrace, which never goes into an answer.
+    pub(crate) fn detail(&self) -> String {
+        match self {
+            Failure::Trap { detail, .. } => detail.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Whether one policy may have caused it: a trap or the memory limit,
+    /// which a policy's evaluation can reach (a deadline or a busy pool is
+    /// the request's lot, not one policy's).
+    pub(crate) fn may_be_one_policys(&self) -> bool {
+        matches!(self, Failure::Trap { .. } | Failure::OutOfMemory(_))
     }
 }
 

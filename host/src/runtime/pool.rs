@@ -113,13 +113,13 @@ impl Pool {
         let permit = tokio::time::timeout_at(until, self.active.acquire())
             .await
             .map_err(|_| Failure::Busy(deadline))?
-            .map_err(|_| Failure::Trap("instance pool closed".into()))?;
+            .map_err(|_| Failure::trap("the instance pool is closed"))?;
         metrics().observe_instance_wait(namespace, start.elapsed());
         let idle = {
             let mut idle = self
                 .idle
                 .lock()
-                .map_err(|_| Failure::Trap("instance pool lock poisoned".into()))?;
+                .map_err(|_| Failure::trap("the instance pool lock is poisoned"))?;
             let got = idle.pop();
             metrics().instances_idle.set(idle.len() as i64);
             got
@@ -128,7 +128,12 @@ impl Pool {
             Some(i) => i,
             None => new_instance(&self.runtime, &self.documents)
                 .await
-                .map_err(|e| Failure::Trap(format!("{e:#}")))?,
+                .map_err(|e| {
+                    Failure::trap(format!(
+                        "no policy instance could be created: {}",
+                        super::load_failure(&e)
+                    ))
+                })?,
         };
         metrics()
             .instance_acquire
@@ -179,8 +184,14 @@ impl Pool {
                 CallFailure::OutOfMemory => {
                     Failure::OutOfMemory(instance.store.data().limits.limit)
                 }
-                // The whole chain and the guest's backtrace, for the log.
-                CallFailure::Trap(_) | CallFailure::Other => Failure::Trap(format!("{error:?}")),
+                CallFailure::Trap(trap) => Failure::Trap {
+                    why: format!("the policy component trapped: {trap}"),
+                    detail: format!("{error:?}"),
+                },
+                CallFailure::Other => Failure::Trap {
+                    why: format!("the policy component failed: {}", first_line(&error)),
+                    detail: format!("{error:?}"),
+                },
             }),
         }
     }
@@ -311,6 +322,12 @@ pub(super) fn arm_deadline(inst: &mut Instance, deadline: Duration) {
     let hooks = &mut inst.store.data_mut().hooks;
     hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
     hooks.presented = Default::default();
+}
+
+/// The first line of an error's chain: no backtrace.
+fn first_line(error: &wasmtime::Error) -> String {
+    let text = format!("{error:#}");
+    text.lines().next().unwrap_or_default().to_string()
 }
 
 async fn new_instance(runtime: &Runtime, documents: &[wit::Document]) -> Result<Instance> {

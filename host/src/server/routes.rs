@@ -336,13 +336,14 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
         phase: route.phase,
         namespaced: route.namespaced,
         names: route.names.clone(),
+        trapped: vec![],
     };
     let namespaces: Arc<dyn crate::runtime::Namespaces> = generation.clone();
     // Whose share of the instances the request takes: the namespace the
     // API server says it is in (a cheap scan; the component parses it).
     let tenant = envelope::scan_namespace(&body).unwrap_or_default();
     let outcome = pool
-        .review(wit_route, &body, namespaces, &tenant, deadline)
+        .judge(wit_route, &body, namespaces, &tenant, deadline)
         .await;
     match outcome {
         Ok(Ok(answer)) => {
@@ -364,7 +365,7 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
         Err(failure) => {
             let why = failure.to_string();
             let subject = scanned(&body);
-            tracing::error!(uid = %subject.uid, "no answer from the component: {why}");
+            tracing::error!(uid = %subject.uid, "no answer from the component: {}", failure.detail());
             metrics()
                 .component_failures
                 .get_or_create(&crate::metrics::FailureLabels {

@@ -262,6 +262,92 @@ fn a_trap_on_a_namespaced_route_errors_the_policies_of_the_requests_namespace() 
     );
 }
 
+/// A policy whose evaluation of any Pod needs more than 32 MiB, each
+/// expression within the CEL cost limit: 40 chains of variables, each
+/// doubling a 1 KiB text ten times (1 MiB), kept for the whole evaluation
+/// as Kyverno keeps variables, and each chain read by a validation of its
+/// own.
+fn memory_hungry_policy(name: &str, actions: &str) -> String {
+    let (chains, doublings) = (40, 10);
+    let mut variables = String::new();
+    let mut validations = String::new();
+    for c in 0..chains {
+        let text = "x".repeat(1024);
+        variables += &format!("    - name: c{c}d0\n      expression: \"'{text}{c}'\"\n");
+        for d in 1..=doublings {
+            let last = format!("variables.c{c}d{}", d - 1);
+            variables += &format!("    - name: c{c}d{d}\n      expression: \"{last} + {last}\"\n");
+        }
+        validations += &format!(
+            "    - expression: \"size(variables.c{c}d{doublings}) > 0\"\n      message: c{c}\n"
+        );
+    }
+    pod_policy(
+        name,
+        "\"CREATE\"",
+        &format!("  validationActions: {actions}\n  validationConfigurations: {{mutateDigest: false, verifyDigest: false, required: false}}\n  attestors: []\n  variables:\n{variables}  validations:\n{validations}"),
+    )
+}
+
+/// A trap that one policy causes costs that policy alone: it gets the
+/// `error` result (no wasm backtrace in it), the request is judged again
+/// on fresh instances without it, and every other policy gives its own
+/// verdict: a failure still fails, a pass passes, a Warn policy's trap
+/// only warns. The metric names the policy.
+#[test]
+fn a_trap_one_policy_causes_is_that_policys_error_and_the_others_are_judged() {
+    let denying = pod_policy(
+        "no-pods",
+        "\"CREATE\"",
+        "  validationConfigurations: {mutateDigest: false, verifyDigest: false, required: false}\n  attestors: []\n  validations:\n    - expression: \"false\"\n      message: no pods here\n",
+    );
+    let s = with_32_mib_instances(&[
+        ("hungry.yaml", &memory_hungry_policy("hungry", "[Deny]")),
+        (
+            "hungry-warn.yaml",
+            &memory_hungry_policy("hungry-warn", "[Warn]"),
+        ),
+        ("no-pods.yaml", &denying),
+        ("passes.yaml", &passing_policy("passes", "[Deny]")),
+    ]);
+    let cause = "internal error: evaluation ran out of memory (limit 32 MiB per instance)";
+    let r = s.review("/ivpol/validate", &create_pod(&["ghcr.io/a/b:1"]));
+    assert_eq!(r["allowed"], false, "{r}");
+    assert_eq!(
+        r["status"]["message"],
+        format!("Policy hungry error: {cause}; Policy no-pods failed: no pods here"),
+        "{r}"
+    );
+    assert_eq!(
+        r["warnings"],
+        json!([format!("Policy hungry-warn error: {cause}")])
+    );
+    let r = s.review(
+        "/ivpol/validate/hungry-warn/passes",
+        &create_pod(&["ghcr.io/a/b:1"]),
+    );
+    assert_eq!(
+        r["allowed"], true,
+        "the pass stands, the Warn trap warns: {r}"
+    );
+    assert_eq!(
+        r["warnings"],
+        json!([format!("Policy hungry-warn error: {cause}")])
+    );
+    assert!(!s.log().contains("passes error"), "{}", s.log());
+    let metrics = s.metrics_text();
+    let traps = |policy: &str| {
+        (metrics.lines()).any(|l| {
+            l.starts_with("ivpol_policy_traps_total{")
+                && l.contains(&format!("policy=\"{policy}\""))
+        })
+    };
+    assert!(
+        traps("hungry") && traps("hungry-warn") && !traps("passes"),
+        "{metrics}"
+    );
+}
+
 /// A policy of Pods in namespaces selected by `selector` (YAML flow
 /// mapping), whose one validation is `expression`.
 fn namespace_policy(name: &str, selector: &str, expression: &str) -> String {

@@ -2,7 +2,7 @@
 //! bytes, as the host hands it over and sends it back.
 
 use super::*;
-use crate::engine::review::{annotation_key, Namespaces, Route, Unjudgeable};
+use crate::engine::review::{annotation_key, Namespaces, Route, Trapped, Unjudgeable};
 use std::cell::RefCell;
 
 /// Namespaces that count how often they are asked.
@@ -27,6 +27,7 @@ fn route(phase: Phase, namespaced: bool) -> Route {
         phase,
         namespaced,
         names: Vec::new(),
+        trapped: Vec::new(),
     }
 }
 
@@ -317,5 +318,52 @@ fn annotation_keys_are_qualified_names_under_a_webhook_prefix() {
     assert_eq!(
         annotation_key("require-signed", None),
         "verification.require-signed"
+    );
+}
+
+/// A policy the host found trapping the component on this request is an
+/// `error` result with the host's cause, and is not evaluated again (its
+/// `false` would have been a failure); the others are judged as usual.
+#[test]
+fn a_trapped_policy_is_an_error_and_the_others_are_judged() {
+    let set = load(&[
+        simple(
+            "no-pods",
+            "validations:\n  - expression: 'false'\n    message: no pods here",
+        ),
+        simple(
+            "traps",
+            "validations:\n  - expression: 'false'\n    message: never evaluated",
+        ),
+        simple(
+            "passes",
+            "validations:\n  - expression: 'true'\n    message: fine",
+        ),
+    ]);
+    let cause = "the policy component trapped: wasm `unreachable` instruction executed";
+    let mut trapping = route(Phase::Validate, false);
+    trapping.trapped = vec![Trapped {
+        name: "traps".into(),
+        cause: cause.into(),
+    }];
+    let request = create(&pod("p", &[NGINX]));
+    let a = judge(&set, &trapping, &review_body(&request), &Known::default()).expect("judged");
+    let verdict = a.verdict.expect("evaluated");
+    let statuses: Vec<(&str, Status)> = (verdict.results.iter())
+        .map(|r| (r.policy.as_str(), r.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("no-pods", Status::Fail),
+            ("passes", Status::Pass),
+            ("traps", Status::Error)
+        ]
+    );
+    assert_eq!(
+        verdict.message.as_deref(),
+        Some(&*format!(
+            "Policy no-pods failed: no pods here; Policy traps error: internal error: {cause}"
+        ))
     );
 }
