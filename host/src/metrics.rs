@@ -144,6 +144,9 @@ pub(crate) struct Metrics {
     /// 1 for each policy document that did not load (and so denies).
     pub policies_rejected: Family<PolicyLabels, Gauge>,
     pub component_failures: Family<FailureLabels, Counter>,
+    /// 1 when `serve` compiled the component in its own process (the
+    /// child compile failed): its RSS then keeps the compiler's memory.
+    pub compiled_in_process: Gauge,
     /// Requests on which a policy, judged alone, trapped the component.
     pub policy_traps: Family<PolicyLabels, Counter>,
     pub connections_open: Gauge,
@@ -227,6 +230,7 @@ impl Metrics {
             policy_load_errors: Gauge::default(),
             policies_rejected: Family::default(),
             component_failures: Family::default(),
+            compiled_in_process: Gauge::default(),
             policy_traps: Family::default(),
             connections_open: Gauge::default(),
             policies_stale: Family::default(),
@@ -363,6 +367,11 @@ impl Metrics {
             "component_failures",
             "Calls the component gave no answer to (each answered as an error result), by reason",
             self.component_failures.clone(),
+        );
+        r.register(
+            "component_compiled_in_process",
+            "1 when the component was compiled in the server's own process (no child compile), whose memory the server then keeps",
+            self.compiled_in_process.clone(),
         );
         r.register(
             "policy_traps",

@@ -20,6 +20,7 @@ pub mod token;
 pub mod verifying;
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -74,6 +75,9 @@ pub struct Options<'a> {
     pub cache_dir: Option<&'a Path>,
     /// `--no-precompile-cache` instead of any cache directory.
     pub no_precompile_cache: bool,
+    /// Run the server as this uid and gid (through `setpriv`; the test
+    /// must run as root), as the shipped pod runs it as 65532.
+    pub run_as: Option<u32>,
 }
 
 impl Server {
@@ -89,7 +93,18 @@ impl Server {
         for (name, content) in policies {
             std::fs::write(pdir.join(name), content).expect("write policy");
         }
-        let mut cmd = Command::new(ivpol_bin());
+        let mut cmd = match opts.run_as {
+            None => Command::new(ivpol_bin()),
+            Some(uid) => {
+                let readable = std::fs::Permissions::from_mode(0o755);
+                std::fs::set_permissions(dir.path(), readable).expect("chmod the temp dir");
+                let mut cmd = Command::new("setpriv");
+                let id = uid.to_string();
+                cmd.args(["--reuid", &id, "--regid", &id, "--clear-groups"])
+                    .arg(ivpol_bin());
+                cmd
+            }
+        };
         cmd.arg("serve")
             .arg("--listen")
             .arg("127.0.0.1:0")

@@ -105,10 +105,17 @@ fn compile_uncached(engine: &Engine, bytes: &[u8], instance_memory: usize) -> Re
 }
 
 /// A child's compile, or `None` after a warning: the caller then compiles
-/// in this process, as it did before children.
+/// in this process, as it did before children. That is never silent: the
+/// server keeps the compiler's memory, so the log says why and
+/// `ivpol_component_compiled_in_process` is 1.
 fn or_warn(compiled: Result<Component>) -> Option<Component> {
     compiled
-        .map_err(|e| tracing::warn!("compiling in a child process failed, compiling here: {e:#}"))
+        .map_err(|e| {
+            crate::metrics::metrics().compiled_in_process.set(1);
+            tracing::warn!(
+                "compiling in a child process failed, so the policy component is compiled in this process, which keeps the compiler's memory (about 200 MB) for its lifetime: {e:#}"
+            )
+        })
         .ok()
 }
 

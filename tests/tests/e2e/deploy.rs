@@ -420,3 +420,101 @@ fn the_config_map_policies_load_and_get_webhooks() {
         .to_string()
         .contains("\"ivpol\""));
 }
+
+/// `(IVPOL_CACHE_DIR, the cache volume's mountPath, whether /tmp is a
+/// volume)` of the shipped Deployment.
+fn cache_layout(deployment: &Value) -> (String, String, bool) {
+    let c = container(deployment);
+    let env = (c["env"].as_array().into_iter().flatten())
+        .find(|e| e["name"] == "IVPOL_CACHE_DIR")
+        .and_then(|e| e["value"].as_str())
+        .expect("IVPOL_CACHE_DIR in the container's env")
+        .to_string();
+    let mounts: Vec<&Value> = c["volumeMounts"].as_array().into_iter().flatten().collect();
+    let mount = |name: &str| {
+        (mounts.iter())
+            .find(|m| m["name"] == name)
+            .and_then(|m| m["mountPath"].as_str())
+            .map(String::from)
+    };
+    let cache = mount("cache").expect("a cache volume");
+    let tmp = mounts.iter().any(|m| m["mountPath"] == "/tmp");
+    (env, cache, tmp)
+}
+
+/// The shipped pod runs as 65532 with a read-only root: the cache volume is
+/// an emptyDir (root-owned, mode 0777), which that uid cannot make private,
+/// so the cache is a directory below it, and `/tmp` is an emptyDir too. Run
+/// as that uid against such a mount, the child compile caches its artifact
+/// and the server never compiles in its own process. The cache at the
+/// mount point itself, with no writable scratch directory, is what the pod
+/// did before: the server then compiles in its own process, and says so in
+/// its log and metric.
+#[test]
+fn the_shipped_pods_cache_works_as_a_non_root_user() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root {
+        eprintln!("skipped: running as another uid needs root");
+        return;
+    }
+    let all = manifests();
+    let (env, mount, tmp) = cache_layout(one(&all, "Deployment"));
+    let below = Path::new(&env)
+        .strip_prefix(&mount)
+        .expect("IVPOL_CACHE_DIR is inside the cache volume");
+    assert!(
+        !below.as_os_str().is_empty(),
+        "the cache is below the mount point, not at it"
+    );
+    assert!(tmp, "/tmp is a volume: the root file system is read-only");
+    let uid = one(&all, "Deployment")["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
+        .as_u64()
+        .and_then(|u| u32::try_from(u).ok())
+        .expect("runAsUser");
+    let volumes = tempfile::tempdir().expect("temp dir");
+    let empty_dir = |name: &str| {
+        let d = volumes.path().join(name);
+        std::fs::create_dir(&d).expect("mkdir");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        d
+    };
+    std::fs::set_permissions(volumes.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let (cache_mount, tmp_mount) = (empty_dir("cache"), empty_dir("tmp"));
+    let cache = cache_mount.join(below);
+    let serve = |cache: &Path, tmpdir: &Path| {
+        let tmpdir = tmpdir.display().to_string();
+        Server::start_with(
+            &[],
+            ivpol_tests::Options {
+                run_as: Some(uid),
+                cache_dir: Some(cache),
+                env: vec![("TMPDIR".into(), tmpdir)],
+                ..Default::default()
+            },
+        )
+    };
+    let s = serve(&cache, &tmp_mount);
+    assert_eq!(
+        s.metric("ivpol_component_compiled_in_process"),
+        0.0,
+        "{}",
+        s.log()
+    );
+    let cached = std::fs::read_dir(&cache).expect("the cache directory was made");
+    assert!(
+        cached.flatten().count() > 0,
+        "an artifact was cached: {}",
+        s.log()
+    );
+    drop(s);
+    let s = serve(&cache_mount, Path::new("/nonexistent-scratch"));
+    assert_eq!(
+        s.metric("ivpol_component_compiled_in_process"),
+        1.0,
+        "{}",
+        s.log()
+    );
+    assert!(s.log().contains("compiled in this process"), "{}", s.log());
+}
