@@ -75,6 +75,8 @@ fn every_manifest_parses_and_names_itself() {
         "Service",
         "Secret",
         "ConfigMap",
+        "PodDisruptionBudget",
+        "PriorityClass",
     ] {
         assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
     }
@@ -212,7 +214,7 @@ fn strings(v: &Value) -> Vec<String> {
 fn the_deployment_runs_serve_with_flags_the_binary_has() {
     let all = manifests();
     let d = one(&all, "Deployment");
-    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["spec"]["replicas"], 3);
     let c = container(d);
     let args = strings(&c["args"]);
     assert_eq!(args.first().map(String::as_str), Some("serve"), "{args:?}");
@@ -353,7 +355,7 @@ fn the_probes_hit_routes_the_server_answers() {
     let d = one(&all, "Deployment");
     let c = container(d);
     let server = Server::start(&[]);
-    for probe in ["readinessProbe", "livenessProbe"] {
+    for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
         let get = &c[probe]["httpGet"];
         assert_eq!(get["scheme"], "HTTPS", "{probe}");
         assert_eq!(resolve_port(c, &get["port"]), Some(9443), "{probe}");
@@ -517,4 +519,86 @@ fn the_shipped_pods_cache_works_as_a_non_root_user() {
         s.log()
     );
     assert!(s.log().contains("compiled in this process"), "{}", s.log());
+}
+
+/// Whether `selector` (a LabelSelector's `matchLabels`) selects `labels`.
+fn selects(selector: &Value, labels: &Value) -> bool {
+    let wanted = selector["matchLabels"].as_object().expect("matchLabels");
+    !wanted.is_empty() && wanted.iter().all(|(k, v)| &labels[k] == v)
+}
+
+/// Losing a node or a rollout never takes admission down: three replicas,
+/// a disruption budget that keeps two (on the pods' own labels), spread
+/// over nodes and zones, a priority that outranks ordinary workloads, and
+/// a startup probe that gives the first compile and API sync five minutes
+/// before liveness may restart the pod.
+#[test]
+fn the_deployment_survives_a_node_loss_and_a_slow_start() {
+    let all = manifests();
+    let d = one(&all, "Deployment");
+    let pod = &d["spec"]["template"];
+    let labels = &pod["metadata"]["labels"];
+    let replicas = d["spec"]["replicas"].as_u64().expect("replicas");
+    let pdb = one(&all, "PodDisruptionBudget");
+    assert_eq!(pdb["metadata"]["namespace"], d["metadata"]["namespace"]);
+    assert!(selects(&pdb["spec"]["selector"], labels), "{pdb}");
+    let min = pdb["spec"]["minAvailable"].as_u64().expect("minAvailable");
+    assert!(
+        min >= 2 && min < replicas,
+        "one pod may go, two stay: {pdb}"
+    );
+    let spread = pod["spec"]["topologySpreadConstraints"]
+        .as_array()
+        .expect("spread");
+    let keys: Vec<&str> = spread
+        .iter()
+        .filter_map(|c| c["topologyKey"].as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+    );
+    for c in spread {
+        assert!(selects(&c["labelSelector"], labels), "{c}");
+        assert_eq!(c["maxSkew"], 1, "{c}");
+    }
+    let class = one(&all, "PriorityClass");
+    assert_eq!(pod["spec"]["priorityClassName"], class["metadata"]["name"]);
+    assert!(
+        class["value"].as_u64().is_some_and(|v| v >= 1_000_000),
+        "{class}"
+    );
+    let startup = &container(d)["startupProbe"];
+    let budget = startup["failureThreshold"].as_u64().unwrap_or(3)
+        * startup["periodSeconds"].as_u64().unwrap_or(10);
+    assert!(budget >= 300, "five minutes for the first start: {startup}");
+}
+
+/// The namespace enforces the `restricted` Pod Security Standard, which the
+/// pod meets (non-root, no capabilities, no privilege escalation, seccomp).
+#[test]
+fn the_namespace_enforces_the_restricted_pod_security_standard() {
+    let all = manifests();
+    let ns = one(&all, "Namespace");
+    let labels = &ns["metadata"]["labels"];
+    for mode in ["enforce", "audit", "warn"] {
+        assert_eq!(
+            labels[format!("pod-security.kubernetes.io/{mode}")],
+            "restricted",
+            "{ns}"
+        );
+    }
+    let d = one(&all, "Deployment");
+    let pod = &d["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let c = container(d);
+    assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+    assert_eq!(
+        c["securityContext"]["capabilities"]["drop"],
+        serde_json::json!(["ALL"])
+    );
 }
