@@ -264,13 +264,20 @@ fn reload_on_cluster_change(live: Arc<Live>, cluster: Arc<Cluster>, interval: Du
 fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Result<()> {
     use crate::cluster::{leader, writers};
     let flags = &args.writers;
-    let webhooks = match flags.register_webhooks {
+    let ca_bundle_file = match flags.register_webhooks {
         false => None,
-        true => Some(crate::runtime::engine::WebhookOptions {
+        true => Some(writers::ca_bundle_file(
+            flags.ca_bundle.as_deref(),
+            args.tls_cert.as_deref(),
+        )?),
+    };
+    let webhooks = match &ca_bundle_file {
+        None => None,
+        Some(file) => Some(crate::runtime::engine::WebhookOptions {
             service_name: flags.webhook_service.clone(),
             service_namespace: cluster.own_namespace.clone(),
             service_port: flags.webhook_port,
-            ca_bundle: writers::ca_bundle(flags.ca_bundle.as_deref(), args.tls_cert.as_deref())?,
+            ca_bundle: writers::read_ca_bundle(file)?,
             exclude_namespaces: ["kube-system".to_string(), cluster.own_namespace.clone()]
                 .into_iter()
                 .chain(flags.exclude_namespaces.iter().cloned())
@@ -289,7 +296,11 @@ fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Re
     writers::start(
         live,
         cluster,
-        writers::Writers { client, webhooks },
+        writers::Writers {
+            client,
+            webhooks,
+            ca_bundle_file,
+        },
         leading,
     );
     Ok(())

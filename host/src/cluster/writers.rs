@@ -29,7 +29,8 @@ pub(crate) struct WriterArgs {
     pub register_webhooks: bool,
     /// PEM CA certificate(s) for the webhooks' caBundle (default: `ca.crt`
     /// beside --tls-cert, as cert-manager writes it); a leaf certificate
-    /// is refused.
+    /// is refused. Read again every second: a rotated CA reaches the
+    /// configurations without a restart.
     #[arg(long = "ca-bundle", value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
     /// The Service in front of ivpol, in ivpol's own namespace, that the
@@ -75,6 +76,37 @@ const HEAL_EVERY: u64 = 2;
 pub(crate) struct Writers {
     pub client: Client,
     pub webhooks: Option<WebhookOptions>,
+    /// The file the webhooks' caBundle was read from, read again each
+    /// tick (a rotation swaps it under a Secret volume).
+    pub ca_bundle_file: Option<PathBuf>,
+}
+
+impl Writers {
+    /// Takes a CA bundle that changed on disk; whether it did. A file that
+    /// cannot be read, or is no CA bundle now (a rotation half-way), keeps
+    /// the last good one, with a warning once per change.
+    fn reread_ca_bundle(&mut self, warned: &mut Option<String>) -> bool {
+        let (Some(options), Some(path)) = (self.webhooks.as_mut(), &self.ca_bundle_file) else {
+            return false;
+        };
+        match read_ca_bundle(path) {
+            Ok(pem) if pem != options.ca_bundle => {
+                tracing::info!(file = %path.display(), "the CA bundle changed: applying the webhook configurations with it");
+                options.ca_bundle = pem;
+                *warned = None;
+                true
+            }
+            Ok(_) => false,
+            Err(e) => {
+                let why = format!("{e:#}");
+                if warned.as_deref() != Some(why.as_str()) {
+                    tracing::warn!("keeping the last good CA bundle: {why}");
+                    *warned = Some(why);
+                }
+                false
+            }
+        }
+    }
 }
 
 /// Writes after every new generation, and again whenever this replica
@@ -82,11 +114,12 @@ pub(crate) struct Writers {
 pub(crate) fn start(
     live: Arc<Live>,
     cluster: Arc<Cluster>,
-    writers: Writers,
+    mut writers: Writers,
     leader: watch::Receiver<bool>,
 ) {
     tokio::spawn(async move {
         let mut written: Option<u64> = None;
+        let mut ca_warned: Option<String> = None;
         // The configurations last applied, checked for drift (`healing.rs`).
         let mut applied: Vec<Value> = Vec::new();
         let mut tick = tokio::time::interval(EVERY);
@@ -108,6 +141,9 @@ pub(crate) fn start(
                 }
                 written = None;
                 continue;
+            }
+            if writers.reread_ca_bundle(&mut ca_warned) {
+                written = None;
             }
             let generation = live.current();
             if written == Some(generation.number) {
@@ -419,20 +455,25 @@ fn without_times(status: &Value) -> Value {
     status
 }
 
-/// The `caBundle` for the webhooks: `--ca-bundle`, else the `ca.crt` beside
-/// the serving certificate (as cert-manager writes it). Every certificate
-/// in it must be a CA: a leaf certificate would make the API server trust
-/// exactly one key and break at the first rotation.
-pub(crate) fn ca_bundle(explicit: Option<&Path>, tls_cert: Option<&Path>) -> Result<Vec<u8>> {
-    let path = match (explicit, tls_cert) {
+/// Where the webhooks' `caBundle` is read: `--ca-bundle`, else the `ca.crt`
+/// beside the serving certificate (as cert-manager writes it). Every
+/// certificate in it must be a CA ([`read_ca_bundle`]): a leaf certificate
+/// would make the API server trust exactly one key and break at the first
+/// rotation.
+pub(crate) fn ca_bundle_file(explicit: Option<&Path>, tls_cert: Option<&Path>) -> Result<PathBuf> {
+    Ok(match (explicit, tls_cert) {
         (Some(p), _) => p.to_path_buf(),
         (None, Some(cert)) => cert.with_file_name("ca.crt"),
         (None, None) => {
             bail!("--register-webhooks needs --ca-bundle (or --tls-cert with a ca.crt beside it)")
         }
-    };
-    let pem = std::fs::read(&path)
-        .with_context(|| format!("reading the CA bundle {}", path.display()))?;
+    })
+}
+
+/// The CA bundle in `path`, every certificate in it a CA.
+pub(crate) fn read_ca_bundle(path: &Path) -> Result<Vec<u8>> {
+    let pem =
+        std::fs::read(path).with_context(|| format!("reading the CA bundle {}", path.display()))?;
     let certs = x509_cert::Certificate::load_pem_chain(&pem).map_err(|e| {
         anyhow::anyhow!(
             "the CA bundle {} is not PEM certificates: {e}",

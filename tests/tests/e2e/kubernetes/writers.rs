@@ -433,3 +433,54 @@ fn deleted_or_edited_webhooks_are_restored_unless_the_glass_is_broken() {
     );
     assert!(s.metrics_text().contains("ivpol_webhook_restores_total"));
 }
+
+/// The caBundle the configurations carry, decoded.
+fn applied_ca_bundle(api: &KubeApi) -> Option<Vec<u8>> {
+    let config = validating_config(api)?;
+    let bundle = config["webhooks"][0]["clientConfig"]["caBundle"].as_str()?;
+    base64::engine::general_purpose::STANDARD
+        .decode(bundle)
+        .ok()
+}
+
+/// A rotated CA reaches the webhook configurations without a restart: the
+/// file is read again every second, as the kubelet swaps a Secret volume.
+/// A file that is no CA bundle for a moment (a rotation half-way) keeps the
+/// last good one applied, and says why in the log.
+#[test]
+fn a_rotated_ca_bundle_is_applied_without_a_restart() {
+    let dir = tempfile::tempdir().expect("dir");
+    let ca = ca_file(dir.path());
+    let api = cluster();
+    api.apply(deny_unless("first", "false", ""))
+        .expect("policy");
+    let ca_arg = ca.display().to_string();
+    let (s, _kube) = serve(&api, &["--register-webhooks", "--ca-bundle", &ca_arg]);
+    let first = std::fs::read(&ca).expect("ca");
+    assert!(
+        eventually(SOON * 2, || applied_ca_bundle(&api).as_ref()
+            == Some(&first)),
+        "the first CA was never applied"
+    );
+    let swap = |content: &[u8]| {
+        let next = dir.path().join("ca.crt.next");
+        std::fs::write(&next, content).expect("write");
+        std::fs::rename(&next, &ca).expect("rename");
+    };
+    swap(b"not a certificate");
+    assert!(
+        eventually(SOON, || s.log().contains("keeping the last good CA bundle")),
+        "{}",
+        s.log()
+    );
+    assert_eq!(applied_ca_bundle(&api), Some(first.clone()));
+    let rotated = tempfile::tempdir().expect("dir");
+    let second = std::fs::read(ca_file(rotated.path())).expect("ca");
+    assert_ne!(first, second);
+    swap(&second);
+    assert!(
+        eventually(SOON, || applied_ca_bundle(&api).as_ref() == Some(&second)),
+        "the rotated CA was not applied: {}",
+        s.log()
+    );
+}
