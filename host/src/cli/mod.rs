@@ -14,6 +14,7 @@ mod scan;
 mod serve;
 mod sigstore;
 mod test;
+mod uninstall;
 mod webhooks;
 
 use clap::{Parser, Subcommand};
@@ -56,6 +57,9 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Print the webhook configurations Kyverno would register for the policies.
     Webhooks(webhooks::WebhooksArgs),
+    /// Delete the webhook configurations ivpol registered (run before
+    /// deleting the Deployment, so no webhook calls a Service that is gone).
+    Uninstall(uninstall::UninstallArgs),
     /// Compile the component on standard input into a precompiled artifact
     /// (run by `serve` as a child process).
     #[command(hide = true)]
@@ -105,6 +109,7 @@ pub(crate) async fn run() -> ExitCode {
         Command::Scan(args) => return offline(scan::run(args).await),
         Command::Serve(args) => serve::run(*args).await,
         Command::Webhooks(args) => webhooks::run(args).await,
+        Command::Uninstall(args) => uninstall::run(args).await,
         Command::Push(args) => push::run(args).await,
         Command::Pull(args) => pull::run(args).await,
         Command::Inspect(args) => inspect::run(args).await,

@@ -144,7 +144,7 @@ impl Cluster {
 
 /// The client: from --kubeconfig, else in-cluster (or the usual
 /// KUBECONFIG inference).
-async fn client(args: &ClusterArgs) -> Result<Client> {
+pub(crate) async fn client(args: &ClusterArgs) -> Result<Client> {
     let config = match &args.kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path)

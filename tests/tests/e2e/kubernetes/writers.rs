@@ -484,3 +484,47 @@ fn a_rotated_ca_bundle_is_applied_without_a_restart() {
         s.log()
     );
 }
+
+/// `ivpol uninstall` removes every configuration ivpol registered, after
+/// breaking the glass so that the leader (still running, as it is until the
+/// Deployment goes) does not restore them; configurations of others stay.
+#[test]
+fn uninstall_removes_the_webhooks_and_the_leader_does_not_restore_them() {
+    let dir = tempfile::tempdir().expect("dir");
+    let ca_arg = ca_file(dir.path()).display().to_string();
+    let api = cluster();
+    api.apply(deny_unless("p", "false", "")).expect("policy");
+    let foreign = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "someone-else"}, "webhooks": []});
+    api.apply(foreign).expect("a configuration of someone else");
+    let (s, _kube) = serve(&api, &["--register-webhooks", "--ca-bundle", &ca_arg]);
+    let mutating = |api: &KubeApi| {
+        api.get(
+            "admissionregistration.k8s.io/v1",
+            "MutatingWebhookConfiguration",
+            None,
+            "ivpol-resource-mutating-webhook-cfg",
+        )
+    };
+    let ours = |api: &KubeApi| validating_config(api).is_some() || mutating(api).is_some();
+    assert!(eventually(SOON * 2, || ours(&api)), "nothing registered");
+    let kubeconfig = api.write_kubeconfig(dir.path()).display().to_string();
+    let run = ivpol_in(dir.path(), &["uninstall", "--kubeconfig", &kubeconfig]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stderr
+            .contains("deleted ValidatingWebhookConfiguration ivpol-"),
+        "{run}"
+    );
+    assert!(!ours(&api), "{run}");
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!ours(&api), "restored after uninstall:\n{}", s.log());
+    let kept = api.get(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+        None,
+        "someone-else",
+    );
+    assert!(kept.is_some(), "only ivpol's configurations go");
+    let again = ivpol_in(dir.path(), &["uninstall", "--kubeconfig", &kubeconfig]);
+    assert_eq!(again.code, 0, "safe to run twice: {again}");
+}
