@@ -174,6 +174,34 @@ fn the_rbac_is_least_privilege() {
         None,
         Some("ivpol-resource-mutating-webhook-cfg")
     ));
+    // Webhook configurations: its own, by name, and no verb it never uses.
+    let hooks = "validatingwebhookconfigurations";
+    let admission = "admissionregistration.k8s.io";
+    for verb in ["create", "get", "patch"] {
+        assert!(may(
+            verb,
+            admission,
+            hooks,
+            None,
+            Some("ivpol-policy-validating-webhook-cfg")
+        ));
+        assert!(
+            !may(verb, admission, hooks, None, Some("someone-else")),
+            "{verb} on another's configuration"
+        );
+    }
+    for verb in ["update", "delete", "list"] {
+        assert!(
+            !may(
+                verb,
+                admission,
+                hooks,
+                None,
+                Some("ivpol-resource-validating-webhook-cfg")
+            ),
+            "{verb} is never used on the configurations"
+        );
+    }
     assert!(!may(
         "delete",
         "policies.kyverno.io",
