@@ -73,7 +73,6 @@ fn every_manifest_parses_and_names_itself() {
         "ServiceAccount",
         "Deployment",
         "Service",
-        "Secret",
         "ConfigMap",
         "PodDisruptionBudget",
         "PriorityClass",
@@ -83,6 +82,32 @@ fn every_manifest_parses_and_names_itself() {
     for kind in ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"] {
         assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
     }
+}
+
+/// The apply set holds no Secret: re-applying `deploy/` must never blank
+/// the serving certificate a certificate manager (or an operator) wrote.
+/// The Secret the pods mount is made by hand, and deploy/README.md says
+/// how, under the name the Deployment mounts.
+#[test]
+fn the_apply_set_never_overwrites_the_tls_secret() {
+    let all = manifests();
+    let secrets: Vec<&String> = (all.iter())
+        .filter(|(_, v)| v["kind"] == "Secret")
+        .map(|(file, _)| file)
+        .collect();
+    assert!(secrets.is_empty(), "a Secret in the apply set: {secrets:?}");
+    let d = one(&all, "Deployment");
+    let volumes = d["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .expect("volumes");
+    let tls = (volumes.iter())
+        .find_map(|v| v["secret"]["secretName"].as_str())
+        .expect("a Secret volume");
+    let readme = std::fs::read_to_string(deploy_dir().join("README.md")).expect("README");
+    assert!(
+        readme.contains(&format!("create secret generic {tls} -n ivpol")),
+        "deploy/README.md does not say how to create {tls}"
+    );
 }
 
 /// Least privilege: no wildcard, nothing that lists or writes Secrets, no
