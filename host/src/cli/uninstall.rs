@@ -9,10 +9,10 @@
 //! ivpol's `app.kubernetes.io/managed-by` label. Run it before deleting the
 //! Deployment; it is safe to run twice.
 
-use crate::cluster::{api_resource, client, healing::BREAK_GLASS, ClusterArgs};
+use crate::cluster::{client, healing::BREAK_GLASS, webhook_configurations, ClusterArgs};
 use anyhow::{Context, Result};
 use clap::Args;
-use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, Client};
 use std::path::PathBuf;
 
@@ -81,9 +81,7 @@ async fn break_glass(client: &Client, namespace: &str) -> Result<()> {
 /// Deletes every configuration of `kind` that carries ivpol's label; how
 /// many.
 async fn delete_managed(client: &Client, kind: &str) -> Result<usize> {
-    let plural = format!("{}s", kind.to_ascii_lowercase());
-    let resource = api_resource("admissionregistration.k8s.io/v1", kind, &plural);
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let api = webhook_configurations(client, kind);
     let listed = api
         .list(&ListParams::default().labels(MANAGED_BY))
         .await

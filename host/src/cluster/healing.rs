@@ -10,8 +10,7 @@
 //! outage; removing the annotation restores them.
 
 use super::Cluster;
-use kube::api::{ApiResource, DynamicObject};
-use kube::{Api, Client};
+use kube::Client;
 use serde_json::Value;
 
 /// The annotation on ivpol's Namespace that stops webhook writes.
@@ -52,10 +51,7 @@ pub(super) async fn drifted(client: &Client, applied: &[Value]) -> Option<String
     for config in applied {
         let kind = config["kind"].as_str().unwrap_or_default();
         let name = config["metadata"]["name"].as_str().unwrap_or_default();
-        let plural = format!("{}s", kind.to_ascii_lowercase());
-        let resource: ApiResource =
-            super::api_resource("admissionregistration.k8s.io/v1", kind, &plural);
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let api = super::webhook_configurations(client, kind);
         match api.get_opt(name).await {
             Ok(None) => return Some(format!("{kind} {name} was deleted")),
             Ok(Some(live)) if shape(&live.data) != shape(config) => {

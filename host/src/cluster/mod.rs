@@ -210,6 +210,14 @@ pub(crate) fn api_resource(api_version: &str, kind: &str, plural: &str) -> kube:
     }
 }
 
+/// The cluster's webhook configurations of `kind`
+/// (`MutatingWebhookConfiguration` or `ValidatingWebhookConfiguration`).
+pub(crate) fn webhook_configurations(client: &Client, kind: &str) -> Api<kube::api::DynamicObject> {
+    let plural = format!("{}s", kind.to_ascii_lowercase());
+    let resource = api_resource("admissionregistration.k8s.io/v1", kind, &plural);
+    Api::all_with(client.clone(), &resource)
+}
+
 /// A Kubernetes object name (a DNS-1123 subdomain): lowercase
 /// alphanumerics, `-` and `.`, at most 253 characters, starting and
 /// ending with an alphanumeric. It holds no `/`, `%` or `..`, so it cannot

@@ -299,9 +299,7 @@ async fn apply_configuration(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let plural = format!("{}s", kind.to_ascii_lowercase());
-    let resource = super::api_resource("admissionregistration.k8s.io/v1", &kind, &plural);
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let api = super::webhook_configurations(client, &kind);
     if !rejected.is_empty() {
         let live = api
             .get_opt(&name)

@@ -16,7 +16,7 @@
 //! and at most [`MAX_ISOLATED`] policies are tried one by one, so a body
 //! that traps costs a tenant's own share and never more than the deadline.
 
-use super::pool::Pool;
+use super::pool::{Pool, Reach};
 use super::{wit, Failure, Namespaces};
 use crate::metrics::{metrics, PolicyLabels};
 use std::sync::Arc;
@@ -82,12 +82,12 @@ impl Pool {
     /// The names of the policies `route` reaches for a request in
     /// `namespace`, as the component scopes them.
     fn reach(&self, route: &wit::Route, namespace: &str) -> Vec<String> {
+        let reach = Reach {
+            namespace: route.namespaced.then_some(namespace),
+            names: &route.names,
+        };
         let mut names: Vec<String> = (self.summary().policies.iter())
-            .filter(|p| match route.namespaced {
-                true => p.namespace.as_deref() == Some(namespace),
-                false => p.namespace.is_none(),
-            })
-            .filter(|p| route.names.is_empty() || route.names.contains(&p.name))
+            .filter(|p| reach.reaches(&p.name, p.namespace.as_deref()))
             .map(|p| p.name.clone())
             .collect();
         names.sort();

@@ -10,7 +10,7 @@ mod isolation;
 mod pool;
 pub(crate) mod precompiled;
 mod turns;
-pub(crate) use pool::{Pool, Summary};
+pub(crate) use pool::{Pool, Reach, Summary};
 pub(crate) use precompiled::Compiler;
 
 use crate::cache::{Claims, VerificationCache};

@@ -28,6 +28,23 @@ pub(crate) struct Summary {
     pub rejected: Vec<wit::RejectedPolicy>,
 }
 
+/// Which policies a route reaches: its scope and the names in its path
+/// (none means every policy of the scope).
+pub(crate) struct Reach<'a> {
+    /// The request's namespace on `/nivpol/...` routes; none on `/ivpol/...`.
+    pub namespace: Option<&'a str>,
+    pub names: &'a [String],
+}
+
+impl Reach<'_> {
+    /// Whether the policy `name` (of `namespace`, none for a cluster
+    /// policy) is in reach.
+    pub(crate) fn reaches(&self, name: &str, namespace: Option<&str>) -> bool {
+        let named = self.names.is_empty() || self.names.iter().any(|n| n == name);
+        named && namespace == self.namespace
+    }
+}
+
 /// Instances of one policy set.
 pub(crate) struct Pool {
     runtime: Arc<Runtime>,

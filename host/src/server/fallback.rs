@@ -5,22 +5,7 @@
 //! policy in scope denies as it always does. Never a 500, which the API
 //! server would turn into an admission under `failurePolicy: Ignore`.
 
-use crate::runtime::{wit, Summary};
-
-/// Which policies a route reaches: its scope and the names in its path
-/// (none means every policy of the scope).
-pub(super) struct Reach<'a> {
-    /// The request's namespace on `/nivpol/...` routes; none on `/ivpol/...`.
-    pub namespace: Option<&'a str>,
-    pub names: &'a [String],
-}
-
-impl Reach<'_> {
-    fn reaches(&self, name: &str, namespace: Option<&str>) -> bool {
-        let named = self.names.is_empty() || self.names.iter().any(|n| n == name);
-        named && namespace == self.namespace
-    }
-}
+use crate::runtime::{wit, Reach, Summary};
 
 /// The verdict of every policy in reach erroring with `cause`.
 pub(super) fn verdict(summary: &Summary, reach: &Reach<'_>, cause: &str) -> wit::Verdict {

@@ -2,11 +2,11 @@
 
 use super::decision;
 use super::envelope;
-use super::fallback::{self, Reach};
+use super::fallback;
 use super::review;
 use super::AppState;
 use crate::metrics::{metrics, PhaseLabels, RequestLabels};
-use crate::runtime::wit;
+use crate::runtime::{wit, Reach};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
