@@ -127,7 +127,10 @@ impl GuestPolicySet for PolicySet {
             service_name: options.service_name,
             service_namespace: options.service_namespace,
             service_port: options.service_port,
-            ca_bundle: options.ca_bundle,
+            ca: match options.inject_ca_from {
+                Some(certificate) => crate::webhooks::Ca::InjectedFrom(certificate),
+                None => crate::webhooks::Ca::Bundle(options.ca_bundle),
+            },
             exclude_namespaces: options.exclude_namespaces,
             force_failure_policy_ignore: options.force_failure_policy_ignore,
             naming: match options.kyverno_names {

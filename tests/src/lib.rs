@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod certs;
 pub mod cli;
 pub mod faulty;
 pub mod fixtures;

@@ -114,8 +114,8 @@ pub struct Options {
     pub service_namespace: String,
     /// The Service's port.
     pub service_port: u16,
-    /// The CA bundle file's bytes (PEM), base64-encoded into `caBundle`.
-    pub ca_bundle: Vec<u8>,
+    /// Where the API server's trust in ivpol's certificate comes from.
+    pub ca: Ca,
     /// One `kubernetes.io/metadata.name NotIn [ns]` requirement each, merged
     /// into every namespaceSelector; Kyverno's Helm chart excludes
     /// `kube-system` and Kyverno's own namespace.
@@ -125,6 +125,20 @@ pub struct Options {
     /// Whose names the configurations and webhooks take.
     pub naming: Naming,
 }
+
+/// Who writes each webhook's `clientConfig.caBundle`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ca {
+    /// ivpol, from the CA bundle file's bytes (PEM), base64-encoded.
+    Bundle(Vec<u8>),
+    /// cert-manager's CA injector, from the CA of this Certificate
+    /// (`namespace/name`): ivpol writes the `cert-manager.io/inject-ca-from`
+    /// annotation and leaves `caBundle` out of what it applies.
+    InjectedFrom(String),
+}
+
+/// cert-manager's CA injector's annotation.
+const INJECT_CA_FROM: &str = "cert-manager.io/inject-ca-from";
 
 /// One webhook before rendering.
 #[derive(Debug, Clone, PartialEq)]
@@ -741,7 +755,7 @@ fn sorted_rules(rules: Vec<RuleWithOperations>) -> Vec<RuleWithOperations> {
 /// One configuration object.
 fn config(kind: &str, name: &str, webhooks: &[Webhook], phase: Phase, options: &Options) -> Value {
     let managed_by = options.naming.names().managed_by;
-    json!({
+    let mut out = json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": kind,
         "metadata": {
@@ -753,7 +767,11 @@ fn config(kind: &str, name: &str, webhooks: &[Webhook], phase: Phase, options: &
             "annotations": {"admissions.enforcer/disabled": "true"},
         },
         "webhooks": webhooks.iter().map(|w| render(w, phase, options)).collect::<Vec<_>>(),
-    })
+    });
+    if let Ca::InjectedFrom(certificate) = &options.ca {
+        out["metadata"]["annotations"][INJECT_CA_FROM] = json!(certificate);
+    }
+    out
 }
 
 fn render(w: &Webhook, phase: Phase, options: &Options) -> Value {
@@ -765,7 +783,6 @@ fn render(w: &Webhook, phase: Phase, options: &Options) -> Value {
     let mut out = json!({
         "admissionReviewVersions": ["v1"],
         "clientConfig": {
-            "caBundle": base64::engine::general_purpose::STANDARD.encode(&options.ca_bundle),
             "service": {
                 "name": options.service_name,
                 "namespace": options.service_namespace,
@@ -782,6 +799,10 @@ fn render(w: &Webhook, phase: Phase, options: &Options) -> Value {
         "sideEffects": "NoneOnDryRun",
         "timeoutSeconds": w.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
     });
+    if let Ca::Bundle(pem) = &options.ca {
+        out["clientConfig"]["caBundle"] =
+            json!(base64::engine::general_purpose::STANDARD.encode(pem));
+    }
     if !w.match_conditions.is_empty() {
         out["matchConditions"] = w
             .match_conditions

@@ -10,7 +10,7 @@ fn options() -> Options {
         service_name: "ivpol".into(),
         service_namespace: "ivpol-system".into(),
         service_port: 443,
-        ca_bundle: b"PEM".to_vec(),
+        ca: crate::webhooks::Ca::Bundle(b"PEM".to_vec()),
         exclude_namespaces: vec!["kube-system".into(), "ivpol-system".into()],
         force_failure_policy_ignore: false,
         // Kyverno's names: these tests pin Kyverno's webhooks.
@@ -149,6 +149,82 @@ fn basic_policies_share_one_webhook_per_failure_policy() {
             {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]},
             {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["ivpol-system"]},
         ]})
+    );
+}
+
+#[test]
+fn with_the_ca_injected_no_ca_bundle_is_written_and_the_injector_is_named() {
+    let opts = Options {
+        ca: Ca::InjectedFrom("ivpol/ivpol-tls".into()),
+        ..options()
+    };
+    let list = generate(&[ivp("a", "")], &opts).expect("configurations");
+    for item in list["items"].as_array().expect("items") {
+        assert_eq!(
+            item["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], "ivpol/ivpol-tls",
+            "{item}"
+        );
+        for w in item["webhooks"].as_array().expect("webhooks") {
+            assert!(w["clientConfig"].get("caBundle").is_none(), "{w}");
+            assert_eq!(w["clientConfig"]["service"]["name"], "ivpol");
+        }
+    }
+    let (_, validate) = hooks(&[ivp("a", "")]);
+    let own = generate(&[ivp("a", "")], &options()).expect("configurations");
+    assert!(own["items"][1]["metadata"]["annotations"]
+        .get("cert-manager.io/inject-ca-from")
+        .is_none());
+    assert_eq!(validate[0]["clientConfig"]["caBundle"], "UEVN");
+}
+
+/// Kyverno chooses a policy's webhook by its `failurePolicy` alone: a
+/// policy that only warns or audits is still registered `Fail` unless it
+/// says `failurePolicy: Ignore` (or the installation forces Ignore).
+#[test]
+fn a_warn_or_audit_only_policy_is_registered_by_its_failure_policy_alone() {
+    let docs = [
+        ivp("warns", "  validationActions: [Warn]\n"),
+        ivp("audits", "  validationActions: [Audit]\n"),
+        ivp(
+            "ignores",
+            "  validationActions: [Warn]\n  failurePolicy: Ignore\n",
+        ),
+    ];
+    let (_, validate) = hooks(&docs);
+    let by_path: Vec<(String, String)> = validate
+        .iter()
+        .map(|w| {
+            (
+                w["failurePolicy"].as_str().unwrap_or_default().into(),
+                w["clientConfig"]["service"]["path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by_path,
+        [
+            (
+                "Fail".to_string(),
+                "/ivpol/validate/audits/ignores/warns".to_string()
+            ),
+            (
+                "Ignore".to_string(),
+                "/ivpol/validate/audits/ignores/warns".to_string()
+            ),
+        ],
+        "{validate:?}"
+    );
+    let forced = Options {
+        force_failure_policy_ignore: true,
+        ..options()
+    };
+    let (_, validate) = hooks_with(&docs, &forced);
+    assert!(
+        validate.iter().all(|w| w["failurePolicy"] == "Ignore"),
+        "{validate:?}"
     );
 }
 

@@ -264,20 +264,25 @@ fn reload_on_cluster_change(live: Arc<Live>, cluster: Arc<Cluster>, interval: Du
 fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Result<()> {
     use crate::cluster::{leader, writers};
     let flags = &args.writers;
-    let ca_bundle_file = match flags.register_webhooks {
+    let ca_bundle_file = match flags.register_webhooks && flags.inject_ca_from.is_none() {
         false => None,
         true => Some(writers::ca_bundle_file(
             flags.ca_bundle.as_deref(),
             args.tls_cert.as_deref(),
         )?),
     };
-    let webhooks = match &ca_bundle_file {
-        None => None,
-        Some(file) => Some(crate::runtime::engine::WebhookOptions {
+    let ca_bundle = match &ca_bundle_file {
+        Some(file) => writers::read_ca_bundle(file)?,
+        None => Vec::new(),
+    };
+    let webhooks = match flags.register_webhooks {
+        false => None,
+        true => Some(crate::runtime::engine::WebhookOptions {
             service_name: flags.webhook_service.clone(),
             service_namespace: cluster.own_namespace.clone(),
             service_port: flags.webhook_port,
-            ca_bundle: writers::read_ca_bundle(file)?,
+            ca_bundle,
+            inject_ca_from: flags.inject_ca_from.clone(),
             exclude_namespaces: ["kube-system".to_string(), cluster.own_namespace.clone()]
                 .into_iter()
                 .chain(flags.exclude_namespaces.iter().cloned())
@@ -300,6 +305,7 @@ fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Re
             client,
             webhooks,
             ca_bundle_file,
+            owner_cluster_role: flags.owner_cluster_role.clone(),
         },
         leading,
     );

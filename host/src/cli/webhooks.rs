@@ -25,9 +25,24 @@ pub(super) struct WebhooksArgs {
     /// Port of that Service.
     #[arg(long, default_value_t = 443)]
     port: u16,
-    /// PEM file of the CA that signed the serving certificate (`caBundle`).
-    #[arg(long = "ca-bundle", value_name = "FILE")]
-    ca_bundle: PathBuf,
+    /// PEM file of the CA that signed the serving certificate (`caBundle`);
+    /// every certificate in it must be a CA.
+    #[arg(
+        long = "ca-bundle",
+        value_name = "FILE",
+        required_unless_present = "inject_ca_from"
+    )]
+    ca_bundle: Option<PathBuf>,
+    /// Leave `caBundle` to cert-manager's CA injector: the configurations
+    /// carry `cert-manager.io/inject-ca-from: NAMESPACE/CERTIFICATE` and no
+    /// caBundle.
+    #[arg(
+        long = "inject-ca-from",
+        value_name = "NAMESPACE/CERTIFICATE",
+        conflicts_with = "ca_bundle",
+        value_parser = crate::cluster::writers::parse_inject_ca_from
+    )]
+    inject_ca_from: Option<String>,
     /// Namespace no webhook is called for; repeatable. Default: kube-system
     /// and --namespace, as Kyverno's Helm chart configures.
     #[arg(long = "exclude-namespace", value_name = "NS")]
@@ -36,8 +51,9 @@ pub(super) struct WebhooksArgs {
     #[arg(long = "no-namespace-exclusions", conflicts_with = "exclude_namespace")]
     no_namespace_exclusions: bool,
     /// Register every webhook with failurePolicy Ignore, whatever the
-    /// policies say (Kyverno's --forceFailurePolicyIgnore).
-    #[arg(long = "force-failure-policy-ignore")]
+    /// policies say (Kyverno's --forceFailurePolicyIgnore), as `serve
+    /// --failure-policy-ignore` does.
+    #[arg(long = "failure-policy-ignore", alias = "force-failure-policy-ignore")]
     force_failure_policy_ignore: bool,
     /// Name the configurations and webhooks as Kyverno does
     /// (`kyverno-resource-*-webhook-cfg`); by default they take ivpol's own
@@ -63,7 +79,11 @@ enum Format {
 }
 
 pub(super) async fn run(args: WebhooksArgs) -> Result<()> {
-    let ca_bundle = read_ca_bundle(&args.ca_bundle)?;
+    // The same check as `serve --register-webhooks`: only CA certificates.
+    let ca_bundle = match &args.ca_bundle {
+        Some(file) => crate::cluster::writers::read_ca_bundle(file)?,
+        None => Vec::new(),
+    };
     let documents = policies::read_all(&args.policies)?;
     if documents.is_empty() {
         bail!(
@@ -107,6 +127,7 @@ pub(super) async fn run(args: WebhooksArgs) -> Result<()> {
         service_namespace: args.namespace.clone(),
         service_port: args.port,
         ca_bundle,
+        inject_ca_from: args.inject_ca_from.clone(),
         exclude_namespaces,
         force_failure_policy_ignore: args.force_failure_policy_ignore,
         kyverno_names: args.kyverno_names,
@@ -143,20 +164,6 @@ fn render(list: &serde_json::Value, format: Format) -> Result<String> {
             out
         }
     })
-}
-
-/// The CA bundle's bytes; it must hold at least one PEM certificate, which
-/// is all the API server accepts.
-fn read_ca_bundle(path: &std::path::Path) -> Result<Vec<u8>> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("reading the CA bundle {}", path.display()))?;
-    if !String::from_utf8_lossy(&bytes).contains("-----BEGIN CERTIFICATE-----") {
-        bail!(
-            "the CA bundle {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
-            path.display()
-        );
-    }
-    Ok(bytes)
 }
 
 fn list(paths: &[PathBuf]) -> String {

@@ -33,6 +33,18 @@ pub(crate) struct WriterArgs {
     /// configurations without a restart.
     #[arg(long = "ca-bundle", value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
+    /// Leave every webhook's `caBundle` to cert-manager's CA injector: the
+    /// configurations are written with `cert-manager.io/inject-ca-from:
+    /// NAMESPACE/CERTIFICATE` and without a caBundle, so that the two never
+    /// take the field from each other (the `cert-manager` overlay sets it).
+    #[arg(
+        long = "inject-ca-from",
+        value_name = "NAMESPACE/CERTIFICATE",
+        conflicts_with = "ca_bundle",
+        requires = "register_webhooks",
+        value_parser = parse_inject_ca_from
+    )]
+    pub inject_ca_from: Option<String>,
     /// The Service in front of ivpol, in ivpol's own namespace, that the
     /// registered webhooks call.
     #[arg(long = "webhook-service", default_value = "ivpol", value_name = "NAME")]
@@ -59,6 +71,17 @@ pub(crate) struct WriterArgs {
     /// replaces Kyverno's webhooks if it is installed too.
     #[arg(long = "kyverno-webhook-names", requires = "register_webhooks")]
     pub kyverno_names: bool,
+    /// The ClusterRole that owns the webhook configurations (deploy/ names
+    /// its own, `ivpol`): deleting it, as deleting the installation does,
+    /// has the garbage collector delete them, so that no `Fail` webhook
+    /// outlives ivpol. Read by the leader before each write; if it cannot
+    /// be read, the configurations are written without an owner.
+    #[arg(
+        long = "webhook-owner-cluster-role",
+        value_name = "NAME",
+        requires = "register_webhooks"
+    )]
+    pub owner_cluster_role: Option<String>,
     /// The Lease in ivpol's own namespace that elects the one replica
     /// writing policy status and webhooks (every replica serves admission).
     #[arg(long = "lease-name", default_value = "ivpol", value_name = "NAME")]
@@ -79,6 +102,8 @@ pub(crate) struct Writers {
     /// The file the webhooks' caBundle was read from, read again each
     /// tick (a rotation swaps it under a Secret volume).
     pub ca_bundle_file: Option<PathBuf>,
+    /// The ClusterRole named as the configurations' owner.
+    pub owner_cluster_role: Option<String>,
 }
 
 impl Writers {
@@ -177,7 +202,13 @@ async fn write(
     writers: &Writers,
 ) -> Result<Vec<Value>> {
     let webhooks = match &writers.webhooks {
-        Some(options) => Some(register_webhooks(generation, &writers.client, options).await),
+        Some(options) => {
+            let owner = match &writers.owner_cluster_role {
+                Some(name) => owner_reference(&writers.client, name).await,
+                None => None,
+            };
+            Some(register_webhooks(generation, &writers.client, options, owner).await)
+        }
         None => None,
     };
     let configured = webhooks.as_ref().map(|r| match r {
@@ -208,6 +239,7 @@ async fn register_webhooks(
     generation: &Generation,
     client: &Client,
     options: &WebhookOptions,
+    owner: Option<Value>,
 ) -> Result<(Refused, Vec<Value>)> {
     let list = generation
         .pool
@@ -231,6 +263,11 @@ async fn register_webhooks(
         .as_array_mut()
         .map(Vec::as_mut_slice)
         .unwrap_or_default();
+    if let Some(owner) = owner {
+        for item in items.iter_mut() {
+            item["metadata"]["ownerReferences"] = json!([owner]);
+        }
+    }
     let rejected = std::sync::Arc::new(rejected);
     let refused = apply_each(items, |item| {
         let (client, rejected) = (client.clone(), rejected.clone());
@@ -244,6 +281,35 @@ async fn register_webhooks(
     );
     let applied = list["items"].as_array().cloned().unwrap_or_default();
     Ok((refused, applied))
+}
+
+/// The owner reference to the ClusterRole `name`; none, with a warning,
+/// when it cannot be read (the configurations are still written: an
+/// owner only helps uninstall, enforcement must not wait for it).
+async fn owner_reference(client: &Client, name: &str) -> Option<Value> {
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    let api: Api<ClusterRole> = Api::all(client.clone());
+    let found = api.get_opt(name).await;
+    let uid = match &found {
+        Ok(Some(role)) => role.metadata.uid.clone(),
+        _ => None,
+    };
+    match uid {
+        Some(uid) => Some(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "name": name,
+            "uid": uid,
+        })),
+        None => {
+            let why = match found {
+                Err(e) => e.to_string(),
+                Ok(_) => "not found".to_string(),
+            };
+            tracing::warn!(cluster_role = name, "writing the webhook configurations without an owner: reading the ClusterRole: {why}");
+            None
+        }
+    }
 }
 
 /// One configuration being applied.
@@ -468,6 +534,31 @@ pub(crate) fn ca_bundle_file(explicit: Option<&Path>, tls_cert: Option<&Path>) -
     })
 }
 
+/// `--inject-ca-from`: cert-manager's `namespace/name` of a Certificate,
+/// each part a DNS label or subdomain as the API server requires.
+pub(crate) fn parse_inject_ca_from(value: &str) -> Result<String> {
+    let valid = |part: &str| {
+        !part.is_empty()
+            && part.len() <= 253
+            && part.split('.').all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+                    && l.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            })
+    };
+    match value.split_once('/') {
+        Some((namespace, name)) if valid(namespace) && !namespace.contains('.') && valid(name) => {
+            Ok(value.to_string())
+        }
+        _ => {
+            bail!("{value:?} is not NAMESPACE/CERTIFICATE (lowercase names, e.g. ivpol/ivpol-tls)")
+        }
+    }
+}
+
 /// The CA bundle in `path`, every certificate in it a CA.
 pub(crate) fn read_ca_bundle(path: &Path) -> Result<Vec<u8>> {
     let pem =
@@ -533,5 +624,24 @@ mod tests {
         assert_eq!(applied, ["validating", "policy"]);
         let error = result.expect_err("the refusal is reported");
         assert!(error.to_string().contains("mutating: Invalid"), "{error}");
+    }
+
+    #[test]
+    fn inject_ca_from_takes_a_namespace_and_a_certificate_name() {
+        for good in ["ivpol/ivpol-tls", "ns-1/cert.example"] {
+            assert_eq!(parse_inject_ca_from(good).expect(good), good);
+        }
+        for bad in [
+            "ivpol",
+            "/ivpol-tls",
+            "ivpol/",
+            "Ivpol/tls",
+            "a.b/tls",
+            "ivpol/tls/x",
+            "ivpol/-tls",
+        ] {
+            let e = parse_inject_ca_from(bad).expect_err(bad).to_string();
+            assert!(e.contains("is not NAMESPACE/CERTIFICATE"), "{bad}: {e}");
+        }
     }
 }

@@ -424,7 +424,53 @@ impl Api {
         if rt.is_namespace() {
             self.delete_contents(&name);
         }
+        self.collect_dependents(&last);
         Ok(self.present(t, last))
+    }
+
+    /// The garbage collector, at once: every object whose
+    /// `metadata.ownerReferences` name the deleted object's uid, and none
+    /// that still exists, is deleted too, and so on down the chain (the
+    /// API server's background propagation, without its delay).
+    fn collect_dependents(&mut self, deleted: &Value) {
+        let mut gone: Vec<String> = deleted["metadata"]["uid"]
+            .as_str()
+            .map(String::from)
+            .into_iter()
+            .collect();
+        while let Some(uid) = gone.pop() {
+            let owners = |o: &Value| -> Vec<String> {
+                o["metadata"]["ownerReferences"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r["uid"].as_str().map(String::from))
+                    .collect()
+            };
+            let all: Vec<(ObjKey, Vec<String>)> = (0..self.resources.all().len())
+                .flat_map(|id| {
+                    self.store
+                        .objects_of(id)
+                        .map(|(k, v)| (k.clone(), owners(v)))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let live: std::collections::BTreeSet<String> = (0..self.resources.all().len())
+                .flat_map(|id| {
+                    self.store
+                        .objects_of(id)
+                        .filter_map(|(_, v)| v["metadata"]["uid"].as_str().map(String::from))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            for (key, owned_by) in all {
+                if owned_by.contains(&uid) && owned_by.iter().all(|o| !live.contains(o)) {
+                    if let Some(last) = self.store.remove(&key) {
+                        gone.extend(last["metadata"]["uid"].as_str().map(String::from));
+                    }
+                }
+            }
+        }
     }
 
     fn delete_contents(&mut self, ns: &str) {

@@ -117,6 +117,8 @@ pub fn builtins() -> Vec<ResourceType> {
         builtin::<coordination::Lease>(NO_STATUS),
         builtin::<admission::MutatingWebhookConfiguration>(NO_STATUS),
         builtin::<admission::ValidatingWebhookConfiguration>(NO_STATUS),
+        // The webhook configurations' owner (`--webhook-owner-cluster-role`).
+        builtin::<k8s_openapi::api::rbac::v1::ClusterRole>(NO_STATUS),
     ]
 }
 

@@ -437,12 +437,7 @@ fn the_config_map_policies_load_and_get_webhooks() {
     for (name, text) in cm["data"].as_object().expect("data") {
         std::fs::write(dir.join(name), text.as_str().expect("text")).expect("write");
     }
-    let ca = tmp.path().join("ca.crt");
-    std::fs::write(
-        &ca,
-        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
-    )
-    .expect("ca");
+    let ca = ivpol_tests::certs::ca_file(tmp.path());
     let s = one(&all, "Service");
     let out = Command::new(ivpol_bin())
         .arg("webhooks")

@@ -401,7 +401,9 @@ fn deploy_rbac_allows_every_request_ivpol_makes() {
     api.apply(own).expect("policy");
     // The leader's writes too: the Lease, webhooks, policy status.
     let certs = tempfile::tempdir().expect("dir");
-    let ca = writers::ca_file(certs.path()).display().to_string();
+    let ca = ivpol_tests::certs::ca_file(certs.path())
+        .display()
+        .to_string();
     let (s, _dir) = serve(&api, &["--register-webhooks", "--ca-bundle", &ca]);
     assert!(allowed(&s, "/ivpol/validate", &pod_in("team")));
     let written = |verb: &str, what: &str| {

@@ -8,6 +8,7 @@
 //! `caBundle` is the one field the asserts leave out (Kyverno generates its
 //! own CA); it is checked against the file given.
 
+use ivpol_tests::certs::ca_file;
 use ivpol_tests::{ivpol_bin, precompile_cache_dir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -18,8 +19,6 @@ fn chainsaw(case: &str) -> PathBuf {
         .join("../conformance/kyverno/test/conformance/chainsaw")
         .join(case)
 }
-
-const CA: &str = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
 
 /// Runs `ivpol webhooks` with `args` after the common ones, under
 /// Kyverno's names (which its asserts name).
@@ -44,12 +43,6 @@ fn webhooks_named(policies: &[PathBuf], ca: Option<&Path>, extra: &[&str]) -> Ou
     }
     cmd.args(extra).env("NO_COLOR", "1");
     cmd.output().expect("run ivpol webhooks")
-}
-
-fn ca_file(dir: &Path) -> PathBuf {
-    let p = dir.join("ca.crt");
-    std::fs::write(&p, CA).expect("write CA");
-    p
 }
 
 fn stderr(o: &Output) -> String {
@@ -120,7 +113,7 @@ fn check_case(case: &str, policy_files: &[&str], extra: &[&str]) {
             panic!("{case}: {why}\n\noutput:\n{got:#}");
         }
     }
-    let bundle = base64_encode(CA.as_bytes());
+    let bundle = base64_encode(&std::fs::read(&ca).expect("CA"));
     for item in items {
         for w in item["webhooks"].as_array().into_iter().flatten() {
             assert_eq!(w["clientConfig"]["caBundle"], bundle.as_str(), "{case}");
@@ -247,10 +240,17 @@ fn a_missing_ca_bundle_is_a_clear_error() {
     let out = webhooks(&[dir.join("policy.yaml")], Some(&garbage), &[]);
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("holds no PEM certificate"),
+        stderr(&out).contains("is not PEM certificates"),
         "{}",
         stderr(&out)
     );
+    // A leaf certificate, not the CA that signed it: the same check as
+    // `serve --register-webhooks`, since the API server would then trust
+    // exactly one key and break at the first rotation.
+    let (_, leaf) = ivpol_tests::certs::ca_and_leaf(tmp.path());
+    let out = webhooks(&[dir.join("policy.yaml")], Some(&leaf), &[]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("is not a CA"), "{}", stderr(&out));
     // And none at all: clap names the flag.
     let out = webhooks(&[dir.join("policy.yaml")], None, &[]);
     assert!(!out.status.success());
@@ -429,4 +429,41 @@ fn hostile_policy_names_still_give_valid_unique_webhooks_under_ivpols_names() {
         let text = reads_ns.to_string();
         assert!(!text.contains("namespaceObject"), "{text}");
     }
+}
+
+/// `--inject-ca-from` leaves caBundle to cert-manager's injector: no CA file,
+/// the annotation on both configurations, no caBundle; a malformed
+/// Certificate reference is refused.
+#[test]
+fn the_ca_can_be_left_to_cert_managers_injector() {
+    let dir = chainsaw("image-validating-policies/webhook-configuration/basic/single");
+    let out = webhooks(
+        &[dir.join("policy.yaml")],
+        None,
+        &["-o", "json", "--inject-ca-from", "kyverno/kyverno-tls"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let items = list["items"].as_array().expect("items");
+    assert!(items.len() >= 2, "{list}");
+    for item in items {
+        assert_eq!(
+            item["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+            "kyverno/kyverno-tls"
+        );
+        for w in item["webhooks"].as_array().into_iter().flatten() {
+            assert!(w["clientConfig"].get("caBundle").is_none(), "{w}");
+        }
+    }
+    let out = webhooks(
+        &[dir.join("policy.yaml")],
+        None,
+        &["--inject-ca-from", "kyverno-tls"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("is not NAMESPACE/CERTIFICATE"),
+        "{}",
+        stderr(&out)
+    );
 }

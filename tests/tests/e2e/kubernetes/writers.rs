@@ -8,34 +8,13 @@ use base64::Engine as _;
 use ivpol_tests::cli::ivpol_in;
 use ivpol_tests::kube_api::KubeApi;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const VALIDATING: &str = "ivpol-resource-validating-webhook-cfg";
 /// A Lease (15 s) expires and is taken over at the next renewal (5 s).
 const TAKEOVER: Duration = Duration::from_secs(30);
 
-/// A CA and a leaf it signed, as PEM files in `dir`.
-fn certificates(dir: &std::path::Path) -> (PathBuf, PathBuf) {
-    let ca_key = rcgen::KeyPair::generate().expect("key");
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = params.self_signed(&ca_key).expect("CA");
-    let leaf_key = rcgen::KeyPair::generate().expect("key");
-    let leaf = rcgen::CertificateParams::new(vec!["ivpol.ivpol.svc".to_string()])
-        .expect("params")
-        .signed_by(&leaf_key, &ca, &ca_key)
-        .expect("leaf");
-    let (ca_path, leaf_path) = (dir.join("ca.crt"), dir.join("tls.crt"));
-    std::fs::write(&ca_path, ca.pem()).expect("ca");
-    std::fs::write(&leaf_path, leaf.pem()).expect("leaf");
-    (ca_path, leaf_path)
-}
-
-/// A CA certificate file in `dir`.
-pub fn ca_file(dir: &std::path::Path) -> PathBuf {
-    certificates(dir).0
-}
+use ivpol_tests::certs::{ca_and_leaf as certificates, ca_file};
 
 fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + limit;
@@ -527,4 +506,96 @@ fn uninstall_removes_the_webhooks_and_the_leader_does_not_restore_them() {
     assert!(kept.is_some(), "only ivpol's configurations go");
     let again = ivpol_in(dir.path(), &["uninstall", "--kubeconfig", &kubeconfig]);
     assert_eq!(again.code, 0, "safe to run twice: {again}");
+}
+
+/// With cert-manager's CA injector (`--inject-ca-from`), the leader writes
+/// the injector's annotation and no caBundle, so the two never take the
+/// field from each other; no CA file is needed. With an owner ClusterRole
+/// (`--webhook-owner-cluster-role`), every configuration names it, and
+/// deleting it (as deleting the installation does) has the garbage
+/// collector delete the configurations.
+#[test]
+fn the_injector_owns_the_ca_bundle_and_the_cluster_role_owns_the_configurations() {
+    let api = cluster();
+    api.apply(deny_unless("p", "false", "")).expect("policy");
+    let role = api
+        .apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ivpol"}, "rules": []}))
+        .expect("role");
+    let (s, _kube) = serve(
+        &api,
+        &[
+            "--register-webhooks",
+            "--inject-ca-from",
+            "ivpol/ivpol-tls",
+            "--webhook-owner-cluster-role",
+            "ivpol",
+        ],
+    );
+    assert!(
+        eventually(SOON * 2, || validating_config(&api).is_some()),
+        "nothing registered: {}",
+        s.log()
+    );
+    let config = validating_config(&api).expect("config");
+    assert_eq!(
+        config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], "ivpol/ivpol-tls",
+        "{config}"
+    );
+    let hooks = config["webhooks"].as_array().expect("webhooks");
+    assert!(!hooks.is_empty());
+    for w in hooks {
+        assert!(w["clientConfig"].get("caBundle").is_none(), "{w}");
+    }
+    assert_eq!(
+        config["metadata"]["ownerReferences"],
+        json!([{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "ivpol", "uid": role["metadata"]["uid"]}]),
+        "{config}"
+    );
+    // Uninstalled: the server goes with the Deployment, the role with the
+    // rest of the apply set, and the configurations with the role.
+    drop(s);
+    api.delete("rbac.authorization.k8s.io/v1", "ClusterRole", None, "ivpol")
+        .expect("deleted");
+    assert!(
+        validating_config(&api).is_none(),
+        "the owner is gone, the configuration stayed"
+    );
+    let mutating = api.get(
+        "admissionregistration.k8s.io/v1",
+        "MutatingWebhookConfiguration",
+        None,
+        "ivpol-resource-mutating-webhook-cfg",
+    );
+    assert!(mutating.is_none(), "{mutating:?}");
+}
+
+/// Without its owner ClusterRole the configurations are still written
+/// (enforcement never waits on an uninstall aid), and the log says why.
+#[test]
+fn a_missing_owner_cluster_role_still_registers_the_webhooks() {
+    let dir = tempfile::tempdir().expect("dir");
+    let ca_arg = ca_file(dir.path()).display().to_string();
+    let api = cluster();
+    api.apply(deny_unless("p", "false", "")).expect("policy");
+    let (s, _kube) = serve(
+        &api,
+        &[
+            "--register-webhooks",
+            "--ca-bundle",
+            &ca_arg,
+            "--webhook-owner-cluster-role",
+            "absent",
+        ],
+    );
+    assert!(
+        eventually(SOON * 2, || validating_config(&api).is_some()),
+        "{}",
+        s.log()
+    );
+    let config = validating_config(&api).expect("config");
+    assert!(
+        config["metadata"].get("ownerReferences").is_none(),
+        "{config}"
+    );
+    assert!(s.log().contains("without an owner"), "{}", s.log());
 }

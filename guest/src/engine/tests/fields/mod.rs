@@ -150,7 +150,7 @@ fn webhooks(doc: &str) -> Value {
         service_name: "ivpol".into(),
         service_namespace: "ivpol-system".into(),
         service_port: 443,
-        ca_bundle: b"PEM".to_vec(),
+        ca: crate::webhooks::Ca::Bundle(b"PEM".to_vec()),
         exclude_namespaces: Vec::new(),
         force_failure_policy_ignore: false,
         naming: crate::webhooks::Naming::Kyverno,
