@@ -16,9 +16,14 @@ use tokio::signal::unix::{signal, SignalKind};
 
 #[derive(Args)]
 pub(super) struct ServeArgs {
-    /// Address to listen on.
+    /// Address to listen on. `[::]:PORT` listens on IPv4 and IPv6 (IPv4
+    /// only where the host has no IPv6).
     #[arg(long, default_value = "127.0.0.1:9443")]
     listen: SocketAddr,
+    /// Serve `/metrics` on a listener of its own, over plain HTTP (the
+    /// admission port then does not answer it), e.g. `[::]:9090`.
+    #[arg(long = "metrics-listen", value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
     /// Directory (or file) of IVP/NIVP policies; repeatable. Default
     /// `policies`, or none with --kubernetes.
     #[arg(long = "policies")]
@@ -198,6 +203,7 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
     reload_on_sighup(live.clone())?;
     let config = ServerConfig {
         listen: args.listen,
+        metrics_listen: args.metrics_listen,
         tls,
         limits: server::ConnLimits {
             header_read: args.header_read_timeout,

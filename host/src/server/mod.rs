@@ -7,6 +7,11 @@
 //!   policies of the request's namespace;
 //! - GET `/health/liveness`, `/health/readiness`, `/metrics`.
 //!
+//! With `--metrics-listen`, `/metrics` moves to a listener of its own
+//! (plain HTTP, nothing else on it), so that a NetworkPolicy can open the
+//! scrape port to the monitoring namespace alone while the admission port
+//! stays the API server's.
+//!
 //! Clients are untrusted peers, so every connection is bounded
 //! ([`ConnLimits`]): a TLS handshake, a request head (also the wait for the
 //! next request on a kept-alive connection) and a request body each get a
@@ -21,6 +26,7 @@
 mod decision;
 mod envelope;
 mod fallback;
+mod listen;
 mod review;
 mod routes;
 pub(crate) mod tls;
@@ -44,6 +50,8 @@ use tokio::sync::Semaphore;
 
 pub(crate) struct ServerConfig {
     pub listen: SocketAddr,
+    /// Where `/metrics` is served instead of on `listen`, over plain HTTP.
+    pub metrics_listen: Option<SocketAddr>,
     pub tls: Option<tokio_rustls::TlsAcceptor>,
     pub limits: ConnLimits,
     /// After a shutdown signal, how long readiness reports false while
@@ -94,7 +102,23 @@ pub(crate) struct AppState {
     pub draining: AtomicBool,
     /// See [`ServerConfig::readiness_details`].
     pub readiness_details: bool,
+    /// `/metrics` has a listener of its own, so the admission port does
+    /// not answer it.
+    pub metrics_elsewhere: bool,
 }
+
+/// What a listener serves.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Listener {
+    /// Admission, policy validation, health (and `/metrics` unless it has
+    /// its own).
+    Admission,
+    /// `/metrics` only (`--metrics-listen`).
+    Metrics,
+}
+
+/// Connections the metrics listener takes at once: scrapers, not clients.
+const METRICS_CONNECTIONS: usize = 16;
 
 /// Serves until `shutdown` completes, then drains: readiness turns false,
 /// new connections are still accepted for `shutdown_delay`, then the
@@ -105,10 +129,16 @@ pub(crate) async fn serve(
     live: Arc<Live>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("binding {}", config.listen))?;
+    let listener = listen::bind(config.listen)?;
     let local = listener.local_addr()?;
+    let metrics_listener = match config.metrics_listen {
+        Some(addr) => {
+            let l = listen::bind(addr)?;
+            tracing::info!("serving /metrics on http://{}", l.local_addr()?);
+            Some(l)
+        }
+        None => None,
+    };
     let scheme = if config.tls.is_some() {
         "https"
     } else {
@@ -129,14 +159,36 @@ pub(crate) async fn serve(
         body_read_timeout: limits.body_read,
         draining: AtomicBool::new(false),
         readiness_details: config.readiness_details,
+        metrics_elsewhere: metrics_listener.is_some(),
     });
     let graceful = GracefulShutdown::new();
     let accepting = Accept {
         listener: &listener,
+        serves: Listener::Admission,
         state: &state,
         tls: &config.tls,
         limits,
         graceful: &graceful,
+    };
+    let scraping = async {
+        match &metrics_listener {
+            Some(l) => {
+                let metrics_limits = ConnLimits {
+                    max_connections: METRICS_CONNECTIONS,
+                    ..limits
+                };
+                let accept = Accept {
+                    listener: l,
+                    serves: Listener::Metrics,
+                    state: &state,
+                    tls: &None,
+                    limits: metrics_limits,
+                    graceful: &graceful,
+                };
+                accept.run().await
+            }
+            None => std::future::pending().await,
+        }
     };
     let stop = async {
         shutdown.await;
@@ -149,9 +201,11 @@ pub(crate) async fn serve(
     };
     tokio::select! {
         result = accepting.run() => result?,
+        result = scraping => result?,
         () = stop => {}
     }
     drop(listener);
+    drop(metrics_listener);
     let grace = state.live.current().pool.deadline(&[]) + Duration::from_secs(2);
     tracing::info!(
         in_flight = graceful.count(),
@@ -167,6 +221,7 @@ pub(crate) async fn serve(
 /// The accept loop's borrowed parts.
 struct Accept<'a> {
     listener: &'a TcpListener,
+    serves: Listener,
     state: &'a Arc<AppState>,
     tls: &'a Option<tokio_rustls::TlsAcceptor>,
     limits: ConnLimits,
@@ -199,6 +254,7 @@ impl Accept<'_> {
                 }
             };
             let connection = Connection {
+                serves: self.serves,
                 state: self.state.clone(),
                 tls: self.tls.clone(),
                 limits,
@@ -214,6 +270,7 @@ impl Accept<'_> {
 
 /// One accepted client connection.
 struct Connection {
+    serves: Listener,
     state: Arc<AppState>,
     tls: Option<tokio_rustls::TlsAcceptor>,
     limits: ConnLimits,
@@ -223,13 +280,14 @@ struct Connection {
 impl Connection {
     async fn serve(self, stream: tokio::net::TcpStream, peer: SocketAddr) {
         let Connection {
+            serves,
             state,
             tls,
             limits,
             watcher,
         } = self;
         let _open = crate::metrics::metrics().connection_opened();
-        let service = service_fn(move |req| routes::handle(state.clone(), req));
+        let service = service_fn(move |req| routes::handle(state.clone(), serves, req));
         let mut http = http1::Builder::new();
         http.timer(TokioTimer::new())
             .header_read_timeout(limits.header_read);

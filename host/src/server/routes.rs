@@ -4,7 +4,7 @@ use super::decision;
 use super::envelope;
 use super::fallback;
 use super::review;
-use super::AppState;
+use super::{AppState, Listener};
 use crate::metrics::{metrics, PhaseLabels, RequestLabels};
 use crate::runtime::{wit, Reach};
 use bytes::Bytes;
@@ -62,15 +62,27 @@ fn parse_route(path: &str) -> Option<Route> {
 
 pub(super) async fn handle(
     state: Arc<AppState>,
+    serves: Listener,
     req: Request<Incoming>,
 ) -> Result<Reply, Infallible> {
     let path = normalised(req.uri().path());
     // HEAD gets what GET would, without the body (hyper leaves it out).
     let read = req.method() == Method::GET || req.method() == Method::HEAD;
+    let metrics_here = match serves {
+        Listener::Metrics => true,
+        Listener::Admission => !state.metrics_elsewhere,
+    };
+    if serves == Listener::Metrics && !(read && path == "/metrics") {
+        let method = req.method();
+        return Ok(error(
+            StatusCode::NOT_FOUND,
+            format!("no route for {method} {path}: this listener serves GET /metrics only"),
+        ));
+    }
     let reply = match (req.method(), path.as_str()) {
         (_, "/health/liveness") if read => json_reply(StatusCode::OK, json!({"status": "ok"})),
         (_, "/health/readiness") if read => readiness(&state),
-        (_, "/metrics") if read => metrics_reply(),
+        (_, "/metrics") if read && metrics_here => metrics_reply(),
         (&Method::POST, POLICY_VALIDATION_PATH) => policy_validation(&state, req).await,
         (method, p) => match parse_route(p) {
             Some(route) if method == Method::POST => admission(&state, route, req).await,

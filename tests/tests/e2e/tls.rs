@@ -164,3 +164,59 @@ fn client_config(trusted: &[&[u8]]) -> Arc<rustls::ClientConfig> {
         .with_no_client_auth();
     Arc::new(config)
 }
+
+/// `--metrics-listen` serves `/metrics` over plain HTTP on a port of its
+/// own, and nothing else there; the admission port (HTTPS) stops answering
+/// it, so a NetworkPolicy can open the scrape port alone to monitoring.
+#[test]
+fn metrics_get_a_plain_http_listener_of_their_own() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("certificate");
+    let (cert_pem, key_pem) = (cert.cert.pem(), cert.key_pair.serialize_pem());
+    let s = Server::start_with(
+        &[],
+        Options {
+            tls: Some((&cert_pem, &key_pem)),
+            extra_args: vec!["--metrics-listen".into(), "127.0.0.1:0".into()],
+            ..Options::default()
+        },
+    );
+    let startup = s.log();
+    let metrics_base = startup
+        .lines()
+        .find_map(|l| l.split("serving /metrics on ").nth(1))
+        .map(|rest| {
+            rest.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .unwrap_or_else(|| panic!("no metrics listener in the log:\n{startup}"));
+    assert!(metrics_base.starts_with("http://"), "{metrics_base}");
+    let scrape = ureq::get(&format!("{metrics_base}/metrics"))
+        .call()
+        .expect("GET /metrics");
+    assert_eq!(scrape.status(), 200);
+    assert!(scrape
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("application/openmetrics-text")));
+    assert!(scrape.into_string().expect("text").contains("# EOF"));
+    for path in ["/health/readiness", "/ivpol/validate/p", "/"] {
+        match ureq::get(&format!("{metrics_base}{path}")).call() {
+            Err(ureq::Error::Status(404, _)) => {}
+            other => panic!("{path} on the metrics listener: {other:?}"),
+        }
+    }
+    let agent = ureq::AgentBuilder::new()
+        .tls_config(client_config(&[cert.cert.der().as_ref()]))
+        .build();
+    let admission = s.base.replace("127.0.0.1", "localhost");
+    match agent.get(&format!("{admission}/metrics")).call() {
+        Err(ureq::Error::Status(404, _)) => {}
+        other => panic!("/metrics on the admission port: {other:?}"),
+    }
+    let ready = agent
+        .get(&format!("{admission}/health/liveness"))
+        .call()
+        .expect("liveness");
+    assert_eq!(ready.status(), 200);
+}
