@@ -167,25 +167,21 @@ pub struct KubeApi {
     addr: SocketAddr,
 }
 
-/// The CRD files every server starts with: Kyverno's ImageValidatingPolicy,
-/// NamespacedImageValidatingPolicy and PolicyException (vendored under
-/// `conformance/kyverno/`) and openreports' Report (`tests/data/crds/`).
+/// The CRD files every server starts with: the ones `deploy/crds/` installs
+/// (Kyverno's ImageValidatingPolicy, NamespacedImageValidatingPolicy and
+/// PolicyException, and openreports' Report), so that the tests run
+/// against the schemas a cluster gets.
 pub fn default_crd_files() -> Vec<PathBuf> {
-    let kyverno = crate::kyverno::conformance_dir().join("config/crds/policies.kyverno.io");
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/crds");
-    [kyverno, local]
-        .iter()
-        .flat_map(|dir| {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-                .unwrap_or_else(|e| panic!("CRD directory {}: {e}", dir.display()))
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-                .collect();
-            files.sort();
-            files
-        })
-        .collect()
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("CRD directory {}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .filter(|p| !p.ends_with("kustomization.yaml"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// The default CRDs, parsed once per test process (they are large).

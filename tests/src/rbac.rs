@@ -1,31 +1,15 @@
 //! Kubernetes RBAC, evaluated the way the API server's authorizer does for
-//! the rules in `deploy/`: which requests a ServiceAccount may make. The
+//! the rules `deploy/` renders to: which requests a ServiceAccount may make. The
 //! kube_api test server has no authorizer; this checks every request ivpol
 //! made against the manifests it would run with.
 
 use crate::kube_api::RequestRecord;
 use serde_json::Value;
 
-/// Every document of every YAML file in `deploy/`.
+/// Every object of the production install (`kustomize::install`): the
+/// cert-manager overlay with every component.
 pub fn deploy_manifests() -> Vec<Value> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("deploy/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .flat_map(|f| {
-            let text = std::fs::read_to_string(f).expect("manifest");
-            serde_yaml_ng::Deserializer::from_str(&text)
-                .map(|d| <Value as serde::Deserialize>::deserialize(d).expect("YAML"))
-                .filter(|v| !v.is_null())
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    crate::kustomize::install().to_vec()
 }
 
 /// What the authorizer sees of one resource request.
@@ -149,4 +133,13 @@ fn matches(rule: &Value, a: &Attributes) -> bool {
             .is_some_and(|n| names.iter().any(|v| v == n.as_str())),
     };
     has("verbs", &a.verb) && has("apiGroups", &a.group) && has("resources", &a.resource) && named
+}
+
+/// Whether one Role or ClusterRole's rules allow `a` (bindings aside).
+pub fn role_allows(role: &Value, a: &Attributes) -> bool {
+    role["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|rule| matches(rule, a))
 }

@@ -199,6 +199,7 @@ fn test(extra: &[String]) -> Result<()> {
     // whole suite.
     checks::fmt()?;
     checks::deny()?;
+    require_kubectl()?;
     let oracles = install_oracles()?;
     // The end-to-end tests drive the real binary, so build it first, with
     // every target of the workspace: features are then resolved as
@@ -339,6 +340,16 @@ fn install_system_packages() -> Result<()> {
         .args(["install", "-y", "-q", "--no-install-recommends"])
         .args(&missing)
         .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+/// `kubectl kustomize` renders deploy/ in the tests. It is not installed
+/// here: Debian's `kubernetes-client` (1.20) is too old for kustomize 5
+/// and conflicts with the kubectl the machines carry.
+fn require_kubectl() -> Result<()> {
+    if !on_path("kubectl") {
+        bail!("the tests render deploy/ with `kubectl kustomize`: install kubectl 1.27 or later (kustomize 5), not Debian's kubernetes-client");
+    }
+    Ok(())
 }
 
 fn on_path(command: &str) -> bool {

@@ -1,48 +1,48 @@
-//! The manifests in `deploy/`, checked without a cluster: they parse, name
-//! themselves, ask for no RBAC, run `ivpol serve` with flags the real binary
-//! has, probe routes the server answers, and the Service reaches the
-//! container's port. (No cluster runs them here.)
+//! The manifests in `deploy/`, checked without a cluster: every overlay is
+//! rendered by `kubectl kustomize`, every object parses into its
+//! Kubernetes type with no field left over, and the objects fit together
+//! (selectors, ports, names, certificates, RBAC against what ivpol does);
+//! the Deployment runs `ivpol serve` with flags the real binary has, its
+//! probes hit routes the server answers, and its cache works as the pod's
+//! user. (No cluster runs them here.)
 
+use ivpol_tests::kustomize::{self, deploy_dir};
 use ivpol_tests::{ivpol_bin, precompile_cache_dir, Server};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn deploy_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
-}
-
-/// Every document of every YAML file in deploy/, with its file name.
+/// The production install's objects (`kustomize::install`), each with its
+/// `Kind/name`.
 fn manifests() -> Vec<(String, Value)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir())
-        .expect("deploy/")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no manifests in deploy/");
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).expect("read manifest");
-        let name = f
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_string();
-        for doc in serde_yaml_ng::Deserializer::from_str(&text) {
-            let v: Value = serde::Deserialize::deserialize(doc)
-                .unwrap_or_else(|e| panic!("{name} is not valid YAML: {e}"));
-            if !v.is_null() {
-                out.push((name.clone(), v));
-            }
-        }
-    }
-    out
+    kustomize::install()
+        .iter()
+        .map(|v| {
+            (
+                format!("{}/{}", text(&v["kind"]), text(&v["metadata"]["name"])),
+                v.clone(),
+            )
+        })
+        .collect()
 }
 
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+/// The one object of `kind` named `name`.
+fn named<'a>(all: &'a [(String, Value)], kind: &str, name: &str) -> &'a Value {
+    let found: Vec<&Value> = (all.iter())
+        .filter(|(_, v)| v["kind"] == kind && v["metadata"]["name"] == name)
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(found.len(), 1, "one {kind} {name} expected in deploy/");
+    found[0]
+}
+
+/// The only object of `kind`.
 fn one<'a>(all: &'a [(String, Value)], kind: &str) -> &'a Value {
-    let found: Vec<&Value> = all
-        .iter()
+    let found: Vec<&Value> = (all.iter())
         .filter(|(_, v)| v["kind"] == kind)
         .map(|(_, v)| v)
         .collect();
@@ -50,23 +50,146 @@ fn one<'a>(all: &'a [(String, Value)], kind: &str) -> &'a Value {
     found[0]
 }
 
-#[test]
-fn every_manifest_parses_and_names_itself() {
-    let all = manifests();
-    for (file, v) in &all {
-        for field in ["apiVersion", "kind"] {
-            assert!(
-                v[field].as_str().is_some_and(|s| !s.is_empty()),
-                "{file}: no {field}"
-            );
+/// ivpol's Deployment and its Service (beside the metrics one).
+fn deployment(all: &[(String, Value)]) -> &Value {
+    named(all, "Deployment", "ivpol")
+}
+
+fn service(all: &[(String, Value)]) -> &Value {
+    named(all, "Service", "ivpol")
+}
+
+/// `a` and `b` hold the same JSON, numbers compared by value (a typed
+/// round trip turns `30` into `30.0`); the first difference otherwise.
+fn same(a: &Value, b: &Value, path: &str) -> Result<(), String> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => Ok(()),
+        (Value::Object(x), Value::Object(y)) => {
+            if let Some(k) = y.keys().find(|k| !x.contains_key(*k)) {
+                return Err(format!("{path}.{k}: {} appeared", y[k.as_str()]));
+            }
+            for (k, v) in x {
+                match y.get(k) {
+                    Some(w) => same(v, w, &format!("{path}.{k}"))?,
+                    None => return Err(format!("{path}.{k}: {v} is no field of the type")),
+                }
+            }
+            Ok(())
         }
-        assert!(
-            v["metadata"]["name"]
-                .as_str()
-                .is_some_and(|s| !s.is_empty()),
-            "{file}: no metadata.name"
-        );
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => (x.iter().zip(y).enumerate())
+            .try_for_each(|(i, (x, y))| same(x, y, &format!("{path}[{i}]"))),
+        _ if a == b => Ok(()),
+        _ => Err(format!("{path}: {a} became {b}")),
     }
+}
+
+/// `v` parsed as `T` and written back is `v`: a misspelt or misplaced field,
+/// which the API server would drop or refuse, is a difference.
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> Result<(), String> {
+    let typed: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    let back = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
+    same(v, &back, "")
+}
+
+/// Parses a rendered object into its k8s-openapi type; the custom
+/// resources of other projects (cert-manager, the Prometheus Operator) get
+/// their group checked, as no Rust type of theirs is vendored.
+fn typed(v: &Value) -> Result<(), String> {
+    use k8s_openapi::api::{apps, batch, core, networking, policy, rbac, scheduling};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    match (text(&v["apiVersion"]), text(&v["kind"])) {
+        ("v1", "Namespace") => round_trip::<core::v1::Namespace>(v),
+        ("v1", "ServiceAccount") => round_trip::<core::v1::ServiceAccount>(v),
+        ("v1", "ConfigMap") => round_trip::<core::v1::ConfigMap>(v),
+        // kustomize wraps long base64 lines, which the API server's
+        // decoder (Go's) skips; k8s-openapi's does not.
+        ("v1", "Secret") => round_trip::<core::v1::Secret>(&unwrapped_data(v)),
+        ("v1", "Service") => round_trip::<core::v1::Service>(v),
+        ("apps/v1", "Deployment") => round_trip::<apps::v1::Deployment>(v),
+        ("batch/v1", "CronJob") => round_trip::<batch::v1::CronJob>(v),
+        ("policy/v1", "PodDisruptionBudget") => round_trip::<policy::v1::PodDisruptionBudget>(v),
+        ("scheduling.k8s.io/v1", "PriorityClass") => round_trip::<scheduling::v1::PriorityClass>(v),
+        ("networking.k8s.io/v1", "NetworkPolicy") => round_trip::<networking::v1::NetworkPolicy>(v),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => round_trip::<rbac::v1::ClusterRole>(v),
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            round_trip::<rbac::v1::ClusterRoleBinding>(v)
+        }
+        ("rbac.authorization.k8s.io/v1", "Role") => round_trip::<rbac::v1::Role>(v),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => round_trip::<rbac::v1::RoleBinding>(v),
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => {
+            round_trip::<CustomResourceDefinition>(v)
+        }
+        ("cert-manager.io/v1", "Issuer" | "Certificate")
+        | ("monitoring.coreos.com/v1", "ServiceMonitor") => match v["spec"].is_object() {
+            true => Ok(()),
+            false => Err("no spec".into()),
+        },
+        (api, kind) => Err(format!(
+            "{api} {kind} is not a kind deploy/ is expected to hold"
+        )),
+    }
+}
+
+/// A Secret with the line breaks taken out of its base64 `data`.
+fn unwrapped_data(secret: &Value) -> Value {
+    let mut out = secret.clone();
+    if let Some(data) = out["data"].as_object_mut() {
+        for v in data.values_mut() {
+            *v = Value::from(text(v).split_whitespace().collect::<String>());
+        }
+    }
+    out
+}
+
+/// Every overlay renders, and every object in it parses into its type with
+/// nothing left over and names itself in a namespace where it must.
+#[test]
+fn every_overlay_renders_into_typed_objects() {
+    let (self_signed, _copy) = kustomize::self_signed();
+    let dir = deploy_dir();
+    for (overlay, objects) in [
+        (
+            "the install with every component",
+            kustomize::install().to_vec(),
+        ),
+        (
+            "overlays/cert-manager",
+            kustomize::render(&dir.join("overlays/cert-manager")),
+        ),
+        (
+            "overlays/with-kyverno-crds",
+            kustomize::render(&dir.join("overlays/with-kyverno-crds")),
+        ),
+        ("overlays/self-signed", self_signed),
+    ] {
+        assert!(objects.len() > 10, "{overlay}: {} objects", objects.len());
+        for v in &objects {
+            let what = format!(
+                "{overlay}: {} {}",
+                text(&v["kind"]),
+                text(&v["metadata"]["name"])
+            );
+            typed(v).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(!text(&v["metadata"]["name"]).is_empty(), "{what}: no name");
+            let cluster_scoped = matches!(
+                text(&v["kind"]),
+                "Namespace"
+                    | "ClusterRole"
+                    | "ClusterRoleBinding"
+                    | "PriorityClass"
+                    | "CustomResourceDefinition"
+            );
+            assert_eq!(
+                v["metadata"]["namespace"].is_string(),
+                !cluster_scoped,
+                "{what}: namespace"
+            );
+            if !cluster_scoped {
+                assert_eq!(v["metadata"]["namespace"], "ivpol", "{what}");
+            }
+        }
+    }
+    let all = manifests();
     let kinds: Vec<&str> = all.iter().filter_map(|(_, v)| v["kind"].as_str()).collect();
     for kind in [
         "Namespace",
@@ -76,38 +199,473 @@ fn every_manifest_parses_and_names_itself() {
         "ConfigMap",
         "PodDisruptionBudget",
         "PriorityClass",
+        "NetworkPolicy",
+        "Role",
+        "ClusterRole",
+        "RoleBinding",
+        "ClusterRoleBinding",
+        "Certificate",
+        "Issuer",
+        "ServiceMonitor",
+        "CronJob",
     ] {
-        assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
-    }
-    for kind in ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"] {
-        assert!(kinds.contains(&kind), "no {kind} in deploy/: {kinds:?}");
+        assert!(kinds.contains(&kind), "no {kind} in the install: {kinds:?}");
     }
 }
 
-/// The apply set holds no Secret: re-applying `deploy/` must never blank
-/// the serving certificate a certificate manager (or an operator) wrote.
-/// The Secret the pods mount is made by hand, and deploy/README.md says
-/// how, under the name the Deployment mounts.
+/// Every RoleBinding and ClusterRoleBinding names a role and ServiceAccounts
+/// the install holds.
 #[test]
-fn the_apply_set_never_overwrites_the_tls_secret() {
+fn every_binding_names_a_role_and_accounts_that_exist() {
     let all = manifests();
-    let secrets: Vec<&String> = (all.iter())
-        .filter(|(_, v)| v["kind"] == "Secret")
-        .map(|(file, _)| file)
-        .collect();
-    assert!(secrets.is_empty(), "a Secret in the apply set: {secrets:?}");
-    let d = one(&all, "Deployment");
+    for (what, b) in all
+        .iter()
+        .filter(|(_, v)| text(&v["kind"]).ends_with("Binding"))
+    {
+        let role = &b["roleRef"];
+        named(&all, text(&role["kind"]), text(&role["name"]));
+        for s in b["subjects"].as_array().expect("subjects") {
+            assert_eq!(s["kind"], "ServiceAccount", "{what}");
+            let sa = named(&all, "ServiceAccount", text(&s["name"]));
+            assert_eq!(sa["metadata"]["namespace"], s["namespace"], "{what}");
+        }
+    }
+}
+
+/// No apply set holds the serving certificate's Secret, except the
+/// self-signed one, which makes it from the files its operator holds:
+/// re-applying must never blank a Secret that cert-manager wrote. Under
+/// cert-manager, the Certificate writes the Secret the pods mount, names
+/// ivpol's Service, and is issued by the install's own CA; ivpol leaves the
+/// caBundle to the injector, naming that Certificate.
+#[test]
+fn the_serving_certificate_comes_from_cert_manager_and_no_apply_blanks_it() {
+    let base = kustomize::render(&deploy_dir().join("base"));
+    let all = manifests();
+    for objects in [&base, &all.iter().map(|(_, v)| v.clone()).collect()] {
+        let secrets: Vec<&Value> = objects.iter().filter(|v| v["kind"] == "Secret").collect();
+        assert!(secrets.is_empty(), "a Secret in the apply set: {secrets:?}");
+    }
+    let d = deployment(&all);
+    let tls = mounted_secret(d);
+    let cert = named(&all, "Certificate", "ivpol-tls");
+    assert_eq!(cert["spec"]["secretName"], tls.as_str());
+    let s = service(&all);
+    let host = format!(
+        "{}.{}.svc",
+        text(&s["metadata"]["name"]),
+        text(&s["metadata"]["namespace"])
+    );
+    assert!(strings(&cert["spec"]["dnsNames"]).contains(&host), "{cert}");
+    let issuer = named(&all, "Issuer", text(&cert["spec"]["issuerRef"]["name"]));
+    let ca = named(&all, "Certificate", "ivpol-ca");
+    assert_eq!(ca["spec"]["isCA"], true);
+    assert_eq!(issuer["spec"]["ca"]["secretName"], ca["spec"]["secretName"]);
+    named(&all, "Issuer", text(&ca["spec"]["issuerRef"]["name"]));
+    assert!(
+        cert["spec"]["renewBefore"].is_string(),
+        "renewed before it expires"
+    );
+    let args = strings(&container(d)["args"]);
+    assert_eq!(
+        value_of(&args, "--inject-ca-from"),
+        format!(
+            "{}/{}",
+            text(&cert["metadata"]["namespace"]),
+            text(&cert["metadata"]["name"])
+        )
+    );
+    assert!(!args.iter().any(|a| a == "--ca-bundle"), "{args:?}");
+}
+
+/// The self-signed overlay: make-certs.sh makes a CA and a certificate for
+/// ivpol's Service, the overlay turns them into the Secret the pods mount,
+/// ivpol serves that pair, and a client trusting only that CA reaches it
+/// under the Service's name, as the API server will; `ivpol webhooks`
+/// takes the CA as the caBundle.
+#[test]
+fn the_self_signed_overlay_serves_a_certificate_its_ca_vouches_for() {
+    use base64::Engine as _;
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let (objects, copy) = kustomize::self_signed();
+    let all: Vec<(String, Value)> = objects.into_iter().map(|v| (String::new(), v)).collect();
+    let secret = &unwrapped_data(one(&all, "Secret"));
+    assert_eq!(
+        secret["metadata"]["name"],
+        mounted_secret(deployment(&all)).as_str()
+    );
+    assert_eq!(secret["type"], "kubernetes.io/tls");
+    let file = |key: &str| {
+        let b64 = text(&secret["data"][key]);
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .expect("base64"),
+        )
+        .expect("PEM")
+    };
+    let (cert, key, ca) = (file("tls.crt"), file("tls.key"), file("ca.crt"));
+    let s = Server::start_with(
+        &[],
+        ivpol_tests::Options {
+            tls: Some((&cert, &key)),
+            ..Default::default()
+        },
+    );
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.as_bytes()).expect("CA"))
+        .expect("root");
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("ivpol.ivpol.svc").expect("name");
+    let mut conn =
+        rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("client");
+    let mut tcp =
+        std::net::TcpStream::connect(s.base.trim_start_matches("https://")).expect("connect");
+    while conn.is_handshaking() {
+        conn.complete_io(&mut tcp)
+            .expect("the CA vouches for the served certificate");
+    }
+    let ca_file = copy.path().join("deploy/overlays/self-signed/ca.crt");
+    let out = Command::new(ivpol_bin())
+        .args([
+            "webhooks",
+            "--service",
+            "ivpol",
+            "--namespace",
+            "ivpol",
+            "-o",
+            "json",
+        ])
+        .arg("--policies")
+        .arg(deploy_dir().join("../policies"))
+        .arg("--ca-bundle")
+        .arg(&ca_file)
+        .arg("--cache-dir")
+        .arg(precompile_cache_dir())
+        .output()
+        .expect("ivpol webhooks");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let readme = std::fs::read_to_string(deploy_dir().join("README.md")).expect("README");
+    assert!(
+        readme.contains("make-certs.sh"),
+        "deploy/README.md does not say how to make them"
+    );
+}
+
+/// The Secret volume the Deployment mounts at /tls.
+fn mounted_secret(d: &Value) -> String {
     let volumes = d["spec"]["template"]["spec"]["volumes"]
         .as_array()
         .expect("volumes");
-    let tls = (volumes.iter())
-        .find_map(|v| v["secret"]["secretName"].as_str())
-        .expect("a Secret volume");
+    let name = (container(d)["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .find(|m| m["mountPath"] == "/tls")
+    .map(|m| m["name"].clone())
+    .expect("/tls mounted");
+    (volumes.iter())
+        .find(|v| v["name"] == name)
+        .and_then(|v| v["secret"]["secretName"].as_str())
+        .expect("a Secret volume")
+        .to_string()
+}
+
+/// The value after `flag` in `args`.
+fn value_of(args: &[String], flag: &str) -> String {
+    let i = args
+        .iter()
+        .position(|a| a == flag)
+        .unwrap_or_else(|| panic!("no {flag} in {args:?}"));
+    args.get(i + 1).cloned().unwrap_or_default()
+}
+
+/// The port of an `ADDR` flag (`[::]:9090`).
+fn port_of(addr: &str) -> u64 {
+    addr.rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {addr}"))
+}
+
+/// Metrics: the container's `metrics` port is the one --metrics-listen
+/// serves, the metrics Service reaches it, the ServiceMonitor selects that
+/// Service and port, and the NetworkPolicy covers ivpol's pods, opens the
+/// admission port to all and the metrics port to the monitoring
+/// namespace alone.
+#[test]
+fn metrics_have_their_port_service_monitor_and_network_policy() {
+    let all = manifests();
+    let d = deployment(&all);
+    let c = container(d);
+    let args = strings(&c["args"]);
+    let metrics_port = port_of(&value_of(&args, "--metrics-listen"));
+    assert_eq!(resolve_port(c, &Value::from("metrics")), Some(metrics_port));
+    assert_eq!(
+        resolve_port(c, &Value::from("https")),
+        Some(port_of(&value_of(&args, "--listen")))
+    );
+    assert!(
+        value_of(&args, "--listen").starts_with("[::]:"),
+        "dual-stack"
+    );
+    let pods = &d["spec"]["template"]["metadata"]["labels"];
+    let svc = named(&all, "Service", "ivpol-metrics");
+    for (k, v) in svc["spec"]["selector"].as_object().expect("selector") {
+        assert_eq!(&pods[k], v, "the metrics Service selects the pods");
+    }
+    let port = &svc["spec"]["ports"][0];
+    assert_eq!(resolve_port(c, &port["targetPort"]), Some(metrics_port));
+    let monitor = one(&all, "ServiceMonitor");
+    assert!(
+        selects(&monitor["spec"]["selector"], &svc["metadata"]["labels"]),
+        "{monitor}"
+    );
+    assert!(
+        !selects(
+            &monitor["spec"]["selector"],
+            &service(&all)["metadata"]["labels"]
+        ),
+        "not the admission Service"
+    );
+    assert_eq!(monitor["spec"]["endpoints"][0]["port"], port["name"]);
+    let policy = one(&all, "NetworkPolicy");
+    assert!(selects(&policy["spec"]["podSelector"], pods));
+    let rules = policy["spec"]["ingress"].as_array().expect("ingress");
+    let open_to_all: Vec<Option<u64>> = (rules.iter())
+        .filter(|r| r.get("from").is_none())
+        .flat_map(|r| r["ports"].as_array().cloned().unwrap_or_default())
+        .map(|p| resolve_port(c, &p["port"]))
+        .collect();
+    assert_eq!(
+        open_to_all,
+        [resolve_port(c, &Value::from("https"))],
+        "only the admission port is open to all"
+    );
+    let scrape = (rules.iter())
+        .find(|r| r["ports"][0]["port"] == "metrics" || r["ports"][0]["port"] == metrics_port)
+        .expect("a rule for the metrics port");
+    assert_eq!(
+        scrape["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        "monitoring"
+    );
+}
+
+/// Tenants: `admin` and `edit` (aggregated) may write NamespacedImage-
+/// ValidatingPolicies, `view` may read them and the Reports; none of the
+/// aggregated roles touches PolicyExceptions or cluster policies, which
+/// only the explicit, unaggregated exception role may write.
+#[test]
+fn tenants_get_namespaced_policies_through_aggregation_and_exceptions_only_explicitly() {
+    use ivpol_tests::rbac::{role_allows, Attributes};
+    let all = manifests();
+    let ask = |verb: &str, group: &str, resource: &str| Attributes {
+        verb: verb.into(),
+        group: group.into(),
+        resource: resource.into(),
+        namespace: Some("team".into()),
+        name: None,
+    };
+    let aggregated_to = |to: &str| -> Vec<&Value> {
+        (all.iter().map(|(_, v)| v))
+            .filter(|v| v["kind"] == "ClusterRole")
+            .filter(|v| {
+                v["metadata"]["labels"][format!("rbac.authorization.k8s.io/aggregate-to-{to}")]
+                    == "true"
+            })
+            .collect()
+    };
+    let may = |to: &str, a: &Attributes| aggregated_to(to).iter().any(|r| role_allows(r, a));
+    let kyverno = "policies.kyverno.io";
+    for to in ["admin", "edit"] {
+        for verb in ["create", "update", "delete", "get", "list"] {
+            assert!(
+                may(to, &ask(verb, kyverno, "namespacedimagevalidatingpolicies")),
+                "{to} {verb}"
+            );
+        }
+    }
+    assert!(may(
+        "view",
+        &ask("list", kyverno, "namespacedimagevalidatingpolicies")
+    ));
+    assert!(may("view", &ask("get", "openreports.io", "reports")));
+    assert!(!may(
+        "view",
+        &ask("create", kyverno, "namespacedimagevalidatingpolicies")
+    ));
+    for to in ["admin", "edit", "view"] {
+        for verb in ["create", "update", "patch", "delete"] {
+            assert!(
+                !may(to, &ask(verb, kyverno, "policyexceptions")),
+                "{to} {verb} policyexceptions"
+            );
+            assert!(
+                !may(to, &ask(verb, kyverno, "imagevalidatingpolicies")),
+                "{to} {verb} cluster policies"
+            );
+        }
+    }
+    let exceptions = named(&all, "ClusterRole", "ivpol-policy-exception-editor");
+    assert!(exceptions["metadata"]["labels"]
+        .as_object()
+        .is_none_or(|l| l.keys().all(|k| !k.contains("aggregate"))));
+    assert!(role_allows(
+        exceptions,
+        &ask("create", kyverno, "policyexceptions")
+    ));
     let readme = std::fs::read_to_string(deploy_dir().join("README.md")).expect("README");
     assert!(
-        readme.contains(&format!("create secret generic {tls} -n ivpol")),
-        "deploy/README.md does not say how to create {tls}"
+        readme.contains("ivpol-policy-exception-editor"),
+        "the explicit role is documented"
     );
+}
+
+/// The background scan's CronJob runs `ivpol scan` with flags the binary
+/// has, as its own ServiceAccount, locked down as the server's pod, with
+/// its cache below an emptyDir.
+#[test]
+fn the_scan_cron_job_runs_scan_as_its_own_account() {
+    let all = manifests();
+    let job = one(&all, "CronJob");
+    assert_eq!(job["spec"]["concurrencyPolicy"], "Forbid");
+    let pod = &job["spec"]["jobTemplate"]["spec"]["template"];
+    let sa = text(&pod["spec"]["serviceAccountName"]);
+    assert_eq!(sa, "ivpol-scan");
+    named(&all, "ServiceAccount", sa);
+    let c = &pod["spec"]["containers"][0];
+    let args = strings(&c["args"]);
+    assert_eq!(args.first().map(String::as_str), Some("scan"));
+    assert!(args.iter().any(|a| a == "--kubernetes"));
+    flags_exist("scan", &args);
+    assert_eq!(c["image"], container(deployment(&all))["image"]);
+    assert_eq!(pod["spec"]["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+    let (env, mount, tmp) = cache_layout_of(c);
+    assert!(env.starts_with(&format!("{mount}/")), "{env} below {mount}");
+    assert!(tmp);
+}
+
+/// Every `--flag` in `args` is one `ivpol <command> --help` lists.
+fn flags_exist(command: &str, args: &[String]) {
+    let help = Command::new(ivpol_bin())
+        .args([command, "--help"])
+        .output()
+        .expect("--help");
+    assert!(help.status.success());
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in args.iter().filter(|a| a.starts_with("--")) {
+        let documented = help
+            .split(|ch: char| ch.is_whitespace() || ch == ',' || ch == '=' || ch == '[')
+            .any(|w| w == flag);
+        assert!(documented, "`ivpol {command}` has no {flag}:\n{help}");
+    }
+}
+
+/// The image builds reproducibly: base images pinned by digest, the
+/// toolchain the workspace declares (not whatever `stable` is that day),
+/// the committed lockfile, and no build output or history in the context.
+#[test]
+fn the_image_build_is_pinned() {
+    let dockerfile = std::fs::read_to_string(deploy_dir().join("Dockerfile")).expect("Dockerfile");
+    let froms: Vec<&str> = (dockerfile.lines())
+        .filter_map(|l| l.strip_prefix("FROM "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default())
+        .collect();
+    assert_eq!(froms.len(), 2, "{froms:?}");
+    for image in &froms {
+        let digest = image
+            .split("@sha256:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{image} is not pinned by digest"));
+        assert!(
+            digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{image}"
+        );
+    }
+    let manifest = std::fs::read_to_string(deploy_dir().join("../Cargo.toml")).expect("Cargo.toml");
+    let rust = (manifest.lines())
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"').to_string())
+        .expect("rust-version");
+    assert!(
+        froms[0].starts_with(&format!("rust:{rust}")),
+        "{} is not rust {rust}",
+        froms[0]
+    );
+    assert!(
+        dockerfile.contains(&format!("RUSTUP_TOOLCHAIN={rust}")),
+        "the toolchain is not pinned to {rust}"
+    );
+    assert!(dockerfile.contains("cargo build --release --locked"));
+    let ignore =
+        std::fs::read_to_string(deploy_dir().join("../.dockerignore")).expect(".dockerignore");
+    for entry in ["target/", ".git/"] {
+        assert!(
+            ignore.lines().any(|l| l == entry),
+            "{entry} not in .dockerignore"
+        );
+    }
+}
+
+/// Each vendored CRD is the upstream file its provenance names (by
+/// sha256), and together they define the kinds ivpol reads and writes.
+#[test]
+fn the_vendored_crds_are_the_files_their_provenance_names() {
+    let dir = deploy_dir().join("crds");
+    let provenance = std::fs::read_to_string(dir.join("PROVENANCE.md")).expect("PROVENANCE.md");
+    let objects = kustomize::render(&dir);
+    let mut kinds: Vec<&str> = objects
+        .iter()
+        .map(|v| text(&v["spec"]["names"]["kind"]))
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            "ImageValidatingPolicy",
+            "NamespacedImageValidatingPolicy",
+            "PolicyException",
+            "Report"
+        ]
+    );
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("crds")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let crds: Vec<_> = files
+        .iter()
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "yaml") && !p.ends_with("kustomization.yaml")
+        })
+        .collect();
+    assert_eq!(crds.len(), 4);
+    for path in crds {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let digest = ivpol_tests::fixtures::sha256(&std::fs::read(path).expect("read"));
+        let row = (provenance.lines())
+            .find(|l| l.starts_with(&format!("| `{name}`")))
+            .unwrap_or_else(|| panic!("{name} has no provenance row"));
+        assert!(
+            row.contains(digest.trim_start_matches("sha256:")),
+            "{name}: sha256 {digest} is not the one recorded"
+        );
+    }
 }
 
 /// Least privilege: no wildcard, nothing that lists or writes Secrets, no
@@ -164,12 +722,35 @@ fn the_rbac_is_least_privilege() {
         Some("ivpol")
     ));
     assert!(may(
-        "patch",
-        "openreports.io",
-        "reports",
-        Some("team"),
-        Some("x")
+        "get",
+        "rbac.authorization.k8s.io",
+        "clusterroles",
+        None,
+        Some("ivpol")
     ));
+    // Reports are the scan's to write, under its own account.
+    for verb in ["create", "patch", "delete", "list"] {
+        assert!(
+            !may(verb, "openreports.io", "reports", Some("team"), Some("x")),
+            "serve never writes reports"
+        );
+    }
+    for (verb, name) in [
+        ("get", Some("admin")),
+        ("list", None),
+        ("update", Some("ivpol")),
+    ] {
+        assert!(
+            !may(
+                verb,
+                "rbac.authorization.k8s.io",
+                "clusterroles",
+                None,
+                name
+            ),
+            "{verb} clusterroles"
+        );
+    }
     assert!(may(
         "patch",
         "admissionregistration.k8s.io",
@@ -266,34 +847,22 @@ fn strings(v: &Value) -> Vec<String> {
 #[test]
 fn the_deployment_runs_serve_with_flags_the_binary_has() {
     let all = manifests();
-    let d = one(&all, "Deployment");
+    let d = deployment(&all);
     assert_eq!(d["spec"]["replicas"], 3);
     let c = container(d);
     let args = strings(&c["args"]);
     assert_eq!(args.first().map(String::as_str), Some("serve"), "{args:?}");
-    let help = Command::new(ivpol_bin())
-        .args(["serve", "--help"])
-        .output()
-        .expect("ivpol serve --help");
-    assert!(help.status.success());
-    let help = String::from_utf8_lossy(&help.stdout);
-    for flag in args.iter().filter(|a| a.starts_with("--")) {
-        let documented = help
-            .split(|ch: char| ch.is_whitespace() || ch == ',' || ch == '=' || ch == '[')
-            .any(|w| w == flag);
-        assert!(documented, "`ivpol serve` has no {flag}:\n{help}");
-    }
-    let value_of = |flag: &str| {
-        let i = args
-            .iter()
-            .position(|a| a == flag)
-            .unwrap_or_else(|| panic!("no {flag}"));
-        args.get(i + 1).cloned().unwrap_or_default()
-    };
-    assert_eq!(value_of("--listen"), "0.0.0.0:9443");
-    assert_eq!(value_of("--tls-cert"), "/tls/tls.crt");
-    assert_eq!(value_of("--tls-key"), "/tls/tls.key");
-    assert_eq!(value_of("--policies"), "/policies");
+    flags_exist("serve", &args);
+    assert_eq!(value_of(&args, "--listen"), "[::]:9443");
+    assert_eq!(value_of(&args, "--tls-cert"), "/tls/tls.crt");
+    assert_eq!(value_of(&args, "--tls-key"), "/tls/tls.key");
+    assert_eq!(value_of(&args, "--policies"), "/policies");
+    // The webhooks' owner is the install's own ClusterRole.
+    named(
+        &all,
+        "ClusterRole",
+        &value_of(&args, "--webhook-owner-cluster-role"),
+    );
     // The mounts the flags read exist, read-only.
     let mounts: Vec<(String, bool)> = c["volumeMounts"]
         .as_array()
@@ -331,7 +900,7 @@ fn the_deployment_runs_serve_with_flags_the_binary_has() {
 #[test]
 fn the_memory_limit_fits_two_generations_of_the_instance_pool() {
     let all = manifests();
-    let c = container(one(&all, "Deployment"));
+    let c = container(deployment(&all));
     let args = strings(&c["args"]);
     let number = |flag: &str| -> u64 {
         let i = args.iter().position(|a| a == flag);
@@ -377,8 +946,8 @@ fn resolve_port(c: &Value, port: &Value) -> Option<u64> {
 #[test]
 fn the_service_targets_the_container_port() {
     let all = manifests();
-    let d = one(&all, "Deployment");
-    let s = one(&all, "Service");
+    let d = deployment(&all);
+    let s = service(&all);
     let c = container(d);
     assert_eq!(s["metadata"]["namespace"], d["metadata"]["namespace"]);
     // The Service selects the pods.
@@ -394,7 +963,7 @@ fn the_service_targets_the_container_port() {
     assert_eq!(ports[0]["port"], 443, "ivpol webhooks defaults to port 443");
     assert_eq!(resolve_port(c, &ports[0]["targetPort"]), Some(9443));
     // And the pods' ServiceAccount is the one in deploy/.
-    let sa = one(&all, "ServiceAccount");
+    let sa = named(&all, "ServiceAccount", "ivpol");
     assert_eq!(
         d["spec"]["template"]["spec"]["serviceAccountName"],
         sa["metadata"]["name"]
@@ -405,7 +974,7 @@ fn the_service_targets_the_container_port() {
 #[test]
 fn the_probes_hit_routes_the_server_answers() {
     let all = manifests();
-    let d = one(&all, "Deployment");
+    let d = deployment(&all);
     let c = container(d);
     let server = Server::start(&[]);
     for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
@@ -424,7 +993,7 @@ fn the_probes_hit_routes_the_server_answers() {
 fn the_config_map_policies_load_and_get_webhooks() {
     let all = manifests();
     let cm = one(&all, "ConfigMap");
-    let d = one(&all, "Deployment");
+    let d = deployment(&all);
     let volumes = d["spec"]["template"]["spec"]["volumes"]
         .as_array()
         .expect("volumes");
@@ -438,7 +1007,7 @@ fn the_config_map_policies_load_and_get_webhooks() {
         std::fs::write(dir.join(name), text.as_str().expect("text")).expect("write");
     }
     let ca = ivpol_tests::certs::ca_file(tmp.path());
-    let s = one(&all, "Service");
+    let s = service(&all);
     let out = Command::new(ivpol_bin())
         .arg("webhooks")
         .arg("--policies")
@@ -469,12 +1038,35 @@ fn the_config_map_policies_load_and_get_webhooks() {
     assert!(validating["namespaceSelector"]
         .to_string()
         .contains("\"ivpol\""));
+    // The RBAC names exactly the configurations ivpol writes, each kind its own.
+    let role = named(&all, "ClusterRole", "ivpol");
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        let mut written: Vec<String> = (list["items"].as_array().into_iter().flatten())
+            .filter(|i| i["kind"] == kind)
+            .map(|i| text(&i["metadata"]["name"]).to_string())
+            .collect();
+        written.sort();
+        let plural = format!("{}s", kind.to_lowercase());
+        let mut granted: Vec<String> = (role["rules"].as_array().into_iter().flatten())
+            .filter(|r| strings(&r["resources"]) == [plural.clone()])
+            .flat_map(|r| strings(&r["resourceNames"]))
+            .collect();
+        granted.sort();
+        assert_eq!(granted, written, "{kind}");
+    }
 }
 
 /// `(IVPOL_CACHE_DIR, the cache volume's mountPath, whether /tmp is a
 /// volume)` of the shipped Deployment.
 fn cache_layout(deployment: &Value) -> (String, String, bool) {
-    let c = container(deployment);
+    cache_layout_of(container(deployment))
+}
+
+/// [`cache_layout`] of one container.
+fn cache_layout_of(c: &Value) -> (String, String, bool) {
     let env = (c["env"].as_array().into_iter().flatten())
         .find(|e| e["name"] == "IVPOL_CACHE_DIR")
         .and_then(|e| e["value"].as_str())
@@ -509,7 +1101,7 @@ fn the_shipped_pods_cache_works_as_a_non_root_user() {
         return;
     }
     let all = manifests();
-    let (env, mount, tmp) = cache_layout(one(&all, "Deployment"));
+    let (env, mount, tmp) = cache_layout(deployment(&all));
     let below = Path::new(&env)
         .strip_prefix(&mount)
         .expect("IVPOL_CACHE_DIR is inside the cache volume");
@@ -518,7 +1110,7 @@ fn the_shipped_pods_cache_works_as_a_non_root_user() {
         "the cache is below the mount point, not at it"
     );
     assert!(tmp, "/tmp is a volume: the root file system is read-only");
-    let uid = one(&all, "Deployment")["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
+    let uid = deployment(&all)["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
         .as_u64()
         .and_then(|u| u32::try_from(u).ok())
         .expect("runAsUser");
@@ -583,7 +1175,7 @@ fn selects(selector: &Value, labels: &Value) -> bool {
 #[test]
 fn the_deployment_survives_a_node_loss_and_a_slow_start() {
     let all = manifests();
-    let d = one(&all, "Deployment");
+    let d = deployment(&all);
     let pod = &d["spec"]["template"];
     let labels = &pod["metadata"]["labels"];
     let replicas = d["spec"]["replicas"].as_u64().expect("replicas");
@@ -636,7 +1228,7 @@ fn the_namespace_enforces_the_restricted_pod_security_standard() {
             "{ns}"
         );
     }
-    let d = one(&all, "Deployment");
+    let d = deployment(&all);
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     assert_eq!(

@@ -404,7 +404,17 @@ fn deploy_rbac_allows_every_request_ivpol_makes() {
     let ca = ivpol_tests::certs::ca_file(certs.path())
         .display()
         .to_string();
-    let (s, _dir) = serve(&api, &["--register-webhooks", "--ca-bundle", &ca]);
+    // The owner ClusterRole is read too, as the Deployment's flags say.
+    api.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ivpol"}, "rules": []}))
+        .expect("role");
+    let args = [
+        "--register-webhooks",
+        "--ca-bundle",
+        &ca,
+        "--webhook-owner-cluster-role",
+        "ivpol",
+    ];
+    let (s, _dir) = serve(&api, &args);
     assert!(allowed(&s, "/ivpol/validate", &pod_in("team")));
     let written = |verb: &str, what: &str| {
         api.requests()
@@ -414,6 +424,7 @@ fn deploy_rbac_allows_every_request_ivpol_makes() {
     assert!(
         s.eventually(SOON * 2, |_| written("PATCH", "/status")
             && written("PATCH", "validatingwebhookconfigurations")
+            && written("GET", "/clusterroles/ivpol")
             && written("POST", "/leases")),
         "the leader wrote nothing"
     );

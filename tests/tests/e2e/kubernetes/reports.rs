@@ -343,3 +343,46 @@ fn with_an_interval_a_policy_change_reaches_the_next_scan() {
         result()
     );
 }
+
+/// The background scan's own role (deploy/components/scan) lets it make
+/// every request it made here, deleting the Reports a deleted policy left
+/// without results too; serve's ServiceAccount is not needed for any of it.
+#[test]
+fn the_scan_role_allows_every_request_scan_makes() {
+    use ivpol_tests::rbac::{allows, attributes, deploy_manifests};
+    let api = cluster();
+    api.apply(deny_unless(
+        "no-bad",
+        "images.containers.all(i, !i.contains('/bad/'))",
+        "",
+    ))
+    .expect("policy");
+    api.create(deployment("good", "ghcr.io/good/app:1"))
+        .expect("good");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "team"},
+        "spec": {"containers": [{"name": "c", "image": "ghcr.io/bad/app:1"}]}});
+    api.create(pod).expect("pod");
+    api.clear_requests();
+    let run = scan(&api, &[]);
+    assert_eq!(run.code, 0, "{run}");
+    api.delete("policies.kyverno.io/v1", "ImageValidatingPolicy", None, "no-bad")
+        .expect("deleted");
+    let again = scan(&api, &[]);
+    assert_eq!(again.code, 0, "{again}");
+    let requests = api.requests();
+    assert!(
+        requests.iter().any(|r| r.method == "DELETE"),
+        "the Reports left without results were deleted"
+    );
+    let manifests = deploy_manifests();
+    for r in requests {
+        let Some(a) = attributes(&r) else { continue };
+        assert!(
+            allows(&manifests, "ivpol", "ivpol-scan", &a),
+            "the scan's role refuses {} {} ({a:?})",
+            r.method,
+            r.path
+        );
+    }
+}
