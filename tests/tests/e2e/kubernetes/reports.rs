@@ -366,8 +366,13 @@ fn the_scan_role_allows_every_request_scan_makes() {
     api.clear_requests();
     let run = scan(&api, &[]);
     assert_eq!(run.code, 0, "{run}");
-    api.delete("policies.kyverno.io/v1", "ImageValidatingPolicy", None, "no-bad")
-        .expect("deleted");
+    api.delete(
+        "policies.kyverno.io/v1",
+        "ImageValidatingPolicy",
+        None,
+        "no-bad",
+    )
+    .expect("deleted");
     let again = scan(&api, &[]);
     assert_eq!(again.code, 0, "{again}");
     let requests = api.requests();
