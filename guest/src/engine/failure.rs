@@ -120,7 +120,7 @@ mod tests {
         );
         assert_eq!(
             f.message,
-            "r.example:5000/app@v1: registry answered HTTP 503"
+            "r.example:5000/app:v1: registry answered HTTP 503"
         );
         let denied = OciErrorKind::Transport(TransportError::Denied {
             host: "10.0.0.1".into(),

@@ -98,11 +98,11 @@ impl Verification {
     }
 
     fn line(&self) -> String {
-        let digest = self
-            .digest
-            .as_deref()
-            .map(|d| format!("@{d}"))
-            .unwrap_or_default();
+        // An image given by digest already names it: say it once.
+        let digest = match self.digest.as_deref() {
+            Some(d) if !self.image.ends_with(&format!("@{d}")) => format!("@{d}"),
+            _ => String::new(),
+        };
         let what = match &self.attestation {
             Some(a) => format!("{} {a}", self.attestor),
             None => self.attestor.clone(),
@@ -218,6 +218,31 @@ mod tests {
             exceptions: vec![],
             verifications: vec![],
         }
+    }
+
+    /// The summary names the digest once, whether the image was given by
+    /// tag (the digest it resolved to is added) or by that digest already.
+    #[test]
+    fn a_summary_names_the_digest_once() {
+        let d = format!("sha256:{}", "b".repeat(64));
+        let v = |image: String| {
+            Verification {
+                image,
+                digest: Some(d.clone()),
+                attestor: "key".into(),
+                attestor_kind: VerifierKind::Cosign,
+                micros: 0,
+                attestation: None,
+                cache: CacheUse::Miss,
+                failure: None,
+                summary: String::new(),
+            }
+            .summarised()
+            .summary
+        };
+        let want = format!("r.io/app@{d} key: verified (cache miss)");
+        assert_eq!(v("r.io/app".into()), want);
+        assert_eq!(v(format!("r.io/app@{d}")), want);
     }
 
     #[test]

@@ -9,9 +9,25 @@ use thiserror::Error;
 /// Boxed: a fetch's `Result` travels through every layer of the engine,
 /// and its error case stays one pointer wide instead of the size of five
 /// strings, so the errors that wrap it need no box of their own.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-#[error("{}/{}@{}: {}", .0.registry, .0.repository, .0.reference, .0.kind)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OciError(Box<Located>);
+
+/// Its text already holds the kind's (no source, so chains say it once).
+impl std::error::Error for OciError {}
+
+/// `registry/repository@sha256:…` for a digest, `registry/repository:tag`
+/// for a tag, as an image reference is written.
+impl std::fmt::Display for OciError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let l = &self.0;
+        let at = if l.reference.contains(':') { '@' } else { ':' };
+        write!(
+            f,
+            "{}/{}{at}{}: {}",
+            l.registry, l.repository, l.reference, l.kind
+        )
+    }
+}
 
 /// Where a fetch failed, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,5 +100,29 @@ impl OciError {
     /// Whether the registry answered 404: the tag or digest is not there.
     pub fn is_not_found(&self) -> bool {
         self.status() == Some(404)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_is_written_with_a_colon_and_a_digest_with_an_at() {
+        let status = || OciErrorKind::Status {
+            status: 401,
+            detail: String::new(),
+        };
+        let tagged = OciError::new("127.0.0.1:41445", "team/private", "1", status());
+        assert_eq!(
+            tagged.to_string(),
+            "127.0.0.1:41445/team/private:1: registry answered HTTP 401"
+        );
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let pinned = OciError::new("r.io", "team/app", &digest, status());
+        assert_eq!(
+            pinned.to_string(),
+            format!("r.io/team/app@{digest}: registry answered HTTP 401")
+        );
     }
 }

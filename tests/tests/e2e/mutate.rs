@@ -141,7 +141,7 @@ fn unresolvable_images_deny_under_deny_and_warn_under_warn() {
     assert_eq!(
         message(&r),
         format!(
-            "Policy pin error: failed to update digest: failed to resolve digest for image {missing}: {}/nope@v1: registry answered HTTP 404: MANIFEST_UNKNOWN manifest unknown",
+            "Policy pin error: failed to update digest: failed to resolve digest for image {missing}: {}/nope:v1: registry answered HTTP 404: MANIFEST_UNKNOWN manifest unknown",
             reg.addr
         )
     );

@@ -113,14 +113,14 @@ fn errors_name_registry_repository_reference_and_status() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "r.example/team/app@v9: registry answered HTTP 404: MANIFEST_UNKNOWN manifest unknown"
+        "r.example/team/app:v9: registry answered HTTP 404: MANIFEST_UNKNOWN manifest unknown"
     );
     let err = Client::new(&Scripted::default())
         .resolve(&img("r.example/team/app:v9"))
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "r.example/team/app@v9: request to r.example denied by the host's network policy"
+        "r.example/team/app:v9: request to r.example denied by the host's network policy"
     );
 }
 
