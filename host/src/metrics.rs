@@ -39,6 +39,14 @@ pub(crate) struct PhaseLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct HelperLabels {
+    /// The credential helper's name (at most 16; the rest `other`).
+    pub helper: String,
+    /// `ok` (a credential, or none stored) or `error`.
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct RegistryLabels {
     pub host: String,
     /// The HTTP status, or `error` when no response came.
@@ -133,6 +141,8 @@ pub(crate) struct Metrics {
     pub webhook_apply_failures: Counter,
     /// Webhook configurations applied again after a deletion or an edit.
     pub webhook_restores: Counter,
+    /// Runs of docker credential helpers, by helper and result.
+    pub credential_helper_runs: Family<HelperLabels, Counter>,
     /// Waits for a namespace's turn and an instance, by namespace.
     instance_waits: Histograms<NamespaceLabels>,
     wait_namespaces: BoundedLabels,
@@ -162,6 +172,7 @@ pub(crate) struct Metrics {
     /// 1, labelled with the hash of the current policy set's inputs.
     pub policy_set: Family<HashLabels, Gauge>,
     registry_hosts: BoundedLabels,
+    helper_names: BoundedLabels,
 }
 
 /// At most `max` distinct label values; the rest are [`OTHER_HOST`].
@@ -225,6 +236,7 @@ impl Metrics {
             instance_acquire: latency_buckets(),
             webhook_apply_failures: Counter::default(),
             webhook_restores: Counter::default(),
+            credential_helper_runs: Family::default(),
             instance_memory: Gauge::default(),
             policies_loaded: Gauge::default(),
             policy_load_errors: Gauge::default(),
@@ -239,6 +251,7 @@ impl Metrics {
             leader: Gauge::default(),
             policy_set: Family::default(),
             registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
+            helper_names: BoundedLabels::new(16),
             instance_waits: Family::new_with_constructor(latency_buckets),
             wait_namespaces: BoundedLabels::new(MAX_WAIT_NAMESPACES),
         };
@@ -332,6 +345,11 @@ impl Metrics {
             "webhook_apply_failures",
             "Webhook configurations the API server refused to apply (the others are applied)",
             self.webhook_apply_failures.clone(),
+        );
+        r.register(
+            "credential_helper_runs",
+            "Runs of docker credential helpers (credHelpers, credsStore), by helper and result",
+            self.credential_helper_runs.clone(),
         );
         r.register(
             "webhook_restores",
@@ -432,6 +450,15 @@ impl Metrics {
             .observe(took.as_secs_f64());
         self.registry_requests
             .get_or_create(&RegistryLabels { host, status })
+            .inc();
+    }
+
+    /// Counts one run of the credential helper `helper`.
+    pub(crate) fn credential_helper_run(&self, helper: &str, ok: bool) {
+        let helper = self.helper_names.label(helper);
+        let result = if ok { "ok" } else { "error" }.to_string();
+        self.credential_helper_runs
+            .get_or_create(&HelperLabels { helper, result })
             .inc();
     }
 

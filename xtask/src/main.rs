@@ -39,6 +39,11 @@ const SYSTEM_PACKAGES: &[(&str, &str)] = &[
     // sigstore-js runs on Debian's node (18 on Debian 12).
     ("node", "nodejs"),
     ("npm", "npm"),
+    // A real docker credential helper, run by the credential-helper tests.
+    (
+        "docker-credential-ecr-login",
+        "amazon-ecr-credential-helper",
+    ),
 ];
 
 /// Debian packages that provide no command of their own, checked with dpkg.

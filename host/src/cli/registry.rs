@@ -20,9 +20,17 @@ pub(super) struct RegistryArgs {
     /// Registry reached over plain HTTP (and allowed); repeatable.
     #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
     pub insecure_registry: Vec<HostPort>,
-    /// Docker config.json with registry credentials (`auths`).
+    /// Docker config.json with registry credentials: `auths`, and the
+    /// credential helpers `credHelpers` and `credsStore` name
+    /// (`docker-credential-<name>` on PATH).
     #[arg(long = "registry-config", value_name = "FILE")]
     pub registry_config: Option<PathBuf>,
+    /// A credential helper a policy's registry Secret may name in its
+    /// `credHelpers` or `credsStore` (repeatable). None by default: a
+    /// helper runs with ivpol's own identity (cloud role, keyring), which a
+    /// policy author must not borrow unless the operator says so.
+    #[arg(long = "allow-credential-helper", value_name = "NAME")]
+    pub allow_credential_helper: Vec<String>,
     /// Let the --registry-config credentials serve namespaced policies
     /// too; by default they serve cluster policies only, so that a
     /// tenant's NIVP cannot read the private images they reach.
@@ -55,6 +63,7 @@ impl RegistryArgs {
             net.share_keychain_with_tenants();
         }
         net.limit_inflight_per_registry(self.registry_inflight);
+        net.allow_secret_credential_helpers(self.allow_credential_helper.clone());
         Ok(Arc::new(net))
     }
 }

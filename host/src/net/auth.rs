@@ -1,8 +1,9 @@
 //! Registry authentication, done entirely by the host: the component never
 //! sees a credential or a token.
 //!
-//! Credentials come from a docker `config.json` (`auths` entries with `auth`
-//! or `username`/`password`). On a `401` with `WWW-Authenticate: Bearer`,
+//! Credentials come from a docker `config.json`: `auths` entries with `auth`
+//! or `username`/`password`, and the credential helpers `credHelpers` names
+//! per registry and `credsStore` for the rest (`helpers.rs` runs them). On a `401` with `WWW-Authenticate: Bearer`,
 //! the host fetches a token from the realm (anonymously, or with Basic
 //! credentials for that registry), caches it per (realm, service, scope,
 //! credential) until it expires, and retries; `Basic` challenges are
@@ -54,6 +55,19 @@ impl Credential {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Keychain {
     by_registry: HashMap<String, Credential>,
+    /// `credHelpers`: the helper that holds each registry's credential.
+    helpers: HashMap<String, String>,
+    /// `credsStore`: the helper for every other registry.
+    store: Option<String>,
+}
+
+/// Where a registry's credential comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source<'a> {
+    /// An `auths` entry.
+    Stored(&'a Credential),
+    /// The credential helper of this name.
+    Helper(&'a str),
 }
 
 impl Keychain {
@@ -67,9 +81,31 @@ impl Keychain {
     pub(crate) fn parse(text: &str) -> Result<Keychain> {
         let doc: serde_json::Value = serde_json::from_str(text)?;
         let mut by_registry = HashMap::new();
-        let Some(auths) = doc.get("auths").and_then(|a| a.as_object()) else {
-            return Ok(Keychain { by_registry });
+        let helpers = match doc.get("credHelpers") {
+            None => HashMap::new(),
+            Some(v) => v
+                .as_object()
+                .context("credHelpers is not an object")?
+                .iter()
+                .map(|(registry, helper)| match helper.as_str() {
+                    Some(h) => Ok((normalise(registry), h.to_string())),
+                    None => anyhow::bail!("credHelpers.{registry} is not a helper name"),
+                })
+                .collect::<Result<_>>()?,
         };
+        let store = match doc.get("credsStore") {
+            None => None,
+            Some(v) => Some(
+                v.as_str()
+                    .context("credsStore is not a helper name")?
+                    .to_string(),
+            ),
+        };
+        let empty = serde_json::Map::new();
+        let auths = doc
+            .get("auths")
+            .and_then(|a| a.as_object())
+            .unwrap_or(&empty);
         for (registry, entry) in auths {
             let field = |k: &str| {
                 entry
@@ -91,6 +127,9 @@ impl Keychain {
                     username: u.into(),
                     password: p.into(),
                 }
+            } else if field("username").is_empty() && field("password").is_empty() {
+                // `{}`: docker's placeholder for a credential kept by a helper.
+                continue;
             } else {
                 Credential {
                     username: field("username"),
@@ -99,7 +138,11 @@ impl Keychain {
             };
             by_registry.insert(normalise(registry), cred);
         }
-        Ok(Keychain { by_registry })
+        Ok(Keychain {
+            by_registry,
+            helpers,
+            store,
+        })
     }
 
     /// Adds `other`'s credentials; earlier ones win on a conflict.
@@ -107,6 +150,30 @@ impl Keychain {
         for (k, v) in other.by_registry {
             self.by_registry.entry(k).or_insert(v);
         }
+        for (k, v) in other.helpers {
+            self.helpers.entry(k).or_insert(v);
+        }
+        self.store = self.store.take().or(other.store);
+    }
+
+    /// Where the credential for `host:port` (or `host` alone) comes from:
+    /// the registry's own helper (`credHelpers`), else its `auths` entry,
+    /// else the default store (`credsStore`); none for anonymous access.
+    pub(crate) fn source(&self, host: &str, port: Option<u16>) -> Option<Source<'_>> {
+        let with_port = port.map(|p| format!("{host}:{p}"));
+        let lookup = |map: &HashMap<String, _>| -> Option<String> {
+            (with_port.as_ref())
+                .filter(|k| map.contains_key(*k))
+                .cloned()
+                .or_else(|| map.contains_key(host).then(|| host.to_string()))
+        };
+        if let Some(k) = lookup(&self.helpers) {
+            return self.helpers.get(&k).map(|h| Source::Helper(h));
+        }
+        if let Some(c) = self.get(host, port) {
+            return Some(Source::Stored(c));
+        }
+        self.store.as_deref().map(Source::Helper)
     }
 
     /// The credential for `host:port` (or `host` alone).

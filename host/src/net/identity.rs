@@ -8,7 +8,8 @@
 //! rotated secret starts afresh. The salt is random per process: the keys
 //! never reveal a hash that could be tested against a guessed password.
 
-use super::auth::{Credential, Keychain};
+#[cfg(test)]
+use super::auth::Keychain;
 use super::Net;
 use sha2::{Digest, Sha256};
 use std::hash::BuildHasher;
@@ -36,14 +37,16 @@ fn part(h: &mut Sha256, s: &[u8]) {
 impl Net {
     /// `key` completed with the identity of the credentials the host
     /// presents to each of `registries` (`host[:port]`) for a policy naming
-    /// `secrets`. None when the policy's secrets cannot be read: the
-    /// verification then runs, and fails on the same error.
-    pub(crate) fn scoped_key(
+    /// `secrets`. None when the policy's secrets cannot be read, or a
+    /// credential helper fails: the verification then runs, and fails on
+    /// the same error.
+    pub(crate) async fn scoped_key(
         &self,
         key: &str,
         registries: &[String],
         secrets: &[String],
         tenant: Option<&str>,
+        deadline: std::time::Instant,
     ) -> Option<String> {
         let policy = self.secrets_keychain(secrets).ok()?;
         let host = self.host_keychain_serves(tenant);
@@ -53,30 +56,24 @@ impl Net {
         for registry in registries {
             part(&mut h, registry.as_bytes());
             // The credential's own id (the token cache keys by it too).
-            match self.credential_for(registry, policy.as_ref(), host) {
+            let parsed: http::uri::Authority = registry.parse().ok()?;
+            let credential = self
+                .credential(
+                    parsed.host(),
+                    parsed.port_u16(),
+                    policy.as_ref(),
+                    host,
+                    deadline,
+                )
+                .await
+                .ok()?;
+            match credential {
                 Some(c) => part(&mut h, c.id().as_bytes()),
                 None => part(&mut h, b"\0anonymous"),
             }
         }
         let digest = h.finalize();
         Some(digest.iter().map(|b| format!("{b:02x}")).collect())
-    }
-
-    /// The credential a request to `authority` presents: the policy's own
-    /// secrets first, then (where it serves) the host-wide `--registry-config`.
-    fn credential_for<'a>(
-        &'a self,
-        authority: &str,
-        policy: Option<&'a Keychain>,
-        host_keychain: bool,
-    ) -> Option<&'a Credential> {
-        let parsed: http::uri::Authority = authority.parse().ok()?;
-        let (host, port) = (parsed.host(), parsed.port_u16());
-        policy.and_then(|k| k.get(host, port)).or_else(|| {
-            host_keychain
-                .then(|| self.keychain.get(host, port))
-                .flatten()
-        })
     }
 }
 
@@ -88,6 +85,18 @@ mod tests {
     fn net(config: &str, secrets: Option<&std::path::Path>) -> Net {
         let keychain = Keychain::parse(config).expect("keychain");
         Net::new(NetPolicy::default(), keychain, secrets, None).expect("net")
+    }
+
+    fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    fn later() -> std::time::Instant {
+        std::time::Instant::now() + std::time::Duration::from_secs(10)
     }
 
     fn registries(r: &[&str]) -> Vec<String> {
@@ -105,7 +114,9 @@ mod tests {
             None,
         );
         let anon = net("{}", None);
-        let key = |n: &Net, r: &[&str]| n.scoped_key("k", &registries(r), &[], None).expect("key");
+        let key = |n: &Net, r: &[&str]| {
+            block(n.scoped_key("k", &registries(r), &[], None, later())).expect("key")
+        };
         assert_eq!(key(&a, &["r.io"]), key(&a, &["r.io"]));
         // The same username with another password is another identity.
         assert_ne!(key(&a, &["r.io"]), key(&b, &["r.io"]));
@@ -114,8 +125,8 @@ mod tests {
         assert_eq!(key(&a, &["other.io"]), key(&anon, &["other.io"]));
         assert_ne!(key(&a, &["r.io"]), key(&a, &["r.io", "other.io"]));
         assert_ne!(
-            a.scoped_key("k", &registries(&["r.io"]), &[], None),
-            a.scoped_key("k2", &registries(&["r.io"]), &[], None)
+            block(a.scoped_key("k", &registries(&["r.io"]), &[], None, later())),
+            block(a.scoped_key("k2", &registries(&["r.io"]), &[], None, later()))
         );
     }
 
@@ -132,12 +143,19 @@ mod tests {
             r#"{"auths":{"r.io":{"username":"u","password":"host"}}}"#,
             Some(&dir),
         );
-        let with = n.scoped_key("k", &registries(&["r.io"]), &["team".into()], None);
-        let without = n.scoped_key("k", &registries(&["r.io"]), &[], None);
+        let with =
+            block(n.scoped_key("k", &registries(&["r.io"]), &["team".into()], None, later()));
+        let without = block(n.scoped_key("k", &registries(&["r.io"]), &[], None, later()));
         assert!(with.is_some() && without.is_some());
         assert_ne!(with, without);
         assert_eq!(
-            n.scoped_key("k", &registries(&["r.io"]), &["missing".into()], None),
+            block(n.scoped_key(
+                "k",
+                &registries(&["r.io"]),
+                &["missing".into()],
+                None,
+                later()
+            )),
             None
         );
     }

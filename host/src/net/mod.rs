@@ -11,6 +11,7 @@
 
 pub(crate) mod auth;
 mod body;
+mod helpers;
 mod identity;
 pub(crate) mod policy;
 pub(crate) mod resolve;
@@ -83,6 +84,11 @@ pub(crate) struct Net {
     /// The component's requests in flight to each registry host, at most
     /// `per_registry` at once (`--registry-inflight`).
     inflight: Inflight,
+    /// Docker credential helpers, run and their answers kept.
+    helpers: helpers::Helpers,
+    /// The helpers a policy's registry Secret may name
+    /// (`--allow-credential-helper`); those of `--registry-config` always run.
+    secret_helpers: std::sync::OnceLock<Vec<String>>,
 }
 
 /// Requests in flight per registry host: one slow or hostile registry
@@ -202,6 +208,8 @@ impl Net {
                 per_registry: std::sync::atomic::AtomicUsize::new(REGISTRY_INFLIGHT),
                 hosts: Default::default(),
             },
+            helpers: helpers::Helpers::default(),
+            secret_helpers: std::sync::OnceLock::new(),
         })
     }
 
@@ -211,6 +219,55 @@ impl Net {
         self.inflight
             .per_registry
             .store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The credential helpers a policy's registry Secret may name
+    /// (`--allow-credential-helper`). A Secret is the policy author's, so
+    /// by default it may name none: a helper runs with ivpol's own identity
+    /// (its cloud role, its keyring), which a tenant must not borrow.
+    pub(crate) fn allow_secret_credential_helpers(&self, names: Vec<String>) {
+        let _ = self.secret_helpers.set(names);
+    }
+
+    /// The credential for `host[:port]`: the policy's own secrets first,
+    /// then (where it serves) the host-wide `--registry-config`; a
+    /// credential helper is run when one holds it. Why there is none when
+    /// a helper fails or may not run.
+    pub(crate) async fn credential(
+        &self,
+        host: &str,
+        port: Option<u16>,
+        secrets: Option<&Keychain>,
+        host_keychain: bool,
+        deadline: Instant,
+    ) -> Result<Option<auth::Credential>, String> {
+        use auth::Source;
+        let found = match secrets.and_then(|k| k.source(host, port)) {
+            Some(s) => Some((s, false)),
+            None => host_keychain
+                .then(|| self.keychain.source(host, port))
+                .flatten()
+                .map(|s| (s, true)),
+        };
+        let (name, operators) = match found {
+            None => return Ok(None),
+            Some((Source::Stored(c), _)) => return Ok(Some(c.clone())),
+            Some((Source::Helper(name), operators)) => (name, operators),
+        };
+        let allowed = self
+            .secret_helpers
+            .get()
+            .is_some_and(|a| a.iter().any(|n| n == name));
+        if !operators && !allowed {
+            return Err(format!(
+                "registry-auth: a registry secret names the credential helper {name}, which --allow-credential-helper does not list"
+            ));
+        }
+        let registry = port.map_or_else(|| host.to_string(), |p| format!("{host}:{p}"));
+        self.helpers
+            .get(name, &registry, deadline)
+            .await
+            .map_err(|why| format!("registry-auth: {why}"))
     }
 
     /// Lets the host-wide keychain serve namespaced policies too
@@ -326,6 +383,7 @@ impl Net {
         match self
             .authorization(&resp, host, req.port, secrets, host_keychain, deadline)
             .await
+            .map_err(|why| HttpError::InternalError(Some(why)))?
         {
             Some(auth) => {
                 let resp = self.send_once(&req, Some(auth.clone()), deadline).await?;
@@ -433,16 +491,24 @@ impl Net {
         secrets: Option<&Keychain>,
         host_keychain: bool,
         deadline: Instant,
-    ) -> Option<String> {
-        let header = resp.headers().get(WWW_AUTHENTICATE)?.to_str().ok()?;
+    ) -> Result<Option<String>, String> {
+        let Some(header) = resp
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .and_then(|h| h.to_str().ok())
+        else {
+            return Ok(None);
+        };
+        let Some(challenge) = auth::parse_challenge(header) else {
+            return Ok(None);
+        };
         // A policy's own secrets win over the host-wide --registry-config,
         // which serves a namespaced policy only when the operator says so.
-        let credential = secrets.and_then(|k| k.get(host, port)).or_else(|| {
-            host_keychain
-                .then(|| self.keychain.get(host, port))
-                .flatten()
-        });
-        match auth::parse_challenge(header)? {
+        let credential = self
+            .credential(host, port, secrets, host_keychain, deadline)
+            .await?;
+        let credential = credential.as_ref();
+        Ok(match challenge {
             Challenge::Basic => credential.map(|c| c.basic_header()),
             Challenge::Bearer {
                 realm,
@@ -458,15 +524,18 @@ impl Net {
                     credential: credential.map(|c| c.id()).unwrap_or_default(),
                 };
                 if let Some(t) = self.tokens.get(&key) {
-                    return Some(format!("Bearer {t}"));
+                    return Ok(Some(format!("Bearer {t}")));
                 }
-                let (token, lifetime) = self
+                let Some((token, lifetime)) = self
                     .fetch_token(&realm, &service, &scope, credential, deadline)
-                    .await?;
+                    .await
+                else {
+                    return Ok(None);
+                };
                 self.tokens.put(key, token.clone(), lifetime);
                 Some(format!("Bearer {token}"))
             }
-        }
+        })
     }
 
     async fn fetch_token(

@@ -1,5 +1,6 @@
 use super::*;
 use http_body_util::BodyExt;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A one-shot HTTP server that records the request head it receives.
@@ -428,11 +429,21 @@ async fn the_host_keychain_serves_tenants_only_when_shared() {
         "tok-",
         "the tenant went anonymous"
     );
-    let keys = |n: &Net, tenant| n.scoped_key("k", std::slice::from_ref(&addr), &[], tenant);
-    assert_ne!(keys(&net, None), keys(&net, Some("team")));
+    let later = Instant::now() + Duration::from_secs(10);
+    let registries = std::slice::from_ref(&addr);
+    let (operator_key, tenant_key) = (
+        net.scoped_key("k", registries, &[], None, later).await,
+        net.scoped_key("k", registries, &[], Some("team"), later)
+            .await,
+    );
+    assert_ne!(operator_key, tenant_key);
     net.share_keychain_with_tenants();
     assert_eq!(token(Some("team")).await, operator);
-    assert_eq!(keys(&net, None), keys(&net, Some("team")));
+    assert_eq!(
+        net.scoped_key("k", registries, &[], None, later).await,
+        net.scoped_key("k", registries, &[], Some("team"), later)
+            .await
+    );
 }
 
 /// A registry that reads each request and never answers, holding the
@@ -497,4 +508,43 @@ async fn a_slow_registry_holds_at_most_its_in_flight_share() {
         "{elsewhere:?}"
     );
     holding.abort();
+}
+
+/// A policy's registry Secret may name a credential helper only when the
+/// operator lists it (`--allow-credential-helper`): the helper would run
+/// with ivpol's own identity. The operator's `--registry-config` helpers
+/// always run.
+#[tokio::test]
+async fn a_secret_names_only_the_credential_helpers_the_operator_allows() {
+    let later = Instant::now() + Duration::from_secs(10);
+    let secret = Keychain::parse(r#"{"credHelpers":{"r.io":"ivpol-absent"}}"#).expect("secret");
+    let net = Net::new(NetPolicy::default(), Keychain::default(), None, None).expect("net");
+    let refused = net
+        .credential("r.io", None, Some(&secret), true, later)
+        .await
+        .expect_err("not allowed");
+    assert!(
+        refused.contains("--allow-credential-helper does not list"),
+        "{refused}"
+    );
+    net.allow_secret_credential_helpers(vec!["ivpol-absent".into()]);
+    let ran = net
+        .credential("r.io", None, Some(&secret), true, later)
+        .await
+        .expect_err("not installed");
+    assert!(
+        ran.contains("docker-credential-ivpol-absent: cannot run it"),
+        "{ran}"
+    );
+    // The operator's own config names it: it runs without the flag.
+    let operator = Keychain::parse(r#"{"credsStore":"ivpol-absent"}"#).expect("config");
+    let net = Net::new(NetPolicy::default(), operator, None, None).expect("net");
+    let ran = net
+        .credential("r.io", Some(5000), None, true, later)
+        .await
+        .expect_err("ran");
+    assert!(ran.contains("cannot run it"), "{ran}");
+    // Docker's `{}` placeholder is no credential of its own.
+    let placeholder = Keychain::parse(r#"{"auths":{"r.io":{}}}"#).expect("config");
+    assert!(placeholder.source("r.io", None).is_none());
 }

@@ -344,26 +344,38 @@ impl HostState {
     /// The component's key completed with the identity of the registry
     /// credentials in `scope` (see `net/identity.rs`); none when they
     /// cannot be read, and then nothing is cached.
-    fn scoped(&self, key: &str, scope: &CredentialScope) -> Option<String> {
-        self.hooks.net.scoped_key(
-            key,
-            &scope.registries,
-            &scope.secrets,
-            scope.tenant.as_deref(),
-        )
+    /// (The future holds the shared `Net`, not `self`, whose WASI state
+    /// is not `Sync`.)
+    fn scoped(
+        &self,
+        key: &str,
+        scope: &CredentialScope,
+    ) -> impl std::future::Future<Output = Option<String>> + Send + 'static {
+        let (net, deadline) = (self.hooks.net.clone(), self.hooks.deadline);
+        let (key, scope) = (key.to_string(), scope.clone());
+        async move {
+            net.scoped_key(
+                &key,
+                &scope.registries,
+                &scope.secrets,
+                scope.tenant.as_deref(),
+                deadline,
+            )
+            .await
+        }
     }
 }
 
 impl bindings::ivpol::admission::verification_cache::Host for HostState {
     async fn get(&mut self, key: String, credentials: CredentialScope) -> Option<Vec<u8>> {
-        let key = self.scoped(&key, &credentials)?;
+        let key = self.scoped(&key, &credentials).await?;
         let cache = self.claims.cache();
         let deadline = self.hooks.deadline;
         cache.get(&key, &mut self.claims, deadline).await
     }
 
     async fn put(&mut self, key: String, credentials: CredentialScope, value: Vec<u8>) {
-        let Some(key) = self.scoped(&key, &credentials) else {
+        let Some(key) = self.scoped(&key, &credentials).await else {
             return;
         };
         let cache = self.claims.cache();
@@ -371,12 +383,12 @@ impl bindings::ivpol::admission::verification_cache::Host for HostState {
     }
 
     async fn get_digest(&mut self, image: String, credentials: CredentialScope) -> Option<String> {
-        let key = self.scoped(&image, &credentials)?;
+        let key = self.scoped(&image, &credentials).await?;
         self.claims.cache().get_digest(&key)
     }
 
     async fn put_digest(&mut self, image: String, credentials: CredentialScope, digest: String) {
-        if let Some(key) = self.scoped(&image, &credentials) {
+        if let Some(key) = self.scoped(&image, &credentials).await {
             self.claims.cache().put_digest(&key, &digest);
         }
     }

@@ -74,3 +74,156 @@ fn basic_challenges_are_answered_by_the_host() {
     );
     assert!(!r.to_string().contains(PASSWORD));
 }
+
+/// Writes an executable shell script `name` into `dir`.
+fn script(dir: &std::path::Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// Docker credential helpers (`credHelpers` per registry, `credsStore` for
+/// the rest) hold the password: the host runs `docker-credential-<name>
+/// get` (no shell, the registry on stdin), answers the challenge with what
+/// it prints, and reuses the answer instead of running it per request. A
+/// helper that fails, or is missing, denies with its name and what it
+/// said, not a bare 401; Debian's real ECR helper runs and, this being no
+/// ECR registry, holds nothing, so the registry refuses anonymous access.
+#[test]
+fn credential_helpers_answer_for_the_registries_they_hold() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
+    Pusher {
+        addr: &plain.addr,
+        auth: None,
+    }
+    .image("app", "v1", OCI_MANIFEST, "amd64");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin");
+    let calls = dir.path().join("calls");
+    script(
+        &bin,
+        "docker-credential-ivpol-test",
+        &format!(
+            "[ \"$1\" = get ] || exit 2\nread server\necho \"$server\" >> {}\nif [ \"$server\" = \"{}\" ]; then printf '{{\"ServerURL\":\"%s\",\"Username\":\"bob\",\"Secret\":\"{PASSWORD}\"}}' \"$server\"; else echo 'credentials not found in native keychain'; exit 1; fi\n",
+            calls.display(),
+            reg.addr
+        ),
+    );
+    script(
+        &bin,
+        "docker-credential-broken",
+        "echo 'error getting credentials - err: token expired, out: ``' >&2\nexit 1\n",
+    );
+    let policy = pod_policy(
+        "pin",
+        "\"CREATE\"",
+        "  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    );
+    let image = format!("{}/app:v1", reg.addr);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |config: &str, pods: usize| {
+        let file = dir.path().join("config.json");
+        std::fs::write(&file, config).expect("config");
+        let s = Server::start_with(
+            &[("pin.yaml", &policy)],
+            Options {
+                extra_args: vec![
+                    "--allow-registry".into(),
+                    reg.addr.clone(),
+                    "--registry-ca".into(),
+                    crt.display().to_string(),
+                    "--registry-config".into(),
+                    file.display().to_string(),
+                    "--digest-ttl".into(),
+                    "0s".into(),
+                ],
+                env: vec![("PATH".into(), path.clone())],
+                ..Options::default()
+            },
+        );
+        let answers: Vec<_> = (0..pods)
+            .map(|_| s.review("/ivpol/mutate/pin", &create_pod(&[&image])))
+            .collect();
+        (answers, s.metrics_text())
+    };
+    let message = |r: &serde_json::Value| {
+        r["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Per registry, twice: the helper runs once.
+    let (answers, _) = run(
+        &format!(r#"{{"credHelpers":{{"{}":"ivpol-test"}}}}"#, reg.addr),
+        2,
+    );
+    for r in &answers {
+        assert_eq!(r["allowed"], true, "{r}");
+        assert!(r["patch"].is_string(), "{r}");
+        assert!(!r.to_string().contains(PASSWORD));
+    }
+    let ran = std::fs::read_to_string(&calls).expect("the helper ran");
+    assert_eq!(
+        ran.lines().collect::<Vec<_>>(),
+        [reg.addr.as_str()],
+        "once, for the registry"
+    );
+    // As the default store, behind docker's `{}` placeholder.
+    let (answers, metrics) = run(
+        &format!(
+            r#"{{"credsStore":"ivpol-test","auths":{{"{}":{{}}}}}}"#,
+            reg.addr
+        ),
+        1,
+    );
+    assert!(answers[0]["patch"].is_string(), "{}", answers[0]);
+    assert!(
+        metrics
+            .contains(r#"ivpol_credential_helper_runs_total{helper="ivpol-test",result="ok"} 1"#),
+        "{metrics}"
+    );
+    // A failing helper is named, with what it said.
+    let (answers, metrics) = run(
+        &format!(r#"{{"credHelpers":{{"{}":"broken"}}}}"#, reg.addr),
+        1,
+    );
+    let m = message(&answers[0]);
+    assert_eq!(answers[0]["allowed"], false, "{m}");
+    assert!(
+        m.contains("registry-auth: docker-credential-broken failed"),
+        "{m}"
+    );
+    assert!(m.contains("token expired"), "{m}");
+    assert!(!m.contains("HTTP 401"), "{m}");
+    assert!(
+        metrics.contains(r#"helper="broken",result="error""#),
+        "{metrics}"
+    );
+    // A missing one too.
+    let (answers, _) = run(
+        &format!(r#"{{"credHelpers":{{"{}":"absent"}}}}"#, reg.addr),
+        1,
+    );
+    let m = message(&answers[0]);
+    assert!(m.contains("docker-credential-absent: cannot run it"), "{m}");
+    // Debian's ECR helper, for real: no ECR registry, so no credential.
+    let (answers, metrics) = run(
+        &format!(r#"{{"credHelpers":{{"{}":"ecr-login"}}}}"#, reg.addr),
+        1,
+    );
+    assert!(
+        message(&answers[0]).contains("registry answered HTTP 401"),
+        "{}",
+        answers[0]
+    );
+    assert!(
+        metrics.contains(r#"ivpol_credential_helper_runs_total{helper="ecr-login",result="ok"} 1"#),
+        "{metrics}"
+    );
+}

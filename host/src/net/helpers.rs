@@ -1,0 +1,214 @@
+//! Docker credential helpers: `credHelpers` (per registry) and
+//! `credsStore` (the default) in a docker config. A helper is the program
+//! `docker-credential-<name>` on `PATH`, run as `docker-credential-<name>
+//! get` with no shell: the registry (`host[:port]`) on stdin, a JSON
+//! `{"Username": …, "Secret": …}` on stdout. Its "credentials not found"
+//! answer means anonymous access, as for docker.
+//!
+//! Each run is bounded: a timeout (and the request's deadline), a cap on
+//! what it may print, its environment limited to what helpers read. An
+//! answer is cached per (helper, registry) for a while, a failure for a
+//! few seconds, so a burst of requests runs a helper once; the cache is
+//! bounded in entries. A failure names the helper and the first line of
+//! what it said, and denies: never an anonymous retry that ends in a bare
+//! 401.
+
+use super::auth::Credential;
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The longest one run may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// The most a helper may print on stdout (a credential is small; an ECR
+/// token is about 2 KiB) or on stderr.
+const MAX_OUTPUT: u64 = 64 << 10;
+/// How long an answer is reused. Helpers give no expiry; cloud tokens live
+/// for hours, and a rotated password is picked up within this.
+const FRESH: Duration = Duration::from_secs(300);
+/// How long a failure is reused before the helper runs again.
+const FAILED_FRESH: Duration = Duration::from_secs(5);
+/// The most (helper, registry) answers kept.
+const MAX_ENTRIES: usize = 256;
+/// The docker credential protocol's "no credential stored" answer.
+const NOT_FOUND: &str = "credentials not found in native keychain";
+
+type Answer = Result<Option<Credential>, String>;
+
+/// Runs credential helpers and remembers their answers.
+#[derive(Default)]
+pub(crate) struct Helpers {
+    answers: Mutex<HashMap<(String, String), (Instant, Answer)>>,
+}
+
+impl Helpers {
+    /// The credential helper `name` gives for `registry` (`host[:port]`),
+    /// from the cache when fresh; none when it stores none.
+    pub(crate) async fn get(&self, name: &str, registry: &str, deadline: Instant) -> Answer {
+        let key = (name.to_string(), registry.to_string());
+        if let Some(answer) = self.cached(&key) {
+            return answer;
+        }
+        let answer = run(name, registry, deadline).await;
+        crate::metrics::metrics().credential_helper_run(name, answer.is_ok());
+        if let Err(why) = &answer {
+            tracing::warn!(helper = name, registry, "registry-auth: {why}");
+        }
+        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if answers.len() >= MAX_ENTRIES {
+            answers.retain(|_, (at, a)| at.elapsed() < freshness(a));
+            if answers.len() >= MAX_ENTRIES {
+                answers.clear();
+            }
+        }
+        answers.insert(key, (Instant::now(), answer.clone()));
+        answer
+    }
+
+    fn cached(&self, key: &(String, String)) -> Option<Answer> {
+        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, answer) = answers.get(key)?;
+        (at.elapsed() < freshness(answer)).then(|| answer.clone())
+    }
+}
+
+fn freshness(answer: &Answer) -> Duration {
+    match answer {
+        Ok(_) => FRESH,
+        Err(_) => FAILED_FRESH,
+    }
+}
+
+/// A helper's name as docker takes it: letters, digits, `.`, `_`, `-`,
+/// so that `docker-credential-<name>` is one program on `PATH` and never a
+/// path.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && !name.starts_with('.')
+}
+
+/// One run of `docker-credential-<name> get` for `registry`.
+async fn run(name: &str, registry: &str, deadline: Instant) -> Answer {
+    let program = format!("docker-credential-{name}");
+    if !valid_name(name) {
+        return Err(format!("{name:?} is not a credential helper name"));
+    }
+    let mut child = tokio::process::Command::new(&program)
+        .arg("get")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("{program}: cannot run it: {e}"))?;
+    let until = deadline.min(Instant::now() + TIMEOUT);
+    let talk = async {
+        if let Some(mut stdin) = child.stdin.take() {
+            // A helper that exits without reading is answered by its exit.
+            let _ = stdin.write_all(registry.as_bytes()).await;
+        }
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let stdout = child.stdout.take().map(|s| s.take(MAX_OUTPUT + 1));
+        let stderr = child.stderr.take().map(|s| s.take(MAX_OUTPUT));
+        if let (Some(mut o), Some(mut e)) = (stdout, stderr) {
+            let (a, b) = tokio::join!(o.read_to_end(&mut out), e.read_to_end(&mut err));
+            a.and(b)
+                .map_err(|e| format!("{program}: reading its answer: {e}"))?;
+        }
+        let status = child.wait().await.map_err(|e| format!("{program}: {e}"))?;
+        Ok::<_, String>((status, out, err))
+    };
+    let (status, out, err) = tokio::time::timeout_at(until.into(), talk)
+        .await
+        .map_err(|_| format!("{program}: no answer within {TIMEOUT:?} (or the request's deadline)"))
+        .and_then(|r| r)?;
+    if out.len() as u64 > MAX_OUTPUT {
+        return Err(format!("{program}: its answer is over {MAX_OUTPUT} bytes"));
+    }
+    let said = first_line(&err)
+        .or_else(|| first_line(&out))
+        .unwrap_or_default();
+    if !status.success() {
+        if said.contains(NOT_FOUND) {
+            return Ok(None);
+        }
+        return Err(format!("{program} failed ({status}): {said}"));
+    }
+    parse(&program, &out)
+}
+
+/// The first non-empty line of `bytes`, clipped.
+fn first_line(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.chars().take(200).collect())
+}
+
+/// The credential in a helper's answer.
+fn parse(program: &str, out: &[u8]) -> Answer {
+    #[derive(serde::Deserialize)]
+    struct Reply {
+        #[serde(rename = "Username", default)]
+        username: String,
+        #[serde(rename = "Secret", default)]
+        secret: String,
+    }
+    let reply: Reply = serde_json::from_slice(out)
+        .map_err(|e| format!("{program}: its answer is not the credential JSON: {e}"))?;
+    if reply.username == "<token>" {
+        return Err(format!(
+            "{program} gave an identity token, which ivpol does not exchange: give a username and password"
+        ));
+    }
+    if reply.username.is_empty() && reply.secret.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Credential {
+        username: reply.username,
+        password: reply.secret,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helper_names_are_program_names_never_paths() {
+        for good in ["ecr-login", "gcloud", "pass", "osxkeychain", "a.b_c-1"] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in ["", "../x", "a/b", "a b", ".hidden", "x;rm", &"a".repeat(65)] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn answers_parse_as_the_protocol_says() {
+        let ok = parse(
+            "h",
+            br#"{"ServerURL":"r.io","Username":"AWS","Secret":"tok"}"#,
+        );
+        assert_eq!(
+            ok,
+            Ok(Some(Credential {
+                username: "AWS".into(),
+                password: "tok".into()
+            }))
+        );
+        assert_eq!(parse("h", br#"{"Username":"","Secret":""}"#), Ok(None));
+        let token = parse("h", br#"{"Username":"<token>","Secret":"refresh"}"#);
+        assert!(token.unwrap_err().contains("identity token"));
+        let junk = parse("h", b"not json").unwrap_err();
+        assert!(
+            junk.starts_with("h: its answer is not the credential JSON"),
+            "{junk}"
+        );
+    }
+}
