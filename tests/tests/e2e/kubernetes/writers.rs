@@ -597,5 +597,12 @@ fn a_missing_owner_cluster_role_still_registers_the_webhooks() {
         config["metadata"].get("ownerReferences").is_none(),
         "{config}"
     );
-    assert!(s.log().contains("without an owner"), "{}", s.log());
+    // The log reaches the test through a pipe: collect it until the line
+    // is in (each call hands out only what is new).
+    let mut log = String::new();
+    let said = eventually(SOON, || {
+        log.push_str(&s.log());
+        log.contains("without an owner")
+    });
+    assert!(said, "{log}");
 }
