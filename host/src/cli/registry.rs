@@ -41,6 +41,22 @@ pub(super) struct RegistryArgs {
     /// slow registry cannot hold every connection.
     #[arg(long = "registry-inflight", default_value_t = crate::net::REGISTRY_INFLIGHT, value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=1024), usize::from))]
     pub registry_inflight: usize,
+    /// The kubelet's CredentialProviderConfig (`kubelet.config.k8s.io/v1`):
+    /// its plugins give credentials for the images their `matchImages`
+    /// match, after --registry-config, as on the node.
+    #[arg(
+        long = "image-credential-provider-config",
+        value_name = "FILE",
+        requires = "plugin_dir"
+    )]
+    pub plugin_config: Option<PathBuf>,
+    /// The directory of those plugins' executables.
+    #[arg(
+        long = "image-credential-provider-bin-dir",
+        value_name = "DIR",
+        requires = "plugin_config"
+    )]
+    pub plugin_dir: Option<PathBuf>,
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     pub registry_ca: Option<PathBuf>,
@@ -64,6 +80,9 @@ impl RegistryArgs {
         }
         net.limit_inflight_per_registry(self.registry_inflight);
         net.allow_secret_credential_helpers(self.allow_credential_helper.clone());
+        if let (Some(config), Some(dir)) = (&self.plugin_config, &self.plugin_dir) {
+            net.use_credential_plugins(crate::net::kubelet::Plugins::load(config, dir)?);
+        }
         Ok(Arc::new(net))
     }
 }

@@ -15,10 +15,8 @@
 
 use super::auth::Credential;
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The longest one run may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -99,55 +97,18 @@ async fn run(name: &str, registry: &str, deadline: Instant) -> Answer {
     if !valid_name(name) {
         return Err(format!("{name:?} is not a credential helper name"));
     }
-    let mut child = tokio::process::Command::new(&program)
-        .arg("get")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("{program}: cannot run it: {e}"))?;
+    let mut command = tokio::process::Command::new(&program);
+    command.arg("get");
     let until = deadline.min(Instant::now() + TIMEOUT);
-    let talk = async {
-        if let Some(mut stdin) = child.stdin.take() {
-            // A helper that exits without reading is answered by its exit.
-            let _ = stdin.write_all(registry.as_bytes()).await;
-        }
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let stdout = child.stdout.take().map(|s| s.take(MAX_OUTPUT + 1));
-        let stderr = child.stderr.take().map(|s| s.take(MAX_OUTPUT));
-        if let (Some(mut o), Some(mut e)) = (stdout, stderr) {
-            let (a, b) = tokio::join!(o.read_to_end(&mut out), e.read_to_end(&mut err));
-            a.and(b)
-                .map_err(|e| format!("{program}: reading its answer: {e}"))?;
-        }
-        let status = child.wait().await.map_err(|e| format!("{program}: {e}"))?;
-        Ok::<_, String>((status, out, err))
-    };
-    let (status, out, err) = tokio::time::timeout_at(until.into(), talk)
-        .await
-        .map_err(|_| format!("{program}: no answer within {TIMEOUT:?} (or the request's deadline)"))
-        .and_then(|r| r)?;
-    if out.len() as u64 > MAX_OUTPUT {
-        return Err(format!("{program}: its answer is over {MAX_OUTPUT} bytes"));
-    }
-    let said = first_line(&err)
-        .or_else(|| first_line(&out))
-        .unwrap_or_default();
-    if !status.success() {
+    let out = super::exec::run(command, registry.as_bytes(), until, MAX_OUTPUT, &program).await?;
+    if !out.status.success() {
+        let said = out.said();
         if said.contains(NOT_FOUND) {
             return Ok(None);
         }
-        return Err(format!("{program} failed ({status}): {said}"));
+        return Err(format!("{program} failed ({}): {said}", out.status));
     }
-    parse(&program, &out)
-}
-
-/// The first non-empty line of `bytes`, clipped.
-fn first_line(bytes: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(bytes);
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(line.chars().take(200).collect())
+    parse(&program, &out.stdout)
 }
 
 /// The credential in a helper's answer.

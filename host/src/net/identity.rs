@@ -61,15 +61,22 @@ impl Net {
                 .credential(
                     parsed.host(),
                     parsed.port_u16(),
+                    None,
                     policy.as_ref(),
                     host,
                     deadline,
                 )
                 .await
                 .ok()?;
-            match credential {
-                Some(c) => part(&mut h, c.id().as_bytes()),
-                None => part(&mut h, b"\0anonymous"),
+            match (
+                credential,
+                host.then(|| self.plugin_serving(registry)).flatten(),
+            ) {
+                (Some(c), _) => part(&mut h, c.id().as_bytes()),
+                // A kubelet plugin may hold a credential for some of the
+                // registry's repositories: the key says whose they were.
+                (None, Some(plugin)) => part(&mut h, format!("\0plugin {plugin}").as_bytes()),
+                (None, None) => part(&mut h, b"\0anonymous"),
             }
         }
         let digest = h.finalize();

@@ -11,8 +11,10 @@
 
 pub(crate) mod auth;
 mod body;
+mod exec;
 mod helpers;
 mod identity;
+pub(crate) mod kubelet;
 pub(crate) mod policy;
 pub(crate) mod resolve;
 
@@ -89,6 +91,9 @@ pub(crate) struct Net {
     /// The helpers a policy's registry Secret may name
     /// (`--allow-credential-helper`); those of `--registry-config` always run.
     secret_helpers: std::sync::OnceLock<Vec<String>>,
+    /// Kubelet credential provider plugins (`--image-credential-provider-*`),
+    /// operator credentials like `--registry-config`'s.
+    plugins: std::sync::OnceLock<kubelet::Plugins>,
 }
 
 /// Requests in flight per registry host: one slow or hostile registry
@@ -210,6 +215,7 @@ impl Net {
             },
             helpers: helpers::Helpers::default(),
             secret_helpers: std::sync::OnceLock::new(),
+            plugins: std::sync::OnceLock::new(),
         })
     }
 
@@ -229,14 +235,27 @@ impl Net {
         let _ = self.secret_helpers.set(names);
     }
 
-    /// The credential for `host[:port]`: the policy's own secrets first,
-    /// then (where it serves) the host-wide `--registry-config`; a
-    /// credential helper is run when one holds it. Why there is none when
-    /// a helper fails or may not run.
+    /// Uses the kubelet's credential provider plugins too, after
+    /// `--registry-config`, where that serves.
+    pub(crate) fn use_credential_plugins(&self, plugins: kubelet::Plugins) {
+        let _ = self.plugins.set(plugins);
+    }
+
+    /// The operator's credential plugin that may answer for `registry`.
+    pub(crate) fn plugin_serving(&self, registry: &str) -> Option<&str> {
+        self.plugins.get()?.serving(registry)
+    }
+
+    /// The credential for `host[:port]` (and `repository`, which a kubelet
+    /// plugin may match on): the policy's own secrets first, then (where
+    /// it serves) the host-wide `--registry-config`, then the kubelet's
+    /// credential plugins; a credential helper is run when one holds it.
+    /// Why there is none when a helper or plugin fails or may not run.
     pub(crate) async fn credential(
         &self,
         host: &str,
         port: Option<u16>,
+        repository: Option<&str>,
         secrets: Option<&Keychain>,
         host_keychain: bool,
         deadline: Instant,
@@ -249,8 +268,19 @@ impl Net {
                 .flatten()
                 .map(|s| (s, true)),
         };
+        let registry = port.map_or_else(|| host.to_string(), |p| format!("{host}:{p}"));
         let (name, operators) = match found {
-            None => return Ok(None),
+            None => {
+                let plugins = self.plugins.get().filter(|_| host_keychain);
+                let Some(plugins) = plugins else {
+                    return Ok(None);
+                };
+                let image = format!("{registry}/{}", repository.unwrap_or_default());
+                return plugins
+                    .credential(&image, deadline)
+                    .await
+                    .map_err(|why| format!("registry-auth: {why}"));
+            }
             Some((Source::Stored(c), _)) => return Ok(Some(c.clone())),
             Some((Source::Helper(name), operators)) => (name, operators),
         };
@@ -263,7 +293,6 @@ impl Net {
                 "registry-auth: a registry secret names the credential helper {name}, which --allow-credential-helper does not list"
             ));
         }
-        let registry = port.map_or_else(|| host.to_string(), |p| format!("{host}:{p}"));
         self.helpers
             .get(name, &registry, deadline)
             .await
@@ -379,9 +408,8 @@ impl Net {
         if resp.status() != http::StatusCode::UNAUTHORIZED {
             return Ok((resp, auth));
         }
-        let host = req.uri.host().unwrap_or_default();
         match self
-            .authorization(&resp, host, req.port, secrets, host_keychain, deadline)
+            .authorization(&resp, &req, secrets, host_keychain, deadline)
             .await
             .map_err(|why| HttpError::InternalError(Some(why)))?
         {
@@ -486,8 +514,7 @@ impl Net {
     async fn authorization(
         &self,
         resp: &http::Response<hyper::body::Incoming>,
-        host: &str,
-        port: Option<u16>,
+        req: &Outgoing<'_>,
         secrets: Option<&Keychain>,
         host_keychain: bool,
         deadline: Instant,
@@ -504,8 +531,10 @@ impl Net {
         };
         // A policy's own secrets win over the host-wide --registry-config,
         // which serves a namespaced policy only when the operator says so.
+        let (host, port) = (req.uri.host().unwrap_or_default(), req.port);
+        let repository = repository_of(req.uri.path());
         let credential = self
-            .credential(host, port, secrets, host_keychain, deadline)
+            .credential(host, port, repository, secrets, host_keychain, deadline)
             .await?;
         let credential = credential.as_ref();
         Ok(match challenge {
@@ -625,6 +654,16 @@ impl Net {
     pub(crate) fn use_cluster_secrets(&self, source: Arc<dyn SecretSource>) {
         let _ = self.cluster_secrets.set(source);
     }
+}
+
+/// The repository a registry API path is about
+/// (`/v2/<repository>/{manifests,blobs,tags,referrers}/…`).
+fn repository_of(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("/v2/")?;
+    ["/manifests/", "/blobs/", "/tags/", "/referrers/"]
+        .iter()
+        .filter_map(|marker| rest.rfind(marker).map(|i| &rest[..i]))
+        .max_by_key(|r| r.len())
 }
 
 /// Registry secrets by the name a policy gives them (`<name>` for a

@@ -520,7 +520,7 @@ async fn a_secret_names_only_the_credential_helpers_the_operator_allows() {
     let secret = Keychain::parse(r#"{"credHelpers":{"r.io":"ivpol-absent"}}"#).expect("secret");
     let net = Net::new(NetPolicy::default(), Keychain::default(), None, None).expect("net");
     let refused = net
-        .credential("r.io", None, Some(&secret), true, later)
+        .credential("r.io", None, None, Some(&secret), true, later)
         .await
         .expect_err("not allowed");
     assert!(
@@ -529,7 +529,7 @@ async fn a_secret_names_only_the_credential_helpers_the_operator_allows() {
     );
     net.allow_secret_credential_helpers(vec!["ivpol-absent".into()]);
     let ran = net
-        .credential("r.io", None, Some(&secret), true, later)
+        .credential("r.io", None, None, Some(&secret), true, later)
         .await
         .expect_err("not installed");
     assert!(
@@ -540,11 +540,83 @@ async fn a_secret_names_only_the_credential_helpers_the_operator_allows() {
     let operator = Keychain::parse(r#"{"credsStore":"ivpol-absent"}"#).expect("config");
     let net = Net::new(NetPolicy::default(), operator, None, None).expect("net");
     let ran = net
-        .credential("r.io", Some(5000), None, true, later)
+        .credential("r.io", Some(5000), None, None, true, later)
         .await
         .expect_err("ran");
     assert!(ran.contains("cannot run it"), "{ran}");
     // Docker's `{}` placeholder is no credential of its own.
     let placeholder = Keychain::parse(r#"{"auths":{"r.io":{}}}"#).expect("config");
     assert!(placeholder.source("r.io", None).is_none());
+}
+
+#[test]
+fn the_repository_of_a_registry_path() {
+    assert_eq!(repository_of("/v2/team/app/manifests/v1"), Some("team/app"));
+    assert_eq!(repository_of("/v2/a/blobs/sha256:x"), Some("a"));
+    assert_eq!(
+        repository_of("/v2/a/manifests/b/manifests/c"),
+        Some("a/manifests/b")
+    );
+    assert_eq!(repository_of("/v2/a/referrers/sha256:x"), Some("a"));
+    assert_eq!(repository_of("/v2/"), None);
+    assert_eq!(repository_of("/token"), None);
+}
+
+/// Kubelet credential plugins are the operator's, like --registry-config:
+/// a namespaced policy's requests never run them (unless the operator
+/// shares), and its verifications never share a cache key with the
+/// operator's for a registry a plugin serves.
+#[tokio::test]
+async fn kubelet_plugins_serve_tenants_only_when_shared() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("providers.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n  - name: test-plugin\n    matchImages: [\"r.io\"]\n    defaultCacheDuration: 1m\n    apiVersion: credentialprovider.kubelet.k8s.io/v1\n",
+    )
+    .expect("config");
+    // It holds a credential for one repository of r.io only.
+    let plugin = dir.path().join("test-plugin");
+    std::fs::write(
+        &plugin,
+        "#!/bin/sh\ncat > /dev/null\nprintf '{\"apiVersion\":\"credentialprovider.kubelet.k8s.io/v1\",\"kind\":\"CredentialProviderResponse\",\"cacheKeyType\":\"Image\",\"auth\":{\"r.io/private\":{\"username\":\"u\",\"password\":\"p\"}}}'\n",
+    )
+    .expect("plugin");
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let net = Net::new(NetPolicy::default(), Keychain::default(), None, None).expect("net");
+    net.use_credential_plugins(kubelet::Plugins::load(&config, dir.path()).expect("plugins"));
+    let later = Instant::now() + Duration::from_secs(10);
+    let tenant = net
+        .credential("r.io", None, Some("private/app"), None, false, later)
+        .await;
+    assert_eq!(tenant, Ok(None), "a tenant's request runs no plugin");
+    let operator = net
+        .credential("r.io", None, Some("private/app"), None, true, later)
+        .await;
+    assert_eq!(
+        operator.expect("ran").map(|c| c.username),
+        Some("u".to_string())
+    );
+    let elsewhere = net
+        .credential("r.io", None, Some("public/app"), None, true, later)
+        .await;
+    assert_eq!(elsewhere, Ok(None), "no credential for that repository");
+    let registries = ["r.io".to_string()];
+    let (operator_key, tenant_key) = (
+        net.scoped_key("k", &registries, &[], None, later).await,
+        net.scoped_key("k", &registries, &[], Some("team"), later)
+            .await,
+    );
+    assert!(operator_key.is_some() && tenant_key.is_some());
+    assert_ne!(
+        operator_key, tenant_key,
+        "the plugin's registry is keyed apart"
+    );
+    let other = ["other.io".to_string()];
+    assert_eq!(
+        net.scoped_key("k", &other, &[], None, later).await,
+        net.scoped_key("k", &other, &[], Some("team"), later).await,
+        "a registry no plugin serves is anonymous for both"
+    );
 }

@@ -227,3 +227,113 @@ fn credential_helpers_answer_for_the_registries_they_hold() {
         "{metrics}"
     );
 }
+
+/// The kubelet's credential provider plugins: a `CredentialProviderConfig`
+/// and its bin dir, the plugin run with a `CredentialProviderRequest` for
+/// the image its `matchImages` match and its answer cached by
+/// `cacheKeyType` (here per registry, so one run for two pods). A plugin
+/// that answers malformed JSON, fails or outlives the deadline denies and
+/// names itself.
+#[test]
+fn kubelet_credential_plugins_answer_for_the_images_they_match() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
+    Pusher {
+        addr: &plain.addr,
+        auth: None,
+    }
+    .image("team/app", "v1", OCI_MANIFEST, "amd64");
+    let bin = dir.path().join("plugins");
+    std::fs::create_dir(&bin).expect("bin");
+    let requests = dir.path().join("requests");
+    script(
+        &bin,
+        "test-provider",
+        &format!(
+            "cat >> {}\necho >> {}\nprintf '{{\"apiVersion\":\"credentialprovider.kubelet.k8s.io/v1\",\"kind\":\"CredentialProviderResponse\",\"cacheKeyType\":\"Registry\",\"cacheDuration\":\"1m\",\"auth\":{{\"{}\":{{\"username\":\"bob\",\"password\":\"{PASSWORD}\"}}}}}}'\n",
+            requests.display(),
+            requests.display(),
+            reg.addr
+        ),
+    );
+    script(&bin, "malformed", "echo '{not json'\n");
+    script(&bin, "failing", "echo 'no role to assume' >&2\nexit 1\n");
+    script(&bin, "slow", "sleep 30\n");
+    // Two seconds for the whole request, so the slow plugin is cut short.
+    let policy = pod_policy(
+        "pin",
+        "\"CREATE\"",
+        "  webhookConfiguration: {timeoutSeconds: 2}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
+    );
+    let image = format!("{}/team/app:v1", reg.addr);
+    let run = |provider: &str, pods: usize| {
+        let config = dir.path().join("providers.yaml");
+        std::fs::write(
+            &config,
+            format!("apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n  - name: {provider}\n    matchImages: [\"{}/team\"]\n    defaultCacheDuration: 10m\n    apiVersion: credentialprovider.kubelet.k8s.io/v1\n", reg.addr),
+        )
+        .expect("config");
+        let s = Server::start_with(
+            &[("pin.yaml", &policy)],
+            Options {
+                extra_args: vec![
+                    "--allow-registry".into(),
+                    reg.addr.clone(),
+                    "--registry-ca".into(),
+                    crt.display().to_string(),
+                    "--image-credential-provider-config".into(),
+                    config.display().to_string(),
+                    "--image-credential-provider-bin-dir".into(),
+                    bin.display().to_string(),
+                    "--digest-ttl".into(),
+                    "0s".into(),
+                ],
+                ..Options::default()
+            },
+        );
+        (0..pods)
+            .map(|_| s.review("/ivpol/mutate/pin", &create_pod(&[&image])))
+            .collect::<Vec<_>>()
+    };
+    let message = |r: &serde_json::Value| {
+        r["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    for r in run("test-provider", 2) {
+        assert!(r["patch"].is_string(), "{r}");
+    }
+    let asked = std::fs::read_to_string(&requests).expect("the plugin ran");
+    let asked: Vec<serde_json::Value> = asked
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a request"))
+        .collect();
+    assert_eq!(asked.len(), 1, "cached per registry: {asked:?}");
+    assert_eq!(asked[0]["kind"], "CredentialProviderRequest");
+    assert_eq!(
+        asked[0]["apiVersion"],
+        "credentialprovider.kubelet.k8s.io/v1"
+    );
+    assert_eq!(asked[0]["image"], format!("{}/team/app", reg.addr));
+    for (provider, said) in [
+        (
+            "malformed",
+            "credential provider malformed: its answer is not a CredentialProviderResponse",
+        ),
+        (
+            "failing",
+            "credential provider failing failed (exit status: 1): no role to assume",
+        ),
+        ("slow", "credential provider slow: no answer in time"),
+    ] {
+        let r = &run(provider, 1)[0];
+        assert_eq!(r["allowed"], false, "{r}");
+        assert!(
+            message(r).contains(&format!("registry-auth: {said}")),
+            "{provider}: {}",
+            message(r)
+        );
+    }
+}
