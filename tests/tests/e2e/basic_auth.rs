@@ -75,6 +75,82 @@ fn basic_challenges_are_answered_by_the_host() {
     assert!(!r.to_string().contains(PASSWORD));
 }
 
+/// A Basic-auth registry holding `repository:v1`, and the pinning policy
+/// whose mutate answers show whether the host presented a credential.
+struct Private {
+    dir: tempfile::TempDir,
+    reg: Registry,
+    crt: std::path::PathBuf,
+    image: String,
+    policy: String,
+    _plain: Registry,
+}
+
+impl Private {
+    fn start(repository: &str, policy_head: &str) -> Private {
+        let dir = tempfile::tempdir().expect("dir");
+        let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
+        Pusher {
+            addr: &plain.addr,
+            auth: None,
+        }
+        .image(repository, "v1", OCI_MANIFEST, "amd64");
+        let image = format!("{}/{repository}:v1", reg.addr);
+        let policy = pod_policy(
+            "pin",
+            "\"CREATE\"",
+            &format!("{policy_head}  attestors: []\n  validations:\n    - expression: \"true\"\n"),
+        );
+        Private {
+            dir,
+            reg,
+            crt,
+            image,
+            policy,
+            _plain: plain,
+        }
+    }
+
+    /// `pods` mutate answers of a server started with `extra` args and
+    /// `env`, and its metrics after them.
+    fn answers(
+        &self,
+        extra: &[String],
+        env: Vec<(String, String)>,
+        pods: usize,
+    ) -> (Vec<serde_json::Value>, String) {
+        let mut extra_args = vec![
+            "--allow-registry".to_string(),
+            self.reg.addr.clone(),
+            "--registry-ca".into(),
+            self.crt.display().to_string(),
+            // Every pod resolves its tag again, through the credential.
+            "--digest-ttl".into(),
+            "0s".into(),
+        ];
+        extra_args.extend_from_slice(extra);
+        let s = Server::start_with(
+            &[("pin.yaml", &self.policy)],
+            Options {
+                extra_args,
+                env,
+                ..Options::default()
+            },
+        );
+        let answers = (0..pods)
+            .map(|_| s.review("/ivpol/mutate/pin", &create_pod(&[&self.image])))
+            .collect();
+        (answers, s.metrics_text())
+    }
+}
+
+fn message(r: &serde_json::Value) -> String {
+    r["status"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Writes an executable shell script `name` into `dir`.
 fn script(dir: &std::path::Path, name: &str, body: &str) {
     use std::os::unix::fs::PermissionsExt;
@@ -92,23 +168,17 @@ fn script(dir: &std::path::Path, name: &str, body: &str) {
 /// ECR registry, holds nothing, so the registry refuses anonymous access.
 #[test]
 fn credential_helpers_answer_for_the_registries_they_hold() {
-    let dir = tempfile::tempdir().expect("dir");
-    let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
-    Pusher {
-        addr: &plain.addr,
-        auth: None,
-    }
-    .image("app", "v1", OCI_MANIFEST, "amd64");
-    let bin = dir.path().join("bin");
+    let p = Private::start("app", "");
+    let addr = p.reg.addr.clone();
+    let bin = p.dir.path().join("bin");
     std::fs::create_dir(&bin).expect("bin");
-    let calls = dir.path().join("calls");
+    let calls = p.dir.path().join("calls");
     script(
         &bin,
         "docker-credential-ivpol-test",
         &format!(
-            "[ \"$1\" = get ] || exit 2\nread server\necho \"$server\" >> {}\nif [ \"$server\" = \"{}\" ]; then printf '{{\"ServerURL\":\"%s\",\"Username\":\"bob\",\"Secret\":\"{PASSWORD}\"}}' \"$server\"; else echo 'credentials not found in native keychain'; exit 1; fi\n",
+            "[ \"$1\" = get ] || exit 2\nread server\necho \"$server\" >> {}\nif [ \"$server\" = \"{addr}\" ]; then printf '{{\"ServerURL\":\"%s\",\"Username\":\"bob\",\"Secret\":\"{PASSWORD}\"}}' \"$server\"; else echo 'credentials not found in native keychain'; exit 1; fi\n",
             calls.display(),
-            reg.addr
         ),
     );
     script(
@@ -116,53 +186,19 @@ fn credential_helpers_answer_for_the_registries_they_hold() {
         "docker-credential-broken",
         "echo 'error getting credentials - err: token expired, out: ``' >&2\nexit 1\n",
     );
-    let policy = pod_policy(
-        "pin",
-        "\"CREATE\"",
-        "  attestors: []\n  validations:\n    - expression: \"true\"\n",
-    );
-    let image = format!("{}/app:v1", reg.addr);
     let path = format!(
         "{}:{}",
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let run = |config: &str, pods: usize| {
-        let file = dir.path().join("config.json");
+    let run = |config: String, pods: usize| {
+        let file = p.dir.path().join("config.json");
         std::fs::write(&file, config).expect("config");
-        let s = Server::start_with(
-            &[("pin.yaml", &policy)],
-            Options {
-                extra_args: vec![
-                    "--allow-registry".into(),
-                    reg.addr.clone(),
-                    "--registry-ca".into(),
-                    crt.display().to_string(),
-                    "--registry-config".into(),
-                    file.display().to_string(),
-                    "--digest-ttl".into(),
-                    "0s".into(),
-                ],
-                env: vec![("PATH".into(), path.clone())],
-                ..Options::default()
-            },
-        );
-        let answers: Vec<_> = (0..pods)
-            .map(|_| s.review("/ivpol/mutate/pin", &create_pod(&[&image])))
-            .collect();
-        (answers, s.metrics_text())
-    };
-    let message = |r: &serde_json::Value| {
-        r["status"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
+        let extra = ["--registry-config".to_string(), file.display().to_string()];
+        p.answers(&extra, vec![("PATH".into(), path.clone())], pods)
     };
     // Per registry, twice: the helper runs once.
-    let (answers, _) = run(
-        &format!(r#"{{"credHelpers":{{"{}":"ivpol-test"}}}}"#, reg.addr),
-        2,
-    );
+    let (answers, _) = run(format!(r#"{{"credHelpers":{{"{addr}":"ivpol-test"}}}}"#), 2);
     for r in &answers {
         assert_eq!(r["allowed"], true, "{r}");
         assert!(r["patch"].is_string(), "{r}");
@@ -171,15 +207,12 @@ fn credential_helpers_answer_for_the_registries_they_hold() {
     let ran = std::fs::read_to_string(&calls).expect("the helper ran");
     assert_eq!(
         ran.lines().collect::<Vec<_>>(),
-        [reg.addr.as_str()],
+        [addr.as_str()],
         "once, for the registry"
     );
     // As the default store, behind docker's `{}` placeholder.
     let (answers, metrics) = run(
-        &format!(
-            r#"{{"credsStore":"ivpol-test","auths":{{"{}":{{}}}}}}"#,
-            reg.addr
-        ),
+        format!(r#"{{"credsStore":"ivpol-test","auths":{{"{addr}":{{}}}}}}"#),
         1,
     );
     assert!(answers[0]["patch"].is_string(), "{}", answers[0]);
@@ -189,10 +222,7 @@ fn credential_helpers_answer_for_the_registries_they_hold() {
         "{metrics}"
     );
     // A failing helper is named, with what it said.
-    let (answers, metrics) = run(
-        &format!(r#"{{"credHelpers":{{"{}":"broken"}}}}"#, reg.addr),
-        1,
-    );
+    let (answers, metrics) = run(format!(r#"{{"credHelpers":{{"{addr}":"broken"}}}}"#), 1);
     let m = message(&answers[0]);
     assert_eq!(answers[0]["allowed"], false, "{m}");
     assert!(
@@ -206,17 +236,11 @@ fn credential_helpers_answer_for_the_registries_they_hold() {
         "{metrics}"
     );
     // A missing one too.
-    let (answers, _) = run(
-        &format!(r#"{{"credHelpers":{{"{}":"absent"}}}}"#, reg.addr),
-        1,
-    );
+    let (answers, _) = run(format!(r#"{{"credHelpers":{{"{addr}":"absent"}}}}"#), 1);
     let m = message(&answers[0]);
     assert!(m.contains("docker-credential-absent: cannot run it"), "{m}");
     // Debian's ECR helper, for real: no ECR registry, so no credential.
-    let (answers, metrics) = run(
-        &format!(r#"{{"credHelpers":{{"{}":"ecr-login"}}}}"#, reg.addr),
-        1,
-    );
+    let (answers, metrics) = run(format!(r#"{{"credHelpers":{{"{addr}":"ecr-login"}}}}"#), 1);
     assert!(
         message(&answers[0]).contains("registry answered HTTP 401"),
         "{}",
@@ -236,70 +260,37 @@ fn credential_helpers_answer_for_the_registries_they_hold() {
 /// names itself.
 #[test]
 fn kubelet_credential_plugins_answer_for_the_images_they_match() {
-    let dir = tempfile::tempdir().expect("dir");
-    let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
-    Pusher {
-        addr: &plain.addr,
-        auth: None,
-    }
-    .image("team/app", "v1", OCI_MANIFEST, "amd64");
-    let bin = dir.path().join("plugins");
+    // Two seconds for the whole request, so the slow plugin is cut short.
+    let p = Private::start("team/app", "  webhookConfiguration: {timeoutSeconds: 2}\n");
+    let addr = p.reg.addr.clone();
+    let bin = p.dir.path().join("plugins");
     std::fs::create_dir(&bin).expect("bin");
-    let requests = dir.path().join("requests");
+    let requests = p.dir.path().join("requests");
+    let log = requests.display();
     script(
         &bin,
         "test-provider",
         &format!(
-            "cat >> {}\necho >> {}\nprintf '{{\"apiVersion\":\"credentialprovider.kubelet.k8s.io/v1\",\"kind\":\"CredentialProviderResponse\",\"cacheKeyType\":\"Registry\",\"cacheDuration\":\"1m\",\"auth\":{{\"{}\":{{\"username\":\"bob\",\"password\":\"{PASSWORD}\"}}}}}}'\n",
-            requests.display(),
-            requests.display(),
-            reg.addr
+            "cat >> {log}\necho >> {log}\nprintf '{{\"apiVersion\":\"credentialprovider.kubelet.k8s.io/v1\",\"kind\":\"CredentialProviderResponse\",\"cacheKeyType\":\"Registry\",\"cacheDuration\":\"1m\",\"auth\":{{\"{addr}\":{{\"username\":\"bob\",\"password\":\"{PASSWORD}\"}}}}}}'\n",
         ),
     );
     script(&bin, "malformed", "echo '{not json'\n");
     script(&bin, "failing", "echo 'no role to assume' >&2\nexit 1\n");
     script(&bin, "slow", "sleep 30\n");
-    // Two seconds for the whole request, so the slow plugin is cut short.
-    let policy = pod_policy(
-        "pin",
-        "\"CREATE\"",
-        "  webhookConfiguration: {timeoutSeconds: 2}\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
-    );
-    let image = format!("{}/team/app:v1", reg.addr);
     let run = |provider: &str, pods: usize| {
-        let config = dir.path().join("providers.yaml");
+        let config = p.dir.path().join("providers.yaml");
         std::fs::write(
             &config,
-            format!("apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n  - name: {provider}\n    matchImages: [\"{}/team\"]\n    defaultCacheDuration: 10m\n    apiVersion: credentialprovider.kubelet.k8s.io/v1\n", reg.addr),
+            format!("apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n  - name: {provider}\n    matchImages: [\"{addr}/team\"]\n    defaultCacheDuration: 10m\n    apiVersion: credentialprovider.kubelet.k8s.io/v1\n"),
         )
         .expect("config");
-        let s = Server::start_with(
-            &[("pin.yaml", &policy)],
-            Options {
-                extra_args: vec![
-                    "--allow-registry".into(),
-                    reg.addr.clone(),
-                    "--registry-ca".into(),
-                    crt.display().to_string(),
-                    "--image-credential-provider-config".into(),
-                    config.display().to_string(),
-                    "--image-credential-provider-bin-dir".into(),
-                    bin.display().to_string(),
-                    "--digest-ttl".into(),
-                    "0s".into(),
-                ],
-                ..Options::default()
-            },
-        );
-        (0..pods)
-            .map(|_| s.review("/ivpol/mutate/pin", &create_pod(&[&image])))
-            .collect::<Vec<_>>()
-    };
-    let message = |r: &serde_json::Value| {
-        r["status"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
+        let extra = [
+            "--image-credential-provider-config".to_string(),
+            config.display().to_string(),
+            "--image-credential-provider-bin-dir".into(),
+            bin.display().to_string(),
+        ];
+        p.answers(&extra, Vec::new(), pods).0
     };
     for r in run("test-provider", 2) {
         assert!(r["patch"].is_string(), "{r}");
@@ -316,7 +307,7 @@ fn kubelet_credential_plugins_answer_for_the_images_they_match() {
         asked[0]["apiVersion"],
         "credentialprovider.kubelet.k8s.io/v1"
     );
-    assert_eq!(asked[0]["image"], format!("{}/team/app", reg.addr));
+    assert_eq!(asked[0]["image"], format!("{addr}/team/app"));
     for (provider, said) in [
         (
             "malformed",
