@@ -333,24 +333,7 @@ fn the_self_signed_overlay_serves_a_certificate_its_ca_vouches_for() {
             .expect("the CA vouches for the served certificate");
     }
     let ca_file = copy.path().join("deploy/overlays/self-signed/ca.crt");
-    let out = Command::new(ivpol_bin())
-        .args([
-            "webhooks",
-            "--service",
-            "ivpol",
-            "--namespace",
-            "ivpol",
-            "-o",
-            "json",
-        ])
-        .arg("--policies")
-        .arg(deploy_dir().join("../policies"))
-        .arg("--ca-bundle")
-        .arg(&ca_file)
-        .arg("--cache-dir")
-        .arg(precompile_cache_dir())
-        .output()
-        .expect("ivpol webhooks");
+    let out = webhooks_for(service(&all), &deploy_dir().join("../policies"), &ca_file);
     assert!(
         out.status.success(),
         "{}",
@@ -361,6 +344,24 @@ fn the_self_signed_overlay_serves_a_certificate_its_ca_vouches_for() {
         readme.contains("make-certs.sh"),
         "deploy/README.md does not say how to make them"
     );
+}
+
+/// `ivpol webhooks -o json` for the policies in `policies`, pointed at
+/// `service`, with the CA bundle `ca`.
+fn webhooks_for(service: &Value, policies: &Path, ca: &Path) -> std::process::Output {
+    Command::new(ivpol_bin())
+        .arg("webhooks")
+        .arg("--policies")
+        .arg(policies)
+        .args(["--service", text(&service["metadata"]["name"])])
+        .args(["--namespace", text(&service["metadata"]["namespace"])])
+        .arg("--ca-bundle")
+        .arg(ca)
+        .args(["-o", "json"])
+        .arg("--cache-dir")
+        .arg(precompile_cache_dir())
+        .output()
+        .expect("ivpol webhooks")
 }
 
 /// The Secret volume the Deployment mounts at /tls.
@@ -1007,26 +1008,7 @@ fn the_config_map_policies_load_and_get_webhooks() {
         std::fs::write(dir.join(name), text.as_str().expect("text")).expect("write");
     }
     let ca = ivpol_tests::certs::ca_file(tmp.path());
-    let s = service(&all);
-    let out = Command::new(ivpol_bin())
-        .arg("webhooks")
-        .arg("--policies")
-        .arg(&dir)
-        .args([
-            "--service",
-            s["metadata"]["name"].as_str().unwrap_or_default(),
-        ])
-        .args([
-            "--namespace",
-            s["metadata"]["namespace"].as_str().unwrap_or_default(),
-        ])
-        .arg("--ca-bundle")
-        .arg(&ca)
-        .args(["-o", "json"])
-        .arg("--cache-dir")
-        .arg(precompile_cache_dir())
-        .output()
-        .expect("ivpol webhooks");
+    let out = webhooks_for(service(&all), &dir, &ca);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("not loaded"), "{err}");

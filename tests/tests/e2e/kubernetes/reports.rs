@@ -20,6 +20,15 @@ fn scan(api: &KubeApi, extra: &[&str]) -> Run {
     ivpol_in(dir.path(), &args)
 }
 
+/// A policy that fails any image under a `/bad/` path.
+fn no_bad_images() -> Value {
+    deny_unless(
+        "no-bad",
+        "images.containers.all(i, !i.contains('/bad/'))",
+        "",
+    )
+}
+
 fn deployment(name: &str, image: &str) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": "team", "labels": {"app": name}},
@@ -44,12 +53,7 @@ fn report_of(api: &KubeApi, object: &Value) -> Value {
 #[test]
 fn scan_writes_one_report_per_resource_with_server_side_apply() {
     let api = cluster();
-    api.apply(deny_unless(
-        "no-bad",
-        "images.containers.all(i, !i.contains('/bad/'))",
-        "",
-    ))
-    .expect("policy");
+    api.apply(no_bad_images()).expect("policy");
     let good = api
         .create(deployment("good", "ghcr.io/good/app:1"))
         .expect("good");
@@ -351,12 +355,7 @@ fn with_an_interval_a_policy_change_reaches_the_next_scan() {
 fn the_scan_role_allows_every_request_scan_makes() {
     use ivpol_tests::rbac::{allows, attributes, deploy_manifests};
     let api = cluster();
-    api.apply(deny_unless(
-        "no-bad",
-        "images.containers.all(i, !i.contains('/bad/'))",
-        "",
-    ))
-    .expect("policy");
+    api.apply(no_bad_images()).expect("policy");
     api.create(deployment("good", "ghcr.io/good/app:1"))
         .expect("good");
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
