@@ -293,6 +293,8 @@ impl Live {
                 .policies
                 .iter()
                 .flat_map(|p| p.registry_secrets.iter().cloned())
+                // `provider:<name>` is a credential the host holds, no Secret.
+                .filter(|n| !n.starts_with(crate::net::PROVIDER_PREFIX))
                 .collect();
             cluster.secrets.want(names).await;
         }

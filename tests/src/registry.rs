@@ -68,7 +68,10 @@ impl Registry {
         let htpasswd = dir.join("htpasswd");
         let hash = bcrypt::hash(password, 5).expect("bcrypt");
         std::fs::write(&htpasswd, format!("{user}:{hash}\n")).expect("htpasswd");
-        let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).expect("cert");
+        // Also `ghcr.io`, which a test resolves here to stand for GitHub's
+        // registry (the GitHub credential provider serves that name only).
+        let names = vec!["127.0.0.1".into(), "ghcr.io".into()];
+        let cert = rcgen::generate_simple_self_signed(names).expect("cert");
         let (crt, key) = (dir.join("tls.crt"), dir.join("tls.key"));
         std::fs::write(&crt, cert.cert.pem()).expect("cert");
         std::fs::write(&key, cert.key_pair.serialize_pem()).expect("key");

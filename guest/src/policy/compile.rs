@@ -144,12 +144,23 @@ impl CompiledPolicy {
     /// the two cannot be confused.
     pub fn registry_secrets(&self) -> Vec<String> {
         let names = self.spec.credentials.iter().flat_map(|c| &c.secrets);
-        match (&self.kind, &self.namespace) {
+        let secrets: Vec<String> = match (&self.kind, &self.namespace) {
             (PolicyKind::Namespaced, Some(ns)) => names.map(|n| format!("{ns}/{n}")).collect(),
             _ => names.cloned().collect(),
-        }
+        };
+        // A provider is a credential source the host holds, named beside the
+        // Secrets so that it reaches the host (and the cache key's scope) the
+        // same way; `provider:` cannot begin a Secret's name.
+        let providers = (self.spec.credentials.iter())
+            .flat_map(|c| &c.providers)
+            .filter(|p| p.as_str() != "default")
+            .map(|p| format!("{PROVIDER_PREFIX}{p}"));
+        secrets.into_iter().chain(providers).collect()
     }
 }
+
+/// How `registry_secrets` names a `credentials.providers` entry.
+const PROVIDER_PREFIX: &str = "provider:";
 
 /// Compiles every expression of `spec`; errors carry field paths.
 pub(super) fn compile_policy(

@@ -594,6 +594,14 @@ spec:
         assert!(only_message(&doc).contains("spec.credentials.providers[0]"));
         let doc = GOOD.replace(
             "attestors: []",
+            "attestors: []\n  credentials:\n    providers: [default, github]",
+        );
+        let set = load_str(&doc);
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+        // The provider reaches the host beside the Secrets, `default` not.
+        assert_eq!(set.policies[0].registry_secrets(), ["provider:github"]);
+        let doc = GOOD.replace(
+            "attestors: []",
             "attestors: []\n  credentials:\n    secrets: [../etc/passwd]",
         );
         assert!(only_message(&doc).contains("spec.credentials.secrets[0]"));

@@ -134,8 +134,8 @@ pub struct Credentials {
     /// refused at load, since the host decides.
     #[serde(default)]
     pub allow_insecure_registry: bool,
-    /// `providers`: cloud credential helpers to use; only `default` is
-    /// accepted.
+    /// `providers`: cloud keychains to use; `default` and `github` are
+    /// accepted (the host holds the credentials), the others refused.
     #[serde(default)]
     pub providers: Vec<String>,
     /// `secrets`: names of the registry secrets to authenticate with.

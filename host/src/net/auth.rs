@@ -145,6 +145,31 @@ impl Keychain {
         })
     }
 
+    /// GitHub's keychain, as go-containerregistry builds it: `ghcr.io` with
+    /// `GITHUB_TOKEN` as the password and `GITHUB_ACTOR` (else `unset`) as
+    /// the username; empty without a token.
+    pub(crate) fn github_from_env() -> Keychain {
+        Keychain::github(
+            std::env::var("GITHUB_TOKEN").ok(),
+            std::env::var("GITHUB_ACTOR").ok(),
+        )
+    }
+
+    pub(crate) fn github(token: Option<String>, actor: Option<String>) -> Keychain {
+        let mut keychain = Keychain::default();
+        if let Some(token) = token.filter(|t| !t.is_empty()) {
+            let username = actor
+                .filter(|a| !a.is_empty())
+                .unwrap_or_else(|| "unset".into());
+            let credential = Credential {
+                username,
+                password: token,
+            };
+            keychain.by_registry.insert("ghcr.io".into(), credential);
+        }
+        keychain
+    }
+
     /// Adds `other`'s credentials; earlier ones win on a conflict.
     pub(crate) fn extend(&mut self, other: Keychain) {
         for (k, v) in other.by_registry {

@@ -48,8 +48,8 @@ impl Net {
         tenant: Option<&str>,
         deadline: std::time::Instant,
     ) -> Option<String> {
-        let policy = self.secrets_keychain(secrets).ok()?;
         let host = self.host_keychain_serves(tenant);
+        let policy = self.secrets_keychain(secrets, host).ok()?;
         let mut h = Sha256::new();
         part(&mut h, salt());
         part(&mut h, key.as_bytes());

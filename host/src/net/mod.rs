@@ -94,6 +94,10 @@ pub(crate) struct Net {
     /// Kubelet credential provider plugins (`--image-credential-provider-*`),
     /// operator credentials like `--registry-config`'s.
     plugins: std::sync::OnceLock<kubelet::Plugins>,
+    /// `credentials.providers: [github]`: `ghcr.io` with `GITHUB_TOKEN` (as
+    /// `GITHUB_ACTOR`, else `unset`), read at start, as go-containerregistry's
+    /// GitHub keychain does; empty without a token.
+    github: Keychain,
 }
 
 /// Requests in flight per registry host: one slow or hostile registry
@@ -216,6 +220,7 @@ impl Net {
             helpers: helpers::Helpers::default(),
             secret_helpers: std::sync::OnceLock::new(),
             plugins: std::sync::OnceLock::new(),
+            github: Keychain::github_from_env(),
         })
     }
 
@@ -341,8 +346,9 @@ impl Net {
         let mut headers = parts.headers.clone();
         // The guest holds no credentials; anything it sets here is dropped.
         headers.remove(AUTHORIZATION);
+        let host_serves = self.host_keychain_serves(presented.tenant.as_deref());
         let secrets = self
-            .secrets_keychain(&presented.secrets)
+            .secrets_keychain(&presented.secrets, host_serves)
             .map_err(|e| HttpError::InternalError(Some(e)))?;
         let host = uri.authority().map(|a| a.as_str()).unwrap_or_default();
         let turn = self
@@ -622,7 +628,40 @@ impl Net {
     /// from the cluster or `--secrets-dir`, merged (earlier names win); none
     /// when it names none. Naming a secret the host cannot read fails the
     /// request: falling back to anonymous access would hide the mistake.
-    fn secrets_keychain(&self, names: &[String]) -> Result<Option<Keychain>, String> {
+    /// `credentials.providers` entries (`provider:<name>`) add the host's
+    /// credential for that provider, where the host's credentials serve
+    /// (`host_serves`: a cluster policy, or shared); a namespaced policy
+    /// naming one otherwise fails, rather than borrow ivpol's identity.
+    fn secrets_keychain(
+        &self,
+        names: &[String],
+        host_serves: bool,
+    ) -> Result<Option<Keychain>, String> {
+        let (providers, names): (Vec<&String>, Vec<&String>) =
+            names.iter().partition(|n| n.starts_with(PROVIDER_PREFIX));
+        let mut from_secrets = self.named_secrets(&names)?;
+        for p in providers {
+            let name = p.trim_start_matches(PROVIDER_PREFIX);
+            if !host_serves {
+                return Err(format!(
+                    "registry-auth: credentials.providers {name}: the host's credentials serve namespaced policies only with --registry-config-for-namespaced"
+                ));
+            }
+            let keychain = from_secrets.get_or_insert_with(Keychain::default);
+            match name {
+                "github" => keychain.extend(self.github.clone()),
+                other => {
+                    return Err(format!(
+                        "registry-auth: credentials.providers {other} is not implemented"
+                    ))
+                }
+            }
+        }
+        Ok(from_secrets)
+    }
+
+    /// The Secrets among a policy's credential names, merged.
+    fn named_secrets(&self, names: &[&String]) -> Result<Option<Keychain>, String> {
         if names.is_empty() {
             return Ok(None);
         }
@@ -636,7 +675,11 @@ impl Net {
         let Some(dir) = &self.secrets_dir else {
             return Err(format!(
                 "the policy names registry secrets ({}) but ivpol serve has no --secrets-dir",
-                names.join(",")
+                names
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
             ));
         };
         let mut merged = Keychain::default();
@@ -655,6 +698,10 @@ impl Net {
         let _ = self.cluster_secrets.set(source);
     }
 }
+
+/// How the component names a `credentials.providers` entry among a
+/// policy's registry secrets.
+pub(crate) const PROVIDER_PREFIX: &str = "provider:";
 
 /// The repository a registry API path is about
 /// (`/v2/<repository>/{manifests,blobs,tags,referrers}/…`).

@@ -620,3 +620,39 @@ async fn kubelet_plugins_serve_tenants_only_when_shared() {
         "a registry no plugin serves is anonymous for both"
     );
 }
+
+/// `credentials.providers: [github]` presents `GITHUB_TOKEN` to `ghcr.io`
+/// only, for a cluster policy; a namespaced policy naming it is refused
+/// unless the operator shares the host's credentials.
+#[tokio::test]
+async fn the_github_provider_serves_ghcr_for_cluster_policies() {
+    let github = Keychain::github(Some("tok".into()), None);
+    let cred = github.get("ghcr.io", None).expect("ghcr.io");
+    assert_eq!(
+        (cred.username.as_str(), cred.password.as_str()),
+        ("unset", "tok")
+    );
+    assert!(github.get("ghcr.io", Some(443)).is_some(), "any port");
+    assert!(github.get("docker.io", None).is_none());
+    assert!(Keychain::github(None, Some("me".into()))
+        .get("ghcr.io", None)
+        .is_none());
+    let mut net = Net::new(NetPolicy::default(), Keychain::default(), None, None).expect("net");
+    net.github = Keychain::github(Some("tok".into()), Some("bot".into()));
+    let names = ["provider:github".to_string()];
+    let cluster = net
+        .secrets_keychain(&names, true)
+        .expect("cluster")
+        .expect("keychain");
+    assert_eq!(
+        cluster.get("ghcr.io", None).map(|c| c.username.as_str()),
+        Some("bot")
+    );
+    let tenant = net.secrets_keychain(&names, false).expect_err("tenant");
+    assert!(
+        tenant.contains("--registry-config-for-namespaced"),
+        "{tenant}"
+    );
+    let unknown = net.secrets_keychain(&["provider:amazon".to_string()], true);
+    assert!(unknown.expect_err("amazon").contains("not implemented"));
+}

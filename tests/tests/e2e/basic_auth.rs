@@ -328,3 +328,42 @@ fn kubelet_credential_plugins_answer_for_the_images_they_match() {
         );
     }
 }
+
+/// `credentials.providers: [github]`, as go-containerregistry's GitHub
+/// keychain: `ghcr.io` gets `GITHUB_TOKEN` (as `GITHUB_ACTOR`) from the
+/// host's environment, and only when the policy names the provider. Here
+/// `ghcr.io` resolves to the test registry through the test-only DNS.
+#[test]
+fn the_github_provider_presents_the_hosts_token_to_ghcr() {
+    let mut p = Private::start("app", "  credentials: {providers: [github]}\n");
+    let port = p
+        .reg
+        .addr
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let dns = p.dir.path().join("dns.json");
+    std::fs::write(&dns, r#"{"answers": {"ghcr.io": [["127.0.0.1"]]}}"#).expect("dns");
+    p.image = format!("ghcr.io:{port}/app:v1");
+    let extra = ["--allow-registry".to_string(), format!("ghcr.io:{port}")];
+    let env = || {
+        vec![
+            (
+                "IVPOL_TEST_ONLY_DNS_ANSWERS".to_string(),
+                dns.display().to_string(),
+            ),
+            ("GITHUB_TOKEN".to_string(), PASSWORD.to_string()),
+            ("GITHUB_ACTOR".to_string(), "bob".to_string()),
+        ]
+    };
+    let r = p.answers(&extra, env(), 1).0.remove(0);
+    assert!(r["patch"].is_string(), "{r}");
+    assert!(!r.to_string().contains(PASSWORD));
+    // The same registry and token, but a policy that names no provider.
+    p.policy = p
+        .policy
+        .replace("  credentials: {providers: [github]}\n", "");
+    let r = p.answers(&extra, env(), 1).0.remove(0);
+    assert!(message(&r).contains("registry answered HTTP 401"), "{r}");
+}

@@ -319,8 +319,9 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
             "credentials:\n  allowInsecureRegistry: true\n{PASSES}"
         ))),
     );
-    // `default` is the only provider ivpol has (the host's credentials);
-    // every cloud helper is refused.
+    // `default` and `github` are the providers ivpol has (the host's
+    // credentials; `github` is tested in tests/tests/e2e/basic_auth.rs);
+    // the other clouds' keychains are refused.
     add(
         "spec.credentials.providers",
         Refused(pol(&format!(
