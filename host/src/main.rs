@@ -11,6 +11,7 @@ mod budget;
 mod cache;
 mod cli;
 mod cluster;
+mod duration;
 mod live;
 mod metrics;
 mod net;

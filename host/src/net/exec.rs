@@ -4,7 +4,7 @@
 //! outlives it.
 
 use std::process::{ExitStatus, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// What a run printed.
@@ -70,4 +70,56 @@ pub(super) async fn run(
         return Err(format!("{what}: its answer is over {max_output} bytes"));
     }
     Ok(out)
+}
+
+/// Answers of credential programs, by key, each kept for its own time (as
+/// the token cache keeps tokens): moka never returns one past it and evicts
+/// it then, and at most `max` are kept. A zero time keeps nothing.
+pub(super) struct Kept<V: Clone + Send + Sync + 'static> {
+    answers: moka::sync::Cache<String, (V, Duration)>,
+}
+
+/// Each answer expires after the time it was put with.
+struct KeepFor;
+
+impl<V> moka::Expiry<String, (V, Duration)> for KeepFor {
+    fn expire_after_create(
+        &self,
+        _key: &String,
+        value: &(V, Duration),
+        _at: Instant,
+    ) -> Option<Duration> {
+        Some(value.1)
+    }
+
+    fn expire_after_update(
+        &self,
+        _key: &String,
+        value: &(V, Duration),
+        _at: Instant,
+        _left: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(value.1)
+    }
+}
+
+impl<V: Clone + Send + Sync + 'static> Kept<V> {
+    pub(super) fn new(max: u64) -> Kept<V> {
+        Kept {
+            answers: moka::sync::Cache::builder()
+                .max_capacity(max)
+                .expire_after(KeepFor)
+                .build(),
+        }
+    }
+
+    pub(super) fn get(&self, key: &str) -> Option<V> {
+        self.answers.get(key).map(|(v, _)| v)
+    }
+
+    pub(super) fn put(&self, key: String, value: V, keep: Duration) {
+        if !keep.is_zero() {
+            self.answers.insert(key, (value, keep));
+        }
+    }
 }

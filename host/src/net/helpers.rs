@@ -14,8 +14,6 @@
 //! 401.
 
 use super::auth::Credential;
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The longest one run may take.
@@ -29,24 +27,31 @@ const FRESH: Duration = Duration::from_secs(300);
 /// How long a failure is reused before the helper runs again.
 const FAILED_FRESH: Duration = Duration::from_secs(5);
 /// The most (helper, registry) answers kept.
-const MAX_ENTRIES: usize = 256;
+const MAX_ENTRIES: u64 = 256;
 /// The docker credential protocol's "no credential stored" answer.
 const NOT_FOUND: &str = "credentials not found in native keychain";
 
 type Answer = Result<Option<Credential>, String>;
 
 /// Runs credential helpers and remembers their answers.
-#[derive(Default)]
 pub(crate) struct Helpers {
-    answers: Mutex<HashMap<(String, String), (Instant, Answer)>>,
+    answers: super::exec::Kept<Answer>,
+}
+
+impl Default for Helpers {
+    fn default() -> Helpers {
+        Helpers {
+            answers: super::exec::Kept::new(MAX_ENTRIES),
+        }
+    }
 }
 
 impl Helpers {
     /// The credential helper `name` gives for `registry` (`host[:port]`),
     /// from the cache when fresh; none when it stores none.
     pub(crate) async fn get(&self, name: &str, registry: &str, deadline: Instant) -> Answer {
-        let key = (name.to_string(), registry.to_string());
-        if let Some(answer) = self.cached(&key) {
+        let key = format!("{name}\0{registry}");
+        if let Some(answer) = self.answers.get(&key) {
             return answer;
         }
         let answer = run(name, registry, deadline).await;
@@ -54,28 +59,12 @@ impl Helpers {
         if let Err(why) = &answer {
             tracing::warn!(helper = name, registry, "registry-auth: {why}");
         }
-        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        if answers.len() >= MAX_ENTRIES {
-            answers.retain(|_, (at, a)| at.elapsed() < freshness(a));
-            if answers.len() >= MAX_ENTRIES {
-                answers.clear();
-            }
-        }
-        answers.insert(key, (Instant::now(), answer.clone()));
+        let keep = match answer {
+            Ok(_) => FRESH,
+            Err(_) => FAILED_FRESH,
+        };
+        self.answers.put(key, answer.clone(), keep);
         answer
-    }
-
-    fn cached(&self, key: &(String, String)) -> Option<Answer> {
-        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        let (at, answer) = answers.get(key)?;
-        (at.elapsed() < freshness(answer)).then(|| answer.clone())
-    }
-}
-
-fn freshness(answer: &Answer) -> Duration {
-    match answer {
-        Ok(_) => FRESH,
-        Err(_) => FAILED_FRESH,
     }
 }
 

@@ -20,7 +20,6 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The API version of the request and response.
@@ -30,7 +29,7 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// The most a plugin may print.
 const MAX_OUTPUT: u64 = 256 << 10;
 /// The most cached answers.
-const MAX_ENTRIES: usize = 1024;
+const MAX_ENTRIES: u64 = 1024;
 /// How long a failure is reused.
 const FAILED_FRESH: Duration = Duration::from_secs(5);
 
@@ -78,13 +77,10 @@ struct Provider {
 /// A plugin's credentials by image pattern, or why it gave none.
 type Auth = Result<HashMap<String, Credential>, String>;
 
-/// An answer: when it came, for how long it holds, what it was.
-type Cached = (Instant, Duration, Auth);
-
 /// The configured plugins and their cached answers.
 pub(crate) struct Plugins {
     providers: Vec<Provider>,
-    cache: Mutex<HashMap<String, Cached>>,
+    answers: super::exec::Kept<Auth>,
 }
 
 #[derive(Deserialize)]
@@ -154,7 +150,7 @@ impl Plugins {
         }
         Ok(Plugins {
             providers,
-            cache: Mutex::new(HashMap::new()),
+            answers: super::exec::Kept::new(MAX_ENTRIES),
         })
     }
 
@@ -180,7 +176,7 @@ impl Plugins {
             format!("{name}\0registry\0{registry}"),
             format!("{name}\0global"),
         ] {
-            if let Some(auth) = self.cached(&key) {
+            if let Some(auth) = self.answers.get(&key) {
                 return auth.map(|a| best(&a, image));
             }
         }
@@ -198,16 +194,7 @@ impl Plugins {
             Err(why) => (format!("{name}\0image\0{image}"), FAILED_FRESH, Err(why)),
         };
         let found = auth.as_ref().map(|a| best(a, image)).map_err(Clone::clone);
-        if !duration.is_zero() {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.len() >= MAX_ENTRIES {
-                cache.retain(|_, (at, d, _)| at.elapsed() < *d);
-                if cache.len() >= MAX_ENTRIES {
-                    cache.clear();
-                }
-            }
-            cache.insert(key, (Instant::now(), duration, auth));
-        }
+        self.answers.put(key, auth, duration);
         found
     }
 
@@ -224,12 +211,6 @@ impl Plugins {
                     .any(|m| matches(&host_of(m), registry))
             })
             .map(|p| p.spec.name.as_str())
-    }
-
-    fn cached(&self, key: &str) -> Option<Auth> {
-        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        let (at, duration, auth) = cache.get(key)?;
-        (at.elapsed() < *duration).then(|| auth.clone())
     }
 }
 
@@ -309,43 +290,15 @@ async fn run(
     Ok((response.cache_key_type, duration, auth))
 }
 
-/// A Go duration as the kubelet writes them (`12h`, `1h30m`, `90s`, `0`).
+/// A Go duration as the kubelet writes them (`12h`, `1h30m`, `90s`, `0`),
+/// read by the flags' parser, less its bare seconds (Go wants a unit on
+/// every number but `0`), and capped at a year.
 fn parse_duration(text: &str) -> Result<Duration> {
-    if text == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut total = 0f64;
-    let mut number = String::new();
-    let mut chars = text.chars().peekable();
-    if chars.peek().is_none() {
-        bail!("empty duration");
-    }
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() || c == '.' {
-            number.push(c);
-            continue;
-        }
-        let mut unit = c.to_string();
-        if c == 'm' && chars.peek() == Some(&'s') {
-            unit.push(chars.next().unwrap_or('s'));
-        }
-        let value: f64 = number
-            .parse()
-            .with_context(|| format!("{text:?} is not a duration"))?;
-        number.clear();
-        total += value
-            * match unit.as_str() {
-                "h" => 3600.0,
-                "m" => 60.0,
-                "s" => 1.0,
-                "ms" => 0.001,
-                _ => bail!("{text:?} is not a duration (units h, m, s, ms)"),
-            };
-    }
-    if !number.is_empty() {
+    if text != "0" && text.bytes().all(|b| b.is_ascii_digit()) {
         bail!("{text:?} is not a duration: a number without a unit");
     }
-    Ok(Duration::from_secs_f64(total.min(365.0 * 86400.0)))
+    let parsed = crate::duration::parse_duration(text)?;
+    Ok(parsed.min(Duration::from_secs(365 * 86400)))
 }
 
 /// A `matchImages` pattern: a host of DNS labels, each `*` or a glob of
