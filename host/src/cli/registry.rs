@@ -20,6 +20,11 @@ pub(super) struct RegistryArgs {
     /// Registry reached over plain HTTP (and allowed); repeatable.
     #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
     pub insecure_registry: Vec<HostPort>,
+    /// Dial HOST:PORT at ADDR (comma-separated for several), as curl's
+    /// --resolve, instead of what DNS answers; repeatable. The addresses
+    /// obey the network policy as looked-up ones do.
+    #[arg(long = "resolve", value_name = "HOST:PORT:ADDR")]
+    pub resolve: Vec<crate::net::pinned::PinnedAddress>,
     /// Docker config.json with registry credentials: `auths`, and the
     /// credential helpers `credHelpers` and `credsStore` name
     /// (`docker-credential-<name>` on PATH).
@@ -73,6 +78,7 @@ impl RegistryArgs {
         let policy = NetPolicy {
             allow: self.allow_registry.clone(),
             insecure: self.insecure_registry.clone(),
+            pins: self.resolve.clone(),
         };
         let net = Net::new(policy, keychain, secrets_dir, self.registry_ca.as_deref())?;
         if self.registry_config_for_namespaced {

@@ -15,6 +15,7 @@ mod exec;
 mod helpers;
 mod identity;
 pub(crate) mod kubelet;
+pub(crate) mod pinned;
 pub(crate) mod policy;
 pub(crate) mod resolve;
 
@@ -39,7 +40,9 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 
 type HttpsClient = Client<
     hyper_rustls::HttpsConnector<
-        hyper_util::client::legacy::connect::HttpConnector<CheckedResolver>,
+        pinned::PinnedConnector<
+            hyper_util::client::legacy::connect::HttpConnector<CheckedResolver>,
+        >,
     >,
     Full<Bytes>,
 >;
@@ -198,6 +201,11 @@ impl Net {
         http.enforce_http(false);
         http.set_connect_timeout(Some(CONNECT_TIMEOUT));
         http.set_nodelay(true);
+        // `--resolve` pins, between TLS (which keeps the name) and TCP.
+        let http = pinned::PinnedConnector {
+            inner: http,
+            policy: policy.clone(),
+        };
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()

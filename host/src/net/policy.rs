@@ -66,6 +66,8 @@ impl HostPort {
 pub(crate) struct NetPolicy {
     pub allow: Vec<HostPort>,
     pub insecure: Vec<HostPort>,
+    /// `--resolve`: names dialled at fixed addresses (`pinned.rs`).
+    pub pins: Vec<super::pinned::PinnedAddress>,
 }
 
 /// How a request may go out.
@@ -352,6 +354,7 @@ mod tests {
         let p = NetPolicy {
             allow: vec![hp("ghcr.io"), hp("registry.internal")],
             insecure: vec![hp("127.0.0.1:5000"), hp("localhost:5000")],
+            pins: vec![],
         };
         assert_eq!(p.route("ghcr.io", 443), Ok(Route::Https));
         assert_eq!(p.route("127.0.0.1", 5000), Ok(Route::Http));

@@ -43,6 +43,7 @@ async fn guest_authorization_is_stripped_and_secrets_come_beside_the_request() {
     let policy = NetPolicy {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
+        pins: vec![],
     };
     let keychain = Keychain::parse(&format!(
         r#"{{"auths":{{"{addr}":{{"username":"u","password":"host-only"}}}}}}"#
@@ -89,6 +90,7 @@ async fn host_requests_carry_body_and_auth_under_the_same_policy() {
     let policy = NetPolicy {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
+        pins: vec![],
     };
     let net = Net::new(policy, Keychain::default(), None, None).expect("net");
     let deadline = Instant::now() + std::time::Duration::from_secs(5);
@@ -150,6 +152,7 @@ async fn only_get_and_head_leave_the_host() {
     let policy = NetPolicy {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
+        pins: vec![],
     };
     let net = Arc::new(Net::new(policy, Keychain::default(), None, None).expect("net"));
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -238,6 +241,7 @@ async fn same_username_different_secrets_get_distinct_tokens() {
     let policy = NetPolicy {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
+        pins: vec![],
     };
     let net = Net::new(policy, Keychain::default(), None, None).expect("net");
     let secret = |password: &str| {
@@ -398,6 +402,7 @@ async fn the_host_keychain_serves_tenants_only_when_shared() {
     let policy = NetPolicy {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
+        pins: vec![],
     };
     let keychain = Keychain::parse(&format!(
         r#"{{"auths":{{"{addr}":{{"username":"operator","password":"host-wide"}}}}}}"#
@@ -476,6 +481,7 @@ async fn a_slow_registry_holds_at_most_its_in_flight_share() {
             slow.parse().expect("host:port"),
             other.parse().expect("host:port"),
         ],
+        pins: vec![],
     };
     let net = Arc::new(Net::new(policy, Keychain::default(), None, None).expect("net"));
     net.limit_inflight_per_registry(1);

@@ -332,7 +332,7 @@ fn kubelet_credential_plugins_answer_for_the_images_they_match() {
 /// `credentials.providers: [github]`, as go-containerregistry's GitHub
 /// keychain: `ghcr.io` gets `GITHUB_TOKEN` (as `GITHUB_ACTOR`) from the
 /// host's environment, and only when the policy names the provider. Here
-/// `ghcr.io` resolves to the test registry through the test-only DNS.
+/// `ghcr.io` is dialled at the test registry through `--resolve`.
 #[test]
 fn the_github_provider_presents_the_hosts_token_to_ghcr() {
     let mut p = Private::start("app", "  credentials: {providers: [github]}\n");
@@ -343,27 +343,30 @@ fn the_github_provider_presents_the_hosts_token_to_ghcr() {
         .next()
         .unwrap_or_default()
         .to_string();
-    let dns = p.dir.path().join("dns.json");
-    std::fs::write(&dns, r#"{"answers": {"ghcr.io": [["127.0.0.1"]]}}"#).expect("dns");
     p.image = format!("ghcr.io:{port}/app:v1");
-    let extra = ["--allow-registry".to_string(), format!("ghcr.io:{port}")];
+    let resolve = ["--resolve".to_string(), format!("ghcr.io:{port}:127.0.0.1")];
+    let allowed = [
+        &resolve[..],
+        &["--allow-registry".to_string(), format!("ghcr.io:{port}")],
+    ]
+    .concat();
     let env = || {
         vec![
-            (
-                "IVPOL_TEST_ONLY_DNS_ANSWERS".to_string(),
-                dns.display().to_string(),
-            ),
             ("GITHUB_TOKEN".to_string(), PASSWORD.to_string()),
             ("GITHUB_ACTOR".to_string(), "bob".to_string()),
         ]
     };
-    let r = p.answers(&extra, env(), 1).0.remove(0);
+    let r = p.answers(&allowed, env(), 1).0.remove(0);
     assert!(r["patch"].is_string(), "{r}");
     assert!(!r.to_string().contains(PASSWORD));
+    // A name pinned to loopback but not listed in --allow-registry is
+    // refused, as a DNS answer of loopback would be.
+    let r = p.answers(&resolve, env(), 1).0.remove(0);
+    assert_eq!(r["allowed"], false, "{r}");
     // The same registry and token, but a policy that names no provider.
     p.policy = p
         .policy
         .replace("  credentials: {providers: [github]}\n", "");
-    let r = p.answers(&extra, env(), 1).0.remove(0);
+    let r = p.answers(&allowed, env(), 1).0.remove(0);
     assert!(message(&r).contains("registry answered HTTP 401"), "{r}");
 }
