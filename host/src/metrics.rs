@@ -39,6 +39,14 @@ pub(crate) struct PhaseLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct CloudLabels {
+    /// `amazon`, `google`, `azure`, or a KMS scheme (`awskms`): a fixed set.
+    pub source: String,
+    /// `ok` or `error`.
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct HelperLabels {
     /// The credential helper's name (at most 16; the rest `other`).
     pub helper: String,
@@ -143,6 +151,8 @@ pub(crate) struct Metrics {
     pub webhook_restores: Counter,
     /// Runs of docker credential helpers, by helper and result.
     pub credential_helper_runs: Family<HelperLabels, Counter>,
+    /// Calls to a cloud for a registry credential or a KMS key.
+    cloud_fetches: Family<CloudLabels, Counter>,
     /// Waits for a namespace's turn and an instance, by namespace.
     instance_waits: Histograms<NamespaceLabels>,
     wait_namespaces: BoundedLabels,
@@ -237,6 +247,7 @@ impl Metrics {
             webhook_apply_failures: Counter::default(),
             webhook_restores: Counter::default(),
             credential_helper_runs: Family::default(),
+            cloud_fetches: Family::default(),
             instance_memory: Gauge::default(),
             policies_loaded: Gauge::default(),
             policy_load_errors: Gauge::default(),
@@ -352,6 +363,11 @@ impl Metrics {
             self.credential_helper_runs.clone(),
         );
         r.register(
+            "cloud_fetches",
+            "Registry credentials (credentials.providers) and KMS keys fetched from a cloud, by source and result",
+            self.cloud_fetches.clone(),
+        );
+        r.register(
             "webhook_restores",
             "Webhook configurations applied again after someone deleted or edited them",
             self.webhook_restores.clone(),
@@ -454,6 +470,15 @@ impl Metrics {
     }
 
     /// Counts one run of the credential helper `helper`.
+    /// One call to a cloud for `source` (a provider or a KMS scheme).
+    pub(crate) fn cloud_fetch(&self, source: &'static str, ok: bool) {
+        let result = if ok { "ok" } else { "error" }.to_string();
+        let source = source.to_string();
+        self.cloud_fetches
+            .get_or_create(&CloudLabels { source, result })
+            .inc();
+    }
+
     pub(crate) fn credential_helper_run(&self, helper: &str, ok: bool) {
         let helper = self.helper_names.label(helper);
         let result = if ok { "ok" } else { "error" }.to_string();

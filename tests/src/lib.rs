@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod kube_api;
 pub mod kustomize;
 pub mod kyverno;
+pub mod moto;
 pub mod notary_cases;
 pub mod oci;
 pub mod policy;

@@ -68,9 +68,14 @@ impl Registry {
         let htpasswd = dir.join("htpasswd");
         let hash = bcrypt::hash(password, 5).expect("bcrypt");
         std::fs::write(&htpasswd, format!("{user}:{hash}\n")).expect("htpasswd");
-        // Also `ghcr.io`, which a test resolves here to stand for GitHub's
-        // registry (the GitHub credential provider serves that name only).
-        let names = vec!["127.0.0.1".into(), "ghcr.io".into()];
+        // Also `ghcr.io` and an ECR host, which tests resolve here to stand
+        // for GitHub's and Amazon's registries (the credential providers
+        // serve their own names only).
+        let names = vec![
+            "127.0.0.1".into(),
+            "ghcr.io".into(),
+            crate::moto::ecr_host(),
+        ];
         let cert = rcgen::generate_simple_self_signed(names).expect("cert");
         let (crt, key) = (dir.join("tls.crt"), dir.join("tls.key"));
         std::fs::write(&crt, cert.cert.pem()).expect("cert");

@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask test`: installs the system packages the tests need (Debian,
 //!   via apt-get) and the oracles the fixture cross-checks use (openssl, and
-//!   sigstore-python in a venv under the target dir), builds the `ivpol`
+//!   sigstore-python in a venv under the target dir) and moto's server (a
+//!   stand-in for AWS, in a venv of its own), builds the `ivpol`
 //!   binary with its embedded component, and runs every test of the
 //!   workspace, end-to-end ones included, after rustfmt and `deny`; its
 //!   build is the `lint` build.
@@ -67,6 +68,10 @@ const NOTARY_PYTHON: &[(&str, &str)] = &[
     ("pycose", "1.1.0"),
     ("cbor2", "5.9.0"),
 ];
+
+/// moto, the local stand-in for AWS (ECR tokens, KMS keys) the
+/// credential-provider and KMS tests run against.
+const MOTO: &str = "5.2.6";
 
 /// sigstore-js for public-key bundles; 2.1 is the last line that runs on
 /// node 18 (`^18.17.0 || >=20.5.0`).
@@ -148,6 +153,8 @@ fn install_oracles() -> Result<Vec<(&'static str, PathBuf)>> {
     install_system_packages()?;
     let python = install_sigstore_python()?;
     let node_modules = install_sigstore_js()?;
+    let moto = install_moto()?;
+    let moto_server = moto.with_file_name("moto_server");
     let on_path = |c: &str| {
         find_on_path(c).with_context(|| format!("{c} is not on PATH after installing it"))
     };
@@ -156,6 +163,8 @@ fn install_oracles() -> Result<Vec<(&'static str, PathBuf)>> {
         ("IVPOL_SIGSTORE_PYTHON", python),
         ("IVPOL_NODE", on_path("node")?),
         ("IVPOL_SIGSTORE_JS", node_modules),
+        ("IVPOL_MOTO_SERVER", moto_server),
+        ("IVPOL_MOTO_PYTHON", moto),
     ])
 }
 
@@ -223,25 +232,16 @@ fn test(extra: &[String]) -> Result<()> {
         .envs(oracles))
 }
 
-/// Every package of the venv as pip pins it: `name==version`.
-fn venv_pins() -> Vec<String> {
-    std::iter::once(("sigstore", SIGSTORE_PYTHON))
-        .chain(NOTARY_PYTHON.iter().copied())
-        .map(|(name, version)| format!("{name}=={version}"))
-        .collect()
-}
-
-/// A venv under the target dir with sigstore-python and the Notary oracles;
-/// returns its python. Quick when they are already there at the right
-/// versions (an older venv without the Notary oracles gets them added).
-fn install_sigstore_python() -> Result<PathBuf> {
-    let venv = target_dir().join("xtask").join("sigstore-venv");
+/// A venv under the target dir holding `packages` (`name`, pip's
+/// requirement with extras, version); returns its python. Quick when they
+/// are already there at the right versions (an older venv gets the missing
+/// ones added).
+fn install_venv(name: &str, packages: &[(&str, &str, &str)]) -> Result<PathBuf> {
+    let venv = target_dir().join("xtask").join(name);
     let python = venv.join("bin").join("python");
+    let versions: Vec<(&str, &str)> = packages.iter().map(|(n, _, v)| (*n, *v)).collect();
     let check = format!(
-        "import sys, importlib.metadata as m; sys.exit(any(m.version(n) != v for n, v in {:?}))",
-        std::iter::once(("sigstore", SIGSTORE_PYTHON))
-            .chain(NOTARY_PYTHON.iter().copied())
-            .collect::<Vec<_>>()
+        "import sys, importlib.metadata as m; sys.exit(any(m.version(n) != v for n, v in {versions:?}))"
     );
     let ready = |python: &Path| {
         Command::new(python)
@@ -253,14 +253,15 @@ fn install_sigstore_python() -> Result<PathBuf> {
     if ready(&python) {
         return Ok(python);
     }
-    let pins = venv_pins();
+    let pins: Vec<String> = packages
+        .iter()
+        .map(|(_, requirement, version)| format!("{requirement}=={version}"))
+        .collect();
     eprintln!(
         "xtask: installing {} into {}",
         pins.join(" "),
         venv.display()
     );
-    // An existing venv only needs the missing packages; an absent one is
-    // made anew.
     if !python.is_file() {
         // Debian's python3 (where python3-venv belongs), not whatever is first on PATH.
         let system_python = ["/usr/bin/python3"]
@@ -284,6 +285,21 @@ fn install_sigstore_python() -> Result<PathBuf> {
         );
     }
     Ok(python)
+}
+
+/// sigstore-python and the Notary oracles, in one venv.
+fn install_sigstore_python() -> Result<PathBuf> {
+    let packages: Vec<(&str, &str, &str)> = std::iter::once(("sigstore", SIGSTORE_PYTHON))
+        .chain(NOTARY_PYTHON.iter().copied())
+        .map(|(name, version)| (name, name, version))
+        .collect();
+    install_venv("sigstore-venv", &packages)
+}
+
+/// moto's server, in a venv of its own (its boto and cryptography pins
+/// need not agree with sigstore's); returns the venv's python.
+fn install_moto() -> Result<PathBuf> {
+    install_venv("moto-venv", &[("moto", "moto[server]", MOTO)])
 }
 
 /// The performance run (`docs/performance.md`): release builds of `ivpol` and the

@@ -589,12 +589,12 @@ spec:
         assert!(only_message(&doc).contains("exactly one of key, keyless or certificate"));
         let doc = GOOD.replace(
             "attestors: []",
-            "attestors: []\n  credentials:\n    providers: [amazon]",
+            "attestors: []\n  credentials:\n    providers: [google]",
         );
         assert!(only_message(&doc).contains("spec.credentials.providers[0]"));
         let doc = GOOD.replace(
             "attestors: []",
-            "attestors: []\n  credentials:\n    providers: [default, github]",
+            "attestors: []\n  credentials:\n    providers: [default, github, amazon]",
         );
         let set = load_str(&doc);
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);

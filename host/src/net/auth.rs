@@ -59,6 +59,8 @@ pub(crate) struct Keychain {
     helpers: HashMap<String, String>,
     /// `credsStore`: the helper for every other registry.
     store: Option<String>,
+    /// `credentials.providers` that call a cloud, each for its own hosts.
+    providers: Vec<String>,
 }
 
 /// Where a registry's credential comes from.
@@ -68,6 +70,8 @@ pub(crate) enum Source<'a> {
     Stored(&'a Credential),
     /// The credential helper of this name.
     Helper(&'a str),
+    /// The cloud provider of this name (`credentials.providers`).
+    Provider(&'a str),
 }
 
 impl Keychain {
@@ -142,6 +146,7 @@ impl Keychain {
             by_registry,
             helpers,
             store,
+            providers: Vec::new(),
         })
     }
 
@@ -179,11 +184,18 @@ impl Keychain {
             self.helpers.entry(k).or_insert(v);
         }
         self.store = self.store.take().or(other.store);
+        self.providers.extend(other.providers);
+    }
+
+    /// Asks the cloud provider `name` for the registries it serves.
+    pub(crate) fn add_provider(&mut self, name: &str) {
+        self.providers.push(name.to_string());
     }
 
     /// Where the credential for `host:port` (or `host` alone) comes from:
     /// the registry's own helper (`credHelpers`), else its `auths` entry,
-    /// else the default store (`credsStore`); none for anonymous access.
+    /// else a cloud provider serving the host, else the default store
+    /// (`credsStore`); none for anonymous access.
     pub(crate) fn source(&self, host: &str, port: Option<u16>) -> Option<Source<'_>> {
         let with_port = port.map(|p| format!("{host}:{p}"));
         let lookup = |map: &HashMap<String, _>| -> Option<String> {
@@ -197,6 +209,13 @@ impl Keychain {
         }
         if let Some(c) = self.get(host, port) {
             return Some(Source::Stored(c));
+        }
+        let provider = self
+            .providers
+            .iter()
+            .find(|p| super::providers::serves(p, host));
+        if let Some(p) = provider {
+            return Some(Source::Provider(p));
         }
         self.store.as_deref().map(Source::Helper)
     }

@@ -75,6 +75,7 @@ pub(super) async fn run(
 /// Answers of credential programs, by key, each kept for its own time (as
 /// the token cache keeps tokens): moka never returns one past it and evicts
 /// it then, and at most `max` are kept. A zero time keeps nothing.
+#[derive(Clone)]
 pub(super) struct Kept<V: Clone + Send + Sync + 'static> {
     answers: moka::sync::Cache<String, (V, Duration)>,
 }

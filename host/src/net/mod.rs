@@ -17,6 +17,7 @@ mod identity;
 pub(crate) mod kubelet;
 pub(crate) mod pinned;
 pub(crate) mod policy;
+mod providers;
 pub(crate) mod resolve;
 
 use anyhow::{Context, Result};
@@ -101,6 +102,8 @@ pub(crate) struct Net {
     /// `GITHUB_ACTOR`, else `unset`), read at start, as go-containerregistry's
     /// GitHub keychain does; empty without a token.
     github: Keychain,
+    /// The providers that call a cloud (`amazon`).
+    providers: providers::Providers,
 }
 
 /// Requests in flight per registry host: one slow or hostile registry
@@ -229,6 +232,7 @@ impl Net {
             secret_helpers: std::sync::OnceLock::new(),
             plugins: std::sync::OnceLock::new(),
             github: Keychain::github_from_env(),
+            providers: providers::Providers::default(),
         })
     }
 
@@ -295,6 +299,13 @@ impl Net {
                     .map_err(|why| format!("registry-auth: {why}"));
             }
             Some((Source::Stored(c), _)) => return Ok(Some(c.clone())),
+            Some((Source::Provider(name), _)) => {
+                return self
+                    .providers
+                    .credential(name, host, deadline)
+                    .await
+                    .map_err(|why| format!("registry-auth: {why}"))
+            }
             Some((Source::Helper(name), operators)) => (name, operators),
         };
         let allowed = self
@@ -658,6 +669,7 @@ impl Net {
             let keychain = from_secrets.get_or_insert_with(Keychain::default);
             match name {
                 "github" => keychain.extend(self.github.clone()),
+                "amazon" => keychain.add_provider(name),
                 other => {
                     return Err(format!(
                         "registry-auth: credentials.providers {other} is not implemented"

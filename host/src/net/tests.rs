@@ -659,6 +659,17 @@ async fn the_github_provider_serves_ghcr_for_cluster_policies() {
         tenant.contains("--registry-config-for-namespaced"),
         "{tenant}"
     );
-    let unknown = net.secrets_keychain(&["provider:amazon".to_string()], true);
-    assert!(unknown.expect_err("amazon").contains("not implemented"));
+    let unknown = net.secrets_keychain(&["provider:google".to_string()], true);
+    assert!(unknown.expect_err("google").contains("not implemented"));
+    // A cloud provider serves its own hosts only, after stored credentials.
+    let amazon = net
+        .secrets_keychain(&["provider:amazon".to_string()], true)
+        .expect("amazon")
+        .expect("keychain");
+    let ecr = "123456789012.dkr.ecr.eu-west-1.amazonaws.com";
+    assert_eq!(
+        amazon.source(ecr, None),
+        Some(auth::Source::Provider("amazon"))
+    );
+    assert_eq!(amazon.source("ghcr.io", None), None);
 }

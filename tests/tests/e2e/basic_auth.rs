@@ -88,8 +88,13 @@ struct Private {
 
 impl Private {
     fn start(repository: &str, policy_head: &str) -> Private {
+        Private::start_as(repository, policy_head, "bob", PASSWORD)
+    }
+
+    /// A private registry whose only account is `user`/`password`.
+    fn start_as(repository: &str, policy_head: &str, user: &str, password: &str) -> Private {
         let dir = tempfile::tempdir().expect("dir");
-        let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), "bob", PASSWORD);
+        let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), user, password);
         Pusher {
             addr: &plain.addr,
             auth: None,
@@ -368,5 +373,62 @@ fn the_github_provider_presents_the_hosts_token_to_ghcr() {
         .policy
         .replace("  credentials: {providers: [github]}\n", "");
     let r = p.answers(&allowed, env(), 1).0.remove(0);
+    assert!(message(&r).contains("registry answered HTTP 401"), "{r}");
+}
+
+/// `credentials.providers: [amazon]`: an ECR host gets the token of ECR's
+/// `GetAuthorizationToken`, from moto's server through the AWS SDK's
+/// endpoint override, signed with the SDK's credential chain (here the
+/// environment's keys). The ECR name is dialled at the test registry
+/// through `--resolve`.
+#[test]
+fn the_amazon_provider_presents_an_ecr_token_to_ecr() {
+    use ivpol_tests::moto::{self, Moto};
+    let moto = Moto::start();
+    let provider = "  credentials: {providers: [amazon]}\n";
+    let mut p = Private::start_as("app", provider, "AWS", moto::ECR_PASSWORD);
+    let port = p
+        .reg
+        .addr
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let ecr = moto::ecr_host();
+    p.image = format!("{ecr}:{port}/app:v1");
+    let args = [
+        "--resolve".to_string(),
+        format!("{ecr}:{port}:127.0.0.1"),
+        "--allow-registry".to_string(),
+        format!("{ecr}:{port}"),
+    ];
+    let (answers, metrics) = p.answers(&args, moto.env(), 2);
+    for r in &answers {
+        assert!(r["patch"].is_string(), "{r}");
+        assert!(!r.to_string().contains(moto::ECR_PASSWORD));
+    }
+    assert!(
+        metrics.contains("ivpol_cloud_fetches_total{source=\"amazon\",result=\"ok\"}"),
+        "{metrics}"
+    );
+    // AWS unreachable: a denial naming the provider and the call, never an
+    // anonymous retry that ends in a bare 401.
+    let mut down = moto.env();
+    down[0].1 = format!("http://127.0.0.1:{}", ivpol_tests::registry::free_port());
+    let r = p.answers(&args, down, 1).0.remove(0);
+    assert_eq!(r["allowed"], false, "{r}");
+    assert!(
+        message(&r).contains("registry-auth: amazon: ECR GetAuthorizationToken in us-east-1"),
+        "{}",
+        message(&r)
+    );
+    // A policy that names no provider reads anonymously.
+    p.policy = p.policy.replace(provider, "");
+    let r = p.answers(&args, moto.env(), 1).0.remove(0);
+    assert!(message(&r).contains("registry answered HTTP 401"), "{r}");
+    // The provider does not serve a host that is not ECR's: the registry's
+    // loopback name reads anonymously, as in Kyverno.
+    let other = Private::start_as("app", provider, "AWS", moto::ECR_PASSWORD);
+    let r = other.answers(&[], moto.env(), 1).0.remove(0);
     assert!(message(&r).contains("registry answered HTTP 401"), "{r}");
 }
