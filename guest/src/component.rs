@@ -78,7 +78,8 @@ impl GuestPolicySet for PolicySet {
         };
         let resources = std::sync::Arc::new(HostResources);
         let set = engine::PolicySet::load_with_resources(&sources, resources, options);
-        PolicySet(set.with_cache(std::sync::Arc::new(HostCache)))
+        let set = set.with_cache(std::sync::Arc::new(HostCache));
+        PolicySet(set.with_keys(std::sync::Arc::new(HostKeys)))
     }
 
     fn diagnostics(&self) -> Vec<Diagnostic> {
@@ -105,6 +106,7 @@ impl GuestPolicySet for PolicySet {
                 fail_closed: p.spec.fail_closed(),
                 actions: actions(&p.actions),
                 registry_secrets: p.registry_secrets(),
+                kms_keys: p.kms_keys(),
             })
             .collect()
     }
@@ -293,6 +295,15 @@ impl engine::cache::VerificationCache for HostCache {
     }
     fn put_digest(&self, image: &str, credentials: &engine::cache::Credentials, digest: &str) {
         ivpol::admission::verification_cache::put_digest(image, &scope(credentials), digest)
+    }
+}
+
+/// The KMS keys the host reads (WIT `signing-keys`).
+struct HostKeys;
+
+impl engine::keys::KeySource for HostKeys {
+    fn public_key(&self, uri: &str, tenant: Option<&str>) -> Result<String, String> {
+        ivpol::admission::signing_keys::public_key(uri, tenant)
     }
 }
 

@@ -281,6 +281,7 @@ impl Live {
             tracing::error!(policy = %s.name, namespace = ?s.namespace, "policy reload REJECTED this policy; its last good version still enforces (stale): {}", s.error);
         }
         self.fetch_secrets(pool.summary()).await;
+        self.refresh_keys(pool.summary());
         let number = self.install(read, Arc::new(pool), stale);
         tracing::info!(generation = number, trigger = why, "policies reloaded");
         Ok(outcome)
@@ -297,6 +298,21 @@ impl Live {
                 .filter(|n| !n.starts_with(crate::net::PROVIDER_PREFIX))
                 .collect();
             cluster.secrets.want(names).await;
+        }
+    }
+
+    /// Reads the policies' KMS keys again, in the background: requests
+    /// that come first read a key themselves, and a KMS that is down does
+    /// not hold the reload.
+    fn refresh_keys(&self, summary: &Summary) {
+        let keys: Vec<(String, Option<String>)> = summary
+            .policies
+            .iter()
+            .flat_map(|p| p.kms_keys.iter().map(|k| (k.clone(), p.namespace.clone())))
+            .collect();
+        if !keys.is_empty() {
+            let net = self.runtime.net().clone();
+            tokio::spawn(async move { net.refresh_keys(keys).await });
         }
     }
 

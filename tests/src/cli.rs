@@ -66,12 +66,18 @@ impl Workdir {
 
 /// `ivpol <args>` run in `dir`; the subcommand comes first in `args`.
 pub fn ivpol_in(dir: &Path, args: &[&str]) -> Run {
+    ivpol_in_env(dir, args, &[])
+}
+
+/// [`ivpol_in`] with more environment variables.
+pub fn ivpol_in_env(dir: &Path, args: &[&str], env: &[(String, String)]) -> Run {
     let mut cmd = Command::new(ivpol_bin());
     cmd.current_dir(dir)
         .args(args)
         .env("IVPOL_CACHE_DIR", precompile_cache_dir())
         .env("IVPOL_LOG", "warn")
-        .env("NO_COLOR", "1");
+        .env("NO_COLOR", "1")
+        .envs(env.iter().cloned());
     Run::of(&mut cmd)
 }
 

@@ -20,6 +20,7 @@ pub mod registry;
 pub mod review;
 pub mod sign;
 pub mod token;
+pub mod vault;
 pub mod verifying;
 
 use std::io::{BufRead, BufReader};

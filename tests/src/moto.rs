@@ -66,6 +66,8 @@ impl Moto {
             ("AWS_ACCESS_KEY_ID", "testing"),
             ("AWS_SECRET_ACCESS_KEY", "testing"),
             ("AWS_REGION", REGION),
+            // boto3's name for it.
+            ("AWS_DEFAULT_REGION", REGION),
             ("AWS_EC2_METADATA_DISABLED", "true"),
             ("AWS_CONFIG_FILE", "/nonexistent"),
             ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"),
@@ -89,6 +91,28 @@ impl Moto {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Moto {
+    /// Creates an ECC_NIST_P256 signing key in KMS under `alias/<alias>`.
+    pub fn kms_key(&self, alias: &str) {
+        self.python(&format!(
+            "import boto3\nk = boto3.client('kms')\nid = k.create_key(KeySpec='ECC_NIST_P256', KeyUsage='SIGN_VERIFY')['KeyMetadata']['KeyId']\nk.create_alias(AliasName='alias/{alias}', TargetKeyId=id)"
+        ));
+    }
+
+    /// KMS `Sign` of `message` (ECDSA over SHA-256) with `alias/<alias>`:
+    /// the DER signature.
+    pub fn kms_sign(&self, alias: &str, message: &[u8]) -> Vec<u8> {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let script = format!(
+            "import boto3, base64\nk = boto3.client('kms')\ns = k.sign(KeyId='alias/{alias}', Message=base64.b64decode('{}'), MessageType='RAW', SigningAlgorithm='ECDSA_SHA_256')['Signature']\nprint(base64.b64encode(s).decode())",
+            b64.encode(message)
+        );
+        b64.decode(self.python(&script))
+            .expect("a base64 signature")
     }
 }
 

@@ -47,6 +47,16 @@ impl Setup {
 
     /// The same with more `serve` flags.
     pub fn serve_with(&self, policies: &[(String, String)], flags: &[&str]) -> Server {
+        self.serve_with_env(policies, flags, vec![])
+    }
+
+    /// The same with more environment variables for the server.
+    pub fn serve_with_env(
+        &self,
+        policies: &[(String, String)],
+        flags: &[&str],
+        env: Vec<(String, String)>,
+    ) -> Server {
         let files: Vec<(String, String)> = policies
             .iter()
             .map(|(name, yaml)| (format!("{name}.yaml"), yaml.clone()))
@@ -63,6 +73,7 @@ impl Setup {
                     .chain(flags)
                     .map(|s| s.to_string())
                     .collect(),
+                env,
                 ..Options::default()
             },
         );

@@ -64,6 +64,11 @@ pub enum VerifierError {
     /// A `matchImageReferences` expression failed: CEL's message.
     #[error("{0}")]
     MatchImageReferences(String),
+    /// A `cosign.key.kms` key the host could not read: the attestor cannot
+    /// judge, so the policy's result is an error (like an image that did
+    /// not resolve), never a verification that merely failed.
+    #[error("{0}")]
+    KeyUnavailable(String),
     /// `extractPayload` of an in-toto attestation that did not verify.
     #[error("failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation")]
     NotVerified,

@@ -9,6 +9,14 @@ use crate::verify::VerifyError;
 /// An attestor the policy declares but this request cannot use.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum AttestorError {
+    /// A `cosign.key.kms` key the host could not read.
+    #[error("key.kms {uri}: {why}")]
+    Kms {
+        /// The key's URI, as the policy gives it.
+        uri: String,
+        /// Why it could not be read.
+        why: String,
+    },
     /// A name the policy does not declare.
     #[error("attestor not found in policy: {0}")]
     Unknown(String),

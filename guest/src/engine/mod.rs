@@ -11,6 +11,7 @@ mod evaluate;
 mod failure;
 mod image_data;
 mod images;
+pub mod keys;
 mod mutate;
 mod notary;
 mod policy_error;
@@ -75,7 +76,8 @@ pub struct PolicySet {
     diagnostics: Vec<Diagnostic>,
     /// Policies that did not load, which deny the requests in their scope.
     rejected: Vec<rejected::Rejected>,
-    cache: cache::SharedCache,
+    /// The verification cache and the KMS keys.
+    host: keys::HostServices,
     /// The cluster objects the host grants (`resource` library), if any.
     resources: Option<Arc<dyn ResourceSource>>,
     /// What the set was loaded with; a policy checked alone
@@ -130,7 +132,7 @@ impl PolicySet {
             policies: loaded.policies,
             diagnostics: loaded.diagnostics,
             rejected,
-            cache: cache::none(),
+            host: keys::HostServices::default(),
             resources,
             options,
         }
@@ -139,7 +141,14 @@ impl PolicySet {
     /// Verifications in the validate phase go through `cache` (the host's,
     /// in the component); without one every verification runs.
     pub fn with_cache(mut self, cache: cache::SharedCache) -> PolicySet {
-        self.cache = cache;
+        self.host.cache = cache;
+        self
+    }
+
+    /// `cosign.key.kms` keys are read from `keys` (the host's, in the
+    /// component); without one every KMS key is an error.
+    pub fn with_keys(mut self, keys: keys::SharedKeys) -> PolicySet {
+        self.host.keys = keys;
         self
     }
 
@@ -215,7 +224,7 @@ impl PolicySet {
                 &namespace,
                 transport,
                 &budget,
-                &self.cache,
+                &self.host,
                 &self.resources,
             ),
             Phase::Mutate => {
@@ -292,7 +301,7 @@ impl PolicySet {
             &namespace,
             transport,
             &budget,
-            &self.cache,
+            &self.host,
             &self.resources,
         ))
     }
@@ -320,7 +329,10 @@ impl PolicySet {
                     p,
                     &bindings,
                     &transport,
-                    &cache::none(),
+                    &keys::HostServices {
+                        cache: cache::none(),
+                        keys: self.host.keys.clone(),
+                    },
                     &collected.verifications,
                     &log,
                     self.resources.as_ref(),
@@ -511,7 +523,7 @@ fn bindings_for(
     p: &CompiledPolicy,
     builder: &BindingsBuilder,
     transport: &SharedTransport,
-    cache: &cache::SharedCache,
+    host: &keys::HostServices,
     verifications: &verifier::SharedVerifications,
     log: &verifier::DecisionLog,
     resources: Option<&Arc<dyn ResourceSource>>,
@@ -531,7 +543,7 @@ fn bindings_for(
         verifier::VerifierPolicy::of(p),
         base.clone(),
         transport,
-        cache.clone(),
+        host.clone(),
         verifications.clone(),
         log.clone(),
     );
@@ -628,7 +640,7 @@ fn validate(
     ns: &NamespaceInfo,
     transport: Arc<dyn Transport + Send + Sync>,
     budget: &Budget,
-    cache: &cache::SharedCache,
+    host: &keys::HostServices,
     resources: &Option<Arc<dyn ResourceSource>>,
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
@@ -654,7 +666,7 @@ fn validate(
                 p,
                 &builder,
                 &transport,
-                cache,
+                host,
                 &collected.verifications,
                 &log,
                 resources.as_ref(),

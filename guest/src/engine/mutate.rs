@@ -52,7 +52,8 @@ pub(super) fn mutate(
                 p,
                 &builder,
                 &transport,
-                &super::cache::none(),
+                // Mutation verifies nothing: no cache, no keys.
+                &super::keys::HostServices::default(),
                 &verifications,
                 &super::verifier::DecisionLog::default(),
                 resources.as_ref(),

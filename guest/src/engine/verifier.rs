@@ -54,6 +54,8 @@ pub(super) struct PolicyVerifier {
     bindings: Bindings,
     transport: Arc<dyn Transport + Send + Sync>,
     cache: SharedCache,
+    /// Where `cosign.key.kms` keys come from.
+    keys: super::keys::SharedKeys,
     record: SharedVerifications,
     log: DecisionLog,
     now: i64,
@@ -112,7 +114,7 @@ impl PolicyVerifier {
         policy: VerifierPolicy,
         bindings: Bindings,
         transport: Arc<dyn Transport + Send + Sync>,
-        cache: SharedCache,
+        host: super::keys::HostServices,
         record: SharedVerifications,
         log: DecisionLog,
     ) -> PolicyVerifier {
@@ -120,7 +122,8 @@ impl PolicyVerifier {
             policy: Arc::new(policy),
             bindings,
             transport,
-            cache,
+            cache: host.cache,
+            keys: host.keys,
             record,
             log,
             now: crate::verify::unix_now(),
@@ -241,6 +244,19 @@ impl PolicyVerifier {
             .fingerprints
             .insert(name.to_string(), computed.clone());
         computed
+    }
+
+    /// An error when one of `attestors` has a KMS key the host could not
+    /// read (the fingerprint reads every key, once per evaluation).
+    fn keys_readable(&self, attestors: &[String]) -> Result<(), VerifierError> {
+        for name in attestors {
+            if let Err(e @ AttestorError::Kms { .. }) = self.fingerprint(name) {
+                return Err(VerifierError::KeyUnavailable(format!(
+                    "attestor {name}: {e}"
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn evaluated_fingerprint(&self, attestor: &CompiledAttestor) -> Result<String, AttestorError> {
@@ -438,6 +454,13 @@ impl PolicyVerifier {
     fn string(&self, source: &StringSource) -> Result<String, AttestorError> {
         match source {
             StringSource::Value(v) => Ok(v.clone()),
+            StringSource::Kms(uri) => self
+                .keys
+                .public_key(uri, self.policy.tenant.as_deref())
+                .map_err(|why| AttestorError::Kms {
+                    uri: uri.clone(),
+                    why,
+                }),
             StringSource::Expression(e) => match e.eval(&self.bindings)? {
                 Value::String(s) => Ok(s.to_string()),
                 other => Err(AttestorError::NotAString {
@@ -493,6 +516,7 @@ impl ImageVerifier for PolicyVerifier {
         if attestors.is_empty() {
             return Ok(0);
         }
+        self.keys_readable(attestors)?;
         let checked = Checked {
             image,
             digest: Some(&resolved.1),
@@ -536,6 +560,7 @@ impl ImageVerifier for PolicyVerifier {
         if attestors.is_empty() {
             return Ok(0);
         }
+        self.keys_readable(attestors)?;
         let checked = Checked {
             image,
             digest: Some(&resolved.1),

@@ -61,8 +61,9 @@ pub struct Cosign {
 pub struct CosignKey {
     /// `data`: the public key as PEM.
     pub data: Option<String>,
-    /// `kms`: a KMS key reference; refused at load, since the component holds
-    /// no cloud credentials.
+    /// `kms`: a KMS key URI (`awskms://`, `hashivault://`, `k8s://`); the
+    /// host fetches the public key (the component holds no cloud
+    /// credentials).
     pub kms: Option<String>,
     /// `hashAlgorithm`: the signature's digest algorithm, `sha256` (the
     /// default), `sha224`, `sha384` or `sha512`.
@@ -262,6 +263,9 @@ pub enum StringSource {
     Value(String),
     /// The string is computed by this CEL expression per request.
     Expression(crate::cel::Expression),
+    /// The PEM public key this KMS URI names (`key.kms`), read through the
+    /// host per request (it holds the key for a while).
+    Kms(String),
 }
 
 /// An attestor with its expressions compiled.
@@ -392,7 +396,7 @@ fn string_source(
 pub struct CompiledCosign {
     /// The attestor's `cosign` as written.
     pub spec: Cosign,
-    /// `key.data` or `key.expression`: the public key's PEM.
+    /// `key.data`, `key.expression` or `key.kms`: the public key's PEM.
     pub key: Option<StringSource>,
     /// `certificate.cert`: the signing certificate's PEM.
     pub cert: Option<StringSource>,
@@ -417,10 +421,10 @@ impl CompiledCosign {
         let mut source = |field: &str, value: Option<&String>, expr: Option<&String>| {
             string_source(&format!("{path}.{field}"), value, expr, &mut compile)
         };
-        let key = spec
-            .key
-            .as_ref()
-            .and_then(|k| source("key", k.data.as_ref(), k.expression.as_ref()));
+        let key = spec.key.as_ref().and_then(|k| match &k.kms {
+            Some(uri) => Some(StringSource::Kms(uri.clone())),
+            None => source("key", k.data.as_ref(), k.expression.as_ref()),
+        });
         let cert = spec.certificate.as_ref().and_then(|c| c.cert.as_ref());
         let cert =
             cert.and_then(|c| source("certificate.cert", c.value.as_ref(), c.expression.as_ref()));

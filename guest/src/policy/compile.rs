@@ -157,6 +157,17 @@ impl CompiledPolicy {
             .map(|p| format!("{PROVIDER_PREFIX}{p}"));
         secrets.into_iter().chain(providers).collect()
     }
+
+    /// The `cosign.key.kms` URIs of the policy's attestors, for the host
+    /// to fetch when the policy loads.
+    pub fn kms_keys(&self) -> Vec<String> {
+        let attestors = self.spec.attestors.iter().flatten();
+        let keys = attestors.filter_map(|a| a.cosign.as_ref()?.key.as_ref()?.kms.clone());
+        let mut keys: Vec<String> = keys.collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
 }
 
 /// How `registry_secrets` names a `credentials.providers` entry.

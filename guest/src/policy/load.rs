@@ -374,7 +374,10 @@ fn load_document(value: &serde_json::Value, options: &LoadOptions) -> Result<Loa
         let path = e.path().to_string();
         fail(vec![format!("spec.{path}: {}", e.into_inner())])
     })?;
-    let problems = validate::validate(&spec);
+    let mut problems = validate::validate(&spec);
+    if let Some(ns) = &namespace {
+        problems.extend(validate::check_namespaced_keys(&spec, ns));
+    }
     if !problems.is_empty() {
         return Err(fail(problems));
     }
@@ -577,11 +580,34 @@ spec:
 
     #[test]
     fn unimplemented_features_are_diagnostics() {
-        let doc = GOOD.replace(
+        let kms = |uri: &str| {
+            GOOD.replace(
+                "attestors: []",
+                &format!("attestors:\n    - name: k\n      cosign:\n        key: {{kms: '{uri}'}}"),
+            )
+        };
+        assert!(only_message(&kms(
+            "gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k"
+        ))
+        .contains("gcpkms:// keys are not implemented yet"));
+        assert!(only_message(&kms("vaultkms://x")).contains("not a KMS scheme Kyverno has"));
+        assert!(only_message(&kms("awskms://")).contains("no key id"));
+        assert!(only_message(&kms("k8s://just-a-name")).contains("k8s://NAMESPACE/SECRET"));
+        assert!(only_message(&kms("hashivault://a/b")).contains("not a key name"));
+        for good in [
+            "awskms:///alias/x",
+            "awskms://kms.example:4566/1234",
+            "hashivault://cosign",
+            "k8s://team/cosign",
+        ] {
+            let set = load_str(&kms(good));
+            assert!(set.diagnostics.is_empty(), "{good}: {:?}", set.diagnostics);
+        }
+        let both = GOOD.replace(
             "attestors: []",
-            "attestors:\n    - name: k\n      cosign:\n        key: {kms: 'awskms:///x'}",
+            "attestors:\n    - name: k\n      cosign:\n        key: {kms: 'hashivault://k', data: 'x'}",
         );
-        assert!(only_message(&doc).contains("KMS keys are not implemented"));
+        assert!(only_message(&both).contains("exactly one of data, kms or expression"));
         let doc = GOOD.replace(
             "attestors: []",
             "attestors:\n    - name: k\n      cosign:\n        ctlog: {insecureIgnoreTlog: true}",
@@ -599,7 +625,10 @@ spec:
         let set = load_str(&doc);
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
         // The provider reaches the host beside the Secrets, `default` not.
-        assert_eq!(set.policies[0].registry_secrets(), ["provider:github"]);
+        assert_eq!(
+            set.policies[0].registry_secrets(),
+            ["provider:github", "provider:amazon"]
+        );
         let doc = GOOD.replace(
             "attestors: []",
             "attestors: []\n  credentials:\n    secrets: [../etc/passwd]",

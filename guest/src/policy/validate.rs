@@ -133,14 +133,14 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
             ));
         }
         if let Some(k) = &c.key {
-            if k.kms.is_some() {
+            let given = [k.data.is_some(), k.kms.is_some(), k.expression.is_some()];
+            if given.iter().filter(|g| **g).count() != 1 {
                 problems.push(format!(
-                    "{path}.cosign.key.kms: KMS keys are not implemented (the component holds no cloud credentials); use key.data"
+                    "{path}.cosign.key: exactly one of data, kms or expression is required"
                 ));
-            } else if k.data.is_some() == k.expression.is_some() {
-                problems.push(format!(
-                    "{path}.cosign.key: exactly one of data or expression is required"
-                ));
+            }
+            if let Some(Err(why)) = k.kms.as_deref().map(KmsUri::parse) {
+                problems.push(format!("{path}.cosign.key.kms: {why}"));
             }
             // A key that does not parse would only fail at verification,
             // request after request: it is the policy's mistake.
@@ -325,4 +325,67 @@ fn is_secret_name(name: &str) -> bool {
                 && !part.starts_with('-')
                 && !part.ends_with('-')
         })
+}
+
+/// A namespaced policy's `k8s://` keys must be Secrets of its own
+/// namespace: its authors may not read other teams' Secrets through ivpol.
+pub(super) fn check_namespaced_keys(spec: &Spec, namespace: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, a) in spec.attestors.iter().flatten().enumerate() {
+        let kms = a
+            .cosign
+            .as_ref()
+            .and_then(|c| c.key.as_ref()?.kms.as_deref());
+        if let Some(Ok(KmsUri::Kubernetes { namespace: other })) = kms.map(KmsUri::parse) {
+            if other != namespace {
+                problems.push(format!(
+                    "spec.attestors[{i}].cosign.key.kms: a NamespacedImageValidatingPolicy reads k8s:// keys from its own namespace ({namespace}) only, not {other}"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// A `cosign.key.kms` URI, as cosign and Kyverno accept them.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum KmsUri<'a> {
+    /// `awskms://[endpoint]/<key id, alias/<name> or ARN>`.
+    Aws,
+    /// `hashivault://<key name>` (Vault's transit engine).
+    Vault,
+    /// `k8s://<namespace>/<secret>`: the Secret's `cosign.pub`.
+    Kubernetes {
+        /// The Secret's namespace.
+        namespace: &'a str,
+    },
+}
+
+impl KmsUri<'_> {
+    /// The scheme and shape of `uri`, or why it is refused.
+    pub(super) fn parse(uri: &str) -> Result<KmsUri<'_>, String> {
+        let Some((scheme, rest)) = uri.split_once("://") else {
+            return Err(format!("{uri:?} is not a KMS URI (awskms://, gcpkms://, azurekms://, hashivault:// or k8s://)"));
+        };
+        match scheme {
+            "awskms" => match rest.split_once('/') {
+                Some((_, key)) if !key.is_empty() => Ok(KmsUri::Aws),
+                _ => Err(format!("{uri:?}: awskms://[ENDPOINT]/KEY_ID: no key id")),
+            },
+            "hashivault" if !rest.is_empty() && !rest.contains('/') => Ok(KmsUri::Vault),
+            "hashivault" => Err(format!("{uri:?}: hashivault://KEY_NAME: not a key name")),
+            "k8s" => match rest.split_once('/') {
+                Some((namespace, name))
+                    if is_secret_name(namespace) && !namespace.contains('.') && is_secret_name(name) =>
+                {
+                    Ok(KmsUri::Kubernetes { namespace })
+                }
+                _ => Err(format!("{uri:?}: k8s://NAMESPACE/SECRET: not a namespace and Secret name")),
+            },
+            "gcpkms" | "azurekms" => Err(format!(
+                "{scheme}:// keys are not implemented yet (awskms://, hashivault:// and k8s:// are); use key.data with the key's PEM"
+            )),
+            other => Err(format!("{other}:// is not a KMS scheme Kyverno has (awskms://, gcpkms://, azurekms://, hashivault://, k8s://)")),
+        }
+    }
 }

@@ -178,6 +178,7 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
     let client = cluster.client.clone();
     let runtime = engine::runtime(&args.component, &args.registry, &cache_config(&args)).await?;
     runtime.net().use_cluster_secrets(cluster.secrets.clone());
+    runtime.net().use_cluster_keys(client.clone());
     runtime.grant_resources(cluster.resources.clone());
     runtime.scope_exceptions(args.exceptions.scope(Some(&cluster.own_namespace)));
     let mut loaded: Option<Loaded> = None;

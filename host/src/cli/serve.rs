@@ -165,6 +165,7 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
     .await?;
     if let Some(cluster) = &cluster {
         runtime.net().use_cluster_secrets(cluster.secrets.clone());
+        runtime.net().use_cluster_keys(cluster.client.clone());
         runtime.grant_resources(cluster.resources.clone());
     }
     let own_namespace = cluster.as_ref().map(|c| c.own_namespace.as_str());

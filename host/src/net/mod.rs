@@ -14,6 +14,7 @@ mod body;
 mod exec;
 mod helpers;
 mod identity;
+mod kms;
 pub(crate) mod kubelet;
 pub(crate) mod pinned;
 pub(crate) mod policy;
@@ -104,6 +105,8 @@ pub(crate) struct Net {
     github: Keychain,
     /// The providers that call a cloud (`amazon`).
     providers: providers::Providers,
+    /// `cosign.key.kms` keys, read with the host's identity.
+    keys: kms::Keys,
 }
 
 /// Requests in flight per registry host: one slow or hostile registry
@@ -233,6 +236,7 @@ impl Net {
             plugins: std::sync::OnceLock::new(),
             github: Keychain::github_from_env(),
             providers: providers::Providers::default(),
+            keys: kms::Keys::default(),
         })
     }
 
@@ -710,6 +714,34 @@ impl Net {
             merged.extend(Keychain::from_secret(dir, name)?);
         }
         Ok(Some(merged))
+    }
+
+    /// The PEM key a policy of `tenant` names by `uri` (`cosign.key.kms`),
+    /// kept or read within `deadline`.
+    pub(crate) async fn public_key(
+        &self,
+        uri: &str,
+        tenant: Option<&str>,
+        deadline: Instant,
+    ) -> Result<String, String> {
+        let host_serves = self.host_keychain_serves(tenant);
+        self.keys
+            .public_key(uri, tenant, host_serves, deadline)
+            .await
+    }
+
+    /// Reads every `(uri, tenant)` key again (a policy set loaded).
+    pub(crate) async fn refresh_keys(&self, keys: Vec<(String, Option<String>)>) {
+        let reads = keys.iter().map(|(uri, tenant)| {
+            let host_serves = self.host_keychain_serves(tenant.as_deref());
+            self.keys.refresh(uri, tenant.as_deref(), host_serves)
+        });
+        futures_util::future::join_all(reads).await;
+    }
+
+    /// Reads `k8s://` keys from the cluster from now on.
+    pub(crate) fn use_cluster_keys(&self, client: kube::Client) {
+        self.keys.use_cluster(client);
     }
 
     /// Reads policies' `credentials.secrets` from the cluster from now on

@@ -403,6 +403,13 @@ impl bindings::ivpol::admission::registry_credentials::Host for HostState {
     }
 }
 
+impl bindings::ivpol::admission::signing_keys::Host for HostState {
+    async fn public_key(&mut self, uri: String, tenant: Option<String>) -> Result<String, String> {
+        let (net, deadline) = (self.hooks.net.clone(), self.hooks.deadline);
+        net.public_key(&uri, tenant.as_deref(), deadline).await
+    }
+}
+
 impl bindings::ivpol::admission::namespaces::Host for HostState {
     async fn get(&mut self, name: String) -> Option<String> {
         self.namespaces.as_ref()?.namespace_object(&name)

@@ -81,6 +81,7 @@ mod tests {
             fail_closed: false,
             actions,
             registry_secrets: vec![],
+            kms_keys: vec![],
         }
     }
 

@@ -311,6 +311,20 @@ impl Signer {
     /// Signs `digest` (an image already in `repo`) as `cosign sign` does,
     /// appending a layer to `sha256-<hex>.sig`.
     pub fn sign_image(&self, p: &Pusher, repo: &str, digest: &str, opts: &SignOpts) -> Signed {
+        let sign = |payload: &[u8]| self.signature_over(payload, &opts.tamper);
+        self.sign_image_by(p, repo, digest, opts, &sign)
+    }
+
+    /// [`Signer::sign_image`] with the signature made by `sign` (a KMS,
+    /// say) over the payload; `self` gives the certificate, if any.
+    pub fn sign_image_by(
+        &self,
+        p: &Pusher,
+        repo: &str,
+        digest: &str,
+        opts: &SignOpts,
+        sign: &dyn Fn(&[u8]) -> Vec<u8>,
+    ) -> Signed {
         let docker_ref = opts
             .docker_reference
             .clone()
@@ -320,7 +334,7 @@ impl Signer {
             _ => digest.to_string(),
         };
         let payload = simple_signing_payload(&docker_ref, &claimed, &opts.annotations);
-        let signature = self.signature_over(&payload, &opts.tamper);
+        let signature = sign(&payload);
         let layer = match &opts.tamper {
             Tamper::PayloadAfterSigning => simple_signing_payload(
                 &format!("{docker_ref}-tampered"),

@@ -6,6 +6,8 @@
 
 #[path = "kubernetes/budgets.rs"]
 mod budgets;
+#[path = "kubernetes/kms_keys.rs"]
+mod kms_keys;
 #[path = "kubernetes/reports.rs"]
 mod reports;
 #[path = "kubernetes/writers.rs"]

@@ -18,6 +18,7 @@ mod deploy;
 mod dns_rebinding;
 mod fixtures_crosscheck;
 mod image_data;
+mod kms;
 mod kube_api;
 mod kubernetes;
 mod kyverno_cases;

@@ -271,6 +271,7 @@ fn inline_fingerprint(set: &PolicySet) -> String {
         .map(|(label, source)| match source {
             StringSource::Value(v) => (label, v.clone()),
             StringSource::Expression(e) => panic!("{label} is an expression: {}", e.source),
+            StringSource::Kms(uri) => panic!("{label} is a KMS key: {uri}"),
         })
         .collect();
     cache::fingerprint(values.iter().map(|(l, v)| (l.as_str(), v.as_str())))

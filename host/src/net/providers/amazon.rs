@@ -66,10 +66,9 @@ impl Ecr {
     }
 }
 
-/// The SDK's configuration (loaded once) and the tokens it got.
+/// The tokens ECR gave.
 #[derive(Default)]
 pub(super) struct Amazon {
-    config: tokio::sync::OnceCell<aws_config::SdkConfig>,
     tokens: Kept<Credential>,
 }
 
@@ -80,7 +79,7 @@ impl Amazon {
         ecr: &Ecr,
         deadline: Instant,
     ) -> Result<Credential, String> {
-        let config = self.config.get_or_init(load_config).await.clone();
+        let config = sdk_config().await.clone();
         let key = format!("{}\0{}", ecr.region, ecr.fips);
         let ecr = ecr.clone();
         self.tokens
@@ -100,8 +99,17 @@ impl Amazon {
     }
 }
 
+/// The SDK's standard configuration (credential chain, region, endpoint
+/// overrides, from the environment), loaded once for the process: ECR
+/// tokens and `awskms://` keys share it.
+pub(in crate::net) async fn sdk_config() -> &'static aws_config::SdkConfig {
+    static CONFIG: tokio::sync::OnceCell<aws_config::SdkConfig> =
+        tokio::sync::OnceCell::const_new();
+    CONFIG.get_or_init(load_config).await
+}
+
 /// The SDK's standard configuration, with ring's rustls for HTTPS.
-pub(super) async fn load_config() -> aws_config::SdkConfig {
+async fn load_config() -> aws_config::SdkConfig {
     use aws_smithy_http_client::tls;
     let http = aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(
@@ -165,7 +173,7 @@ fn decode_token(token: &str) -> Result<Credential, String> {
 
 /// An SDK error as one line: the service's code and message, else the
 /// cause (no credentials, a connection refused, a timeout).
-pub(super) fn sdk_error<E, R>(e: &aws_sdk_ecr::error::SdkError<E, R>) -> String
+pub(in crate::net) fn sdk_error<E, R>(e: &aws_sdk_ecr::error::SdkError<E, R>) -> String
 where
     E: aws_sdk_ecr::error::ProvideErrorMetadata + std::error::Error + 'static,
     R: std::fmt::Debug,

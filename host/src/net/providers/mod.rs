@@ -8,8 +8,8 @@
 //! `github` needs no call: it is `GITHUB_TOKEN`, a stored credential
 //! (`Keychain::github`).
 
-mod amazon;
-mod kept;
+pub(super) mod amazon;
+pub(super) mod kept;
 
 use super::auth::Credential;
 use std::time::Instant;

@@ -518,7 +518,10 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
     );
     add(
         "spec.attestors[].cosign.key.kms",
-        Refused(with_cosign("      key:\n        kms: awskms:///alias/x\n")),
+        Elsewhere {
+            file: "tests/tests/e2e/kms.rs",
+            test: "awskms_keys_verify_what_kms_signed_and_nothing_else",
+        },
     );
     add("spec.attestors[].cosign.keyless", Parent);
     add("spec.attestors[].cosign.keyless.identities", Parent);
