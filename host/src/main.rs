@@ -32,6 +32,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     no_transparent_huge_pages();
+    // ring for every rustls user that takes the process default (Google's
+    // auth crate, through reqwest); the host's own clients name it anyway.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build();

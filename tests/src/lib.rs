@@ -8,6 +8,7 @@ pub mod certs;
 pub mod cli;
 pub mod faulty;
 pub mod fixtures;
+pub mod gcp;
 pub mod kube_api;
 pub mod kustomize;
 pub mod kyverno;

@@ -68,13 +68,14 @@ impl Registry {
         let htpasswd = dir.join("htpasswd");
         let hash = bcrypt::hash(password, 5).expect("bcrypt");
         std::fs::write(&htpasswd, format!("{user}:{hash}\n")).expect("htpasswd");
-        // Also `ghcr.io` and an ECR host, which tests resolve here to stand
-        // for GitHub's and Amazon's registries (the credential providers
-        // serve their own names only).
+        // Also `ghcr.io`, an ECR host and an Artifact Registry host, which
+        // tests resolve here to stand for GitHub's, Amazon's and Google's
+        // registries (the credential providers serve their own names only).
         let names = vec![
             "127.0.0.1".into(),
             "ghcr.io".into(),
             crate::moto::ecr_host(),
+            "europe-docker.pkg.dev".into(),
         ];
         let cert = rcgen::generate_simple_self_signed(names).expect("cert");
         let (crt, key) = (dir.join("tls.crt"), dir.join("tls.key"));

@@ -181,6 +181,10 @@ fn map_error(host: &str, e: ErrorCode) -> TransportError {
         | ErrorCode::HttpResponseTimeout => TransportError::Timeout { host },
         ErrorCode::HttpResponseBodySize(_) => TransportError::TooLarge { host, limit: 0 },
         ErrorCode::InternalError(Some(message)) => TransportError::Failed { host, message },
+        ErrorCode::TlsCertificateError => TransportError::Failed {
+            host,
+            message: "TLS: the registry's certificate is not trusted for its name (the host's --registry-ca)".into(),
+        },
         other => TransportError::Failed {
             host,
             message: format!("{other:?}"),

@@ -615,19 +615,19 @@ spec:
         assert!(only_message(&doc).contains("exactly one of key, keyless or certificate"));
         let doc = GOOD.replace(
             "attestors: []",
-            "attestors: []\n  credentials:\n    providers: [google]",
+            "attestors: []\n  credentials:\n    providers: [azure]",
         );
         assert!(only_message(&doc).contains("spec.credentials.providers[0]"));
         let doc = GOOD.replace(
             "attestors: []",
-            "attestors: []\n  credentials:\n    providers: [default, github, amazon]",
+            "attestors: []\n  credentials:\n    providers: [default, github, amazon, google]",
         );
         let set = load_str(&doc);
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
         // The provider reaches the host beside the Secrets, `default` not.
         assert_eq!(
             set.policies[0].registry_secrets(),
-            ["provider:github", "provider:amazon"]
+            ["provider:github", "provider:amazon", "provider:google"]
         );
         let doc = GOOD.replace(
             "attestors: []",

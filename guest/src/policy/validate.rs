@@ -69,9 +69,9 @@ pub(super) fn validate(spec: &Spec) -> Vec<String> {
             );
         }
         for (i, p) in c.providers.iter().enumerate() {
-            if !matches!(p.as_str(), "default" | "github" | "amazon") {
+            if !matches!(p.as_str(), "default" | "github" | "amazon" | "google") {
                 problems.push(format!(
-                    "spec.credentials.providers[{i}]: {p:?} is not implemented (amazon and github are); use the host's --registry-config, --image-credential-provider-config or credentials.secrets"
+                    "spec.credentials.providers[{i}]: {p:?} is not implemented (amazon, google and github are); use the host's --registry-config, --image-credential-provider-config or credentials.secrets"
                 ));
             }
         }

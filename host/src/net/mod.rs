@@ -528,10 +528,13 @@ impl Net {
                 }
                 None => {
                     tracing::debug!("registry request to {uri} failed: {e:?}");
-                    Err(if e.is_connect() {
-                        HttpError::ConnectionRefused
-                    } else {
-                        HttpError::HttpProtocolError
+                    Err(match tls_failure(&e) {
+                        Some(why) => {
+                            tracing::warn!("registry request to {uri}: TLS: {why}");
+                            HttpError::TlsCertificateError
+                        }
+                        None if e.is_connect() => HttpError::ConnectionRefused,
+                        None => HttpError::HttpProtocolError,
                     })
                 }
             },
@@ -673,7 +676,7 @@ impl Net {
             let keychain = from_secrets.get_or_insert_with(Keychain::default);
             match name {
                 "github" => keychain.extend(self.github.clone()),
-                "amazon" => keychain.add_provider(name),
+                "amazon" | "google" => keychain.add_provider(name),
                 other => {
                     return Err(format!(
                         "registry-auth: credentials.providers {other} is not implemented"
@@ -749,6 +752,17 @@ impl Net {
     pub(crate) fn use_cluster_secrets(&self, source: Arc<dyn SecretSource>) {
         let _ = self.cluster_secrets.set(source);
     }
+}
+
+/// Why the registry's certificate was refused, when that is what failed:
+/// an untrusted certificate is not a refused connection, and says so.
+/// (rustls' error reaches the client boxed inside hyper-rustls' and
+/// hyper's errors; its Debug form names the certificate problem.)
+fn tls_failure(e: &hyper_util::client::legacy::Error) -> Option<String> {
+    let text = format!("{e:?}");
+    let at = text.find("InvalidCertificate(")?;
+    let rest = &text[at + "InvalidCertificate(".len()..];
+    Some(rest.split(')').next().unwrap_or_default().to_string())
 }
 
 /// How the component names a `credentials.providers` entry among a

@@ -659,8 +659,8 @@ async fn the_github_provider_serves_ghcr_for_cluster_policies() {
         tenant.contains("--registry-config-for-namespaced"),
         "{tenant}"
     );
-    let unknown = net.secrets_keychain(&["provider:google".to_string()], true);
-    assert!(unknown.expect_err("google").contains("not implemented"));
+    let unknown = net.secrets_keychain(&["provider:azure".to_string()], true);
+    assert!(unknown.expect_err("azure").contains("not implemented"));
     // A cloud provider serves its own hosts only, after stored credentials.
     let amazon = net
         .secrets_keychain(&["provider:amazon".to_string()], true)

@@ -432,3 +432,58 @@ fn the_amazon_provider_presents_an_ecr_token_to_ecr() {
     let r = other.answers(&[], moto.env(), 1).0.remove(0);
     assert!(message(&r).contains("registry answered HTTP 401"), "{r}");
 }
+
+/// `credentials.providers: [google]`: an Artifact Registry host gets the
+/// access token of Application Default Credentials (here the metadata
+/// server, as under GKE Workload Identity) as `oauth2accesstoken`'s
+/// password, through Google's auth crate. The registry's name is dialled at
+/// the test registry through `--resolve`.
+#[test]
+fn the_google_provider_presents_an_access_token_to_artifact_registry() {
+    use ivpol_tests::gcp::Metadata;
+    const TOKEN: &str = "ya29.test-access-token";
+    let metadata = Metadata::start(TOKEN);
+    let provider = "  credentials: {providers: [google]}\n";
+    let mut p = Private::start_as("app", provider, "oauth2accesstoken", TOKEN);
+    let port = p
+        .reg
+        .addr
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let host = "europe-docker.pkg.dev";
+    p.image = format!("{host}:{port}/app:v1");
+    let args = [
+        "--resolve".to_string(),
+        format!("{host}:{port}:127.0.0.1"),
+        "--allow-registry".to_string(),
+        format!("{host}:{port}"),
+    ];
+    let home = p.dir.path().join("home");
+    let (answers, metrics) = p.answers(&args, metadata.env(&home), 2);
+    for r in &answers {
+        assert!(r["patch"].is_string(), "{r}");
+        assert!(!r.to_string().contains(TOKEN));
+    }
+    assert!(
+        metrics.contains("ivpol_cloud_fetches_total{source=\"google\",result=\"ok\"}"),
+        "{metrics}"
+    );
+    let seen = metadata.seen.lock().expect("seen").clone();
+    assert!(
+        seen.iter()
+            .any(|p| p.contains("/service-accounts/default/token")),
+        "{seen:?}"
+    );
+    // No metadata server: a denial naming the provider.
+    let mut down = metadata.env(&home);
+    down[0].1 = format!("127.0.0.1:{}", ivpol_tests::registry::free_port());
+    let r = p.answers(&args, down, 1).0.remove(0);
+    assert_eq!(r["allowed"], false, "{r}");
+    assert!(
+        message(&r).contains("registry-auth: google: "),
+        "{}",
+        message(&r)
+    );
+}

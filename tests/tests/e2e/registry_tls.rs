@@ -49,6 +49,8 @@ fn a_private_ca_is_trusted_only_when_given() {
         msg.contains(&format!("request to {} failed", tls.addr)),
         "{msg}"
     );
+    // Said as what it is, not as a refused connection.
+    assert!(msg.contains("certificate is not trusted"), "{msg}");
     let r = start(true).review("/ivpol/mutate/pin", &create_pod(&[&image]));
     assert_eq!(r["allowed"], true, "{r}");
     let patch = base64::engine::general_purpose::STANDARD

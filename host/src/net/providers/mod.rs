@@ -9,6 +9,7 @@
 //! (`Keychain::github`).
 
 pub(super) mod amazon;
+mod google;
 pub(super) mod kept;
 
 use super::auth::Credential;
@@ -18,6 +19,7 @@ use std::time::Instant;
 pub(crate) fn serves(name: &str, host: &str) -> bool {
     match name {
         "amazon" => amazon::Ecr::parse(host).is_some(),
+        "google" => google::serves(host),
         _ => false,
     }
 }
@@ -46,6 +48,9 @@ impl Providers {
                     .map(Some),
                 None => return Ok(None),
             },
+            "google" if google::serves(host) => {
+                Box::pin(google::credential(deadline)).await.map(Some)
+            }
             _ => return Ok(None),
         };
         answer.map_err(|why| format!("{name}: {why}"))

@@ -319,13 +319,13 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
             "credentials:\n  allowInsecureRegistry: true\n{PASSES}"
         ))),
     );
-    // `default`, `github` and `amazon` are the providers ivpol has (the
-    // host's credentials; tested in tests/tests/e2e/basic_auth.rs); the
-    // other clouds' keychains are refused.
+    // `default`, `github`, `amazon` and `google` are the providers ivpol
+    // has (the host's credentials; tested in tests/tests/e2e/basic_auth.rs);
+    // azure's keychain is refused.
     add(
         "spec.credentials.providers",
         Refused(pol(&format!(
-            "credentials:\n  providers: [google]\n{PASSES}"
+            "credentials:\n  providers: [azure]\n{PASSES}"
         ))),
     );
     add(
