@@ -38,22 +38,34 @@ pub fn render(dir: &Path) -> Vec<Value> {
 /// process.
 pub fn install() -> &'static [Value] {
     static INSTALL: OnceLock<Vec<Value>> = OnceLock::new();
-    INSTALL.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        // kustomize takes only relative paths, from the kustomization's own
-        // directory, even to directories elsewhere.
-        let up = "../".repeat(dir.path().components().count() - 1);
-        let deploy = deploy_dir().canonicalize().expect("deploy/");
-        let at = |p: &str| format!("{up}{}/{p}", deploy.display().to_string().trim_start_matches('/'));
-        let kustomization = format!(
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [{}]\ncomponents: [{}, {}]\n",
-            at("overlays/cert-manager"),
-            at("components/monitoring"),
-            at("components/scan"),
-        );
-        std::fs::write(dir.path().join("kustomization.yaml"), kustomization).expect("write");
-        render(dir.path())
-    })
+    INSTALL.get_or_init(|| with_components(&["monitoring", "scan"]))
+}
+
+/// The cert-manager overlay with `components` (names under
+/// `deploy/components`).
+pub fn with_components(components: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // kustomize takes only relative paths, from the kustomization's own
+    // directory, even to directories elsewhere.
+    let up = "../".repeat(dir.path().components().count() - 1);
+    let deploy = deploy_dir().canonicalize().expect("deploy/");
+    let at = |p: &str| {
+        format!(
+            "{up}{}/{p}",
+            deploy.display().to_string().trim_start_matches('/')
+        )
+    };
+    let components: Vec<String> = components
+        .iter()
+        .map(|c| at(&format!("components/{c}")))
+        .collect();
+    let kustomization = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [{}]\ncomponents: [{}]\n",
+        at("overlays/cert-manager"),
+        components.join(", "),
+    );
+    std::fs::write(dir.path().join("kustomization.yaml"), kustomization).expect("write");
+    render(dir.path())
 }
 
 /// The self-signed overlay, rendered from a copy of `deploy/` in which its

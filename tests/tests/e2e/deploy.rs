@@ -558,6 +558,60 @@ fn the_scan_cron_job_runs_scan_as_its_own_account() {
     assert!(tmp);
 }
 
+/// The cloud-identity components annotate ivpol's ServiceAccount as each
+/// cloud's identity webhook reads it, and the plugin component hands
+/// `serve` the kubelet's config from a ConfigMap it mounts where the flag
+/// points.
+#[test]
+fn the_cloud_identity_and_plugin_components_render_what_serve_reads() {
+    for (component, annotation) in [
+        ("aws-irsa", "eks.amazonaws.com/role-arn"),
+        ("gke-workload-identity", "iam.gke.io/gcp-service-account"),
+    ] {
+        let all: Vec<(String, Value)> = kustomize::with_components(&[component])
+            .into_iter()
+            .map(|v| (component.to_string(), v))
+            .collect();
+        let sa = named(&all, "ServiceAccount", "ivpol");
+        assert!(
+            sa["metadata"]["annotations"][annotation].is_string(),
+            "{component}: {sa}"
+        );
+        for (_, v) in &all {
+            typed(v).unwrap_or_else(|e| panic!("{component}: {e}"));
+        }
+    }
+    let all: Vec<(String, Value)> = kustomize::with_components(&["credential-provider-plugins"])
+        .into_iter()
+        .map(|v| ("plugins".to_string(), v))
+        .collect();
+    let c = container(deployment(&all));
+    let args = strings(&c["args"]);
+    flags_exist("serve", &args);
+    let config = value_of(&args, "--image-credential-provider-config");
+    assert_eq!(
+        value_of(&args, "--image-credential-provider-bin-dir"),
+        "/plugins"
+    );
+    let mount = c["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| config.starts_with(&format!("{}/", text(&m["mountPath"]))))
+        .unwrap_or_else(|| panic!("nothing mounted at {config}"));
+    let volume = deployment(&all)["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["name"] == mount["name"])
+        .expect("the mount's volume");
+    let map = named(&all, "ConfigMap", text(&volume["configMap"]["name"]));
+    let file = config.rsplit('/').next().unwrap_or_default();
+    let kubelet: Value = serde_yaml_ng::from_str(text(&map["data"][file])).expect("YAML");
+    assert_eq!(kubelet["apiVersion"], "kubelet.config.k8s.io/v1");
+    assert_eq!(kubelet["kind"], "CredentialProviderConfig");
+}
+
 /// Every `--flag` in `args` is one `ivpol <command> --help` lists.
 fn flags_exist(command: &str, args: &[String]) {
     let help = Command::new(ivpol_bin())
