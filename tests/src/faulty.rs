@@ -3,9 +3,8 @@
 //! deadline, oversized manifests, bytes that do not match their digest,
 //! redirects to hosts the policy refuses. One canned answer per path.
 
+use crate::http_double::{serve, Request, Response};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,17 +25,10 @@ pub struct Faulty {
 
 impl Faulty {
     pub fn start() -> Faulty {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("addr").to_string();
         let answers: Arc<Mutex<BTreeMap<String, Answer>>> = Arc::default();
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
         let (a, s) = (answers.clone(), seen.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().map_while(Result::ok) {
-                let (a, s) = (a.clone(), s.clone());
-                std::thread::spawn(move || serve(stream, &a, &s));
-            }
-        });
+        let addr = serve(move |r| respond(r, &a, &s)).to_string();
         Faulty {
             addr,
             answers,
@@ -53,71 +45,34 @@ impl Faulty {
     }
 }
 
-fn serve(
-    mut stream: TcpStream,
+fn respond(
+    r: &Request,
     answers: &Mutex<BTreeMap<String, Answer>>,
     seen: &Mutex<Vec<String>>,
-) {
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    // Skip the headers.
-    let mut header = String::new();
-    while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
-        header.clear();
-    }
-    let path = line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("/")
-        .split('?')
-        .next()
-        .unwrap_or("/")
-        .to_string();
+) -> Response {
     if let Ok(mut s) = seen.lock() {
-        s.push(line.trim().to_string());
+        s.push(format!("{} {} HTTP/1.1", r.method, r.target));
     }
-    let answer = answers.lock().ok().and_then(|m| m.get(&path).cloned());
-    let (status, content_type, body, extra) = match answer {
-        None => (
+    let answer = answers.lock().ok().and_then(|m| m.get(r.path()).cloned());
+    match answer {
+        None => Response::json(
             404,
-            "application/json".to_string(),
-            br#"{"errors":[{"code":"NAME_UNKNOWN","message":"unknown"}]}"#.to_vec(),
-            String::new(),
+            r#"{"errors":[{"code":"NAME_UNKNOWN","message":"unknown"}]}"#,
         ),
-        Some(Answer::Status(code, body)) => (
-            code,
-            "application/json".into(),
-            body.into_bytes(),
-            String::new(),
-        ),
-        Some(Answer::Bytes { content_type, body }) => (200, content_type, body, String::new()),
+        Some(Answer::Status(code, body)) => Response::json(code, body),
+        Some(Answer::Bytes { content_type, body }) => Response {
+            content_type,
+            ..Response::json(200, body)
+        },
         Some(Answer::Slow(d)) => {
             std::thread::sleep(d);
-            (
-                200,
-                "application/json".into(),
-                b"{}".to_vec(),
-                String::new(),
-            )
+            Response::json(200, "{}")
         }
-        Some(Answer::Redirect(to)) => (
-            307,
-            "text/plain".into(),
-            Vec::new(),
-            format!("Location: {to}\r\n"),
-        ),
-    };
-    let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(&body);
-    let _ = stream.flush();
+        Some(Answer::Redirect(to)) => Response {
+            status: 307,
+            content_type: "text/plain".into(),
+            headers: vec![("Location".into(), to)],
+            body: Vec::new(),
+        },
+    }
 }

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod faulty;
 pub mod fixtures;
 pub mod gcp;
+pub mod http_double;
 pub mod kube_api;
 pub mod kustomize;
 pub mod kyverno;

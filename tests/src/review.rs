@@ -110,6 +110,14 @@ pub fn create_pod(images: &[&str]) -> Value {
 }
 
 /// The decoded JSON Patch of a mutate response.
+/// An AdmissionResponse's `status.message` (empty when there is none).
+pub fn message(resp: &Value) -> String {
+    resp["status"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 pub fn patch(resp: &Value) -> Value {
     use base64::Engine;
     assert_eq!(resp["patchType"], "JSONPatch", "{resp}");

@@ -3,34 +3,28 @@
 //! `{"data": {"latest_version": N, "keys": {"N": {"public_key": PEM}}}}`,
 //! 403 `permission denied` for a wrong token, 404 for an unknown key.
 
+use crate::http_double::{serve, Request, Response};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 /// The transit engine's mount the double serves.
 pub const MOUNT: &str = "transit";
 
+type Keys = Arc<Mutex<BTreeMap<String, Vec<String>>>>;
+
 pub struct Vault {
     pub addr: String,
     pub token: String,
-    keys: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
+    keys: Keys,
 }
 
 impl Vault {
     pub fn start(token: &str) -> Vault {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = format!("http://{}", listener.local_addr().expect("addr"));
-        let keys: Arc<Mutex<BTreeMap<String, Vec<String>>>> = Arc::default();
+        let keys: Keys = Arc::default();
         let (k, t) = (keys.clone(), token.to_string());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().map_while(Result::ok) {
-                let (k, t) = (k.clone(), t.clone());
-                std::thread::spawn(move || serve(stream, &k, &t));
-            }
-        });
+        let addr = serve(move |r| read_key(r, &k, &t));
         Vault {
-            addr,
+            addr: format!("http://{addr}"),
             token: token.to_string(),
             keys,
         }
@@ -53,43 +47,19 @@ impl Vault {
     }
 }
 
-fn serve(stream: TcpStream, keys: &Mutex<BTreeMap<String, Vec<String>>>, token: &str) {
-    let Ok(read) = stream.try_clone() else { return };
-    let mut reader = BufReader::new(read);
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
+fn read_key(r: &Request, keys: &Mutex<BTreeMap<String, Vec<String>>>, token: &str) -> Response {
+    if r.header("X-Vault-Token") != Some(token) {
+        return Response::json(403, r#"{"errors":["permission denied"]}"#);
     }
-    let mut presented = None;
-    let mut header = String::new();
-    while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
-        if let Some((k, v)) = header.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("x-vault-token") {
-                presented = Some(v.trim().to_string());
-            }
-        }
-        header.clear();
+    let name = r.path().strip_prefix(&format!("/v1/{MOUNT}/keys/"));
+    let versions = name.and_then(|n| keys.lock().ok()?.get(n).cloned());
+    match (name, versions) {
+        (Some(name), Some(versions)) => Response::json(200, answer(name, &versions)),
+        _ => Response::json(404, r#"{"errors":[]}"#),
     }
-    let path = line.split_whitespace().nth(1).unwrap_or("/");
-    let name = path.strip_prefix(&format!("/v1/{MOUNT}/keys/"));
-    let (status, body) = match (presented.as_deref() == Some(token), name) {
-        (false, _) => (403, r#"{"errors":["permission denied"]}"#.to_string()),
-        (true, Some(name)) => match keys.lock().ok().and_then(|k| k.get(name).cloned()) {
-            Some(versions) => (200, read_key(name, &versions)),
-            None => (404, r#"{"errors":[]}"#.to_string()),
-        },
-        (true, None) => (404, r#"{"errors":[]}"#.to_string()),
-    };
-    let mut stream = stream;
-    let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
 }
 
-fn read_key(name: &str, versions: &[String]) -> String {
+fn answer(name: &str, versions: &[String]) -> String {
     let keys: serde_json::Map<String, serde_json::Value> = versions
         .iter()
         .enumerate()

@@ -7,6 +7,7 @@ use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
 use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::review::create_pod;
+use ivpol_tests::review::message;
 use ivpol_tests::{Options, Server};
 
 const PASSWORD: &str = "basic-s3cret-only-the-host-knows";
@@ -116,6 +117,24 @@ impl Private {
         }
     }
 
+    /// Names the image by `host` (at the registry's port) instead of its
+    /// loopback address; returns the `--resolve` that dials `host` at the
+    /// registry and the `--allow-registry` that lets the pin through.
+    fn named_as(&mut self, host: &str) -> ([String; 2], [String; 2]) {
+        let port = self
+            .reg
+            .addr
+            .rsplit(':')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        self.image = format!("{host}:{port}/app:v1");
+        (
+            ["--resolve".into(), format!("{host}:{port}:127.0.0.1")],
+            ["--allow-registry".into(), format!("{host}:{port}")],
+        )
+    }
+
     /// `pods` mutate answers of a server started with `extra` args and
     /// `env`, and its metrics after them.
     fn answers(
@@ -147,13 +166,6 @@ impl Private {
             .collect();
         (answers, s.metrics_text())
     }
-}
-
-fn message(r: &serde_json::Value) -> String {
-    r["status"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// Writes an executable shell script `name` into `dir`.
@@ -341,20 +353,8 @@ fn kubelet_credential_plugins_answer_for_the_images_they_match() {
 #[test]
 fn the_github_provider_presents_the_hosts_token_to_ghcr() {
     let mut p = Private::start("app", "  credentials: {providers: [github]}\n");
-    let port = p
-        .reg
-        .addr
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    p.image = format!("ghcr.io:{port}/app:v1");
-    let resolve = ["--resolve".to_string(), format!("ghcr.io:{port}:127.0.0.1")];
-    let allowed = [
-        &resolve[..],
-        &["--allow-registry".to_string(), format!("ghcr.io:{port}")],
-    ]
-    .concat();
+    let (resolve, allow) = p.named_as("ghcr.io");
+    let allowed = [&resolve[..], &allow[..]].concat();
     let env = || {
         vec![
             ("GITHUB_TOKEN".to_string(), PASSWORD.to_string()),
@@ -387,21 +387,8 @@ fn the_amazon_provider_presents_an_ecr_token_to_ecr() {
     let moto = Moto::start();
     let provider = "  credentials: {providers: [amazon]}\n";
     let mut p = Private::start_as("app", provider, "AWS", moto::ECR_PASSWORD);
-    let port = p
-        .reg
-        .addr
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let ecr = moto::ecr_host();
-    p.image = format!("{ecr}:{port}/app:v1");
-    let args = [
-        "--resolve".to_string(),
-        format!("{ecr}:{port}:127.0.0.1"),
-        "--allow-registry".to_string(),
-        format!("{ecr}:{port}"),
-    ];
+    let (resolve, allow) = p.named_as(&moto::ecr_host());
+    let args = [&resolve[..], &allow[..]].concat();
     let (answers, metrics) = p.answers(&args, moto.env(), 2);
     for r in &answers {
         assert!(r["patch"].is_string(), "{r}");
@@ -445,21 +432,8 @@ fn the_google_provider_presents_an_access_token_to_artifact_registry() {
     let metadata = Metadata::start(TOKEN);
     let provider = "  credentials: {providers: [google]}\n";
     let mut p = Private::start_as("app", provider, "oauth2accesstoken", TOKEN);
-    let port = p
-        .reg
-        .addr
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let host = "europe-docker.pkg.dev";
-    p.image = format!("{host}:{port}/app:v1");
-    let args = [
-        "--resolve".to_string(),
-        format!("{host}:{port}:127.0.0.1"),
-        "--allow-registry".to_string(),
-        format!("{host}:{port}"),
-    ];
+    let (resolve, allow) = p.named_as("europe-docker.pkg.dev");
+    let args = [&resolve[..], &allow[..]].concat();
     let home = p.dir.path().join("home");
     let (answers, metrics) = p.answers(&args, metadata.env(&home), 2);
     for r in &answers {

@@ -10,6 +10,7 @@
 
 use ivpol_tests::policy::pod_policy;
 use ivpol_tests::review::create_pod;
+use ivpol_tests::review::message;
 use ivpol_tests::{Options, Server};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,13 +58,6 @@ fn server_with_dns(script: &str) -> Server {
     // as long as the test anyway.
     std::mem::forget(dir);
     s
-}
-
-fn message(r: &serde_json::Value) -> String {
-    r["status"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use ivpol_tests::cli::{ivpol_in_env, pod_yaml};
 use ivpol_tests::moto::Moto;
 use ivpol_tests::policy::verifying_policy;
+use ivpol_tests::review::message;
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::vault::Vault;
 use ivpol_tests::verifying::{assert_admitted, validate, Setup};
@@ -19,13 +20,6 @@ fn kms_policy(name: &str, kms: &str) -> String {
         "- name: kms\n  cosign:\n    key:\n      kms: {kms}\n    ctlog:\n      insecureIgnoreTlog: true"
     );
     verifying_policy(name, &attestor, "", VERIFIED, "not signed by the KMS key")
-}
-
-fn message(r: &serde_json::Value) -> String {
-    r["status"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
 }
 
 #[test]

@@ -6,9 +6,10 @@ use ivpol_tests::faulty::{Answer, Faulty};
 use ivpol_tests::fixtures::{Pusher, DOCKER_MANIFEST, OCI_MANIFEST};
 use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::{free_port, Registry};
+use ivpol_tests::review::message;
 use ivpol_tests::review::{create_pod, deployment, patch, review};
 use ivpol_tests::{Options, Server};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::Duration;
 
 fn pin_policy(name: &str, actions: &str, extra: &str) -> String {
@@ -30,13 +31,6 @@ fn server(policies: &[(&str, &str)], insecure: &[&str]) -> Server {
             ..Options::default()
         },
     )
-}
-
-fn message(resp: &Value) -> String {
-    resp["status"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
 }
 
 #[test]
