@@ -51,6 +51,14 @@ pub fn verifying_policy(
     pod_policy(name, "\"CREATE\"", &tail)
 }
 
+/// A cosign attestor `name` whose key the host reads from `kms` (a
+/// `key.kms` URI), without a transparency log.
+pub fn kms_attestor(name: &str, kms: &str) -> String {
+    format!(
+        "- name: {name}\n  cosign:\n    key:\n      kms: {kms}\n    ctlog:\n      insecureIgnoreTlog: true"
+    )
+}
+
 /// A cosign key attestor without a transparency log (the air-gapped path).
 pub fn key_attestor(name: &str, pem: &str) -> String {
     format!(

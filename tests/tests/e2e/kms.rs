@@ -5,7 +5,7 @@
 
 use ivpol_tests::cli::{ivpol_in_env, pod_yaml};
 use ivpol_tests::moto::Moto;
-use ivpol_tests::policy::verifying_policy;
+use ivpol_tests::policy::{kms_attestor, verifying_policy};
 use ivpol_tests::review::message;
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::vault::Vault;
@@ -16,9 +16,7 @@ const VERIFIED: &str =
 
 /// A policy whose one attestor's key is `kms`.
 fn kms_policy(name: &str, kms: &str) -> String {
-    let attestor = format!(
-        "- name: kms\n  cosign:\n    key:\n      kms: {kms}\n    ctlog:\n      insecureIgnoreTlog: true"
-    );
+    let attestor = kms_attestor("kms", kms);
     verifying_policy(name, &attestor, "", VERIFIED, "not signed by the KMS key")
 }
 

@@ -4,7 +4,7 @@
 
 use super::{cluster, serve, yaml, SOON};
 use base64::Engine as _;
-use ivpol_tests::policy::verifying_policy;
+use ivpol_tests::policy::{kms_attestor, verifying_policy};
 use ivpol_tests::review::{pod, review};
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::verifying::Setup;
@@ -16,9 +16,7 @@ const VERIFIED: &str =
 /// A policy whose one attestor's key is `kms`, in `namespace` when given
 /// (a NamespacedImageValidatingPolicy).
 fn policy(name: &str, kms: &str, namespace: Option<&str>) -> Value {
-    let attestor = format!(
-        "- name: kms\n  cosign:\n    key:\n      kms: {kms}\n    ctlog:\n      insecureIgnoreTlog: true"
-    );
+    let attestor = kms_attestor("kms", kms);
     let mut p = yaml(&verifying_policy(
         name,
         &attestor,
