@@ -180,22 +180,7 @@ impl Net {
         lookup: Arc<dyn Lookup>,
     ) -> Result<Net> {
         let policy = Arc::new(policy);
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        if let Some(path) = extra_ca {
-            let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert = cert.with_context(|| format!("parsing {}", path.display()))?;
-                roots
-                    .add(cert)
-                    .with_context(|| format!("adding a CA from {}", path.display()))?;
-            }
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+        let tls = tls_client_config(extra_ca)?;
         // Names are resolved (and their addresses checked) by the
         // connector itself, on the lookup whose answer it dials.
         let resolver = CheckedResolver {
@@ -379,7 +364,6 @@ impl Net {
             .turn(host, deadline)
             .await
             .map_err(|e| HttpError::InternalError(Some(e)))?;
-        let host_keychain = self.host_keychain_serves(presented.tenant.as_deref());
         let outgoing = Outgoing {
             method: &parts.method,
             uri: &uri,
@@ -388,7 +372,7 @@ impl Net {
             port: parts.uri.port_u16(),
         };
         let (resp, _) = self
-            .with_auth(outgoing, None, secrets.as_ref(), host_keychain, deadline)
+            .with_auth(outgoing, None, secrets.as_ref(), host_serves, deadline)
             .await?;
         Ok(resp.map(|b| body::DeadlineBody::new(b, deadline, turn).boxed_unsync()))
     }
@@ -752,6 +736,27 @@ impl Net {
     pub(crate) fn use_cluster_secrets(&self, source: Arc<dyn SecretSource>) {
         let _ = self.cluster_secrets.set(source);
     }
+}
+
+/// TLS for the host's clients: ring, the webpki roots, and the PEM CAs in
+/// `extra_ca` (`--registry-ca`, `VAULT_CACERT`).
+pub(crate) fn tls_client_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = extra_ca {
+        let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        for cert in CertificateDer::pem_slice_iter(&pem) {
+            let cert = cert.with_context(|| format!("parsing {}", path.display()))?;
+            roots
+                .add(cert)
+                .with_context(|| format!("adding a CA from {}", path.display()))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
 }
 
 /// Why the registry's certificate was refused, when that is what failed:

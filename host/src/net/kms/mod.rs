@@ -67,7 +67,7 @@ impl Keys {
         host_serves: bool,
         deadline: Instant,
     ) -> Answer {
-        let key = format!("{}\0{uri}", tenant.unwrap_or_default());
+        let key = kept_as(uri, tenant);
         if let Some(answer) = self.kept.get(&key) {
             return answer;
         }
@@ -76,7 +76,7 @@ impl Keys {
 
     /// Reads `uri` again now (at load and reload), whatever is kept.
     pub(crate) async fn refresh(&self, uri: &str, tenant: Option<&str>, host_serves: bool) {
-        let key = format!("{}\0{uri}", tenant.unwrap_or_default());
+        let key = kept_as(uri, tenant);
         let deadline = Instant::now() + TIMEOUT;
         let _ = self.read(key, uri, tenant, host_serves, deadline).await;
     }
@@ -125,6 +125,11 @@ impl Keys {
         crate::metrics::metrics().cloud_fetch(source, answer.is_ok());
         answer
     }
+}
+
+/// Where a key is kept: per tenant, since who may read it differs.
+fn kept_as(uri: &str, tenant: Option<&str>) -> String {
+    format!("{}\0{uri}", tenant.unwrap_or_default())
 }
 
 /// The key, when it is one PEM public key of a sane size.

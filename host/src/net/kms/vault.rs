@@ -7,7 +7,6 @@
 use super::MAX_ANSWER;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
-use rustls::pki_types::pem::PemObject;
 
 pub(super) async fn public_key(name: &str) -> Result<String, String> {
     let addr = std::env::var("VAULT_ADDR").map_err(|_| "VAULT_ADDR is not set")?;
@@ -63,23 +62,9 @@ type Client = hyper_util::client::legacy::Client<
 /// HTTPS (or, for a plain `http://` VAULT_ADDR, HTTP) with the webpki
 /// roots and `VAULT_CACERT`.
 fn client() -> Result<Client, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    if let Ok(path) = std::env::var("VAULT_CACERT") {
-        let pem = std::fs::read(&path).map_err(|e| format!("VAULT_CACERT {path}: {e}"))?;
-        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
-            let cert = cert.map_err(|e| format!("VAULT_CACERT {path}: {e}"))?;
-            roots
-                .add(cert)
-                .map_err(|e| format!("VAULT_CACERT {path}: {e}"))?;
-        }
-    }
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let ca = std::env::var_os("VAULT_CACERT").map(std::path::PathBuf::from);
+    let tls =
+        crate::net::tls_client_config(ca.as_deref()).map_err(|e| format!("VAULT_CACERT: {e:#}"))?;
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
