@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod azure;
 pub mod certs;
 pub mod cli;
 pub mod faulty;

@@ -586,10 +586,8 @@ spec:
                 &format!("attestors:\n    - name: k\n      cosign:\n        key: {{kms: '{uri}'}}"),
             )
         };
-        assert!(only_message(&kms(
-            "gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k"
-        ))
-        .contains("gcpkms:// keys are not implemented yet"));
+        assert!(only_message(&kms("gcpkms://keyRings/r")).contains("not a key name"));
+        assert!(only_message(&kms("azurekms://vault.example")).contains("no vault or key"));
         assert!(only_message(&kms("vaultkms://x")).contains("not a KMS scheme Kyverno has"));
         assert!(only_message(&kms("awskms://")).contains("no key id"));
         assert!(only_message(&kms("k8s://just-a-name")).contains("k8s://NAMESPACE/SECRET"));
@@ -599,6 +597,9 @@ spec:
             "awskms://kms.example:4566/1234",
             "hashivault://cosign",
             "k8s://team/cosign",
+            "gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k",
+            "gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k/cryptoKeyVersions/2",
+            "azurekms://team.vault.azure.net/cosign",
         ] {
             let set = load_str(&kms(good));
             assert!(set.diagnostics.is_empty(), "{good}: {:?}", set.diagnostics);
@@ -615,19 +616,24 @@ spec:
         assert!(only_message(&doc).contains("exactly one of key, keyless or certificate"));
         let doc = GOOD.replace(
             "attestors: []",
-            "attestors: []\n  credentials:\n    providers: [azure]",
+            "attestors: []\n  credentials:\n    providers: [oracle]",
         );
         assert!(only_message(&doc).contains("spec.credentials.providers[0]"));
         let doc = GOOD.replace(
             "attestors: []",
-            "attestors: []\n  credentials:\n    providers: [default, github, amazon, google]",
+            "attestors: []\n  credentials:\n    providers: [default, github, amazon, google, azure]",
         );
         let set = load_str(&doc);
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
         // The provider reaches the host beside the Secrets, `default` not.
         assert_eq!(
             set.policies[0].registry_secrets(),
-            ["provider:github", "provider:amazon", "provider:google"]
+            [
+                "provider:github",
+                "provider:amazon",
+                "provider:google",
+                "provider:azure"
+            ]
         );
         let doc = GOOD.replace(
             "attestors: []",

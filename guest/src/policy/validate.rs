@@ -69,9 +69,12 @@ pub(super) fn validate(spec: &Spec) -> Vec<String> {
             );
         }
         for (i, p) in c.providers.iter().enumerate() {
-            if !matches!(p.as_str(), "default" | "github" | "amazon" | "google") {
+            if !matches!(
+                p.as_str(),
+                "default" | "github" | "amazon" | "google" | "azure"
+            ) {
                 problems.push(format!(
-                    "spec.credentials.providers[{i}]: {p:?} is not implemented (amazon, google and github are); use the host's --registry-config, --image-credential-provider-config or credentials.secrets"
+                    "spec.credentials.providers[{i}]: Unsupported value: {p:?}: supported values: \"default\", \"amazon\", \"azure\", \"google\", \"github\""
                 ));
             }
         }
@@ -354,6 +357,10 @@ pub(super) enum KmsUri<'a> {
     Aws,
     /// `hashivault://<key name>` (Vault's transit engine).
     Vault,
+    /// `gcpkms://projects/…/cryptoKeys/<key>[/cryptoKeyVersions/<n>]`.
+    Gcp,
+    /// `azurekms://<vault host>/<key>[/<version>]`.
+    Azure,
     /// `k8s://<namespace>/<secret>`: the Secret's `cosign.pub`.
     Kubernetes {
         /// The Secret's namespace.
@@ -382,9 +389,14 @@ impl KmsUri<'_> {
                 }
                 _ => Err(format!("{uri:?}: k8s://NAMESPACE/SECRET: not a namespace and Secret name")),
             },
-            "gcpkms" | "azurekms" => Err(format!(
-                "{scheme}:// keys are not implemented yet (awskms://, hashivault:// and k8s:// are); use key.data with the key's PEM"
+            "gcpkms" if rest.starts_with("projects/") && rest.contains("/cryptoKeys/") => Ok(KmsUri::Gcp),
+            "gcpkms" => Err(format!(
+                "{uri:?}: gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K[/cryptoKeyVersions/V]: not a key name"
             )),
+            "azurekms" => match rest.split_once('/') {
+                Some((vault, key)) if !vault.is_empty() && !key.is_empty() => Ok(KmsUri::Azure),
+                _ => Err(format!("{uri:?}: azurekms://VAULT_HOST/KEY[/VERSION]: no vault or key")),
+            },
             other => Err(format!("{other}:// is not a KMS scheme Kyverno has (awskms://, gcpkms://, azurekms://, hashivault://, k8s://)")),
         }
     }

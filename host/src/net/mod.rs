@@ -11,6 +11,8 @@
 
 pub(crate) mod auth;
 mod body;
+pub(crate) mod cloud;
+mod entra;
 mod exec;
 mod helpers;
 mod identity;
@@ -103,7 +105,7 @@ pub(crate) struct Net {
     /// `GITHUB_ACTOR`, else `unset`), read at start, as go-containerregistry's
     /// GitHub keychain does; empty without a token.
     github: Keychain,
-    /// The providers that call a cloud (`amazon`).
+    /// The providers that call a cloud (`amazon`, `google`, `azure`).
     providers: providers::Providers,
     /// `cosign.key.kms` keys, read with the host's identity.
     keys: kms::Keys,
@@ -181,6 +183,8 @@ impl Net {
     ) -> Result<Net> {
         let policy = Arc::new(policy);
         let tls = tls_client_config(extra_ca)?;
+        let cloud = cloud::client(tls.clone(), &policy)?;
+        let entra = Arc::new(entra::Entra::new(cloud.clone()));
         // Names are resolved (and their addresses checked) by the
         // connector itself, on the lookup whose answer it dials.
         let resolver = CheckedResolver {
@@ -220,8 +224,8 @@ impl Net {
             secret_helpers: std::sync::OnceLock::new(),
             plugins: std::sync::OnceLock::new(),
             github: Keychain::github_from_env(),
-            providers: providers::Providers::default(),
-            keys: kms::Keys::default(),
+            providers: providers::Providers::new(entra.clone(), cloud.clone()),
+            keys: kms::Keys::new(entra, cloud),
         })
     }
 
@@ -291,7 +295,7 @@ impl Net {
             Some((Source::Provider(name), _)) => {
                 return self
                     .providers
-                    .credential(name, host, deadline)
+                    .credential(name, host, port, deadline)
                     .await
                     .map_err(|why| format!("registry-auth: {why}"))
             }
@@ -660,7 +664,7 @@ impl Net {
             let keychain = from_secrets.get_or_insert_with(Keychain::default);
             match name {
                 "github" => keychain.extend(self.github.clone()),
-                "amazon" | "google" => keychain.add_provider(name),
+                "amazon" | "google" | "azure" => keychain.add_provider(name),
                 other => {
                     return Err(format!(
                         "registry-auth: credentials.providers {other} is not implemented"

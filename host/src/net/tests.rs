@@ -659,8 +659,8 @@ async fn the_github_provider_serves_ghcr_for_cluster_policies() {
         tenant.contains("--registry-config-for-namespaced"),
         "{tenant}"
     );
-    let unknown = net.secrets_keychain(&["provider:azure".to_string()], true);
-    assert!(unknown.expect_err("azure").contains("not implemented"));
+    let unknown = net.secrets_keychain(&["provider:oracle".to_string()], true);
+    assert!(unknown.expect_err("oracle").contains("not implemented"));
     // A cloud provider serves its own hosts only, after stored credentials.
     let amazon = net
         .secrets_keychain(&["provider:amazon".to_string()], true)
@@ -672,4 +672,13 @@ async fn the_github_provider_serves_ghcr_for_cluster_policies() {
         Some(auth::Source::Provider("amazon"))
     );
     assert_eq!(amazon.source("ghcr.io", None), None);
+    let azure = net
+        .secrets_keychain(&["provider:azure".to_string()], true)
+        .expect("azure")
+        .expect("keychain");
+    assert_eq!(
+        azure.source("team.azurecr.io", Some(443)),
+        Some(auth::Source::Provider("azure"))
+    );
+    assert_eq!(azure.source(ecr, None), None);
 }

@@ -3,6 +3,7 @@
 //! refuses, and the component never holds the password.
 
 use base64::Engine as _;
+use ivpol_tests::azure::Azure;
 use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
 use ivpol_tests::policy::pod_policy;
 use ivpol_tests::registry::Registry;
@@ -80,11 +81,12 @@ fn basic_challenges_are_answered_by_the_host() {
 /// whose mutate answers show whether the host presented a credential.
 struct Private {
     dir: tempfile::TempDir,
-    reg: Registry,
+    /// The private registry's address, and the CA its certificate is from.
+    addr: String,
     crt: std::path::PathBuf,
     image: String,
     policy: String,
-    _plain: Registry,
+    _registries: Vec<Registry>,
 }
 
 impl Private {
@@ -96,12 +98,38 @@ impl Private {
     fn start_as(repository: &str, policy_head: &str, user: &str, password: &str) -> Private {
         let dir = tempfile::tempdir().expect("dir");
         let (plain, reg, crt) = Registry::start_basic_auth(dir.path(), user, password);
+        let mut p = Private::holding(dir, &plain, repository, &reg.addr, crt, policy_head);
+        p._registries = vec![plain, reg];
+        p
+    }
+
+    /// An Azure Container Registry: the Azure double in front of a plain
+    /// registry, which only its tokens pass.
+    fn behind_azure(repository: &str, policy_head: &str) -> (Private, Azure) {
+        let plain = Registry::start();
+        let azure = Azure::start(&plain.addr);
+        let addr = azure.addr.to_string();
+        let dir = tempfile::tempdir().expect("dir");
+        let crt = azure.crt.clone();
+        let mut p = Private::holding(dir, &plain, repository, &addr, crt, policy_head);
+        p._registries = vec![plain];
+        (p, azure)
+    }
+
+    /// `repository:v1` pushed to `plain`, named at `addr`.
+    fn holding(
+        dir: tempfile::TempDir,
+        plain: &Registry,
+        repository: &str,
+        addr: &str,
+        crt: std::path::PathBuf,
+        policy_head: &str,
+    ) -> Private {
         Pusher {
             addr: &plain.addr,
             auth: None,
         }
         .image(repository, "v1", OCI_MANIFEST, "amd64");
-        let image = format!("{}/{repository}:v1", reg.addr);
         let policy = pod_policy(
             "pin",
             "\"CREATE\"",
@@ -109,11 +137,11 @@ impl Private {
         );
         Private {
             dir,
-            reg,
+            addr: addr.to_string(),
             crt,
-            image,
+            image: format!("{addr}/{repository}:v1"),
             policy,
-            _plain: plain,
+            _registries: Vec::new(),
         }
     }
 
@@ -121,13 +149,7 @@ impl Private {
     /// loopback address; returns the `--resolve` that dials `host` at the
     /// registry and the `--allow-registry` that lets the pin through.
     fn named_as(&mut self, host: &str) -> ([String; 2], [String; 2]) {
-        let port = self
-            .reg
-            .addr
-            .rsplit(':')
-            .next()
-            .unwrap_or_default()
-            .to_string();
+        let port = self.addr.rsplit(':').next().unwrap_or_default().to_string();
         self.image = format!("{host}:{port}/app:v1");
         (
             ["--resolve".into(), format!("{host}:{port}:127.0.0.1")],
@@ -145,7 +167,7 @@ impl Private {
     ) -> (Vec<serde_json::Value>, String) {
         let mut extra_args = vec![
             "--allow-registry".to_string(),
-            self.reg.addr.clone(),
+            self.addr.clone(),
             "--registry-ca".into(),
             self.crt.display().to_string(),
             // Every pod resolves its tag again, through the credential.
@@ -186,7 +208,7 @@ fn script(dir: &std::path::Path, name: &str, body: &str) {
 #[test]
 fn credential_helpers_answer_for_the_registries_they_hold() {
     let p = Private::start("app", "");
-    let addr = p.reg.addr.clone();
+    let addr = p.addr.clone();
     let bin = p.dir.path().join("bin");
     std::fs::create_dir(&bin).expect("bin");
     let calls = p.dir.path().join("calls");
@@ -279,7 +301,7 @@ fn credential_helpers_answer_for_the_registries_they_hold() {
 fn kubelet_credential_plugins_answer_for_the_images_they_match() {
     // Two seconds for the whole request, so the slow plugin is cut short.
     let p = Private::start("team/app", "  webhookConfiguration: {timeoutSeconds: 2}\n");
-    let addr = p.reg.addr.clone();
+    let addr = p.addr.clone();
     let bin = p.dir.path().join("plugins");
     std::fs::create_dir(&bin).expect("bin");
     let requests = p.dir.path().join("requests");
@@ -460,4 +482,49 @@ fn the_google_provider_presents_an_access_token_to_artifact_registry() {
         "{}",
         message(&r)
     );
+}
+
+/// `credentials.providers: [azure]`: an ACR host gets, as the null GUID
+/// user's password, the refresh token its `/oauth2/exchange` gives for the
+/// host's Entra ID token (here workload identity, as on AKS, from the
+/// Azure double's token endpoint). The registry's name is dialled at the
+/// double through `--resolve`.
+#[test]
+fn the_azure_provider_exchanges_an_entra_token_at_the_registry() {
+    use ivpol_tests::azure::REGISTRY;
+    let provider = "  credentials: {providers: [azure]}\n";
+    let (mut p, azure) = Private::behind_azure("app", provider);
+    let (resolve, allow) = p.named_as(REGISTRY);
+    let args = [&resolve[..], &allow[..]].concat();
+    let (answers, metrics) = p.answers(&args, azure.env(), 2);
+    for r in &answers {
+        assert!(r["patch"].is_string(), "{r}");
+        assert!(!r.to_string().contains("acr-signature"), "{r}");
+    }
+    assert!(
+        metrics.contains("ivpol_cloud_fetches_total{source=\"azure\",result=\"ok\"}"),
+        "{metrics}"
+    );
+    // One Entra token and one exchange serve both pods.
+    let seen = azure.seen.lock().expect("seen").clone();
+    let count = |what: &str| seen.iter().filter(|s| s.ends_with(what)).count();
+    assert_eq!(count("/oauth2/v2.0/token"), 1, "{seen:?}");
+    assert_eq!(count("/oauth2/exchange"), 1, "{seen:?}");
+    // A federated token Entra ID does not match: a denial naming the
+    // provider and Entra's reason.
+    let r = p
+        .answers(&args, azure.env_with_token("stale"), 1)
+        .0
+        .remove(0);
+    assert_eq!(r["allowed"], false, "{r}");
+    let why = message(&r);
+    assert!(
+        why.contains("registry-auth: azure: Entra ID token"),
+        "{why}"
+    );
+    assert!(why.contains("AADSTS700213"), "{why}");
+    // A policy that names no provider reads anonymously.
+    p.policy = p.policy.replace(provider, "");
+    let r = p.answers(&args, azure.env(), 1).0.remove(0);
+    assert!(message(&r).contains("registry answered HTTP 401"), "{r}");
 }

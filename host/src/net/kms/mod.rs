@@ -5,6 +5,10 @@
 //!
 //! - `awskms://[ENDPOINT]/KEY` (a key id, `alias/<name>` or an ARN, whose
 //!   region wins): KMS `GetPublicKey` through the AWS SDK.
+//! - `gcpkms://projects/…/cryptoKeys/K[/cryptoKeyVersions/V]`: Cloud KMS
+//!   `getPublicKey`, with Application Default Credentials.
+//! - `azurekms://VAULT/KEY[/VERSION]`: Key Vault's get-key, with the host's
+//!   Entra identity, to Azure's vault hosts only.
 //! - `hashivault://KEY`: Vault transit's read-key (`VAULT_ADDR`,
 //!   `VAULT_TOKEN`, `TRANSIT_SECRET_ENGINE_PATH`, `VAULT_CACERT`).
 //! - `k8s://NAMESPACE/SECRET`: the Secret's `cosign.pub`, through the
@@ -17,9 +21,13 @@
 //! operator shares the host's credentials with tenants.
 
 mod aws;
+mod azure;
+mod gcp;
 mod kubernetes;
 mod vault;
 
+use super::entra::Entra;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a key is used before it is read again (a rotated key is picked
@@ -40,18 +48,22 @@ type Answer = Result<String, String>;
 pub(crate) struct Keys {
     kept: super::exec::Kept<Answer>,
     cluster: std::sync::OnceLock<kube::Client>,
-}
-
-impl Default for Keys {
-    fn default() -> Keys {
-        Keys {
-            kept: super::exec::Kept::new(MAX_KEYS),
-            cluster: std::sync::OnceLock::new(),
-        }
-    }
+    /// The host's Entra identity (`azurekms://`).
+    entra: Arc<Entra>,
+    /// The host's cloud client (`azurekms://`, `gcpkms://`).
+    cloud: reqwest::Client,
 }
 
 impl Keys {
+    pub(crate) fn new(entra: Arc<Entra>, cloud: reqwest::Client) -> Keys {
+        Keys {
+            kept: super::exec::Kept::new(MAX_KEYS),
+            cluster: std::sync::OnceLock::new(),
+            entra,
+            cloud,
+        }
+    }
+
     /// Reads `k8s://` keys through `client` from now on.
     pub(crate) fn use_cluster(&self, client: kube::Client) {
         let _ = self.cluster.set(client);
@@ -113,6 +125,11 @@ impl Keys {
         let (source, answer) = match scheme {
             "awskms" => ("awskms", aws::public_key(rest).await),
             "hashivault" => ("hashivault", vault::public_key(rest).await),
+            "gcpkms" => ("gcpkms", gcp::public_key(&self.cloud, rest).await),
+            "azurekms" => (
+                "azurekms",
+                azure::public_key(&self.entra, &self.cloud, rest).await,
+            ),
             "k8s" => {
                 let client = self
                     .cluster
@@ -171,7 +188,9 @@ mod tests {
 
     #[tokio::test]
     async fn tenants_use_the_hosts_cloud_identity_only_when_shared() {
-        let keys = Keys::default();
+        let tls = crate::net::tls_client_config(None).expect("tls");
+        let client = crate::net::cloud::client(tls, &Default::default()).expect("client");
+        let keys = Keys::new(Arc::new(Entra::new(client.clone())), client);
         let soon = Instant::now() + Duration::from_secs(5);
         let refused = keys
             .public_key("hashivault://k", Some("team"), false, soon)
@@ -183,7 +202,7 @@ mod tests {
             .public_key("k8s://team/key", Some("team"), false, soon)
             .await;
         assert!(no_cluster.expect_err("cluster").contains("--kubernetes"));
-        let unknown = keys.public_key("gcpkms://x", None, true, soon).await;
-        assert!(unknown.expect_err("gcp").contains("not implemented"));
+        let unknown = keys.public_key("ibmkms://x", None, true, soon).await;
+        assert!(unknown.expect_err("ibm").contains("not implemented"));
     }
 }

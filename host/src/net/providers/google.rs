@@ -45,18 +45,24 @@ async fn credentials() -> Result<&'static AccessTokenCredentials, String> {
     built.as_ref().map_err(Clone::clone)
 }
 
+/// An access token of Application Default Credentials (registries and
+/// `gcpkms://` keys share it).
+pub(in crate::net) async fn access_token() -> Result<String, String> {
+    let credentials = credentials().await?;
+    let token = credentials
+        .access_token()
+        .await
+        .map_err(|e| format!("access token: {e}"))?;
+    Ok(token.token)
+}
+
 /// The credential for a Google registry, within `deadline`.
 pub(super) async fn credential(deadline: Instant) -> Result<Credential, String> {
     let until = deadline.min(Instant::now() + TIMEOUT);
     let fetch = async {
-        let credentials = credentials().await?;
-        let token = credentials
-            .access_token()
-            .await
-            .map_err(|e| format!("access token: {e}"))?;
         Ok(Credential {
             username: USER.to_string(),
-            password: token.token,
+            password: access_token().await?,
         })
     };
     let answer = tokio::time::timeout_at(until.into(), fetch)

@@ -319,14 +319,14 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
             "credentials:\n  allowInsecureRegistry: true\n{PASSES}"
         ))),
     );
-    // `default`, `github`, `amazon` and `google` are the providers ivpol
-    // has (the host's credentials; tested in tests/tests/e2e/basic_auth.rs);
-    // azure's keychain is refused.
+    // Every provider Kyverno has is the host's credential, each tested
+    // end to end in that file (a name Kyverno does not have is refused).
     add(
         "spec.credentials.providers",
-        Refused(pol(&format!(
-            "credentials:\n  providers: [azure]\n{PASSES}"
-        ))),
+        Elsewhere {
+            file: "tests/tests/e2e/basic_auth.rs",
+            test: "the_azure_provider_exchanges_an_entra_token_at_the_registry",
+        },
     );
     add(
         "spec.credentials.secrets",
