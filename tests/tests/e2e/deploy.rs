@@ -567,6 +567,7 @@ fn the_cloud_identity_and_plugin_components_render_what_serve_reads() {
     for (component, annotation) in [
         ("aws-irsa", "eks.amazonaws.com/role-arn"),
         ("gke-workload-identity", "iam.gke.io/gcp-service-account"),
+        ("aks-workload-identity", "azure.workload.identity/client-id"),
     ] {
         let all: Vec<(String, Value)> = kustomize::with_components(&[component])
             .into_iter()
@@ -581,6 +582,13 @@ fn the_cloud_identity_and_plugin_components_render_what_serve_reads() {
             typed(v).unwrap_or_else(|e| panic!("{component}: {e}"));
         }
     }
+    // AKS's webhook injects the identity into pods that carry its label.
+    let aks: Vec<(String, Value)> = kustomize::with_components(&["aks-workload-identity"])
+        .into_iter()
+        .map(|v| ("aks".to_string(), v))
+        .collect();
+    let labels = &deployment(&aks)["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(labels["azure.workload.identity/use"], "true", "{labels}");
     let all: Vec<(String, Value)> = kustomize::with_components(&["credential-provider-plugins"])
         .into_iter()
         .map(|v| ("plugins".to_string(), v))
