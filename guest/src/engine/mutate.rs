@@ -36,7 +36,7 @@ pub(super) fn mutate(
     let mut patches = Vec::new();
     // Mutation verifies nothing; `required` is the validate phase's.
     let verifications = Default::default();
-    for p in policies.iter().filter(|p| p.spec.mutate_digest()) {
+    for p in policies.iter().filter(|p| p.spec.pins_at_mutate()) {
         if results
             .iter()
             .any(|r| r.policy == p.name && r.namespace == p.namespace)

@@ -271,6 +271,15 @@ impl Spec {
         self.config().mutate_digest.unwrap_or(true)
     }
 
+    /// Whether the mutate phase pins this policy's images:
+    /// `mutateDigest || verifyDigest`, the rule Kyverno's
+    /// `ivpolsNeedingMutation` registers the mutating webhook by. Pinning
+    /// is all the mutate phase does, and `verifyDigest` alone needs it:
+    /// otherwise validate's digest check fails every tagged image.
+    pub fn pins_at_mutate(&self) -> bool {
+        self.mutate_digest() || self.verify_digest()
+    }
+
     /// `validationConfigurations.verifyDigest`: unset means `true`.
     pub fn verify_digest(&self) -> bool {
         self.config().verify_digest.unwrap_or(true)

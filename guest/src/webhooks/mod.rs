@@ -4,7 +4,8 @@
 //! (`pkg/controllers/webhook/validating.go`, `buildWebhookRules`):
 //!
 //! - only policies with admission enabled, in Kubernetes mode, get webhooks;
-//!   the mutating webhooks only for policies with `mutateDigest` unset or true;
+//!   the mutating webhooks only for policies that pin at mutate
+//!   (`mutateDigest || verifyDigest`, each unset meaning true);
 //! - *fine-grained* policies (matchConditions, `matchPolicy: Exact` or
 //!   `webhookConfiguration.timeoutSeconds`) get one webhook each;
 //! - the others are grouped by the selectors they resolve to, one `-fail` and
@@ -190,7 +191,7 @@ pub fn configurations<'a>(
     let mutating: Vec<&CompiledPolicy> = admitted
         .iter()
         .copied()
-        .filter(|p| p.spec.mutate_digest())
+        .filter(|p| p.spec.pins_at_mutate())
         .collect();
     let validate = webhooks_for(&admitted, Phase::Validate, options)?;
     let mutate = webhooks_for(&mutating, Phase::Mutate, options)?;

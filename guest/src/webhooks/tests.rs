@@ -344,11 +344,19 @@ fn conditions_of_a_policy_autogen_cannot_cover_are_not_wrapped() {
 }
 
 #[test]
-fn mutate_digest_false_means_no_mutating_webhook() {
-    let off = "  validationConfigurations:\n    mutateDigest: false\n";
-    let (mutate, validate) = hooks(&[ivp("pinned", ""), ivp("unpinned", off)]);
-    assert_eq!(paths(&mutate), ["/ivpol/mutate/pinned"]);
-    assert_eq!(paths(&validate), ["/ivpol/validate/pinned/unpinned"]);
+fn a_mutating_webhook_needs_mutate_digest_or_verify_digest() {
+    let off = "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n";
+    let verify_only = "  validationConfigurations:\n    mutateDigest: false\n";
+    let (mutate, validate) = hooks(&[
+        ivp("pinned", ""),
+        ivp("unpinned", off),
+        ivp("verified", verify_only),
+    ]);
+    assert_eq!(paths(&mutate), ["/ivpol/mutate/pinned/verified"]);
+    assert_eq!(
+        paths(&validate),
+        ["/ivpol/validate/pinned/unpinned/verified"]
+    );
     let (mutate, validate) = hooks(&[ivp("unpinned", off)]);
     assert!(mutate.is_empty());
     assert_eq!(validate.len(), 1);

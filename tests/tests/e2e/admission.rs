@@ -248,27 +248,44 @@ fn required_without_a_signature_check_fails() {
     );
 }
 
+/// Kyverno #16336: a verdict never rests on what the request carries. The
+/// policy verifies a real signature, so trusting the forged "pass" would
+/// admit the unsigned image; the signed one shows the policy does admit.
 #[test]
 fn a_forged_verification_annotation_changes_nothing() {
-    let s = Server::start(&[(
-        "p.yaml",
-        &registry_policy("check-signed-images-forged-annotation", "[Deny]"),
-    )]);
-    let plain = s.review(
-        "/ivpol/validate/check-signed-images-forged-annotation",
-        &create_pod(&[BAD]),
+    use ivpol_tests::policy::{key_attestor, verifying_policy};
+    use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
+    use ivpol_tests::verifying::{assert_admitted, Setup};
+    const NAME: &str = "check-signed-images-forged-annotation";
+    let setup = Setup::new();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (signed, digest) = setup.image("forged/signed");
+    signer.sign_image(
+        &setup.pusher(),
+        "forged/signed",
+        &digest,
+        &SignOpts::default(),
     );
-    let mut forged_pod = pod("test-pod", &[BAD]);
+    let (unsigned, _) = setup.image("forged/unsigned");
+    let policy = verifying_policy(
+        NAME,
+        &key_attestor("key", &signer.public_pem()),
+        "",
+        "images.containers.all(i, verifyImageSignatures(i, [attestors.key]) > 0)",
+        "not signed",
+    );
+    let s = setup.serve(&[(NAME.to_string(), policy)]);
+    assert_admitted(&s, NAME, &signed);
+    let route = format!("/ivpol/validate/{NAME}");
+    let plain = s.review(&route, &create_pod(&[unsigned.as_str()]));
+    let mut forged_pod = pod("test-pod", &[unsigned.as_str()]);
     forged_pod["metadata"]["annotations"] = json!({
         "kyverno.io/image-verification-outcomes":
-            r#"{"check-signed-images-forged-annotation":{"status":"pass","message":"verified"}}"#
+            format!(r#"{{"{NAME}":{{"status":"pass","message":"verified"}}}}"#)
     });
-    let forged = s.review(
-        "/ivpol/validate/check-signed-images-forged-annotation",
-        &review::review("CREATE", "default", &forged_pod),
-    );
-    assert_eq!(forged, plain);
-    assert_eq!(forged["allowed"], false);
+    let forged = s.review(&route, &review::review("CREATE", "default", &forged_pod));
+    assert_eq!(forged["allowed"], false, "{forged}");
+    assert_eq!(forged["status"], plain["status"]);
 }
 
 #[test]
@@ -321,7 +338,7 @@ fn mutate_acts_on_create_update_connect_only_and_never_verifies() {
     );
     let off = ivpol(
         "pin-off",
-        "  validationConfigurations:\n    mutateDigest: false\n  validations:\n    - expression: \"false\"\n",
+        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n  validations:\n    - expression: \"false\"\n",
     );
     let s = Server::start(&[("p.yaml", &policy), ("off.yaml", &off)]);
     // Already pinned: nothing to resolve, and validations are not run here.
@@ -329,7 +346,7 @@ fn mutate_acts_on_create_update_connect_only_and_never_verifies() {
     let r = s.review("/ivpol/mutate/pin", &create_pod(&[&pinned]));
     assert_eq!(r["allowed"], true, "{r}");
     assert!(r.get("patch").is_none());
-    // mutateDigest false: untouched.
+    // mutateDigest and verifyDigest false: untouched.
     assert_eq!(
         s.review("/ivpol/mutate/pin-off", &create_pod(&[GOOD]))["allowed"],
         true

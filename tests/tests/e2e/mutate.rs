@@ -82,7 +82,7 @@ fn pins_tags_to_the_digests_the_registry_holds() {
 }
 
 #[test]
-fn untouched_when_pinned_disabled_or_unmatched() {
+fn untouched_when_pinned_disabled_or_unmatched_and_pinned_for_verify_digest() {
     let reg = Registry::start();
     let push = Pusher {
         addr: &reg.addr,
@@ -91,6 +91,12 @@ fn untouched_when_pinned_disabled_or_unmatched() {
     let digest = push.image("app", "v1", OCI_MANIFEST, "amd64");
     let off = pin_policy(
         "pin-off",
+        "[Deny]",
+        "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n",
+    );
+    // verifyDigest alone pins too: validate's digest check needs it.
+    let verify_only = pin_policy(
+        "verify-only",
         "[Deny]",
         "  validationConfigurations:\n    mutateDigest: false\n",
     );
@@ -103,6 +109,7 @@ fn untouched_when_pinned_disabled_or_unmatched() {
         &[
             ("pin.yaml", &pin_policy("pin", "[Deny]", "")),
             ("off.yaml", &off),
+            ("verify.yaml", &verify_only),
             ("else.yaml", &elsewhere),
         ],
         &[&reg.addr],
@@ -113,6 +120,8 @@ fn untouched_when_pinned_disabled_or_unmatched() {
     let tagged = format!("{}/app:v1", reg.addr);
     let r = s.review("/ivpol/mutate/pin-off", &create_pod(&[&tagged]));
     assert!(r.get("patch").is_none() && r["allowed"] == true, "{r}");
+    let r = s.review("/ivpol/mutate/verify-only", &create_pod(&[&tagged]));
+    assert!(r["patch"].is_string(), "{r}");
     // Not matched by matchImageReferences: never resolved, so even a dead registry is fine.
     let dead = format!("127.0.0.1:{}/app:v1", free_port());
     let r = s.review("/ivpol/mutate/pin-elsewhere", &create_pod(&[&dead]));

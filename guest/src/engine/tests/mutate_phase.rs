@@ -16,6 +16,23 @@ fn mutate_digest_false_gives_no_results() {
     assert_no_results(&mutate(&set, &create(&pod("p", &[SIGNED]))));
 }
 
+/// `verifyDigest` alone pins at mutate too: otherwise validate's digest
+/// check would fail every tagged image.
+#[test]
+fn verify_digest_alone_pins_at_mutate() {
+    let verify_only =
+        "validationConfigurations:\n  mutateDigest: false\n  verifyDigest: true\n  required: false\n";
+    let set = load(&[mutate_policy("ivpol-verify-digest", verify_only, "[Deny]")]);
+    let image = "ghcr.io/kyverno/test-verify-image:signed-keyless";
+    let v = mutate(&set, &create(&pod("p", &[image])));
+    assert_eq!(v.results.len(), 1, "{v:?}");
+    assert!(
+        v.results[0].message.starts_with(&unresolved(image)),
+        "{}",
+        v.results[0].message
+    );
+}
+
 #[test]
 fn an_unpinned_matched_image_is_an_error_that_denies_under_deny() {
     let set = load(&[mutate_policy("ivpol-mutate-digest", PIN, "[Deny]")]);

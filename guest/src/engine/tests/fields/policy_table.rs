@@ -217,7 +217,7 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
                     PODS,
                     NO_ATTESTORS,
                     PASSES,
-                    "validationConfigurations:\n  mutateDigest: true\n",
+                    "validationConfigurations:\n  mutateDigest: true\n  verifyDigest: false\n",
                 ]),
             ),
             b: ivp(
@@ -226,7 +226,7 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
                     PODS,
                     NO_ATTESTORS,
                     PASSES,
-                    "validationConfigurations:\n  mutateDigest: false\n",
+                    "validationConfigurations:\n  mutateDigest: false\n  verifyDigest: false\n",
                 ]),
             ),
             phase: Phase::Mutate,
