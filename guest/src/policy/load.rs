@@ -181,15 +181,19 @@ fn load_source(src: &SourceDocument, options: &LoadOptions, set: &mut LoadedSet)
             ));
             return;
         }
-        let value = match serde_json::Value::deserialize(doc) {
-            Ok(serde_json::Value::Null) => continue,
-            Ok(v) => v,
+        let value = match super::strict_json::Strict::deserialize(doc) {
+            Ok(super::strict_json::Strict(serde_json::Value::Null)) => continue,
+            Ok(super::strict_json::Strict(v)) => v,
             Err(e) => {
                 let message = format!("not valid YAML or JSON: {e}");
                 let text = nth_document(&src.content, index);
                 set.diagnostics
                     .push(recovered(diag(index, None, message), text));
-                // The YAML stream cannot be resynchronised after a syntax error.
+                // A key given twice leaves the stream readable; the YAML
+                // stream cannot be resynchronised after a syntax error.
+                if super::strict_json::is_duplicate_key(&e) {
+                    continue;
+                }
                 return;
             }
         };
@@ -490,6 +494,35 @@ spec:
         assert_eq!(set.policies[0].namespace.as_deref(), Some("default"));
         let alpha_nivp = nivp.replace("v1beta1", "v1alpha1");
         assert!(only_message(&alpha_nivp).contains("not served"));
+    }
+
+    /// As the API server and Kyverno's CLI: a key given twice is refused,
+    /// naming the key and its line, and the file's other documents load.
+    #[test]
+    fn a_key_given_twice_is_a_diagnostic() {
+        let twice = GOOD.replace(
+            "    - expression: \"true\"\n",
+            "    - expression: \"true\"\n      message: a\n      message: b\n",
+        );
+        let second = GOOD.replace("name: good", "name: second");
+        let set = load_str(&format!("{twice}---{second}"));
+        assert_eq!(set.diagnostics.len(), 1, "{:?}", set.diagnostics);
+        let why = &set.diagnostics[0];
+        assert!(
+            why.message.contains("key \"message\" already set in map"),
+            "{why:?}"
+        );
+        // The mapping holding it, by path and line.
+        assert!(why.message.contains("spec.validations[0]"), "{why:?}");
+        assert!(why.message.contains("line 15"), "{why:?}");
+        // Its routes deny by the name the document declares.
+        assert_eq!(why.policy.as_deref(), Some("good"));
+        // (With its pod-controller autogen variants.)
+        let names: Vec<&str> = set.policies.iter().map(|p| p.name.as_str()).collect();
+        assert!(
+            !names.is_empty() && names.iter().all(|n| *n == "second"),
+            "{names:?}"
+        );
     }
 
     #[test]

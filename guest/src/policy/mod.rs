@@ -7,6 +7,7 @@ mod compile;
 pub mod exception;
 mod load;
 pub mod spec;
+mod strict_json;
 mod validate;
 
 pub use compile::{
