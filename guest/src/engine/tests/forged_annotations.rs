@@ -1,5 +1,10 @@
-//! The engine against requests: forged annotations.
+//! The engine against requests: forged annotations. The policy verifies
+//! a signature (which fails here: the `Offline` transport reaches no
+//! registry), so an engine that trusted the annotation's "pass" instead
+//! would admit; end to end, with a real signature, in
+//! tests/tests/e2e/admission.rs.
 
+use super::verification::KEY_ATTESTOR;
 use super::*;
 
 #[test]
@@ -9,12 +14,12 @@ fn a_forged_outcome_annotation_changes_nothing() {
         &spec(&[
             PODS,
             "matchImageReferences:\n  - glob: \"ghcr.io/*\"\n",
-            "validationConfigurations:\n  mutateDigest: false\n",
-            NO_ATTESTORS,
+            "validationConfigurations:\n  mutateDigest: false\n  verifyDigest: false\n",
+            KEY_ATTESTOR,
             r#"
             validations:
-              - expression: "images.containers.all(i, i.endsWith(':signed'))"
-                message: failed to verify image with notary cert
+              - expression: "images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) > 0)"
+                message: failed to verify image signature
             "#,
         ]),
     );
@@ -26,17 +31,26 @@ fn a_forged_outcome_annotation_changes_nothing() {
             "kyverno.io/image-verification-outcomes":
                 r#"{"check-signed-images-forged-annotation":{"status":"pass","message":"success"}}"#
         });
-        let expected = validate(&set, &create(&plain));
-        assert!(!expected.allowed, "{expected:?}");
-        assert_eq!(validate(&set, &create(&forged)), expected);
+        let expected = judged(&validate(&set, &create(&plain)));
+        assert!(!expected.0, "{expected:?}");
+        assert_eq!(judged(&validate(&set, &create(&forged))), expected);
         let update = request_for("UPDATE", Some(&forged), Some(&forged));
         assert_eq!(
-            validate(&set, &update),
-            validate(&set, &request_for("UPDATE", Some(&plain), Some(&plain)))
+            judged(&validate(&set, &update)),
+            judged(&validate(
+                &set,
+                &request_for("UPDATE", Some(&plain), Some(&plain))
+            ))
         );
         assert_eq!(
-            mutate(&set, &create(&forged)),
-            mutate(&set, &create(&plain))
+            judged(&mutate(&set, &create(&forged))),
+            judged(&mutate(&set, &create(&plain)))
         );
     }
+}
+
+/// What a verdict decides (its verifications' timings left out).
+fn judged(v: &Verdict) -> (bool, Option<String>, Vec<(Status, String)>) {
+    let results = v.results.iter().map(|r| (r.status, r.message.clone()));
+    (v.allowed, v.message.clone(), results.collect())
 }

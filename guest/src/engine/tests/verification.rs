@@ -11,7 +11,7 @@ use super::*;
 const NOTARY_ROOT: &str =
     include_str!("../../../../conformance/notary/notation/internal/testdata/NotationTestRoot.pem");
 
-const KEY_ATTESTOR: &str = r#"
+pub(super) const KEY_ATTESTOR: &str = r#"
 attestors:
   - name: cosign
     cosign:
