@@ -139,6 +139,7 @@ pub fn verify_bundle(
     let opts = Options {
         ignore_tlog: false,
         ignore_sct: false,
+        require_timestamp: false,
         now,
     };
     sigstore_bundle::verify(bundle, Artifact::Sha256(digest), &policy, &trust, &opts).map(|_| ())

@@ -80,6 +80,13 @@ pub(super) fn resolve(
     if c.spec.ctlog.is_some() && !ctlog.insecure_ignore_tlog && ctlog.url.is_none() {
         return Err(AttestorError::NoRekorUrl);
     }
+    // `tsaCertChain`: one more timestamp authority for bundles, and the
+    // one that must have stamped legacy signatures (`UseSignedTimestamps`).
+    let tsa = match &ctlog.tsa_cert_chain {
+        Some(pem) => vec![tsa_authority(pem)?],
+        None => Vec::new(),
+    };
+    trust.tsas.extend(tsa.iter().cloned());
     // Keys given in the policy replace the trust root's, for bundles too.
     if let Some(pem) = &ctlog.rekor_pub_key {
         trust.tlogs = vec![log_key(pem, ctlog.url.as_deref())?];
@@ -109,6 +116,7 @@ pub(super) fn resolve(
             ignore_tlog: ctlog.insecure_ignore_tlog,
             ignore_sct: ctlog.insecure_ignore_sct,
             annotations: c.spec.annotations.clone(),
+            tsa,
             now,
         },
         trust,
@@ -231,6 +239,18 @@ fn log_key(pem: &str, url: Option<&str>) -> Result<LogKey, AttestorError> {
         key,
         validity: Validity::default(),
         base_url: url.unwrap_or_default().to_string(),
+    })
+}
+
+/// `ctlog.tsaCertChain` (leaf first, root last) as a timestamp authority,
+/// valid at all times.
+fn tsa_authority(pem: &str) -> Result<CertificateAuthority, AttestorError> {
+    let certs = Certificate::parse_pem(pem)
+        .map_err(|e| AttestorError::Spec(format!("ctlog.tsaCertChain: {e}")))?;
+    Ok(CertificateAuthority {
+        certs,
+        validity: Validity::default(),
+        uri: String::new(),
     })
 }
 
@@ -435,6 +455,7 @@ fn verify_bundle(
     let opts = bundles::Options {
         ignore_tlog: attestor.options.ignore_tlog,
         ignore_sct: attestor.options.ignore_sct,
+        require_timestamp: !attestor.options.tsa.is_empty(),
         now: attestor.options.now,
     };
     let verified = bundles::verify(bundle, artifact, &attestor.policy, &attestor.trust, &opts)?;

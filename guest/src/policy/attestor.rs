@@ -185,8 +185,9 @@ pub struct CtLog {
     /// `ctLogPubKey`: the certificate transparency log's public key as PEM,
     /// replacing the trust root's.
     pub ct_log_pub_key: Option<String>,
-    /// `tsaCertChain`: the PEM chain of an RFC 3161 timestamp authority;
-    /// refused at load, not implemented yet.
+    /// `tsaCertChain`: the PEM chain of an RFC 3161 timestamp authority
+    /// (leaf first, root last). When set, every signature must carry a
+    /// timestamp by it, and bundles may be stamped by it too.
     pub tsa_cert_chain: Option<String>,
     /// `insecureIgnoreTlog`: whether signatures are accepted without a
     /// transparency-log entry.

@@ -496,6 +496,32 @@ spec:
         assert!(only_message(&alpha_nivp).contains("not served"));
     }
 
+    /// `ctlog.tsaCertChain` must be a PEM chain, leaf to root, within
+    /// Kyverno's bound.
+    #[test]
+    fn a_tsa_cert_chain_is_read_at_load() {
+        let root = include_str!(
+            "../../../conformance/notary/notation/internal/testdata/NotationTestRoot.pem"
+        );
+        let with = |chain: &str| {
+            let indented = chain.trim_end().replace('\n', "\n            ");
+            GOOD.replace(
+                "attestors: []",
+                &format!("attestors:\n    - name: k\n      cosign:\n        key: {{data: 'x'}}\n        ctlog:\n          insecureIgnoreTlog: true\n          tsaCertChain: |\n            {indented}"),
+            )
+        };
+        let messages = |chain: &str| {
+            let set = load_str(&with(chain));
+            let all: Vec<String> = set.diagnostics.iter().map(|d| d.message.clone()).collect();
+            all.join(" | ")
+        };
+        assert!(messages("not a pem").contains("ctlog.tsaCertChain"));
+        let one = messages(root);
+        assert!(one.contains("needs its leaf and its root"), "{one}");
+        assert!(!messages(&root.repeat(2)).contains("tsaCertChain"));
+        assert!(messages(&root.repeat(13)).contains("at most a leaf, 10 intermediates and a root"));
+    }
+
     /// As the API server and Kyverno's CLI: a key given twice is refused,
     /// naming the key and its line, and the file's other documents load.
     #[test]

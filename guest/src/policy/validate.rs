@@ -169,10 +169,10 @@ fn check_attestors(spec: &Spec, problems: &mut Vec<String>) {
         if let (Some(t), None) = (&c.tuf, &c.trusted_root) {
             check_tuf(&format!("{path}.cosign"), t, problems);
         }
-        if c.ctlog.as_ref().is_some_and(|l| l.tsa_cert_chain.is_some()) {
-            problems.push(format!(
-                "{path}.cosign.ctlog.tsaCertChain: RFC 3161 timestamps on legacy signatures are not implemented yet"
-            ));
+        if let Some(chain) = c.ctlog.as_ref().and_then(|l| l.tsa_cert_chain.as_deref()) {
+            if let Err(why) = check_tsa_chain(chain) {
+                problems.push(format!("{path}.cosign.ctlog.tsaCertChain: {why}"));
+            }
         }
         if c.source
             .as_ref()
@@ -399,5 +399,22 @@ impl KmsUri<'_> {
             },
             other => Err(format!("{other}:// is not a KMS scheme Kyverno has (awskms://, gcpkms://, azurekms://, hashivault://, k8s://)")),
         }
+    }
+}
+
+/// The most certificates `ctlog.tsaCertChain` may hold: a leaf, ten
+/// intermediates (Kyverno's bound, from CVE-2026-32280) and a root.
+const MAX_TSA_CHAIN: usize = 12;
+
+/// `ctlog.tsaCertChain` is a timestamp authority's PEM chain, leaf first
+/// and root last, within [`MAX_TSA_CHAIN`].
+fn check_tsa_chain(pem: &str) -> Result<(), String> {
+    let certs = crate::verify::x509::Certificate::parse_pem(pem).map_err(|e| e.to_string())?;
+    match certs.len() {
+        0 | 1 => Err("a timestamp authority's chain needs its leaf and its root".into()),
+        n if n > MAX_TSA_CHAIN => Err(format!(
+            "{n} certificates; at most a leaf, 10 intermediates and a root"
+        )),
+        _ => Ok(()),
     }
 }

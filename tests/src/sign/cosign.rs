@@ -3,7 +3,7 @@
 //! already in the registry (or to another repository, with a tag prefix).
 
 use super::ca::Leaf;
-use super::keys::{KeyKind, KeyPair};
+use super::keys::{KeyKind, KeyPair, SigHash};
 use super::oci::{self, descriptor};
 use super::rekor::{self, LogEntry, Rekor};
 use super::{b64, hex};
@@ -62,6 +62,9 @@ pub struct SignOpts<'a> {
     pub tag_prefix: String,
     /// Leave out the chain annotation (keyless only).
     pub no_chain: bool,
+    /// Stamp the signature with this TSA (`cosign sign --timestamp-server-url`),
+    /// in the `dev.sigstore.cosign/rfc3161timestamp` annotation.
+    pub tsa: Option<&'a super::Tsa>,
     /// Replace what is at the tag instead of appending a layer.
     pub replace: bool,
     pub tamper: Tamper,
@@ -92,6 +95,10 @@ impl<'a> SignOpts<'a> {
     }
     pub fn tag_prefix(mut self, p: &str) -> Self {
         self.tag_prefix = p.into();
+        self
+    }
+    pub fn timestamped(mut self, tsa: &'a super::Tsa) -> Self {
+        self.tsa = Some(tsa);
         self
     }
     pub fn no_chain(mut self) -> Self {
@@ -346,6 +353,12 @@ impl Signer {
         let mut ann = Map::new();
         ann.insert(oci::ANN_SIGNATURE.into(), Value::String(b64(&signature)));
         self.cert_annotations(&mut ann, opts.no_chain);
+        if let Some(tsa) = opts.tsa {
+            // cosign stamps the raw signature bytes.
+            let response = tsa.response(&signature, SigHash::Sha256, self.default_time(None));
+            let value = serde_json::json!({"SignedRFC3161Timestamp": b64(&response)});
+            ann.insert(oci::ANN_RFC3161.into(), Value::String(value.to_string()));
+        }
         let entry = opts.rekor.map(|r| {
             let hash = match &opts.tamper {
                 Tamper::LogBody => hex(&Sha256::digest(b"another artifact")),

@@ -17,6 +17,7 @@ pub const ANN_SIGNATURE: &str = "dev.cosignproject.cosign/signature";
 pub const ANN_CERTIFICATE: &str = "dev.sigstore.cosign/certificate";
 pub const ANN_CHAIN: &str = "dev.sigstore.cosign/chain";
 pub const ANN_BUNDLE: &str = "dev.sigstore.cosign/bundle";
+pub const ANN_RFC3161: &str = "dev.sigstore.cosign/rfc3161timestamp";
 pub const ANN_PREDICATE_TYPE: &str = "predicateType";
 
 /// The cosign tag of a digest: `[prefix]sha256-<hex>[.suffix]`

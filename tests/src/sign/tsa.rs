@@ -110,6 +110,13 @@ impl Tsa {
         seq(&[oid(OID_SIGNED_DATA), explicit(0, &signed_data)])
     }
 
+    /// A granted `TimeStampResp` (status 0 and [`Tsa::timestamp`]'s
+    /// token), what a TSA answers and cosign keeps in its
+    /// `dev.sigstore.cosign/rfc3161timestamp` annotation.
+    pub fn response(&self, message: &[u8], hash: SigHash, at: i64) -> Vec<u8> {
+        seq(&[seq(&[int(0)]), self.timestamp(message, hash, at)])
+    }
+
     fn tst_info(&self, message: &[u8], hash: SigHash, at: i64) -> Vec<u8> {
         let serial = ca::serial_of(&[message, &at.to_be_bytes(), &self.cert]);
         seq(&[

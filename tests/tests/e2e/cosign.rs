@@ -786,3 +786,70 @@ fn tuf_mirrors_supply_the_trusted_root() {
     assert_admitted(&s, "good-mirror", &image);
     assert_denied(&s, "bad-mirror", &image, "not signed");
 }
+
+/// `ctlog.tsaCertChain`: cosign's `UseSignedTimestamps`. A signature must
+/// carry an RFC 3161 timestamp (`cosign sign --timestamp-server-url`) by
+/// that authority over its bytes; one without, or stamped by another
+/// authority, fails. The same key without the field admits all three.
+#[test]
+fn tsa_cert_chain_requires_a_timestamp_by_that_authority() {
+    use ivpol_tests::sign::Tsa;
+    let setup = Setup::new();
+    let p = setup.pusher();
+    let signer = Signer::keyed(KeyKind::P256);
+    let (tsa, stranger) = (Tsa::new("ivpol"), Tsa::new("stranger"));
+    let mut images = Vec::new();
+    for (repo, stamp) in [
+        ("tsa/stamped", Some(&tsa)),
+        ("tsa/unstamped", None),
+        ("tsa/stranger", Some(&stranger)),
+    ] {
+        let (image, digest) = setup.image(repo);
+        let opts = match stamp {
+            Some(t) => SignOpts::default().timestamped(t),
+            None => SignOpts::default(),
+        };
+        signer.sign_image(&p, repo, &digest, &opts);
+        images.push(image);
+    }
+    let chain = format!("{}{}", tsa.cert_pem(), tsa.root_pem());
+    let stamped_key = format!(
+        "- name: k\n  cosign:\n    key:\n      data: |\n        {}\n    ctlog:\n      insecureIgnoreTlog: true\n      tsaCertChain: |\n        {}",
+        indent(&signer.public_pem(), 8),
+        indent(&chain, 8)
+    );
+    let policies = [
+        (
+            "stamped".to_string(),
+            policy(
+                "stamped",
+                &stamped_key,
+                &verified_by(&["k"]),
+                "not timestamped",
+            ),
+        ),
+        (
+            "plain".to_string(),
+            policy(
+                "plain",
+                &key_attestor("k", &signer.public_pem()),
+                &verified_by(&["k"]),
+                "not signed",
+            ),
+        ),
+    ];
+    let s = setup.serve(&policies);
+    assert_admitted(&s, "stamped", &images[0]);
+    for image in &images[1..] {
+        assert_denied(&s, "stamped", image, "not timestamped");
+        assert_admitted(&s, "plain", image);
+    }
+    // The audit annotation says why.
+    let unstamped = validate(&s, "stamped", &images[1]).to_string();
+    assert!(
+        unstamped.contains("rfc3161timestamp annotation"),
+        "{unstamped}"
+    );
+    let stranger = validate(&s, "stamped", &images[2]).to_string();
+    assert!(stranger.contains("timestamp"), "{stranger}");
+}

@@ -8,6 +8,8 @@ use crate::dsse::Envelope;
 use crate::encoding::{b64decode, pem_encode};
 use crate::keys::PublicKey;
 use crate::rekor::{Body, CosignBundle};
+use crate::timestamp::TimeStampToken;
+use crate::trust::CertificateAuthority;
 use crate::x509::fulcio::{identities_match, Identity, IdentityRule};
 use crate::x509::sct::verify_embedded_sct;
 use crate::x509::{verify_chain, Certificate, Purpose, MAX_PATH_LEN};
@@ -54,6 +56,14 @@ pub enum LayerError {
     /// No verifier to match the log entry against.
     #[error("no verifier")]
     NoVerifier,
+    /// `ctlog.tsaCertChain` is set and the layer carries no timestamp.
+    #[error("no RFC 3161 timestamp ({ANNOTATION_RFC3161} annotation) on the signature, which ctlog.tsaCertChain requires")]
+    NoTimestamp,
+    /// The timestamp annotation is not cosign's JSON.
+    #[error(
+        "the {ANNOTATION_RFC3161} annotation is not {{\"SignedRFC3161Timestamp\": <base64>}}: {0}"
+    )]
+    TimestampAnnotation(String),
     /// A layer over the payload bound.
     #[error("signature layer larger than 16 MiB")]
     TooLarge,
@@ -131,6 +141,7 @@ impl LayerError {
             | LayerError::NoAnnotatedSubject(_)
             | LayerError::SubjectAnnotation { .. } => Reason::PayloadMismatch,
             LayerError::NoSctIssuer => Reason::TransparencyLog,
+            LayerError::NoTimestamp | LayerError::TimestampAnnotation(_) => Reason::Timestamp,
             _ => Reason::Malformed,
         }
     }
@@ -148,6 +159,9 @@ pub const ANNOTATION_CERTIFICATE: &str = "dev.sigstore.cosign/certificate";
 pub const ANNOTATION_CHAIN: &str = "dev.sigstore.cosign/chain";
 /// The annotation holding the Rekor bundle (SET and entry).
 pub const ANNOTATION_BUNDLE: &str = "dev.sigstore.cosign/bundle";
+/// The annotation holding an RFC 3161 timestamp over the signature
+/// (`{"SignedRFC3161Timestamp": "<base64 TimeStampResp>"}`).
+pub const ANNOTATION_RFC3161: &str = "dev.sigstore.cosign/rfc3161timestamp";
 
 const SIMPLESIGNING_TYPE: &str = "cosign container image signature";
 const INTOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
@@ -179,6 +193,9 @@ trait Signed {
     fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>>;
     /// The entry logs this signature, made by the key named by `pem`.
     fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()>;
+    /// What an RFC 3161 timestamp is over, as cosign stamps it: the raw
+    /// `signature` of a `.sig` layer, the whole envelope of an attestation.
+    fn stamped<'s>(&'s self, signature: &'s [u8]) -> &'s [u8];
 }
 
 struct SimpleSigning<'a> {
@@ -194,6 +211,9 @@ impl Signed for SimpleSigning<'_> {
     fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
         body.check_hashedrekord(&Sha256::digest(self.payload), signature, pem)
     }
+    fn stamped<'s>(&'s self, signature: &'s [u8]) -> &'s [u8] {
+        signature
+    }
 }
 
 struct Dsse<'a> {
@@ -207,6 +227,9 @@ impl Signed for Dsse<'_> {
     }
     fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
         body.check_envelope(self.bytes, &self.envelope, signature, pem)
+    }
+    fn stamped<'s>(&'s self, _signature: &'s [u8]) -> &'s [u8] {
+        self.bytes
     }
 }
 
@@ -335,26 +358,42 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
         .into());
     };
 
-    let (trusted_time, tlog_verified) = if opts.ignore_tlog {
-        (opts.now, false)
-    } else {
-        (
+    // cosign's `UseSignedTimestamps` (`ctlog.tsaCertChain`): a timestamp
+    // by that authority is required, and the certificate must be valid at
+    // its time, as at the log's.
+    let stamped = match opts.tsa.is_empty() {
+        true => None,
+        false => Some(
+            signed_timestamp(layer, signed.stamped(&signature), &opts.tsa)
+                .class(Reason::Timestamp)?,
+        ),
+    };
+    let (trusted_time, tlog_verified) = match (opts.ignore_tlog, stamped) {
+        (true, Some(t)) => (t, false),
+        (true, None) => (opts.now, false),
+        (false, _) => (
             transparency(layer, opts, signed, signer, &signature).class(Reason::TransparencyLog)?,
             true,
-        )
+        ),
     };
+    let times: Vec<i64> = std::iter::once(trusted_time)
+        .chain(stamped.filter(|&t| t != trusted_time))
+        .collect();
 
     let mut identity = None;
     let mut certificate = None;
     if let Some(check) = cert_check {
-        let path = verify_chain(
-            &check.leaf,
-            &check.intermediates,
-            &check.roots,
-            trusted_time,
-            Purpose::CodeSigning,
-        )
-        .class(Reason::UntrustedChain)?;
+        let mut path = Vec::new();
+        for &t in &times {
+            path = verify_chain(
+                &check.leaf,
+                &check.intermediates,
+                &check.roots,
+                t,
+                Purpose::CodeSigning,
+            )
+            .class(Reason::UntrustedChain)?;
+        }
         let id = Identity::of(&check.leaf).class(Reason::Identity)?;
         if let Some(rules) = check.identities {
             identities_match(rules, &id).class(Reason::Identity)?;
@@ -380,6 +419,21 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
         key: signer.key.clone(),
         payload: Value::Null,
     })
+}
+
+/// The time of the layer's RFC 3161 timestamp over `message`, verified
+/// against `tsas`.
+fn signed_timestamp(layer: &Layer, message: &[u8], tsas: &[CertificateAuthority]) -> Result<i64> {
+    let json = annotation(layer, ANNOTATION_RFC3161)
+        .ok_or_else(|| VerifyError::from(LayerError::NoTimestamp))?;
+    let bad = |why: String| VerifyError::from(LayerError::TimestampAnnotation(why));
+    let doc: Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+    let b64 = doc["SignedRFC3161Timestamp"]
+        .as_str()
+        .ok_or_else(|| bad("no SignedRFC3161Timestamp".into()))?;
+    let der = crate::encoding::b64decode("SignedRFC3161Timestamp", b64)?;
+    let token = TimeStampToken::parse(&der)?;
+    crate::timestamp::verify(&token, message, tsas)
 }
 
 /// The layer's Rekor bundle, verified against the logs and the signature:

@@ -35,12 +35,12 @@ pub use layer::{
     LayerError,
 };
 pub use layer::{
-    ANNOTATION_BUNDLE, ANNOTATION_CERTIFICATE, ANNOTATION_CHAIN, ANNOTATION_SIGNATURE,
-    MEDIA_TYPE_DSSE, MEDIA_TYPE_SIMPLESIGNING,
+    ANNOTATION_BUNDLE, ANNOTATION_CERTIFICATE, ANNOTATION_CHAIN, ANNOTATION_RFC3161,
+    ANNOTATION_SIGNATURE, MEDIA_TYPE_DSSE, MEDIA_TYPE_SIMPLESIGNING,
 };
 
 use super::keys::{HashAlgorithm, PublicKey};
-use super::trust::LogKey;
+use super::trust::{CertificateAuthority, LogKey};
 use super::x509::fulcio::{Identity, IdentityRule};
 use super::x509::Certificate;
 
@@ -101,6 +101,10 @@ pub struct Options {
     /// simple-signing payload, or annotations of the in-toto statement's
     /// subject for the image (attestations and Sigstore bundles).
     pub annotations: BTreeMap<String, String>,
+    /// `ctlog.tsaCertChain` as one timestamp authority (leaf first, root
+    /// last); when set, every signature needs an RFC 3161 timestamp by it
+    /// (cosign's `UseSignedTimestamps`). Empty: timestamps are not read.
+    pub tsa: Vec<CertificateAuthority>,
     /// Current unix time.
     pub now: i64,
 }

@@ -52,6 +52,7 @@ fn opts(verifier: Verifier) -> Options {
         ctlogs: Vec::new(),
         ignore_tlog: true,
         ignore_sct: true,
+        tsa: Vec::new(),
         annotations: BTreeMap::new(),
         now: NOW,
     }

@@ -79,6 +79,7 @@ fn run_case(dir: &Path, digest_mode: bool) -> std::result::Result<(), String> {
     let opts = Options {
         ignore_tlog: false,
         ignore_sct: false,
+        require_timestamp: false,
         now: now(),
     };
     verify(&bundle, artifact, &policy, &trust, &opts)

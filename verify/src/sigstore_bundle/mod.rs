@@ -55,6 +55,9 @@ pub struct Options {
     pub ignore_tlog: bool,
     /// Skip the certificate's embedded SCT.
     pub ignore_sct: bool,
+    /// Require a verified RFC 3161 timestamp (cosign's
+    /// `UseSignedTimestamps`, set by Kyverno's `ctlog.tsaCertChain`).
+    pub require_timestamp: bool,
     /// The current time, in Unix seconds (integrated times after it fail).
     pub now: i64,
 }

@@ -35,6 +35,9 @@ pub enum CheckError {
     /// Timestamps, but no authority to check them with.
     #[error("bundle carries RFC 3161 timestamps but the trust root has no timestamp authorities")]
     NoTimestampAuthority,
+    /// A signed timestamp is required and the bundle has none.
+    #[error("bundle carries no RFC 3161 timestamp, which ctlog.tsaCertChain requires")]
+    TimestampRequired,
     /// The transparency log is required and the bundle has no entry.
     #[error("bundle has no transparency log entry")]
     NoLogEntry,
@@ -187,7 +190,7 @@ impl CheckError {
     pub fn reason(&self) -> Reason {
         use CheckError::*;
         match self {
-            NoTimestampAuthority => Reason::Timestamp,
+            NoTimestampAuthority | TimestampRequired => Reason::Timestamp,
             NoLogEntry | NoVerifiedTime | NoSctIssuer => Reason::TransparencyLog,
             DigestMismatch { .. } | NoSubjectMatches(_) => Reason::PayloadMismatch,
             NoAuthorityAt(_) => Reason::UntrustedChain,
@@ -249,6 +252,9 @@ pub fn verify_bundle(
             .map_err(|e| e.context(format!("timestamp {i}")))
             .class(Reason::Timestamp)?;
         times.push(t);
+    }
+    if opts.require_timestamp && times.is_empty() {
+        return Err(CheckError::TimestampRequired.into());
     }
     let tsa_times = times.clone();
 

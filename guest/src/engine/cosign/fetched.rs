@@ -42,6 +42,7 @@ impl ResolvedCosign {
                 ctlogs: trust.ctlogs.clone(),
                 ignore_tlog,
                 ignore_sct: false,
+                tsa: Vec::new(),
                 annotations: Default::default(),
                 now,
             },

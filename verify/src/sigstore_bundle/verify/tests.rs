@@ -146,6 +146,7 @@ fn opts() -> Options {
     Options {
         ignore_tlog: false,
         ignore_sct: false,
+        require_timestamp: false,
         now: NOW,
     }
 }
@@ -232,6 +233,19 @@ fn ignoring_the_log_leaves_keyless_bundles_without_time_unless_timestamped() {
     assert!(e.to_string().contains("no verified time"), "{e}");
     let v = run("rekor2-happy-path", &keyless(IDENTITY), &o).unwrap();
     assert_eq!(v.times.len(), 1);
+}
+
+/// `ctlog.tsaCertChain` (cosign's `UseSignedTimestamps`): a bundle
+/// without a verified RFC 3161 timestamp fails.
+#[test]
+fn a_required_timestamp_must_be_there() {
+    let o = Options {
+        require_timestamp: true,
+        ..opts()
+    };
+    let e = run("happy-path-v0.3", &keyless(IDENTITY), &o).unwrap_err();
+    assert!(e.to_string().contains("no RFC 3161 timestamp"), "{e}");
+    assert!(run("rekor2-happy-path", &keyless(IDENTITY), &o).is_ok());
 }
 
 #[test]

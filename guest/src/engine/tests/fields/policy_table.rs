@@ -649,7 +649,10 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
     add("spec.attestors[].cosign.ctlog", Parent);
     add(
         "spec.attestors[].cosign.ctlog.tsaCertChain",
-        Refused(key_with("      ctlog:\n        tsaCertChain: x\n")),
+        Elsewhere {
+            file: "tests/tests/e2e/cosign.rs",
+            test: "tsa_cert_chain_requires_a_timestamp_by_that_authority",
+        },
     );
     add("spec.attestors[].cosign.source", Parent);
     add(
