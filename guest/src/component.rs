@@ -305,6 +305,10 @@ impl engine::keys::KeySource for HostKeys {
     fn public_key(&self, uri: &str, tenant: Option<&str>) -> Result<String, String> {
         ivpol::admission::signing_keys::public_key(uri, tenant)
     }
+
+    fn trust_file(&self, path: &str, tenant: Option<&str>) -> Result<String, String> {
+        ivpol::admission::signing_keys::trust_file(path, tenant)
+    }
 }
 
 /// The namespaces the host knows (WIT `namespaces`).

@@ -17,6 +17,14 @@ pub(crate) enum AttestorError {
         /// Why it could not be read.
         why: String,
     },
+    /// A `tuf.root.path` file the host could not read.
+    #[error("tuf.root.path {path}: {why}")]
+    TrustFile {
+        /// The file's path, as the policy gives it.
+        path: String,
+        /// Why it could not be read.
+        why: String,
+    },
     /// A name the policy does not declare.
     #[error("attestor not found in policy: {0}")]
     Unknown(String),

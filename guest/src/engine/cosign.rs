@@ -65,7 +65,13 @@ pub(super) fn resolve(
 ) -> Result<ResolvedCosign, AttestorError> {
     let mut trust = match (&c.trusted_root, &c.spec.tuf) {
         (Some(s), _) => TrustMaterial::from_trusted_root_json(&string(s)?)?,
-        (None, Some(t)) => tuf_trust(t, transport, now)?,
+        (None, Some(t)) => {
+            let root = match &c.tuf_root_file {
+                Some(file) => string(file)?.into_bytes(),
+                None => t.root_json().map_err(AttestorError::Spec)?,
+            };
+            tuf_trust(t, &root, transport, now)?
+        }
         (None, None) => TrustMaterial::public_good()?,
     };
     let hash = c
@@ -127,10 +133,15 @@ pub(super) fn resolve(
 }
 
 /// The trust material in the `tuf` repository's `trusted_root.json`,
-/// verified from `tuf.root.data` and fetched from the mirror through
-/// `transport` (so the host's allow-list decides whether it is reachable).
-fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMaterial, AttestorError> {
-    let root = t.root_json().map_err(AttestorError::Spec)?;
+/// verified from `root` (`tuf.root.data` or `tuf.root.path`) and fetched
+/// from the mirror through `transport` (so the host's allow-list decides
+/// whether it is reachable).
+fn tuf_trust(
+    t: &Tuf,
+    root: &[u8],
+    transport: &dyn Transport,
+    now: i64,
+) -> Result<TrustMaterial, AttestorError> {
     let mirror = t.mirror_url().map_err(AttestorError::Spec)?;
     let fetch = |path: &str, max: usize| -> crate::verify::Result<Option<Vec<u8>>> {
         let url = format!("{mirror}/{path}");
@@ -147,7 +158,7 @@ fn tuf_trust(t: &Tuf, transport: &dyn Transport, now: i64) -> Result<TrustMateri
             status => Err(TufError::FetchStatus { url, status }.into()),
         }
     };
-    let json = tuf::trusted_root(&root, &fetch, now).map_err(|e| AttestorError::Tuf {
+    let json = tuf::trusted_root(root, &fetch, now).map_err(|e| AttestorError::Tuf {
         mirror: mirror.to_string(),
         source: Box::new(e),
     })?;

@@ -11,6 +11,9 @@ pub trait KeySource: Send + Sync {
     /// The PEM public key `uri` names, for a policy of `tenant` (the
     /// namespace of a namespaced policy); why not, when it cannot be read.
     fn public_key(&self, uri: &str, tenant: Option<&str>) -> Result<String, String>;
+    /// The contents of the trust file `path` (`tuf.root.path`), which the
+    /// host reads from the directories its operator lists.
+    fn trust_file(&self, path: &str, tenant: Option<&str>) -> Result<String, String>;
 }
 
 /// The engine's key source.
@@ -23,6 +26,12 @@ impl KeySource for NoKeys {
     fn public_key(&self, uri: &str, _tenant: Option<&str>) -> Result<String, String> {
         Err(format!(
             "{uri}: no KMS key source (the host fetches KMS keys)"
+        ))
+    }
+
+    fn trust_file(&self, path: &str, _tenant: Option<&str>) -> Result<String, String> {
+        Err(format!(
+            "{path}: no trust file source (the host reads them)"
         ))
     }
 }

@@ -246,11 +246,14 @@ impl PolicyVerifier {
         computed
     }
 
-    /// An error when one of `attestors` has a KMS key the host could not
-    /// read (the fingerprint reads every key, once per evaluation).
+    /// An error when one of `attestors` has a KMS key or a trust file the
+    /// host could not read (the fingerprint reads every one, once per
+    /// evaluation).
     fn keys_readable(&self, attestors: &[String]) -> Result<(), VerifierError> {
         for name in attestors {
-            if let Err(e @ AttestorError::Kms { .. }) = self.fingerprint(name) {
+            if let Err(e @ (AttestorError::Kms { .. } | AttestorError::TrustFile { .. })) =
+                self.fingerprint(name)
+            {
                 return Err(VerifierError::KeyUnavailable(format!(
                     "attestor {name}: {e}"
                 )));
@@ -459,6 +462,13 @@ impl PolicyVerifier {
                 .public_key(uri, self.policy.tenant.as_deref())
                 .map_err(|why| AttestorError::Kms {
                     uri: uri.clone(),
+                    why,
+                }),
+            StringSource::File(path) => self
+                .keys
+                .trust_file(path, self.policy.tenant.as_deref())
+                .map_err(|why| AttestorError::TrustFile {
+                    path: path.clone(),
                     why,
                 }),
             StringSource::Expression(e) => match e.eval(&self.bindings)? {

@@ -214,8 +214,9 @@ pub struct Tuf {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TufRoot {
-    /// `path`: a file holding the root.json; refused at load, since the
-    /// component has no filesystem.
+    /// `path`: a file holding the root.json, which the host reads (the
+    /// component has no filesystem) from a directory the operator lists
+    /// with `--trust-root-dir`. `data` wins when both are given.
     pub path: Option<String>,
     /// `data`: the root.json, base64-encoded.
     pub data: Option<String>,
@@ -241,11 +242,20 @@ impl Tuf {
         }
     }
 
+    /// The file `root.path` names, when the root is not given inline.
+    pub fn root_file(&self) -> Option<&str> {
+        let root = self.root.as_ref()?;
+        root.data
+            .is_none()
+            .then_some(root.path.as_deref())
+            .flatten()
+    }
+
     /// The TUF root.json given base64-encoded in `root.data`, or why not
     /// (the error starts with the field path under `cosign`).
     pub fn root_json(&self) -> Result<Vec<u8>, String> {
         let Some(data) = self.root.as_ref().and_then(|r| r.data.as_deref()) else {
-            return Err("tuf.root.data: Required value: base64 of the TUF repository's root.json (the component has no filesystem for tuf.root.path)".into());
+            return Err("tuf.root.data: Required value: base64 of the TUF repository's root.json, or tuf.root.path".into());
         };
         if data.trim_start().starts_with('{') {
             return Err(
@@ -267,6 +277,9 @@ pub enum StringSource {
     /// The PEM public key this KMS URI names (`key.kms`), read through the
     /// host per request (it holds the key for a while).
     Kms(String),
+    /// The contents of this file (`tuf.root.path`), read through the host
+    /// per request, from the directories the operator lists.
+    File(String),
 }
 
 /// An attestor with its expressions compiled.
@@ -314,6 +327,7 @@ impl CompiledAttestor {
                 ("certificate.cert".into(), c.cert.as_ref()),
                 ("certificate.certChain".into(), c.cert_chain.as_ref()),
                 ("trustedRoot".into(), c.trusted_root.as_ref()),
+                ("tuf.root.path".into(), c.tuf_root_file.as_ref()),
             ],
             AttestorKind::Notary(n) => vec![
                 ("certs".into(), n.certs.as_ref()),
@@ -405,6 +419,9 @@ pub struct CompiledCosign {
     pub cert_chain: Option<StringSource>,
     /// `trustedRoot`: the Sigstore `TrustedRoot` JSON.
     pub trusted_root: Option<StringSource>,
+    /// `tuf.root.path`, when the TUF repository is used and its root is
+    /// not inline: the root.json, read through the host.
+    pub tuf_root_file: Option<StringSource>,
     /// `keyless.identities[i].subjectExpression`, one entry per identity
     /// (empty without `keyless`); always `StringSource::Expression` when
     /// set. Evaluated per request into the regexp matched against SANs.
@@ -443,6 +460,11 @@ impl CompiledCosign {
         let root = spec.trusted_root.as_ref();
         let trusted_root =
             root.and_then(|r| source("trustedRoot", r.value.as_ref(), r.expression.as_ref()));
+        // Read through the host only when the TUF repository is used.
+        let tuf_root_file = match (&spec.trusted_root, &spec.tuf) {
+            (None, Some(t)) => t.root_file().map(|p| StringSource::File(p.to_string())),
+            _ => None,
+        };
         let identities = spec.keyless.iter().flat_map(|k| k.identities.iter());
         let subject_expressions = identities
             .enumerate()
@@ -458,6 +480,7 @@ impl CompiledCosign {
             cert,
             cert_chain,
             trusted_root,
+            tuf_root_file,
             subject_expressions,
         }
     }

@@ -804,9 +804,12 @@ spec:
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
         let set = load_str(&attestor("{root: {data: 'e30K'}}"));
         assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+        // A root on disk is read through the host, by absolute path.
+        let set = load_str(&attestor("{root: {path: /etc/tuf/root.json}}"));
+        assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
         assert_eq!(
-            only_message(&attestor("{root: {path: /etc/root.json}}")),
-            "spec.attestors[0].cosign.tuf.root.path: not supported (the component has no filesystem); give the TUF root.json base64-encoded in root.data"
+            only_message(&attestor("{root: {path: root.json}}")),
+            "spec.attestors[0].cosign.tuf.root.path: \"root.json\" is not an absolute path"
         );
         assert!(
             only_message(&attestor("{mirror: 'https://tuf.example.com'}"))

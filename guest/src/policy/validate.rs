@@ -262,10 +262,12 @@ fn check_value_or_expression(
 /// `tuf` as the component can use it: the root inline, the mirror a URL.
 /// `path` is the attestor's `cosign` field.
 fn check_tuf(path: &str, t: &super::attestor::Tuf, problems: &mut Vec<String>) {
-    if t.root.as_ref().is_some_and(|r| r.path.is_some()) {
-        problems.push(format!(
-            "{path}.tuf.root.path: not supported (the component has no filesystem); give the TUF root.json base64-encoded in root.data"
-        ));
+    if let Some(file) = t.root_file() {
+        if !file.starts_with('/') {
+            problems.push(format!(
+                "{path}.tuf.root.path: {file:?} is not an absolute path"
+            ));
+        }
     } else if let Err(e) = t.root_json() {
         problems.push(format!("{path}.{e}"));
     }

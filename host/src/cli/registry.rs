@@ -65,6 +65,11 @@ pub(super) struct RegistryArgs {
     /// Extra PEM CA certificates trusted for registry TLS.
     #[arg(long = "registry-ca", value_name = "FILE")]
     pub registry_ca: Option<PathBuf>,
+    /// A directory policies' `tuf.root.path` files may be read from (a
+    /// mounted ConfigMap of TUF roots); repeatable. None by default: the
+    /// host reads no file a policy names.
+    #[arg(long = "trust-root-dir", value_name = "DIR")]
+    pub trust_root_dir: Vec<PathBuf>,
 }
 
 impl RegistryArgs {
@@ -86,6 +91,7 @@ impl RegistryArgs {
         }
         net.limit_inflight_per_registry(self.registry_inflight);
         net.allow_secret_credential_helpers(self.allow_credential_helper.clone());
+        net.allow_trust_root_dirs(&self.trust_root_dir)?;
         if let (Some(config), Some(dir)) = (&self.plugin_config, &self.plugin_dir) {
             net.use_credential_plugins(crate::net::kubelet::Plugins::load(config, dir)?);
         }

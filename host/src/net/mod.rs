@@ -109,6 +109,8 @@ pub(crate) struct Net {
     providers: providers::Providers,
     /// `cosign.key.kms` keys, read with the host's identity.
     keys: kms::Keys,
+    /// `tuf.root.path` files, read from the `--trust-root-dir`s.
+    trust_files: kms::files::TrustFiles,
 }
 
 /// Requests in flight per registry host: one slow or hostile registry
@@ -226,6 +228,7 @@ impl Net {
             github: Keychain::github_from_env(),
             providers: providers::Providers::new(entra.clone(), cloud.clone()),
             keys: kms::Keys::new(entra, cloud),
+            trust_files: kms::files::TrustFiles::default(),
         })
     }
 
@@ -719,6 +722,16 @@ impl Net {
         self.keys
             .public_key(uri, tenant, host_serves, deadline)
             .await
+    }
+
+    /// Reads `tuf.root.path` files from `dirs`, and nowhere else.
+    pub(crate) fn allow_trust_root_dirs(&self, dirs: &[std::path::PathBuf]) -> Result<()> {
+        self.trust_files.allow(dirs)
+    }
+
+    /// The trust file `path` a policy names (`tuf.root.path`).
+    pub(crate) fn trust_file(&self, path: &str) -> Result<String, String> {
+        self.trust_files.read(path)
     }
 
     /// Reads every `(uri, tenant)` key again (a policy set loaded).

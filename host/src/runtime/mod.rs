@@ -408,6 +408,14 @@ impl bindings::ivpol::admission::signing_keys::Host for HostState {
         let (net, deadline) = (self.hooks.net.clone(), self.hooks.deadline);
         net.public_key(&uri, tenant.as_deref(), deadline).await
     }
+
+    async fn trust_file(
+        &mut self,
+        path: String,
+        _tenant: Option<String>,
+    ) -> Result<String, String> {
+        self.hooks.net.trust_file(&path)
+    }
 }
 
 impl bindings::ivpol::admission::namespaces::Host for HostState {

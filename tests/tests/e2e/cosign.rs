@@ -708,7 +708,7 @@ fn keyless_certificates_need_an_sct_unless_ignored() {
 /// loopback, allowed with `--insecure-registry`), verified from the root
 /// metadata the policy holds; a mirror serving another target is refused.
 #[test]
-fn tuf_mirrors_supply_the_trusted_root() {
+fn tuf_mirrors_supply_the_trusted_root_from_data_or_a_file() {
     let setup = Setup::new();
     let p = setup.pusher();
     let (ca, ct, rekor) = (Fulcio::new(), CtLog::default(), Rekor::new());
@@ -774,6 +774,29 @@ fn tuf_mirrors_supply_the_trusted_root() {
             ),
         ),
     ];
+    // `tuf.root.path`: the same root on disk, read by the host from a
+    // directory the operator lists, and nowhere else.
+    let trust = tempfile::tempdir().expect("trust dir");
+    let on_disk = trust.path().join("root.json");
+    std::fs::write(&on_disk, &good_repo.root).expect("root.json");
+    let elsewhere = tempfile::tempdir().expect("elsewhere");
+    let outside = elsewhere.path().join("root.json");
+    std::fs::write(&outside, &good_repo.root).expect("root.json");
+    let by_path = |name: &str, file: &std::path::Path| {
+        let attestor = attestor(&good).replace(
+            &format!("data: {}", ivpol_tests::sign::b64(&good_repo.root)),
+            &format!("path: {}", file.display()),
+        );
+        let message = "not signed";
+        (
+            format!("{name}.yaml"),
+            policy(name, &attestor, &verified_by(&["fulcio"]), message),
+        )
+    };
+    let mut files = files;
+    files.push(by_path("root-on-disk", &on_disk));
+    files.push(by_path("root-outside", &outside));
+    let trust_dir = trust.path().display().to_string();
     let s = setup.serve_with(
         &files,
         &[
@@ -781,10 +804,18 @@ fn tuf_mirrors_supply_the_trusted_root() {
             &good.addr,
             "--insecure-registry",
             &bad.addr,
+            "--trust-root-dir",
+            &trust_dir,
         ],
     );
     assert_admitted(&s, "good-mirror", &image);
     assert_denied(&s, "bad-mirror", &image, "not signed");
+    assert_admitted(&s, "root-on-disk", &image);
+    let r = validate(&s, "root-outside", &image);
+    assert_eq!(r["allowed"], false, "{r}");
+    let why = r["status"]["message"].as_str().unwrap_or_default();
+    assert!(why.contains("tuf.root.path"), "{why}");
+    assert!(why.contains("--trust-root-dir"), "{why}");
 }
 
 /// `ctlog.tsaCertChain`: cosign's `UseSignedTimestamps`. A signature must

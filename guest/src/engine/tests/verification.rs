@@ -272,6 +272,7 @@ fn inline_fingerprint(set: &PolicySet) -> String {
             StringSource::Value(v) => (label, v.clone()),
             StringSource::Expression(e) => panic!("{label} is an expression: {}", e.source),
             StringSource::Kms(uri) => panic!("{label} is a KMS key: {uri}"),
+            StringSource::File(path) => panic!("{label} is a file: {path}"),
         })
         .collect();
     cache::fingerprint(values.iter().map(|(l, v)| (l.as_str(), v.as_str())))

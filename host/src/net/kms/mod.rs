@@ -22,6 +22,7 @@
 
 mod aws;
 mod azure;
+pub(crate) mod files;
 mod gcp;
 mod kubernetes;
 mod vault;

@@ -77,13 +77,6 @@ pub(super) fn key_with(extra: &str) -> String {
     ))
 }
 
-/// `with_cosign` with a keyless attestor: `identity` under identities[0], `extra` under keyless.
-pub(super) fn keyless_with(identity: &str, extra: &str) -> String {
-    with_cosign(&format!(
-        "      keyless:\n        identities:\n          - issuer: https://issuer.example\n            {identity}\n{extra}"
-    ))
-}
-
 pub(super) fn exception(extra: &str) -> String {
     format!(
         "apiVersion: policies.kyverno.io/v1alpha1\nkind: PolicyException\nmetadata:\n  name: e\nspec:\n  policyRefs:\n    - name: f\n      kind: ImageValidatingPolicy\n{extra}"

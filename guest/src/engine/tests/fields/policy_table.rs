@@ -614,11 +614,11 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
         ),
         (
             "spec.attestors[].cosign.tuf.mirror",
-            "tuf_mirrors_supply_the_trusted_root",
+            "tuf_mirrors_supply_the_trusted_root_from_data_or_a_file",
         ),
         (
             "spec.attestors[].cosign.tuf.root.data",
-            "tuf_mirrors_supply_the_trusted_root",
+            "tuf_mirrors_supply_the_trusted_root_from_data_or_a_file",
         ),
         (
             "spec.attestors[].cosign.annotations",
@@ -671,10 +671,10 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
     add("spec.attestors[].cosign.tuf.root", Parent);
     add(
         "spec.attestors[].cosign.tuf.root.path",
-        Refused(keyless_with(
-            "subject: s",
-            "      tuf:\n        root:\n          path: /root.json\n",
-        )),
+        Elsewhere {
+            file: "tests/tests/e2e/cosign.rs",
+            test: "tuf_mirrors_supply_the_trusted_root_from_data_or_a_file",
+        },
     );
     add("spec.attestors[].notary.certs", Parent);
     add("spec.attestors[].notary.tsaCerts", Parent);
