@@ -6,7 +6,7 @@ use super::engine::{self, PolicyRegistryArgs, Run};
 use super::{Exit, EXIT_USAGE};
 use crate::cache::CacheConfig;
 use crate::policies;
-use crate::report::{self, openreports, resources, text, Counts, Outcome, Status};
+use crate::report::{self, policy_report, resources, text, Counts, Outcome, Status};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -142,15 +142,15 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
 
 /// stdout for `args.output` and `--policy-report`.
 fn render(args: &ApplyArgs, outcomes: &[Outcome], counts: &Counts) -> String {
-    let seconds = openreports::now_seconds();
+    let seconds = policy_report::now_seconds();
     if args.policy_report {
-        let reports = openreports::by_policy(outcomes, seconds);
-        return openreports::render(&reports, args.output == Output::Json);
+        let reports = policy_report::by_policy(outcomes, seconds);
+        return policy_report::render(&reports, args.output == Output::Json);
     }
     let results = || -> Vec<serde_json::Value> {
         outcomes
             .iter()
-            .map(|o| openreports::result(o, seconds))
+            .map(|o| policy_report::result(o, seconds))
             .collect()
     };
     match args.output {

@@ -47,7 +47,7 @@ enum Command {
     /// Run `kyverno-test.yaml` tests (cli.kyverno.io/v1alpha1 Test), as `kyverno test`.
     Test(test::TestArgs),
     /// Re-verify resources from files with the background-enabled policies and
-    /// print openreports.io reports, as Kyverno's background scan.
+    /// print policy reports (wgpolicyk8s.io or openreports.io), as Kyverno's background scan.
     Scan(scan::ScanArgs),
     /// Push the component to a registry as a CNCF Wasm OCI artifact.
     Push(push::PushArgs),

@@ -1,12 +1,13 @@
 //! `ivpol scan`: Kyverno's background scan over resources read from files.
 //! Only policies with `evaluation.background.enabled` (the default) run,
 //! every image is verified again (nothing the resource carries is trusted),
-//! and the results come out as openreports.io reports: one Report per
-//! namespace of the resources, one ClusterReport for cluster-scoped ones.
+//! and the results come out as policy reports (`--report-api`: Kyverno's
+//! default wgpolicyk8s.io, or openreports.io): one per namespace of the
+//! resources, one cluster-wide report for cluster-scoped ones.
 //!
 //! With `--kubernetes`, the cluster is scanned instead: policies,
 //! exceptions and namespaces from the API server (and `--policies` too),
-//! its Pods and pod controllers as resources, and one Report per resource
+//! its Pods and pod controllers as resources, and one report per resource
 //! written back with server-side apply, as Kyverno's background scan does.
 
 use super::engine::{self, PolicyRegistryArgs, Run};
@@ -15,7 +16,8 @@ use super::Exit;
 use crate::cache::CacheConfig;
 use crate::cluster::{Cluster, ClusterArgs};
 use crate::policies::{self, Document};
-use crate::report::{kubernetes, openreports, resources, text, Counts, Outcome, Status};
+use crate::report::policy_report::ReportApi;
+use crate::report::{kubernetes, policy_report, resources, text, Counts, Outcome, Status};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,6 +76,19 @@ pub(super) struct ScanArgs {
     /// Report format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
     output: Format,
+    /// The reports' API: wgpolicyk8s.io PolicyReport and
+    /// ClusterPolicyReport (Kyverno's default, what Policy Reporter reads),
+    /// or openreports.io Report and ClusterReport.
+    #[arg(long = "report-api", value_enum, default_value = "wgpolicyk8s")]
+    report_api: ReportApi,
+    /// With --kubernetes: name each report after its resource's UID and
+    /// label it `app.kubernetes.io/managed-by: kyverno`, as Kyverno does
+    /// (its chainsaw asserts require the label). By default reports are
+    /// `ivpol-<uid>`, labelled `managed-by: ivpol`, so that ivpol's and
+    /// Kyverno's reports live side by side; with this flag, do not run it
+    /// beside Kyverno's own reporting.
+    #[arg(long = "kyverno-names")]
+    kyverno_names: bool,
     /// Scan again every DURATION (e.g. 10m), forever; verification results
     /// are reused for --cache-ttl. Without it, scan once and exit.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
@@ -87,8 +102,8 @@ pub(super) struct ScanArgs {
     /// Scan the cluster (--kubernetes, --kubeconfig): policies,
     /// PolicyExceptions and Namespaces from the API server, its Pods,
     /// Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and
-    /// CronJobs as resources, and one openreports.io Report per resource
-    /// written back (server-side apply, field manager `ivpol`).
+    /// CronJobs as resources, and one policy report per resource written
+    /// back (server-side apply, field manager `ivpol`).
     #[command(flatten)]
     cluster: ClusterArgs,
     #[command(flatten)]
@@ -136,7 +151,7 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
 fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Outcome]) {
     print!(
         "{}",
-        openreports::render(reports, args.output == Format::Json)
+        policy_report::render(reports, args.output == Format::Json)
     );
     eprint!("{}", text::blocks(outcomes, Status::Error, "error"));
     if args.explain {
@@ -149,8 +164,9 @@ fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Out
 async fn scan_once(args: &ScanArgs, pool: &crate::runtime::Pool, run: &Run<'_>) -> Result<Counts> {
     let resources = resources::read(&args.resources)?;
     let outcomes = engine::evaluate_all(pool, &resources, run).await?;
-    let seconds = openreports::now_seconds();
-    let reports = openreports::by_resource_namespace(&outcomes, REPORT_NAME, seconds);
+    let seconds = policy_report::now_seconds();
+    let reports =
+        policy_report::by_resource_namespace(args.report_api, &outcomes, REPORT_NAME, seconds);
     print_reports(args, &reports, &outcomes);
     Ok(Counts::of(&outcomes))
 }
@@ -256,34 +272,39 @@ async fn scan_cluster(
         minimal_namespaces: false,
     };
     let outcomes = engine::evaluate_all(pool, &resources, &run).await?;
-    let seconds = openreports::now_seconds();
+    let seconds = policy_report::now_seconds();
     let mut by_uid: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
     for o in &outcomes {
         if let Some(uid) = o.subject.as_ref().and_then(|s| s.uid.as_deref()) {
             by_uid.entry(uid).or_default().push(o);
         }
     }
+    let style = policy_report::Style {
+        api: args.report_api,
+        kyverno_names: args.kyverno_names,
+    };
     let mut reports = Vec::new();
     let mut resultless = BTreeSet::new();
     for r in &resources {
         let uid = r.subject.uid.as_deref().unwrap_or_default();
         let own = by_uid.get(uid).map(Vec::as_slice).unwrap_or_default();
-        match openreports::for_resource(&r.subject, own, seconds) {
+        match policy_report::for_resource(style, &r.subject, own, seconds) {
             Some(report) => reports.push(report),
             None => {
                 if let (Some(ns), Some(uid)) = (&r.subject.namespace, &r.subject.uid) {
-                    resultless.insert((ns.clone(), uid.clone()));
+                    resultless.insert((ns.clone(), style.name_for(uid)));
                 }
             }
         }
     }
-    kubernetes::apply_reports(client, &reports).await?;
-    let deleted = kubernetes::delete_stale(client, &resultless, args.max_resources).await?;
+    kubernetes::apply_reports(client, style, &reports).await?;
+    let deleted = kubernetes::delete_stale(client, style, &resultless, args.max_resources).await?;
     print_reports(args, &reports, &outcomes);
     eprintln!(
-        "ivpol: scanned {} resources; wrote {} Reports, deleted {deleted} left without results",
+        "ivpol: scanned {} resources; wrote {} {}, deleted {deleted} left without results",
         resources.len(),
-        reports.len()
+        reports.len(),
+        style.api.plural()
     );
     Ok(Counts::of(&outcomes))
 }

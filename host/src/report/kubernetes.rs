@@ -1,8 +1,8 @@
 //! `ivpol scan --kubernetes`: the resources a background scan reads from
 //! the cluster (Pods and the pod controllers), and the per-resource
-//! openreports.io Reports it writes back with server-side apply.
+//! policy reports it writes back with server-side apply.
 
-use super::openreports::{self, MANAGED_BY};
+use super::policy_report::{Style, MANAGED_BY};
 use super::resources::{self, Resource};
 use crate::cluster::api_resource;
 use anyhow::{bail, Context, Result};
@@ -29,9 +29,10 @@ const KINDS: [(&str, &str, &str); 7] = [
     ("batch/v1", "CronJob", "cronjobs"),
 ];
 
-/// openreports.io/v1alpha1 Report.
-fn report_resource() -> ApiResource {
-    api_resource(openreports::API_VERSION, "Report", "reports")
+/// The namespaced report kind of `style`'s API.
+fn report_resource(style: Style) -> ApiResource {
+    let api = style.api;
+    api_resource(api.api_version(), api.kind(true), api.plural())
 }
 
 /// Every Pod and pod controller in every namespace, listed in pages of
@@ -98,39 +99,44 @@ fn resource(api_version: &str, kind: &str, plural: &str, item: DynamicObject) ->
 /// Writes each report (`metadata.namespace` and `name` say where) with
 /// server-side apply, field manager [`FIELD_MANAGER`], forcing ownership of
 /// the fields it sets. The first failure stops the writes.
-pub(crate) async fn apply_reports(client: &Client, reports: &[Value]) -> Result<()> {
+pub(crate) async fn apply_reports(client: &Client, style: Style, reports: &[Value]) -> Result<()> {
+    let resource = report_resource(style);
+    let kind = style.api.kind(true);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     for report in reports {
         let text = |key: &str| report["metadata"][key].as_str().unwrap_or_default();
         let (namespace, name) = (text("namespace"), text("name"));
-        let api =
-            Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &report_resource());
+        let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource);
         api.patch(name, &params, &Patch::Apply(report))
             .await
             .with_context(|| {
-                format!("writing Report {namespace}/{name} (is the openreports.io CRD installed?)")
+                format!(
+                    "writing {kind} {namespace}/{name} (is the {} CRD installed?)",
+                    style.api.api_version()
+                )
             })?;
     }
     Ok(())
 }
 
-/// Deletes the Reports (labelled as Kyverno's are) about resources that
-/// were scanned and have no result any more (say, the policy was deleted),
-/// as Kyverno deletes a report left without results. `resultless` holds
-/// `(namespace, uid)` of those resources; reports about anything else are
-/// left alone (the owner reference removes those of deleted resources).
-/// How many were deleted.
+/// Deletes the reports (labelled as `style` labels them) about resources
+/// that were scanned and have no result any more (say, the policy was
+/// deleted), as Kyverno deletes a report left without results.
+/// `resultless` holds `(namespace, report name)` of those resources;
+/// reports about anything else are left alone (the owner reference removes
+/// those of deleted resources). How many were deleted.
 pub(crate) async fn delete_stale(
     client: &Client,
+    style: Style,
     resultless: &BTreeSet<(String, String)>,
     max: usize,
 ) -> Result<usize> {
     if resultless.is_empty() {
         return Ok(0);
     }
-    let api = Api::<DynamicObject>::all_with(client.clone(), &report_resource());
-    let (label, value) = MANAGED_BY;
-    let selector = format!("{label}={value}");
+    let resource = report_resource(style);
+    let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
+    let selector = format!("{MANAGED_BY}={}", style.managed_by());
     let mut stale = Vec::new();
     let mut seen = 0usize;
     let mut token: Option<String> = None;
@@ -142,11 +148,14 @@ pub(crate) async fn delete_stale(
         let list = api
             .list_metadata(&params)
             .await
-            .context("listing Reports")?;
+            .with_context(|| format!("listing {}", style.api.plural()))?;
         for item in list.items {
             seen += 1;
             if seen > max {
-                bail!("more than {max} Reports; stale ones were not deleted");
+                bail!(
+                    "more than {max} {}; stale ones were not deleted",
+                    style.api.plural()
+                );
             }
             let key = (
                 item.metadata.namespace.clone().unwrap_or_default(),
@@ -162,12 +171,14 @@ pub(crate) async fn delete_stale(
         }
     }
     for (namespace, name) in &stale {
-        let api =
-            Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &report_resource());
+        let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource);
         match api.delete(name, &DeleteParams::default()).await {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(e) => return Err(e).context(format!("deleting Report {namespace}/{name}")),
+            Err(e) => {
+                let kind = style.api.kind(true);
+                return Err(e).context(format!("deleting {kind} {namespace}/{name}"));
+            }
         }
     }
     Ok(stale.len())

@@ -5,7 +5,7 @@
 
 pub(crate) mod junit;
 pub(crate) mod kubernetes;
-pub(crate) mod openreports;
+pub(crate) mod policy_report;
 pub(crate) mod resources;
 pub(crate) mod table;
 pub(crate) mod text;

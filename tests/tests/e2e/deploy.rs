@@ -502,6 +502,7 @@ fn tenants_get_namespaced_policies_through_aggregation_and_exceptions_only_expli
         &ask("list", kyverno, "namespacedimagevalidatingpolicies")
     ));
     assert!(may("view", &ask("get", "openreports.io", "reports")));
+    assert!(may("view", &ask("get", "wgpolicyk8s.io", "policyreports")));
     assert!(!may(
         "view",
         &ask("create", kyverno, "namespacedimagevalidatingpolicies")
@@ -697,9 +698,11 @@ fn the_vendored_crds_are_the_files_their_provenance_names() {
     assert_eq!(
         kinds,
         [
+            "ClusterPolicyReport",
             "ImageValidatingPolicy",
             "NamespacedImageValidatingPolicy",
             "PolicyException",
+            "PolicyReport",
             "Report"
         ]
     );
@@ -714,7 +717,7 @@ fn the_vendored_crds_are_the_files_their_provenance_names() {
             p.extension().is_some_and(|e| e == "yaml") && !p.ends_with("kustomization.yaml")
         })
         .collect();
-    assert_eq!(crds.len(), 4);
+    assert_eq!(crds.len(), 6);
     for path in crds {
         let name = path
             .file_name()
@@ -793,10 +796,15 @@ fn the_rbac_is_least_privilege() {
     ));
     // Reports are the scan's to write, under its own account.
     for verb in ["create", "patch", "delete", "list"] {
-        assert!(
-            !may(verb, "openreports.io", "reports", Some("team"), Some("x")),
-            "serve never writes reports"
-        );
+        for (group, plural) in [
+            ("openreports.io", "reports"),
+            ("wgpolicyk8s.io", "policyreports"),
+        ] {
+            assert!(
+                !may(verb, group, plural, Some("team"), Some("x")),
+                "serve never writes reports"
+            );
+        }
     }
     for (verb, name) in [
         ("get", Some("admin")),

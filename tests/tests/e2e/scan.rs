@@ -1,5 +1,5 @@
 //! `ivpol scan` end to end: background re-verification of resources read
-//! from files, with the real binary and a real registry; openreports.io
+//! from files, with the real binary and a real registry; wgpolicyk8s.io
 //! reports per namespace and for cluster-scoped resources.
 
 use ivpol_tests::cli::{pod_yaml, KeyImages, Workdir, NOT_SIGNED};
@@ -88,8 +88,8 @@ fn one_report_per_namespace_and_a_cluster_report() {
     let reports = json_lines(&run.stdout);
     assert_eq!(reports.len(), 3, "{run}");
     let (alpha, beta, cluster) = (&reports[0], &reports[1], &reports[2]);
-    assert_eq!(alpha["kind"], "Report");
-    assert_eq!(alpha["apiVersion"], "openreports.io/v1alpha1");
+    assert_eq!(alpha["kind"], "PolicyReport");
+    assert_eq!(alpha["apiVersion"], "wgpolicyk8s.io/v1alpha2");
     assert_eq!(alpha["metadata"]["namespace"], "alpha");
     assert_eq!(
         alpha["summary"],
@@ -104,7 +104,7 @@ fn one_report_per_namespace_and_a_cluster_report() {
     }
     assert_eq!(beta["metadata"]["namespace"], "beta");
     assert_eq!(beta["summary"]["pass"], 1);
-    assert_eq!(cluster["kind"], "ClusterReport");
+    assert_eq!(cluster["kind"], "ClusterPolicyReport");
     assert!(cluster["metadata"].get("namespace").is_none());
     assert_eq!(cluster["results"][0]["policy"], "namespace-image");
     assert_eq!(cluster["results"][0]["result"], "pass");
@@ -113,6 +113,26 @@ fn one_report_per_namespace_and_a_cluster_report() {
         serde_json::json!([{"apiVersion": "v1", "kind": "Namespace", "name": "alpha"}])
     );
     assert!(run.stderr.contains("policy violations"), "{run}");
+    // The same reports in openreports.io's API, as Kyverno's CLI prints them.
+    let run = scan(&w, &imgs, &["-o", "json", "--report-api", "openreports"]);
+    let open = json_lines(&run.stdout);
+    let kinds: Vec<&Value> = open.iter().map(|r| &r["kind"]).collect();
+    assert_eq!(kinds, ["Report", "Report", "ClusterReport"], "{run}");
+    assert!(open
+        .iter()
+        .all(|r| r["apiVersion"] == "openreports.io/v1alpha1"));
+    // (Results stamped a second apart are the same results.)
+    let unstamped = |r: &Value| {
+        let mut results = r["results"].clone();
+        for one in results.as_array_mut().into_iter().flatten() {
+            one.as_object_mut().map(|o| o.remove("timestamp"));
+        }
+        results
+    };
+    for (o, w) in open.iter().zip(&reports) {
+        assert_eq!(unstamped(o), unstamped(w));
+        assert_eq!(o["summary"], w["summary"]);
+    }
 }
 
 #[test]
@@ -128,12 +148,12 @@ fn yaml_is_the_default_and_a_clean_scan_exits_0() {
     assert_eq!(run.code, 0, "{run}");
     assert!(
         run.stdout
-            .starts_with("apiVersion: openreports.io/v1alpha1\nkind: Report\n"),
+            .starts_with("apiVersion: wgpolicyk8s.io/v1alpha2\nkind: PolicyReport\n"),
         "{run}"
     );
     assert!(
         run.stdout
-            .contains("\n---\napiVersion: openreports.io/v1alpha1\nkind: ClusterReport\n"),
+            .contains("\n---\napiVersion: wgpolicyk8s.io/v1alpha2\nkind: ClusterPolicyReport\n"),
         "{run}"
     );
     assert!(run.stdout.contains("process: background scan"), "{run}");

@@ -1,7 +1,8 @@
 //! `ivpol scan --kubernetes` against the test API server: policies and
-//! resources from the cluster, one openreports.io Report per resource
-//! written back with server-side apply, in the shape Kyverno's chainsaw
-//! report asserts check.
+//! resources from the cluster, one wgpolicyk8s.io PolicyReport (or with
+//! `--report-api openreports`, openreports.io Report) per resource written
+//! back with server-side apply, in the shape Kyverno's chainsaw report
+//! asserts check.
 
 use super::{cluster, deny_unless, yaml};
 use ivpol_tests::cli::{ivpol_in, Run};
@@ -9,7 +10,9 @@ use ivpol_tests::kube_api::KubeApi;
 use ivpol_tests::kyverno::KyvernoImages;
 use serde_json::{json, Value};
 
-const REPORT: &str = "openreports.io/v1alpha1";
+/// What scan writes by default, as Kyverno's reports controller does.
+const REPORT: &str = "wgpolicyk8s.io/v1alpha2";
+const KIND: &str = "PolicyReport";
 
 /// `ivpol scan --kubeconfig K -o json <extra>` against `api`.
 fn scan(api: &KubeApi, extra: &[&str]) -> Run {
@@ -46,8 +49,9 @@ fn uid(object: &Value) -> String {
 
 fn report_of(api: &KubeApi, object: &Value) -> Value {
     let ns = object["metadata"]["namespace"].as_str();
-    api.get(REPORT, "Report", ns, &uid(object))
-        .unwrap_or_else(|| panic!("no Report for {}", object["metadata"]["name"]))
+    let name = format!("ivpol-{}", uid(object));
+    api.get(REPORT, KIND, ns, &name)
+        .unwrap_or_else(|| panic!("no PolicyReport for {}", object["metadata"]["name"]))
 }
 
 #[test]
@@ -67,7 +71,7 @@ fn scan_writes_one_report_per_resource_with_server_side_apply() {
         .expect("pod");
     let run = scan(&api, &[]);
     assert_eq!(run.code, 0, "{run}");
-    assert_eq!(api.list(REPORT, "Report", None).len(), 3, "{run}");
+    assert_eq!(api.list(REPORT, KIND, None).len(), 3, "{run}");
     for (object, kind, api_version, result) in [
         (&good, "Deployment", "apps/v1", "pass"),
         (&bad, "Deployment", "apps/v1", "fail"),
@@ -79,7 +83,7 @@ fn scan_writes_one_report_per_resource_with_server_side_apply() {
         assert_eq!(report["metadata"]["namespace"], "team", "{report}");
         assert_eq!(
             report["metadata"]["labels"],
-            json!({"app.kubernetes.io/managed-by": "kyverno"}),
+            json!({"app.kubernetes.io/managed-by": "ivpol"}),
             "{report}"
         );
         let reference = json!({"apiVersion": api_version, "kind": kind, "name": name, "uid": uid});
@@ -116,7 +120,7 @@ fn scan_writes_one_report_per_resource_with_server_side_apply() {
     let writes = |api: &KubeApi| -> Vec<_> {
         api.requests()
             .into_iter()
-            .filter(|r| r.path.contains("/reports") && r.method != "GET")
+            .filter(|r| r.path.contains("/policyreports") && r.method != "GET")
             .collect()
     };
     let first = writes(&api);
@@ -132,20 +136,23 @@ fn scan_writes_one_report_per_resource_with_server_side_apply() {
         assert_eq!(w.param("force").as_deref(), Some("true"), "{w:?}");
         assert!(w
             .path
-            .starts_with("/apis/openreports.io/v1alpha1/namespaces/team/reports/"));
+            .starts_with("/apis/wgpolicyk8s.io/v1alpha2/namespaces/team/policyreports/ivpol-"));
     }
     // The reports also come out on stdout.
     assert_eq!(run.stdout.lines().count(), 3, "{run}");
 
-    // Again: the same three Reports, updated in place.
+    // Again: the same three reports, updated in place.
     api.clear_requests();
     let run = scan(&api, &[]);
     assert_eq!(run.code, 0, "{run}");
-    let reports = api.list(REPORT, "Report", None);
+    let reports = api.list(REPORT, KIND, None);
     assert_eq!(reports.len(), 3, "{run}");
     let mut names: Vec<String> = reports.iter().map(uid_name).collect();
     names.sort();
-    let mut uids = vec![uid(&good), uid(&bad), uid(&pod)];
+    let mut uids: Vec<String> = [&good, &bad, &pod]
+        .iter()
+        .map(|o| format!("ivpol-{}", uid(o)))
+        .collect();
     uids.sort();
     assert_eq!(names, uids);
     assert!(writes(&api).iter().all(|w| w.method == "PATCH"));
@@ -168,7 +175,7 @@ fn scan_writes_one_report_per_resource_with_server_side_apply() {
     );
     let run = scan(&api, &[]);
     assert_eq!(run.code, 0, "{run}");
-    assert!(api.list(REPORT, "Report", None).is_empty(), "{run}");
+    assert!(api.list(REPORT, KIND, None).is_empty(), "{run}");
 }
 
 fn uid_name(report: &Value) -> String {
@@ -214,9 +221,10 @@ fn assert_subset(expected: &Value, actual: &Value, path: &str) {
 /// Kyverno's chainsaw `report/background` and `report/with-exception`
 /// cases, with their vendored policy, deployments and exception (images
 /// and Notary root moved to a local registry): the Reports ivpol writes
-/// hold every field their asserts check, with the same values, but the
-/// kind: Kyverno's asserts name `wgpolicyk8s.io/v1alpha2 PolicyReport`,
-/// ivpol writes `openreports.io/v1alpha1 Report` (docs/compatibility.md).
+/// hold every field their asserts check, with the same values, under
+/// `--kyverno-names` (the asserts require Kyverno's managed-by label): in
+/// Kyverno's default API, and with `--report-api openreports` in that one
+/// (the same fields).
 #[test]
 fn reports_match_kyvernos_chainsaw_report_asserts() {
     let images = KyvernoImages::push();
@@ -248,23 +256,32 @@ fn reports_match_kyvernos_chainsaw_report_asserts() {
         d["metadata"]["namespace"] = json!("team");
         created.push(api.create(d).expect("deployment"));
     }
-    let run = scan(&api, &["--insecure-registry", images.addr()]);
-    assert_eq!(run.code, 0, "{run}");
-    for (object, (dir, assert)) in created.iter().zip([
-        (&background, "report.yaml"),
-        (&exception, "fail-report-assert.yaml"),
-        (&exception, "skipped-report-assert.yaml"),
-    ]) {
-        let mut expected = read(dir, assert);
-        assert_eq!(expected["apiVersion"], "wgpolicyk8s.io/v1alpha2");
-        assert_eq!(expected["kind"], "PolicyReport");
-        let actual = report_of(&api, object);
-        assert_eq!(actual["apiVersion"], REPORT);
-        assert_eq!(actual["kind"], "Report");
-        let e = expected.as_object_mut().expect("an object");
-        e.remove("apiVersion");
-        e.remove("kind");
-        assert_subset(&expected, &actual, assert);
+    for (extra, api_version, kind) in [
+        (None, REPORT, KIND),
+        (Some("openreports"), "openreports.io/v1alpha1", "Report"),
+    ] {
+        let mut args = vec!["--insecure-registry", images.addr(), "--kyverno-names"];
+        if let Some(api) = extra {
+            args.extend(["--report-api", api]);
+        }
+        let run = scan(&api, &args);
+        assert_eq!(run.code, 0, "{run}");
+        for (object, (dir, assert)) in created.iter().zip([
+            (&background, "report.yaml"),
+            (&exception, "fail-report-assert.yaml"),
+            (&exception, "skipped-report-assert.yaml"),
+        ]) {
+            let mut expected = read(dir, assert);
+            assert_eq!(expected["apiVersion"], REPORT);
+            assert_eq!(expected["kind"], KIND);
+            expected["apiVersion"] = json!(api_version);
+            expected["kind"] = json!(kind);
+            let ns = object["metadata"]["namespace"].as_str();
+            let actual = api
+                .get(api_version, kind, ns, &uid(object))
+                .unwrap_or_else(|| panic!("no {kind} named by the UID: {run}"));
+            assert_subset(&expected, &actual, assert);
+        }
     }
 }
 
@@ -285,10 +302,10 @@ fn more_resources_than_the_maximum_are_refused() {
         run.stderr.contains("more than 2 Pods and pod controllers"),
         "{run}"
     );
-    assert!(api.list(REPORT, "Report", None).is_empty(), "{run}");
+    assert!(api.list(REPORT, KIND, None).is_empty(), "{run}");
     let run = scan(&api, &["--max-resources", "3"]);
     assert_eq!(run.code, 0, "{run}");
-    assert_eq!(api.list(REPORT, "Report", None).len(), 3, "{run}");
+    assert_eq!(api.list(REPORT, KIND, None).len(), 3, "{run}");
     let lists: Vec<_> = api
         .requests()
         .into_iter()
@@ -322,7 +339,7 @@ fn with_an_interval_a_policy_change_reaches_the_next_scan() {
         .spawn()
         .expect("run ivpol");
     let result = || {
-        api.get(REPORT, "Report", Some("team"), &uid(&d))
+        api.get(REPORT, KIND, Some("team"), &format!("ivpol-{}", uid(&d)))
             .map(|r| r["results"][0]["result"].clone())
     };
     let wait_for = |want: &str| {

@@ -1,6 +1,9 @@
-//! openreports.io/v1alpha1 reports, shaped as Kyverno's CLI prints them
-//! (`cmd/cli/kubectl-kyverno/report`): results with `source:
-//! KyvernoImageValidatingPolicy`, and a summary of their statuses.
+//! Policy reports in either API Kyverno writes: `wgpolicyk8s.io/v1alpha2`
+//! PolicyReport and ClusterPolicyReport (its reports controller's default)
+//! or `openreports.io/v1alpha1` Report and ClusterReport (its CLI's, and its
+//! controller's with `--openreportsEnabled`). The two hold the same fields:
+//! results with `source: KyvernoImageValidatingPolicy`, and a summary of
+//! their statuses.
 //!
 //! Keys come out sorted, as Kyverno's YAML marshaller writes them.
 
@@ -9,8 +12,76 @@ use super::{Counts, Outcome};
 use serde_json::{json, Map, Value};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub(crate) const API_VERSION: &str = "openreports.io/v1alpha1";
 pub(crate) const SOURCE: &str = "KyvernoImageValidatingPolicy";
+
+/// Which API reports are written in (`--report-api`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportApi {
+    /// `wgpolicyk8s.io/v1alpha2` PolicyReport and ClusterPolicyReport:
+    /// what Kyverno writes by default and Policy Reporter reads.
+    Wgpolicyk8s,
+    /// `openreports.io/v1alpha1` Report and ClusterReport.
+    Openreports,
+}
+
+impl ReportApi {
+    pub(crate) fn api_version(self) -> &'static str {
+        match self {
+            ReportApi::Wgpolicyk8s => "wgpolicyk8s.io/v1alpha2",
+            ReportApi::Openreports => "openreports.io/v1alpha1",
+        }
+    }
+
+    /// The kind of a namespaced report, or of a cluster-wide one.
+    pub(crate) fn kind(self, namespaced: bool) -> &'static str {
+        match (self, namespaced) {
+            (ReportApi::Wgpolicyk8s, true) => "PolicyReport",
+            (ReportApi::Wgpolicyk8s, false) => "ClusterPolicyReport",
+            (ReportApi::Openreports, true) => "Report",
+            (ReportApi::Openreports, false) => "ClusterReport",
+        }
+    }
+
+    /// The namespaced kind's resource name (the plural).
+    pub(crate) fn plural(self) -> &'static str {
+        match self {
+            ReportApi::Wgpolicyk8s => "policyreports",
+            ReportApi::Openreports => "reports",
+        }
+    }
+}
+
+/// How `scan --kubernetes` names and labels the reports it writes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Style {
+    pub api: ReportApi,
+    /// Kyverno's own names (the resource's UID) and its
+    /// `app.kubernetes.io/managed-by: kyverno` label, as Kyverno's chainsaw
+    /// asserts require; otherwise `ivpol-<uid>` and `managed-by: ivpol`, so
+    /// that ivpol's reports and Kyverno's live side by side.
+    pub kyverno_names: bool,
+}
+
+/// The label every report ivpol writes carries.
+pub(crate) const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+
+impl Style {
+    /// The name of the report about the resource with `uid`.
+    pub(crate) fn name_for(self, uid: &str) -> String {
+        match self.kyverno_names {
+            true => uid.to_string(),
+            false => format!("ivpol-{uid}"),
+        }
+    }
+
+    /// The value of [`MANAGED_BY`].
+    pub(crate) fn managed_by(self) -> &'static str {
+        match self.kyverno_names {
+            true => "kyverno",
+            false => "ivpol",
+        }
+    }
+}
 
 /// A report's `results[]` entry for `o`, stamped `seconds`.
 pub(crate) fn result(o: &Outcome, seconds: u64) -> Value {
@@ -41,24 +112,23 @@ pub(crate) fn result(o: &Outcome, seconds: u64) -> Value {
     Value::Object(r)
 }
 
-/// A `ClusterReport` (no namespace) or `Report` named `name` over `outcomes`.
+/// A cluster-wide (no namespace) or namespaced report of `api` named
+/// `name` over `outcomes`.
 pub(crate) fn report(
+    api: ReportApi,
     name: &str,
     namespace: Option<&str>,
     outcomes: &[&Outcome],
     seconds: u64,
 ) -> Value {
     let mut metadata = json!({"creationTimestamp": null, "name": name});
-    let kind = match namespace {
-        Some(ns) => {
-            metadata["namespace"] = ns.into();
-            "Report"
-        }
-        None => "ClusterReport",
-    };
+    if let Some(ns) = namespace {
+        metadata["namespace"] = ns.into();
+    }
+    let kind = api.kind(namespace.is_some());
     let results: Vec<Value> = outcomes.iter().map(|o| result(o, seconds)).collect();
     json!({
-        "apiVersion": API_VERSION,
+        "apiVersion": api.api_version(),
         "kind": kind,
         "metadata": metadata,
         "results": results,
@@ -76,7 +146,13 @@ pub(crate) fn by_policy(outcomes: &[Outcome], seconds: u64) -> Vec<Value> {
         .filter(|o| o.policy_namespace.is_none())
         .collect();
     if !cluster.is_empty() {
-        out.push(report("merged", None, &cluster, seconds));
+        out.push(report(
+            ReportApi::Openreports,
+            "merged",
+            None,
+            &cluster,
+            seconds,
+        ));
     }
     let mut keys: Vec<(String, String)> = outcomes
         .iter()
@@ -89,14 +165,26 @@ pub(crate) fn by_policy(outcomes: &[Outcome], seconds: u64) -> Vec<Value> {
             .iter()
             .filter(|o| o.policy_namespace.as_deref() == Some(&ns) && o.policy == name)
             .collect();
-        out.push(report(&name, Some(&ns), &own, seconds));
+        out.push(report(
+            ReportApi::Openreports,
+            &name,
+            Some(&ns),
+            &own,
+            seconds,
+        ));
     }
     out
 }
 
-/// `ivpol scan`: one Report per namespace of the resources, then one
-/// ClusterReport for the cluster-scoped resources, all named `name`.
-pub(crate) fn by_resource_namespace(outcomes: &[Outcome], name: &str, seconds: u64) -> Vec<Value> {
+/// `ivpol scan`: one report of `api` per namespace of the resources, then
+/// one cluster-wide report for the cluster-scoped resources, all named
+/// `name`.
+pub(crate) fn by_resource_namespace(
+    api: ReportApi,
+    outcomes: &[Outcome],
+    name: &str,
+    seconds: u64,
+) -> Vec<Value> {
     let ns_of = |o: &Outcome| o.subject.as_ref().and_then(|s| s.namespace.clone());
     let mut namespaces: Vec<String> = outcomes.iter().filter_map(ns_of).collect();
     namespaces.sort();
@@ -107,28 +195,26 @@ pub(crate) fn by_resource_namespace(outcomes: &[Outcome], name: &str, seconds: u
             .iter()
             .filter(|o| ns_of(o).as_deref() == Some(ns.as_str()))
             .collect();
-        out.push(report(name, Some(ns), &own, seconds));
+        out.push(report(api, name, Some(ns), &own, seconds));
     }
     let cluster: Vec<&Outcome> = outcomes.iter().filter(|o| ns_of(o).is_none()).collect();
     if !cluster.is_empty() {
-        out.push(report(name, None, &cluster, seconds));
+        out.push(report(api, name, None, &cluster, seconds));
     }
     out
 }
 
-/// The label Kyverno puts on every report it writes, and the value its
-/// chainsaw asserts (`report/background/report.yaml`) require.
-pub(crate) const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kyverno");
-
-/// `ivpol scan --kubernetes`: the Report about one namespaced resource, as
+/// `ivpol scan --kubernetes`: the report about one namespaced resource, as
 /// Kyverno's report aggregation writes it (`NewPolicyReport` and
 /// `SetOwner` in `pkg/utils/report` and `pkg/utils/controller`): named
-/// after the resource's UID in its namespace, owned by the resource (so it
-/// goes when the resource does), `scope` naming it, the managed-by label
-/// only, and results without `resources` (the scope says whose they are),
-/// sorted by policy and rule. None for a resource without UID or
-/// namespace, or without results (Kyverno deletes such a report).
+/// after the resource's UID ([`Style::name_for`]) in its namespace, owned
+/// by the resource (so it goes when the resource does), `scope` naming it,
+/// the managed-by label only, and results without `resources` (the scope
+/// says whose they are), sorted by policy and rule. None for a resource
+/// without UID or namespace, or without results (Kyverno deletes such a
+/// report).
 pub(crate) fn for_resource(
+    style: Style,
     subject: &Subject,
     outcomes: &[&Outcome],
     seconds: u64,
@@ -150,14 +236,13 @@ pub(crate) fn for_resource(
             r
         })
         .collect();
-    let (label, value) = MANAGED_BY;
     Some(json!({
-        "apiVersion": API_VERSION,
-        "kind": "Report",
+        "apiVersion": style.api.api_version(),
+        "kind": style.api.kind(true),
         "metadata": {
-            "name": uid,
+            "name": style.name_for(uid),
             "namespace": namespace,
-            "labels": {label: value},
+            "labels": {MANAGED_BY: style.managed_by()},
             "ownerReferences": [{
                 "apiVersion": subject.api_version,
                 "kind": subject.kind,
@@ -234,9 +319,18 @@ mod tests {
             outcome(&subject, "b", Status::Fail),
             outcome(&subject, "a", Status::Pass),
         );
-        let report = for_resource(&subject, &[&b, &a], 7).expect("a report");
-        assert_eq!(report["kind"], "Report");
+        let kyverno = Style {
+            api: ReportApi::Wgpolicyk8s,
+            kyverno_names: true,
+        };
+        let report = for_resource(kyverno, &subject, &[&b, &a], 7).expect("a report");
+        assert_eq!(report["apiVersion"], "wgpolicyk8s.io/v1alpha2");
+        assert_eq!(report["kind"], "PolicyReport");
         assert_eq!(report["metadata"]["name"], "1234");
+        assert_eq!(
+            report["metadata"]["labels"],
+            json!({"app.kubernetes.io/managed-by": "kyverno"})
+        );
         assert_eq!(report["metadata"]["namespace"], "team");
         assert_eq!(
             report["metadata"]["ownerReferences"],
@@ -249,11 +343,24 @@ mod tests {
         assert_eq!(report["summary"]["fail"], 1);
         assert_eq!(report["summary"]["pass"], 1);
         // Nothing to report, or nothing to name it by: no report.
-        assert!(for_resource(&subject, &[], 7).is_none());
+        assert!(for_resource(kyverno, &subject, &[], 7).is_none());
         let no_uid = Subject {
             uid: None,
             ..subject.clone()
         };
-        assert!(for_resource(&no_uid, &[&a], 7).is_none());
+        assert!(for_resource(kyverno, &no_uid, &[&a], 7).is_none());
+        // ivpol's own names and label, in openreports' API: beside Kyverno.
+        let own = Style {
+            api: ReportApi::Openreports,
+            kyverno_names: false,
+        };
+        let report = for_resource(own, &subject, &[&a], 7).expect("a report");
+        assert_eq!(report["apiVersion"], "openreports.io/v1alpha1");
+        assert_eq!(report["kind"], "Report");
+        assert_eq!(report["metadata"]["name"], "ivpol-1234");
+        assert_eq!(
+            report["metadata"]["labels"],
+            json!({"app.kubernetes.io/managed-by": "ivpol"})
+        );
     }
 }
