@@ -1,6 +1,6 @@
 //! The bench's one table, the machine figures under it, and the same
 //! figures by name as JSON (`report.json`), with the request-path targets
-//! (issue 15) checked against this run.
+//! (docs/performance.md) checked against this run.
 
 use serde_json::{json, Value};
 
@@ -97,7 +97,7 @@ impl Report {
             .unwrap_or(f64::NAN)
     }
 
-    /// Issue 15's targets: (name, measured, target, met).
+    /// The request path's targets: (name, measured, target, met).
     pub fn targets(&self) -> Vec<(&'static str, f64, f64, bool)> {
         let peak = self
             .sampled_peak_rss_mb

@@ -70,7 +70,7 @@ impl Inputs {
             }
         }
         h.update(serde_json::to_vec(&namespaces).unwrap_or_default());
-        let hash = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let hash = ivpol_refs::encoding::hex(&h.finalize());
         Ok(Read {
             documents,
             namespaces,

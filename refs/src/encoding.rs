@@ -1,4 +1,4 @@
-//! Percent-encoding for URL query values (RFC 3986).
+//! Percent-encoding for URL query values (RFC 3986), and lowercase hex.
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
@@ -16,9 +16,20 @@ pub fn query_value(s: &str) -> String {
     utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
+/// Lowercase hex (digests in keys, names and file names).
+pub fn hex(bytes: &[u8]) -> String {
+    base16ct::lower::encode_string(bytes)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::query_value;
+    use super::{hex, query_value};
+
+    #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        assert_eq!(hex(&[0, 0x0f, 0xab, 0xff]), "000fabff");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn only_unreserved_characters_stay() {

@@ -10,11 +10,7 @@ pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 
 pub fn sha256(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    format!(
-        "sha256:{}",
-        hash.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
+    format!("sha256:{}", crate::sign::hex(&Sha256::digest(bytes)))
 }
 
 /// Pushes to one registry (`http://addr`), optionally with an Authorization header.

@@ -210,10 +210,7 @@ impl KubeApi {
             store: store::Store::new(HISTORY),
             resources: resources::Resources::new(types),
         };
-        let token: String = ops::random_bytes::<24>()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let token = crate::sign::hex(&ops::random_bytes::<24>());
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake API server");
         let addr = listener.local_addr().expect("its address");
         let shared = Arc::new(Shared::new(api, token));

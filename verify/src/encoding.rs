@@ -102,7 +102,7 @@ pub fn b64encode(bytes: &[u8]) -> String {
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {
-    base16ct::lower::encode_string(bytes)
+    ivpol_refs::encoding::hex(bytes)
 }
 
 /// Decodes hex (either case).

@@ -704,7 +704,7 @@ fn group_by_selectors<'a>(
 fn selector_key(namespace: Option<&LabelSelector>, object: Option<&LabelSelector>) -> String {
     let json = serde_json::to_string(&[namespace, object]).unwrap_or_default();
     let digest = Sha256::digest(go_html_escape(&json).as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::verify::encoding::hex(&digest)
 }
 
 /// Go's encoder escapes `<`, `>`, `&`, U+2028 and U+2029 inside strings;

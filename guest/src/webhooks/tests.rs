@@ -430,12 +430,7 @@ fn selector_groups_are_suffixed_with_kyvernos_digest() {
         match_expressions: Vec::new(),
     };
     // The key hashes Go's encoding of the pair; `null` for an absent selector.
-    let hex = |b: &[u8]| -> String {
-        Sha256::digest(b)
-            .iter()
-            .map(|x| format!("{x:02x}"))
-            .collect()
-    };
+    let hex = |b: &[u8]| crate::verify::encoding::hex(&Sha256::digest(b));
     let plain_key = hex(b"[null,null]");
     let prod_key = hex(br#"[{"matchLabels":{"env":"prod"}},null]"#);
     assert_eq!(selector_key(None, None), plain_key);

@@ -47,7 +47,7 @@ impl Credential {
             h.update((part.len() as u64).to_be_bytes());
             h.update(part.as_bytes());
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        ivpol_refs::encoding::hex(&h.finalize())
     }
 }
 

@@ -79,8 +79,7 @@ impl Net {
                 (None, None) => part(&mut h, b"\0anonymous"),
             }
         }
-        let digest = h.finalize();
-        Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+        Some(ivpol_refs::encoding::hex(&h.finalize()))
     }
 }
 

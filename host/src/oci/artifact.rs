@@ -80,9 +80,10 @@ pub(crate) fn world(info: &ComponentInfo) -> Option<&'static str> {
 }
 
 pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!(
+        "sha256:{}",
+        ivpol_refs::encoding::hex(&Sha256::digest(bytes))
+    )
 }
 
 /// Validates `bytes` as a WebAssembly component and lists its top-level

@@ -21,6 +21,7 @@
 //! The child's memory ends with it; the server maps the artifact it wrote.
 
 use anyhow::{Context, Result};
+use ivpol_refs::encoding::hex;
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -259,10 +260,6 @@ pub(crate) fn default_dir() -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     Some(base.join("ivpol"))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Feeds `Hash` output into SHA-256, so the name is stable across runs

@@ -695,7 +695,7 @@ pub(crate) fn new_uid() -> String {
     let mut b = random_bytes::<16>();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let hex = crate::sign::hex(&b);
     format!(
         "{}-{}-{}-{}-{}",
         &hex[..8],

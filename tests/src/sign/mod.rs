@@ -55,6 +55,8 @@ pub fn unb64(s: &str) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("not base64 ({e}): {s:.60}"))
 }
 
+/// Lowercase hex, written here rather than taken from the code under test
+/// (the fixtures are an independent oracle).
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -141,7 +141,7 @@ fn namespace_and_object_selectors() {
         true
     );
     // A namespace `--namespaces` does not describe: its labels are
-    // needed, so the policy errors and denies (issue 18: never a silent
+    // needed, so the policy errors and denies (never a silent
     // mismatch that admits unverified).
     let unknown = s.review("/ivpol/validate/team-a-only", &in_ns("unknown"));
     assert_eq!(unknown["allowed"], false, "{unknown}");

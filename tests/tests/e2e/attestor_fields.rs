@@ -1,4 +1,4 @@
-//! Attestor fields that were parsed and never checked (issue 13, item 2),
+//! Attestor fields that were once parsed and never checked,
 //! end to end through `ivpol serve`: `keyless.additionalExtensions`,
 //! `keyless.identities[].subjectExpression` and `cosign.annotations` on
 //! Sigstore bundles. Each case admitted on the main branch before the fix.

@@ -1,4 +1,4 @@
-//! Bounds end to end (issue 13, item 3): no registry data and no CEL
+//! Bounds end to end: no registry data and no CEL
 //! expression can exhaust a component instance. Each case must come back
 //! as a denying AdmissionReview (HTTP 200) that names the cause, and the
 //! server must answer the next request: a trap would be an HTTP 500, which

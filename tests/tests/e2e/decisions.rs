@@ -1,4 +1,4 @@
-//! Every decision says why (issue 14): one decision line per admission
+//! Every decision says why: one decision line per admission
 //! request, with each verification's outcome and typed reason, the same
 //! reasons in the AdmissionResponse's `auditAnnotations`, Kyverno's
 //! messages unchanged, and per-policy metrics.

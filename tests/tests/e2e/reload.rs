@@ -1,4 +1,4 @@
-//! Day-2 operations of `ivpol serve` (issue 14): policies reload without a
+//! Day-2 operations of `ivpol serve`: policies reload without a
 //! restart (a file edit, a ConfigMap's `..data` swap, SIGHUP), a rejected
 //! reload keeps each policy's last good version enforcing, in-flight
 //! requests finish on the set they started on, and SIGTERM drains.
@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-/// Reloads must land within 5 s of a change (issue 14); the watcher reads
+/// Reloads must land within 5 s of a change; the watcher reads
 /// every 2 s by default.
 const RELOAD_WINDOW: Duration = Duration::from_secs(5);
 

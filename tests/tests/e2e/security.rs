@@ -1,4 +1,4 @@
-//! The gate fails closed, end to end through `ivpol serve` (issue 13):
+//! The gate fails closed, end to end through `ivpol serve`:
 //! the verification cache never carries a verdict across trust material,
 //! a policy that did not load denies instead of vanishing, and a component
 //! that gives no answer (out of memory, a deadline) is answered as an
@@ -358,7 +358,7 @@ fn namespace_policy(name: &str, selector: &str, expression: &str) -> String {
     )
 }
 
-/// Issue 18, item 2: a namespace whose labels ivpol does not know never
+/// Unknown namespaces: a namespace whose labels ivpol does not know never
 /// makes a selector silently not match (Kyverno's stand-in namespace
 /// would: `env: prod` fails to match and the pod is admitted unverified),
 /// nor judges `namespaceObject` as null. Name-only selectors still work.

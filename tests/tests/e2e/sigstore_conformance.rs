@@ -127,10 +127,7 @@ fn verify(case: &Case, digest_mode: bool) -> (bool, String) {
         cmd.arg("--trusted-root").arg(root);
     }
     if digest_mode {
-        let hex: String = sha256_of(&case.artifact)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hex = ivpol_tests::sign::hex(&sha256_of(&case.artifact));
         cmd.arg(format!("sha256:{hex}"));
     } else {
         cmd.arg(&case.artifact);

@@ -114,9 +114,7 @@ pub fn verify_inclusion(
     Ok(())
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub(crate) use crate::encoding::hex;
 
 #[cfg(test)]
 mod tests {

@@ -277,10 +277,7 @@ fn the_provenance_rows_are_current() {
             .lines()
             .find(|line| line.split('\t').next() == Some(dest.as_str()))
             .unwrap_or_else(|| panic!("SOURCES.files.tsv has no row for {dest}"));
-        let sha: String = Sha256::digest(text.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha = crate::verify::encoding::hex(&Sha256::digest(text.as_bytes()));
         assert_eq!(row.split('\t').nth(4), Some(sha.as_str()), "{dest}");
     }
 }

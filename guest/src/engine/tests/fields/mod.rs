@@ -1,5 +1,6 @@
 //! Every `spec` field of the vendored CRDs is either read or refused
-//! (`docs/security.md`, issue 13): a field that is parsed and ignored is a bypass.
+//! (`docs/security.md`: "enforce or refuse every policy field"): a field that
+//! is parsed and ignored is a bypass.
 //!
 //! The test walks every property path under `spec` of Kyverno's
 //! ImageValidatingPolicy, NamespacedImageValidatingPolicy and
