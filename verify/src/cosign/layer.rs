@@ -544,13 +544,15 @@ pub fn verify_attestation_verified(
     if envelope.payload_type != INTOTO_PAYLOAD_TYPE {
         return Err(LayerError::AttestationPayloadType(envelope.payload_type.clone()).into());
     }
-    let statement: Value = serde_json::from_slice(&envelope.payload)
-        .map_err(|e| LayerError::StatementJson(e.to_string()))?;
     let signed = Dsse {
         bytes: &layer.payload,
         envelope,
     };
+    // The signature first: nothing unsigned is read as the statement, and
+    // tampered bytes are a bad signature, not a malformed statement.
     let mut verified = verify_common(layer, opts, &signed)?;
+    let statement: Value = serde_json::from_slice(&signed.envelope.payload)
+        .map_err(|e| LayerError::StatementJson(e.to_string()))?;
     let kind = statement.get("_type").and_then(Value::as_str);
     if !kind.is_some_and(|k| STATEMENT_TYPES.contains(&k)) {
         return Err(LayerError::NotStatement(kind.map(str::to_string)).into());

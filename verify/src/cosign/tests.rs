@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::encoding::{b64decode, b64encode, pem_encode};
 use crate::x509::tests::{certs, read, DERIVED, FIXTURES};
+use crate::Reason;
 
 const NOW: i64 = 1_796_169_600; // 2026-12-01
 const DIGEST_VALID: &str =
@@ -64,6 +65,12 @@ fn keys(names: &[&str]) -> Options {
 
 fn err(r: Result<Verified, crate::VerifyError>) -> String {
     r.expect_err("must be rejected").to_string()
+}
+
+/// Why `r` was rejected, by class: a test that names the class fails when
+/// verification fails for some other reason.
+fn reason<T: std::fmt::Debug>(r: Result<T, crate::VerifyError>) -> Reason {
+    r.expect_err("must be rejected").reason()
 }
 
 #[test]
@@ -216,11 +223,21 @@ fn annotations() {
     let mut o = keys(&["cosign.pub"]);
     o.annotations
         .insert("timestamp".into(), "1657296609".into());
-    assert!(verify_signature(&layer, DIGEST_VALID, &o).is_err());
+    assert_eq!(
+        reason(verify_signature(&layer, DIGEST_VALID, &o)),
+        Reason::PayloadMismatch
+    );
     // optional: null
     let mut o = keys(&["cosign.pub"]);
     o.annotations.insert("a".into(), "b".into());
-    assert!(verify_signature(&derived("dir-img-cosign-valid"), DIGEST_VALID, &o).is_err());
+    assert_eq!(
+        reason(verify_signature(
+            &derived("dir-img-cosign-valid"),
+            DIGEST_VALID,
+            &o
+        )),
+        Reason::PayloadMismatch
+    );
 }
 
 #[test]
@@ -306,9 +323,15 @@ fn fulcio_keyless() {
     // cosign.pub as Rekor key; no Rekor key.
     let mut o = keyless("mitr@redhat.com");
     o.tlogs = vec![LogKey::from_key(key("cosign.pub"))];
-    assert!(verify_signature(&layer, DIGEST_REKOR, &o).is_err());
+    assert_eq!(
+        reason(verify_signature(&layer, DIGEST_REKOR, &o)),
+        Reason::TransparencyLog
+    );
     o.tlogs = Vec::new();
-    assert!(verify_signature(&layer, DIGEST_REKOR, &o).is_err());
+    assert_eq!(
+        reason(verify_signature(&layer, DIGEST_REKOR, &o)),
+        Reason::TransparencyLog
+    );
     // Without the log the trusted time is now, when the certificate has expired.
     let mut o = keyless("mitr@redhat.com");
     o.ignore_tlog = true;
@@ -337,7 +360,10 @@ fn fulcio_keyless() {
         identities: vec![],
         roots: certs(&format!("{FIXTURES}pki_root_crts.pem")),
     };
-    assert!(verify_signature(&layer, DIGEST_REKOR, &o).is_err());
+    assert_eq!(
+        reason(verify_signature(&layer, DIGEST_REKOR, &o)),
+        Reason::UntrustedChain
+    );
     // SCT required: the fixture has none.
     let mut o = keyless("mitr@redhat.com");
     o.ignore_sct = false;
@@ -348,7 +374,14 @@ fn fulcio_keyless() {
         ANNOTATION_CERTIFICATE.into(),
         read(&format!("{DERIVED}dir-img-cosign-pki-valid/cert.pem")),
     );
-    assert!(verify_signature(&bad, DIGEST_REKOR, &keyless("mitr@redhat.com")).is_err());
+    assert_eq!(
+        reason(verify_signature(
+            &bad,
+            DIGEST_REKOR,
+            &keyless("mitr@redhat.com")
+        )),
+        Reason::BadSignature
+    );
 }
 
 fn pki(roots_and: &[&str]) -> Options {
@@ -388,7 +421,10 @@ fn own_pki() {
     .contains("does not chain"));
     let mut no_cert = layer.clone();
     no_cert.annotations.remove(ANNOTATION_CERTIFICATE);
-    assert!(verify_signature(&no_cert, DIGEST_PKI, &both).is_err());
+    assert_eq!(
+        reason(verify_signature(&no_cert, DIGEST_PKI, &both)),
+        Reason::Malformed
+    );
     // Wrong email.
     let mut o = both.clone();
     if let Verifier::Keyless { identities, .. } = &mut o.verifier {
@@ -424,29 +460,33 @@ fn certificate_verifier() {
     .unwrap();
     // A chain that does not lead to the cert's issuer.
     let fulcio = certs(&format!("{FIXTURES}fulcio_v1.crt.pem"));
-    assert!(verify_signature(
-        &layer,
-        DIGEST_PKI,
-        &opts(Verifier::Certificate {
-            cert: cert.clone(),
-            chain: fulcio
-        })
-    )
-    .is_err());
+    assert_eq!(
+        reason(verify_signature(
+            &layer,
+            DIGEST_PKI,
+            &opts(Verifier::Certificate {
+                cert: cert.clone(),
+                chain: fulcio
+            })
+        )),
+        Reason::UntrustedChain
+    );
     // Another certificate's key.
     let other = certs(&format!(
         "{DERIVED}dir-img-cosign-fulcio-rekor-valid/cert.pem"
     ))
     .remove(0);
-    assert!(verify_signature(
-        &layer,
-        DIGEST_PKI,
-        &opts(Verifier::Certificate {
-            cert: other,
-            chain: Vec::new()
-        })
-    )
-    .is_err());
+    assert_eq!(
+        reason(verify_signature(
+            &layer,
+            DIGEST_PKI,
+            &opts(Verifier::Certificate {
+                cert: other,
+                chain: Vec::new()
+            })
+        )),
+        Reason::BadSignature
+    );
 }
 
 #[test]
@@ -494,7 +534,14 @@ fn attestation_with_key() {
         .unwrap_err()
         .to_string()
         .contains("subjects"));
-    assert!(verify_attestation(&layer, DIGEST_VALID, &keys(&["cosign.pub"])).is_err());
+    assert_eq!(
+        reason(verify_attestation(
+            &layer,
+            DIGEST_VALID,
+            &keys(&["cosign.pub"])
+        )),
+        Reason::BadSignature
+    );
     let mut bad = layer.clone();
     bad.media_type = MEDIA_TYPE_SIMPLESIGNING.into();
     assert!(verify_attestation(&bad, DIGEST_VALID, &o)
@@ -511,7 +558,10 @@ fn attestation_with_key() {
         .unwrap()
         .replacen("eyJ", "eyK", 1)
         .into_bytes();
-    assert!(verify_attestation(&bad, DIGEST_VALID, &o).is_err());
+    assert_eq!(
+        reason(verify_attestation(&bad, DIGEST_VALID, &o)),
+        Reason::BadSignature
+    );
     let mut o2 = o.clone();
     o2.ignore_tlog = false;
     o2.tlogs = rekor();
@@ -520,7 +570,10 @@ fn attestation_with_key() {
         .to_string()
         .contains("no Rekor bundle"));
     // A signature layer is not an attestation and vice versa.
-    assert!(verify_signature(&layer, DIGEST_VALID, &o).is_err());
+    assert_eq!(
+        reason(verify_signature(&layer, DIGEST_VALID, &o)),
+        Reason::Malformed
+    );
     // `annotations` are the statement subject's, as cosign's
     // IntotoSubjectClaimVerifier reads them.
     let st = format!(

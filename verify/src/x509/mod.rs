@@ -670,7 +670,8 @@ pub(crate) mod tests {
         );
         assert_eq!(e.reason(), Reason::Timestamp);
         // Missing intermediate.
-        assert!(verify_chain(leaf, &[], &root, FULCIO_T, Purpose::Any).is_err());
+        let e = verify_chain(leaf, &[], &root, FULCIO_T, Purpose::Any).unwrap_err();
+        assert_eq!(e.reason(), Reason::UntrustedChain, "{e}");
         // PEM round trip is byte-exact in DER.
         assert_eq!(Certificate::parse_pem(&leaf.pem()).unwrap()[0], *leaf);
         assert!(leaf.not_before() <= FULCIO_T && FULCIO_T <= leaf.not_after());
@@ -689,7 +690,8 @@ pub(crate) mod tests {
         all.extend(inter.iter().cloned());
         let path = verify_chain(leaf, &[], &all, now, Purpose::CodeSigning).unwrap();
         assert_eq!(path.len(), 2);
-        assert!(verify_chain(leaf, &[], &roots, now, Purpose::CodeSigning).is_err());
+        let e = verify_chain(leaf, &[], &roots, now, Purpose::CodeSigning).unwrap_err();
+        assert_eq!(e.reason(), Reason::UntrustedChain, "{e}");
     }
 
     #[test]
@@ -713,7 +715,14 @@ pub(crate) mod tests {
         );
         assert_eq!(e.reason(), Reason::UntrustedChain);
         // A CA certificate is not a code-signing leaf.
-        assert!(verify_chain(&root[0], &[], &root, t, Purpose::CodeSigning).is_err());
+        let e = verify_chain(&root[0], &[], &root, t, Purpose::CodeSigning).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                VerifyError::X509(X509Error::NotCodeSigning(_) | X509Error::NoDigitalSignature(_))
+            ),
+            "{e}"
+        );
     }
 
     #[test]
