@@ -130,12 +130,27 @@ fn join_types(types: &[Ty]) -> String {
 
 /// The output type of `expr`, or the first operator no overload takes.
 pub(super) fn output_type(expr: &IdedExpr) -> Result<Ty, TypeError> {
-    Checker { scopes: Vec::new() }.infer(expr)
+    output_type_in(expr, &Variables::new())
+}
+
+/// The types of a policy's `variables`, by name, as Kyverno declares them
+/// (each its expression's output type).
+pub type Variables = std::collections::BTreeMap<String, Ty>;
+
+/// [`output_type`] with `variables.<name>` of the types in `variables`.
+pub(super) fn output_type_in(expr: &IdedExpr, variables: &Variables) -> Result<Ty, TypeError> {
+    Checker {
+        scopes: Vec::new(),
+        variables,
+    }
+    .infer(expr)
 }
 
 struct Checker<'a> {
     /// Comprehension variables and their types, innermost last.
     scopes: Vec<(&'a str, Ty)>,
+    /// The policy's variables' types.
+    variables: &'a Variables,
 }
 
 impl<'a> Checker<'a> {
@@ -150,6 +165,13 @@ impl<'a> Checker<'a> {
                 }
                 if self.is_request(&select.operand.expr) {
                     return Ok(request_field(&select.field));
+                }
+                if self.is_global(&select.operand.expr, "variables") {
+                    let declared = self.variables.get(&select.field);
+                    return Ok(declared.cloned().unwrap_or(Ty::Dyn));
+                }
+                if let Some(t) = self.namespace_field(&select.operand.expr, &select.field) {
+                    return Ok(t);
                 }
                 match self.infer(&select.operand)? {
                     Ty::Map(_, v) => *v,
@@ -248,7 +270,36 @@ impl<'a> Checker<'a> {
     /// Whether `e` is the `request` variable (not a comprehension variable
     /// of that name).
     fn is_request(&self, e: &Expr) -> bool {
-        matches!(e, Expr::Ident(n) if n == "request" && !self.scopes.iter().any(|(s, _)| *s == "request"))
+        self.is_global(e, "request")
+    }
+
+    /// Whether `e` is the environment's variable `name` (not a
+    /// comprehension variable of that name).
+    fn is_global(&self, e: &Expr, name: &str) -> bool {
+        matches!(e, Expr::Ident(n) if n == name && !self.scopes.iter().any(|(s, _)| *s == name))
+    }
+
+    /// The type of `namespaceObject.<group>.<field>`, where Kyverno
+    /// declares one (`NamespaceType`: the Namespace's metadata, spec and
+    /// status); `None` for anything else.
+    fn namespace_field(&self, operand: &Expr, field: &str) -> Option<Ty> {
+        let Expr::Select(group) = operand else {
+            return None;
+        };
+        if group.test || !self.is_global(&group.operand.expr, "namespaceObject") {
+            return None;
+        }
+        let strings = || Ty::map(Ty::String, Ty::String);
+        Some(match (group.field.as_str(), field) {
+            ("metadata", "name" | "generateName" | "namespace" | "uid" | "resourceVersion") => {
+                Ty::String
+            }
+            ("metadata", "labels" | "annotations") => strings(),
+            ("metadata", "creationTimestamp" | "deletionTimestamp") => Ty::Timestamp,
+            ("spec", "finalizers") => Ty::list(Ty::String),
+            ("status", "phase") => Ty::String,
+            _ => return None,
+        })
     }
 
     fn ident(&self, name: &str) -> Ty {
@@ -257,6 +308,8 @@ impl<'a> Checker<'a> {
         }
         // Kyverno's declarations (reference §3.1); the rest is `dyn`.
         match name {
+            // `matchImageReferences` expressions' image reference.
+            "ref" => Ty::String,
             "images" => Ty::map(Ty::String, Ty::list(Ty::String)),
             "attestations" => Ty::map(Ty::String, Ty::String),
             "attestors" => Ty::map(Ty::String, Ty::Dyn),
@@ -341,7 +394,7 @@ fn call_type(name: &str, member: bool, args: &[Ty]) -> Result<Ty, TypeError> {
         ("_+_" | "_-_" | "_*_" | "_/_" | "_%_", [a, b]) => match arithmetic(name, a, b) {
             Some(t) => t,
             None if known => return Err(refuse()),
-            None => Ty::Dyn,
+            None => arithmetic_with_dyn(name, a, b).ok_or_else(refuse)?,
         },
         ("-_", [a]) => match a {
             Ty::Int | Ty::Double | Ty::Duration => a.clone(),
@@ -522,6 +575,61 @@ fn arithmetic(op: &str, a: &Ty, b: &Ty) -> Option<Ty> {
         ("_-_", Timestamp, Timestamp) => Duration,
         ("_-_", Timestamp, Duration) => Timestamp,
         _ => return None,
+    })
+}
+
+/// The result of an arithmetic operator with a `dyn` operand, as cel-go's
+/// checker resolves it: the overloads the known operand admits (`dyn`
+/// admits any), and their result when they share one, else `dyn`. `None`
+/// when the known operand admits none.
+fn arithmetic_with_dyn(op: &str, a: &Ty, b: &Ty) -> Option<Ty> {
+    use Ty::*;
+    let list = || List(Box::new(Dyn));
+    // (left, right, result) of each overload.
+    let overloads: Vec<(Ty, Ty, Ty)> = match op {
+        "_+_" => vec![
+            (Int, Int, Int),
+            (Uint, Uint, Uint),
+            (Double, Double, Double),
+            (String, String, String),
+            (Bytes, Bytes, Bytes),
+            (list(), list(), list()),
+            (Timestamp, Duration, Timestamp),
+            (Duration, Timestamp, Timestamp),
+            (Duration, Duration, Duration),
+        ],
+        "_-_" => vec![
+            (Int, Int, Int),
+            (Uint, Uint, Uint),
+            (Double, Double, Double),
+            (Timestamp, Timestamp, Duration),
+            (Timestamp, Duration, Timestamp),
+            (Duration, Duration, Duration),
+        ],
+        "_%_" => vec![(Int, Int, Int), (Uint, Uint, Uint)],
+        _ => vec![
+            (Int, Int, Int),
+            (Uint, Uint, Uint),
+            (Double, Double, Double),
+        ],
+    };
+    let admits = |param: &Ty, arg: &Ty| {
+        arg.is_dyn() || param == arg || matches!((param, arg), (List(_), List(_)))
+    };
+    let mut results = overloads
+        .into_iter()
+        .filter(|(l, r, _)| admits(l, a) && admits(r, b))
+        .map(|(l, _, result)| match (result, a, b) {
+            // list(A) + list(A): the known side's element type.
+            (List(_), List(t), _) | (List(_), _, List(t)) if matches!(l, List(_)) => {
+                List(t.clone())
+            }
+            (result, _, _) => result,
+        });
+    let first = results.next()?;
+    Some(match results.all(|r| r == first) {
+        true => first,
+        false => Dyn,
     })
 }
 

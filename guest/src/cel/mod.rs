@@ -112,6 +112,16 @@ impl Expression {
         &self.output
     }
 
+    /// Its type with the policy's `variables` of the types given (Kyverno
+    /// declares each as its expression's type), or the type error that
+    /// knowing them reveals.
+    pub fn output_type_with(&self, variables: &check::Variables) -> Result<check::Ty, String> {
+        if variables.is_empty() {
+            return Ok(self.output.clone());
+        }
+        check::output_type_in(self.program.expression(), variables).map_err(|e| e.to_string())
+    }
+
     /// The compiled program.
     pub fn program(&self) -> &Program {
         &self.program

@@ -182,6 +182,7 @@ pub(super) fn compile_policy(
     autogen: Option<String>,
 ) -> Result<CompiledPolicy, Vec<String>> {
     let mut c = Collector::default();
+    c.declare_variables(&spec.variables);
     let match_conditions = c.named(
         "matchConditions",
         &spec.match_conditions,
@@ -336,6 +337,8 @@ struct Collector {
     errors: Vec<String>,
     reads_namespace_object: bool,
     reads_resources: Option<String>,
+    /// The policy's variables' types, which the other expressions see.
+    variables: cel::check::Variables,
 }
 
 impl Collector {
@@ -355,13 +358,33 @@ impl Collector {
         }
     }
 
-    /// Compiles `source` and refuses an output type that cannot be
-    /// `want`, with Kyverno's diagnostic (`pkg/cel/compiler`). Only a type
-    /// known at load is refused: `dyn` is judged when it runs.
+    /// Declares the policy's variables with their expressions' types, in
+    /// order (a variable sees those before it), as Kyverno's variables
+    /// provider does. Their errors are reported where they are compiled.
+    fn declare_variables(&mut self, variables: &[NamedExpression]) {
+        for v in variables {
+            let typed = cel::compile(&v.expression)
+                .ok()
+                .and_then(|e| e.output_type_with(&self.variables).ok());
+            let t = typed.unwrap_or(cel::check::Ty::Dyn);
+            self.variables.insert(v.name.clone(), t);
+        }
+    }
+
+    /// Compiles `source` and refuses an output type that is not exactly
+    /// `want`, with Kyverno's diagnostic (`pkg/cel/compiler`: cel-go's
+    /// `IsExactType`, so `dyn` is refused too).
     fn typed(&mut self, path: String, source: &str, want: Output) -> Option<Expression> {
         let e = self.expr(path.clone(), source)?;
-        let got = e.output_type();
-        if got.is_dyn() || want.accepts(got) {
+        let got = match e.output_type_with(&self.variables) {
+            Ok(t) => t,
+            Err(why) => {
+                self.errors
+                    .push(format!("{path}: expression `{source}`: {why}"));
+                return None;
+            }
+        };
+        if want.accepts(&got) {
             return Some(e);
         }
         self.errors.push(format!(

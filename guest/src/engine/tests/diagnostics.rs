@@ -41,10 +41,11 @@ fn a_broken_policy_is_a_diagnostic_and_the_others_still_apply() {
     assert!(!v.allowed);
 }
 
-/// What cannot have the type its field needs, whatever the request holds,
-/// is refused at load with Kyverno's words (`pkg/cel/compiler`), and an
-/// operator no overload takes with cel-go's. What reads the request is
-/// `dyn` and judged when it runs (`validations.rs`).
+/// What does not have exactly the type its field needs is refused at load
+/// with Kyverno's words (`pkg/cel/compiler`, cel-go's `IsExactType`), and
+/// an operator no overload takes with cel-go's. A `dyn` result (a field of
+/// the request's object) is refused too, as in Kyverno; a known type read
+/// from it (`string(…)`, a comparison, a typed variable) is not.
 #[test]
 fn type_errors_are_load_diagnostics_with_their_field_path() {
     for (extra, want) in [
@@ -63,6 +64,30 @@ fn type_errors_are_load_diagnostics_with_their_field_path() {
         (
             "auditAnnotations:\n  - key: k\n    valueExpression: \"1\"\nvalidations:\n  - expression: \"true\"\n",
             "spec.auditAnnotations[0].valueExpression: Invalid value: \"1\": output is expected to be either of type string or null_type",
+        ),
+        (
+            "validations:\n  - expression: \"object.metadata.name\"\n",
+            "spec.validations[0].expression: Invalid value: \"object.metadata.name\": output is expected to be of type bool",
+        ),
+        (
+            "validations:\n  - expression: \"false\"\n    messageExpression: \"object.spec.containers\"\n",
+            "spec.validations[0].messageExpression: Invalid value: \"object.spec.containers\": output is expected to be of type string",
+        ),
+        (
+            "matchConditions:\n  - name: c\n    expression: \"object.metadata.name\"\nvalidations:\n  - expression: \"true\"\n",
+            "spec.matchConditions[0].expression: Invalid value: \"object.metadata.name\": output is expected to be of type bool",
+        ),
+        (
+            "auditAnnotations:\n  - key: k\n    valueExpression: \"object.metadata.name\"\nvalidations:\n  - expression: \"true\"\n",
+            "spec.auditAnnotations[0].valueExpression: Invalid value: \"object.metadata.name\": output is expected to be either of type string or null_type",
+        ),
+        (
+            "matchImageReferences:\n  - expression: \"ref\"\nvalidations:\n  - expression: \"true\"\n",
+            "spec.matchImageReferences[0].expression: Invalid value: \"ref\": output is expected to be of type bool",
+        ),
+        (
+            "variables:\n  - name: v\n    expression: \"object.metadata.name\"\nvalidations:\n  - expression: \"variables.v\"\n",
+            "spec.validations[0].expression: Invalid value: \"variables.v\": output is expected to be of type bool",
         ),
         (
             "validations:\n  - expression: \"size(object.spec.containers) + 'a' == 'b'\"\n",

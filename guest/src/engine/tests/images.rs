@@ -152,17 +152,6 @@ fn expression_references_see_ref_and_the_image_library() {
     assert_eq!(only_message(&v), format!("{SIGNED}||"));
 }
 
-#[test]
-fn a_non_bool_reference_expression_is_an_error() {
-    let set = load(&[images_probe(
-        "probe",
-        "matchImageReferences:\n  - expression: \"ref\"\n",
-    )]);
-    let v = validate(&set, &create(&pod("p", &[SIGNED])));
-    assert_eq!(v.results[0].status, Status::Error);
-    assert!(only_message(&v).starts_with("failed to evaluate policy: "));
-}
-
 /// An image escapes no glob by spelling its host as runtimes would still
 /// resolve it (case, the default port, a trailing dot): each is matched,
 /// and listed as written; other hosts are not.

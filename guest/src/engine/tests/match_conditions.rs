@@ -90,27 +90,6 @@ fn a_false_match_condition_wins_over_an_erroring_one() {
 }
 
 #[test]
-fn a_non_bool_match_condition_is_an_error() {
-    let set = load(&[simple(
-        "strict",
-        r#"
-        matchConditions:
-          - name: not-bool
-            expression: "object.metadata.name"
-        validations:
-          - expression: "true"
-        "#,
-    )]);
-    let v = validate(&set, &create(&pod("p", &[SIGNED])));
-    assert_eq!(v.results[0].status, Status::Error);
-    assert!(
-        only_message(&v).starts_with("failed to evaluate policy: matchCondition not-bool: "),
-        "{}",
-        only_message(&v)
-    );
-}
-
-#[test]
 fn match_conditions_see_request_and_namespace_object() {
     let set = load(&[simple(
         "create-in-prod",

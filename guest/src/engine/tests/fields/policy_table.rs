@@ -199,11 +199,11 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
         verdict(
             checks(
                 "variables.v",
-                "variables:\n  - name: v\n    expression: 'true'\n",
+                "variables:\n  - name: v\n    expression: 'true'\n  - name: w\n    expression: 'false'\n",
             ),
             checks(
                 "variables.v",
-                "variables:\n  - name: w\n    expression: 'true'\n",
+                "variables:\n  - name: w\n    expression: 'true'\n  - name: v\n    expression: 'false'\n",
             ),
         ),
     );
