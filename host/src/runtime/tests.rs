@@ -1,3 +1,4 @@
+use super::memory::MemoryRefused;
 use super::pool::*;
 use super::*;
 
