@@ -17,7 +17,9 @@ use crate::cache::CacheConfig;
 use crate::cluster::{Cluster, ClusterArgs};
 use crate::policies::{self, Document};
 use crate::report::policy_report::ReportApi;
-use crate::report::{kubernetes, policy_report, resources, text, Counts, Outcome, Status};
+use crate::report::{
+    kubernetes, policy_meta, policy_report, resources, text, Counts, Outcome, Status,
+};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::collections::{BTreeMap, BTreeSet};
@@ -119,6 +121,7 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
         return run_cluster(args).await;
     }
     let documents = policies::read_all(&args.policies)?;
+    let metas = policy_meta::from_documents(&documents);
     let namespaces = match &args.namespaces {
         Some(p) => policies::read_namespaces(p)?,
         None => Default::default(),
@@ -135,7 +138,7 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
         minimal_namespaces: false,
     };
     loop {
-        let counts = scan_once(&args, &pool, &run).await;
+        let counts = scan_once(&args, &pool, &run, &metas).await;
         let Some(interval) = args.interval else {
             return Ok(super::apply::exit(&counts?, broken));
         };
@@ -161,9 +164,15 @@ fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Out
 
 /// Reads the resources (again: they may have changed), evaluates them and
 /// prints the reports.
-async fn scan_once(args: &ScanArgs, pool: &crate::runtime::Pool, run: &Run<'_>) -> Result<Counts> {
+async fn scan_once(
+    args: &ScanArgs,
+    pool: &crate::runtime::Pool,
+    run: &Run<'_>,
+    metas: &policy_meta::Metas,
+) -> Result<Counts> {
     let resources = resources::read(&args.resources)?;
-    let outcomes = engine::evaluate_all(pool, &resources, run).await?;
+    let mut outcomes = engine::evaluate_all(pool, &resources, run).await?;
+    policy_meta::annotate(&mut outcomes, metas);
     let seconds = policy_report::now_seconds();
     let reports =
         policy_report::by_resource_namespace(args.report_api, &outcomes, REPORT_NAME, seconds);
@@ -200,6 +209,7 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
     let mut loaded: Option<Loaded> = None;
     loop {
         let documents = cluster_documents(&args, &cluster)?;
+        let metas = cluster_metas(&cluster, &documents);
         let key: Vec<(String, String)> = documents
             .iter()
             .map(|d| (d.source.clone(), d.content.clone()))
@@ -210,7 +220,7 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
             loaded = Some(Loaded { key, pool, broken });
         }
         let Loaded { pool, broken, .. } = loaded.as_ref().expect("loaded above");
-        let written = scan_cluster(&args, &cluster, &client, pool).await;
+        let written = scan_cluster(&args, &cluster, &client, pool, &metas).await;
         let Some(interval) = args.interval else {
             written?;
             return Ok(match broken {
@@ -236,6 +246,21 @@ struct Loaded {
     broken: bool,
 }
 
+/// The policies' report annotations: the cluster's objects (the component
+/// gets their documents without metadata beyond names) and the files'.
+fn cluster_metas(cluster: &Cluster, documents: &[Document]) -> policy_meta::Metas {
+    let mut metas = policy_meta::from_documents(documents);
+    for (resource, object) in cluster.policy_objects() {
+        let Ok(mut value) = serde_json::to_value(object.as_ref()) else {
+            continue;
+        };
+        // Listed objects carry no kind of their own.
+        value["kind"] = resource.kind.clone().into();
+        metas.extend(policy_meta::of_object(&value));
+    }
+    metas
+}
+
 /// The cluster's policy documents, then those of --policies.
 fn cluster_documents(args: &ScanArgs, cluster: &Cluster) -> Result<Vec<Document>> {
     let mut documents = cluster.documents();
@@ -253,6 +278,7 @@ async fn scan_cluster(
     cluster: &Arc<Cluster>,
     client: &kube::Client,
     pool: &crate::runtime::Pool,
+    metas: &policy_meta::Metas,
 ) -> Result<Counts> {
     let resources = kubernetes::list_workloads(client, args.max_resources).await?;
     let namespaces: BTreeMap<String, serde_json::Value> = resources
@@ -271,7 +297,8 @@ async fn scan_cluster(
         namespaces: &namespaces,
         minimal_namespaces: false,
     };
-    let outcomes = engine::evaluate_all(pool, &resources, &run).await?;
+    let mut outcomes = engine::evaluate_all(pool, &resources, &run).await?;
+    policy_meta::annotate(&mut outcomes, metas);
     let seconds = policy_report::now_seconds();
     let mut by_uid: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
     for o in &outcomes {

@@ -5,6 +5,7 @@
 
 pub(crate) mod junit;
 pub(crate) mod kubernetes;
+pub(crate) mod policy_meta;
 pub(crate) mod policy_report;
 pub(crate) mod resources;
 pub(crate) mod table;
@@ -68,6 +69,8 @@ pub(crate) struct Outcome {
     pub actions: wit::Actions,
     /// What each verification concluded, one line each (`--explain`).
     pub why: Vec<String>,
+    /// The policy's report annotations (category, severity, scored).
+    pub meta: policy_meta::PolicyMeta,
 }
 
 impl Outcome {
@@ -113,6 +116,7 @@ impl Outcome {
                 .iter()
                 .map(|x| x.summary.clone())
                 .collect(),
+            meta: Default::default(),
         }
     }
 

@@ -86,6 +86,9 @@ impl Style {
 /// A report's `results[]` entry for `o`, stamped `seconds`.
 pub(crate) fn result(o: &Outcome, seconds: u64) -> Value {
     let mut r = Map::new();
+    if let Some(category) = &o.meta.category {
+        r.insert("category".into(), category.clone().into());
+    }
     if !o.message.is_empty() {
         r.insert("message".into(), o.message.clone().into());
     }
@@ -106,7 +109,10 @@ pub(crate) fn result(o: &Outcome, seconds: u64) -> Value {
     }
     r.insert("result".into(), o.status.as_str().into());
     r.insert("rule".into(), o.rule.clone().into());
-    r.insert("scored".into(), true.into());
+    r.insert("scored".into(), o.meta.scored.into());
+    if let Some(severity) = o.meta.severity {
+        r.insert("severity".into(), severity.into());
+    }
     r.insert("source".into(), SOURCE.into());
     r.insert("timestamp".into(), json!({"nanos": 0, "seconds": seconds}));
     Value::Object(r)
@@ -303,6 +309,7 @@ mod tests {
             properties: Default::default(),
             actions: crate::runtime::wit::Actions::empty(),
             why: Vec::new(),
+            meta: Default::default(),
         }
     }
 

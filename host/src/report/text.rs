@@ -91,6 +91,7 @@ mod tests {
             properties: Default::default(),
             actions: crate::runtime::wit::Actions::DENY,
             why: vec![],
+            meta: Default::default(),
         }
     }
 

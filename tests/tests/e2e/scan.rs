@@ -186,3 +186,45 @@ fn an_unreadable_resource_file_exits_2() {
     assert_eq!(run.code, 2, "{run}");
     assert!(run.stderr.contains("has no apiVersion"), "{run}");
 }
+
+/// Kyverno copies a policy's `policies.kyverno.io/category`, `severity`
+/// and `scored` annotations into each of its results, which Policy
+/// Reporter filters and groups by; so does ivpol.
+#[test]
+fn results_carry_the_policys_category_severity_and_scoring() {
+    let imgs = KeyImages::new();
+    let w = setup(&imgs);
+    let annotated = imgs.policy("verify-key").replacen(
+        "  name: verify-key\n",
+        "  name: verify-key\n  annotations:\n    policies.kyverno.io/category: Supply Chain Security\n    policies.kyverno.io/severity: high\n    policies.kyverno.io/scored: \"false\"\n",
+        1,
+    );
+    assert_ne!(
+        annotated,
+        imgs.policy("verify-key"),
+        "the policy names itself"
+    );
+    w.write("policies/verify.yaml", &annotated);
+    let run = scan(&w, &imgs, &["-o", "json"]);
+    let reports = json_lines(&run.stdout);
+    let results: Vec<&Value> = (reports.iter())
+        .flat_map(|r| r["results"].as_array().into_iter().flatten())
+        .collect();
+    let verify: Vec<&&Value> = results
+        .iter()
+        .filter(|r| r["policy"] == "verify-key")
+        .collect();
+    assert!(!verify.is_empty(), "{run}");
+    for r in verify {
+        assert_eq!(r["category"], "Supply Chain Security", "{r}");
+        assert_eq!(r["severity"], "high", "{r}");
+        assert_eq!(r["scored"], false, "{r}");
+    }
+    // A policy without them: scored, and no category or severity.
+    let other = results
+        .iter()
+        .find(|r| r["policy"] == "namespace-image")
+        .expect("other");
+    assert_eq!(other["scored"], true, "{other}");
+    assert!(other.get("category").is_none() && other.get("severity").is_none());
+}

@@ -57,7 +57,14 @@ fn report_of(api: &KubeApi, object: &Value) -> Value {
 #[test]
 fn scan_writes_one_report_per_resource_with_server_side_apply() {
     let api = cluster();
-    api.apply(no_bad_images()).expect("policy");
+    // The category and severity annotations reach every result (the
+    // component gets the policy without them; the host reads them).
+    let mut policy = no_bad_images();
+    policy["metadata"]["annotations"] = json!({
+        "policies.kyverno.io/category": "Supply Chain Security",
+        "policies.kyverno.io/severity": "medium",
+    });
+    api.apply(policy).expect("policy");
     let good = api
         .create(deployment("good", "ghcr.io/good/app:1"))
         .expect("good");
@@ -99,6 +106,8 @@ fn scan_writes_one_report_per_resource_with_server_side_apply() {
         assert_eq!(r["result"], result, "{r}");
         assert_eq!(r["source"], "KyvernoImageValidatingPolicy", "{r}");
         assert_eq!(r["scored"], true, "{r}");
+        assert_eq!(r["category"], "Supply Chain Security", "{r}");
+        assert_eq!(r["severity"], "medium", "{r}");
         assert_eq!(r["properties"]["process"], "background scan", "{r}");
         assert!(r.get("resources").is_none(), "the scope names it: {r}");
         let message = match result {
