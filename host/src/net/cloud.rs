@@ -37,9 +37,23 @@ pub(crate) fn client(
     builder.build().context("building the cloud HTTPS client")
 }
 
-/// `request`'s answer: its status and at most [`MAX_ANSWER`] bytes of body.
+/// `request`'s JSON answer, or why not: a failed call, an answer that is
+/// not a success (with the service's own message), or one that is not JSON.
 /// `what` names the service in errors.
-pub(crate) async fn send(
+pub(crate) async fn json(
+    request: reqwest::RequestBuilder,
+    what: &str,
+) -> Result<serde_json::Value, String> {
+    let (status, body) = send(request, what).await?;
+    if !status.is_success() {
+        let why = error_message(&body);
+        return Err(format!("{what}: HTTP {}: {why}", status.as_u16()));
+    }
+    serde_json::from_slice(&body).map_err(|e| format!("{what}: {e}"))
+}
+
+/// `request`'s answer: its status and at most [`MAX_ANSWER`] bytes of body.
+async fn send(
     request: reqwest::RequestBuilder,
     what: &str,
 ) -> Result<(reqwest::StatusCode, Bytes), String> {
@@ -77,7 +91,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// The `message` of an error answer's JSON (`{"error": {"message": …}}`,
 /// as Azure and Google both answer), else its first bytes.
-pub(crate) fn error_message(body: &[u8]) -> String {
+fn error_message(body: &[u8]) -> String {
     let doc: Option<serde_json::Value> = serde_json::from_slice(body).ok();
     let message = doc.as_ref().and_then(|d| {
         d["error"]["message"]

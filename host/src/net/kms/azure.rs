@@ -50,13 +50,7 @@ pub(super) async fn public_key(
         key.vault, key.path
     );
     let what = format!("Key Vault {}", key.vault);
-    let (status, body) = cloud::send(client.get(&url).bearer_auth(&token.token), &what).await?;
-    if !status.is_success() {
-        let why = cloud::error_message(&body);
-        return Err(format!("{what}: HTTP {}: {why}", status.as_u16()));
-    }
-    let doc: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|e| format!("{what}: {e}"))?;
+    let doc = cloud::json(client.get(&url).bearer_auth(&token.token), &what).await?;
     if doc["attributes"]["enabled"] == false {
         return Err(format!("{what}: key {} is disabled", key.path));
     }

@@ -21,15 +21,7 @@ pub(super) async fn public_key(client: &reqwest::Client, rest: &str) -> Result<S
     let api = format!("{}/v1", base.trim_end_matches('/'));
     let get = |path: String| {
         let request = client.get(format!("{api}/{path}")).bearer_auth(&token);
-        async move {
-            let (status, body) = cloud::send(request, "Cloud KMS").await?;
-            if !status.is_success() {
-                let why = cloud::error_message(&body);
-                return Err(format!("Cloud KMS: HTTP {}: {why}", status.as_u16()));
-            }
-            serde_json::from_slice::<serde_json::Value>(&body)
-                .map_err(|e| format!("Cloud KMS: {e}"))
-        }
+        cloud::json(request, "Cloud KMS")
     };
     let version = match key.version {
         Some(v) => format!("{}/cryptoKeyVersions/{v}", key.key),

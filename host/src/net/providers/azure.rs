@@ -110,13 +110,7 @@ async fn exchange(
         .post(format!("https://{registry}/oauth2/exchange"))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(form);
-    let (status, body) = crate::net::cloud::send(request, &what).await?;
-    if !status.is_success() {
-        let why = crate::net::cloud::error_message(&body);
-        return Err(format!("{what}: HTTP {}: {why}", status.as_u16()));
-    }
-    let doc: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|e| format!("{what}: {e}"))?;
+    let doc = crate::net::cloud::json(request, &what).await?;
     let refresh = doc["refresh_token"]
         .as_str()
         .filter(|t| !t.is_empty())
