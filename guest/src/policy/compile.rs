@@ -182,13 +182,13 @@ pub(super) fn compile_policy(
     autogen: Option<String>,
 ) -> Result<CompiledPolicy, Vec<String>> {
     let mut c = Collector::default();
-    c.declare_variables(&spec.variables);
+    // First: the other expressions see each variable's type.
+    let variables = c.variables(&spec.variables);
     let match_conditions = c.named(
         "matchConditions",
         &spec.match_conditions,
         Some(Output::Bool),
     );
-    let variables = c.named("variables", &spec.variables, None);
     let images = c.named("images", &spec.images, None);
     let mut image_matchers = Vec::new();
     for (i, r) in spec.match_image_references.iter().enumerate() {
@@ -358,17 +358,18 @@ impl Collector {
         }
     }
 
-    /// Declares the policy's variables with their expressions' types, in
-    /// order (a variable sees those before it), as Kyverno's variables
-    /// provider does. Their errors are reported where they are compiled.
-    fn declare_variables(&mut self, variables: &[NamedExpression]) {
-        for v in variables {
-            let typed = cel::compile(&v.expression)
-                .ok()
-                .and_then(|e| e.output_type_with(&self.variables).ok());
-            let t = typed.unwrap_or(cel::check::Ty::Dyn);
-            self.variables.insert(v.name.clone(), t);
+    /// Compiles the policy's variables and declares each with its
+    /// expression's type, in order (a variable sees those before it), as
+    /// Kyverno's variables provider does.
+    fn variables(&mut self, variables: &[NamedExpression]) -> Vec<(String, Expression)> {
+        let compiled = self.named("variables", variables, None);
+        for (name, e) in &compiled {
+            let t = e
+                .output_type_with(&self.variables)
+                .unwrap_or(cel::check::Ty::Dyn);
+            self.variables.insert(name.clone(), t);
         }
+        compiled
     }
 
     /// Compiles `source` and refuses an output type that is not exactly
