@@ -419,6 +419,7 @@ fn reason(r: VReason) -> Reason {
         VReason::AttestationMissing => Reason::AttestationMissing,
         VReason::Registry => Reason::Registry,
         VReason::RegistryRefused => Reason::RegistryRefused,
+        VReason::Revocation => Reason::Revocation,
         VReason::Malformed => Reason::Malformed,
     }
 }

@@ -1,7 +1,8 @@
 //! The names ivpol reads in both of its halves: container image references
 //! with go-containerregistry's semantics ([`reference`]), Kyverno's image
 //! globs with gobwas/glob's ([`glob`]), and the percent-encoding of URL
-//! query values ([`encoding`]).
+//! query values ([`encoding`]), and the one header the component's
+//! requests carry for the host ([`REVOCATION_FETCH_HEADER`]).
 //!
 //! The component (Kubernetes requests, policies) and the host (the `push`,
 //! `pull` and `inspect` commands, the registry token service) both depend
@@ -21,4 +22,10 @@ pub mod glob;
 pub mod reference;
 
 pub use glob::{image_matches_glob, Glob, GlobError};
+
+/// The request header by which the component marks a revocation fetch (an
+/// OCSP or CRL URL a certificate names) to the host, which then sends it
+/// as asked (plain HTTP included), without credentials, under
+/// `--allow-revocation`, and drops the header. Both halves read this name.
+pub const REVOCATION_FETCH_HEADER: &str = "ivpol-revocation-fetch";
 pub use reference::{digest_tag, parse, ImageRef, ImageRefError};

@@ -66,3 +66,32 @@ pub fn key_attestor(name: &str, pem: &str) -> String {
         indent(pem, 8)
     )
 }
+
+/// The message of Kyverno's own Notary test policy.
+pub const NOTARY_NOT_SIGNED: &str = "failed to verify image with notary cert";
+
+/// A Notary attestor trusting `root` (and timestamps from `tsa_root`).
+pub fn notary_attestor(name: &str, root: &str, tsa_root: Option<&str>) -> String {
+    let mut a = format!(
+        "- name: {name}\n  notary:\n    certs:\n      value: |\n        {}",
+        indent(root, 8)
+    );
+    if let Some(tsa) = tsa_root {
+        a.push_str(&format!(
+            "\n    tsaCerts:\n      value: |\n        {}",
+            indent(tsa, 8)
+        ));
+    }
+    a
+}
+
+/// Policy `name`: every container's image has a Notary signature that
+/// `attestor` (named `notary`) verifies, else [`NOTARY_NOT_SIGNED`].
+pub fn notary_signatures_policy(name: &str, attestor: &str) -> (String, String) {
+    let check =
+        "images.containers.map(i, verifyImageSignatures(i, [attestors.notary])).all(n, n > 0)";
+    (
+        name.to_string(),
+        verifying_policy(name, attestor, "", check, NOTARY_NOT_SIGNED),
+    )
+}

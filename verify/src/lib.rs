@@ -79,6 +79,10 @@ pub enum VerifyError {
     /// A Notary signature that does not verify.
     #[error(transparent)]
     Notary(#[from] notary::NotaryError),
+    /// A certificate of a Notary chain that is revoked, or whose status
+    /// could not be learnt.
+    #[error(transparent)]
+    Revocation(#[from] notary::revocation::RevocationError),
     /// A TUF repository that does not hand out the target.
     #[error(transparent)]
     Tuf(#[from] tuf::TufError),
@@ -135,6 +139,9 @@ pub enum Reason {
     Registry,
     /// The host's network policy refused the registry.
     RegistryRefused,
+    /// A certificate is revoked, or its revocation status could not be
+    /// learnt.
+    Revocation,
     /// The evidence or the trust material could not be read.
     Malformed,
 }
@@ -153,6 +160,7 @@ impl Reason {
             Reason::AttestationMissing => "attestation-missing",
             Reason::Registry => "registry",
             Reason::RegistryRefused => "registry-refused",
+            Reason::Revocation => "revocation",
             Reason::Malformed => "malformed",
         }
     }
@@ -182,6 +190,7 @@ impl VerifyError {
             VerifyError::Envelope(e) => e.reason(),
             VerifyError::Notary(e) => e.reason(),
             VerifyError::NotaryChain(e) => e.reason(),
+            VerifyError::Revocation(e) => e.reason(),
             VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }

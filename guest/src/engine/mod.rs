@@ -21,6 +21,7 @@ pub mod rejected;
 pub mod required;
 pub mod results;
 pub mod review;
+mod revocation;
 pub use failure::Failure;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,8 @@
 //! `application/vnd.cncf.notary.signature` (referrers API, else the
 //! `sha256-<hex>` tag schema), at most [`MAX_SIGNATURE_ATTEMPTS`] of them
 //! tried, each checked by `verify::notary` under Kyverno's strict trust
-//! policy. A `referrer` attestation is a referrer of the attestation's type
+//! policy, then the revocation of its timestamping and signing chains
+//! (`revocation.rs`). A `referrer` attestation is a referrer of the attestation's type
 //! whose own Notary signature verifies; its payload is the JSON of its one
 //! layer, read from the very manifest whose digest that signature covers.
 //!
@@ -16,6 +17,7 @@ use super::referrers::{check_shape, first_success, single_layer};
 use crate::images::reference::ImageRef;
 use crate::oci::{json_shape, Client, Manifest, MAX_REFERRER_LAYER_BYTES};
 use crate::policy::attestor::{CompiledNotary, StringSource};
+use crate::verify::notary::revocation::Fetch;
 use crate::verify::notary::{self, Target, Trust};
 use crate::verify::x509::Certificate;
 use crate::verify::Reason;
@@ -81,6 +83,7 @@ pub(super) fn verify_signatures(
     image: &ImageRef,
     target: &Target,
     attestor: &ResolvedNotary,
+    revocation: &dyn Fetch,
 ) -> Result<(), Failure> {
     let found = client.referrers(image, &target.digest, Some(SIGNATURE_ARTIFACT_TYPE))?;
     if found.is_empty() {
@@ -98,7 +101,7 @@ pub(super) fn verify_signatures(
         found
             .iter()
             .take(MAX_SIGNATURE_ATTEMPTS)
-            .map(|d| verify_signature(client, image, target, d, attestor)),
+            .map(|d| verify_signature(client, image, target, d, attestor, revocation)),
     )
 }
 
@@ -108,6 +111,7 @@ fn verify_signature(
     target: &Target,
     descriptor: &Value,
     attestor: &ResolvedNotary,
+    revocation: &dyn Fetch,
 ) -> Result<(), Failure> {
     let manifest = client.referrer_manifest(image, &target.digest, descriptor)?;
     let layer = single_layer(&manifest.json)?;
@@ -125,7 +129,7 @@ fn verify_signature(
         &attestor.trust,
         attestor.now,
     )
-    .map(|_| ())
+    .and_then(|verified| notary::check_revocation(&verified, attestor.now, revocation))
     .map_err(|e| Failure::from(e).context(format!("signature {}", manifest.digest)))
 }
 
@@ -138,6 +142,7 @@ pub(super) fn verify_referrer(
     subject: &str,
     artifact_type: &str,
     attestor: &ResolvedNotary,
+    revocation: &dyn Fetch,
 ) -> Result<Value, Failure> {
     let found = client.referrers(image, subject, Some(artifact_type))?;
     if found.is_empty() {
@@ -151,7 +156,7 @@ pub(super) fn verify_referrer(
     }
     first_success(found.iter().map(|d| {
         let manifest = client.referrer_manifest(image, subject, d)?;
-        verify_signatures(client, image, &target_of(&manifest), attestor)?;
+        verify_signatures(client, image, &target_of(&manifest), attestor, revocation)?;
         referrer_payload(client, image, &manifest)
     }))
 }

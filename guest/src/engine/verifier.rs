@@ -24,6 +24,7 @@ use super::images::matches_image_references;
 use super::notary::{self, ResolvedNotary};
 use super::required::Verifications;
 use super::results::{CacheUse, Verification, VerifierKind, MAX_VERIFICATIONS};
+use super::revocation::RevocationFetch;
 use crate::cel::verify_lib::{ImageVerifier, VerifierError};
 use crate::cel::Bindings;
 use crate::images::reference::{self, ImageRef};
@@ -128,6 +129,14 @@ impl PolicyVerifier {
             log,
             now: crate::verify::unix_now(),
             state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Where Notary chains' revocation answers come from.
+    fn revocation(&self) -> RevocationFetch<'_> {
+        RevocationFetch {
+            transport: &*self.transport,
+            cache: &*self.cache,
         }
     }
 
@@ -356,7 +365,7 @@ impl PolicyVerifier {
             }
             Resolved::Notary(n) => {
                 let target = self.target(image, image_ref, digest)?;
-                notary::verify_signatures(&client, image_ref, &target, n)
+                notary::verify_signatures(&client, image_ref, &target, n, &self.revocation())
             }
         }
     }
@@ -379,9 +388,14 @@ impl PolicyVerifier {
                 };
                 cosign::verify_attestation(&client, &subject, c, &intoto.kind)
             }
-            (Resolved::Notary(n), _, Some(referrer)) => {
-                notary::verify_referrer(&client, image_ref, digest, &referrer.kind, n)
-            }
+            (Resolved::Notary(n), _, Some(referrer)) => notary::verify_referrer(
+                &client,
+                image_ref,
+                digest,
+                &referrer.kind,
+                n,
+                &self.revocation(),
+            ),
             // `check_kinds` turned these into errors already.
             _ => Err("the attestor cannot verify this attestation".into()),
         }

@@ -17,6 +17,13 @@ pub(super) struct RegistryArgs {
     /// any, every public host is allowed and non-public addresses are refused.
     #[arg(long = "allow-registry", value_name = "HOST[:PORT]")]
     pub allow_registry: Vec<HostPort>,
+    /// OCSP or CRL endpoint (HOST[:PORT]) that Notary certificates may name
+    /// for their revocation status; repeatable. Given, only these are
+    /// asked; without any, every public host is, unless --allow-registry
+    /// restricts the network (then none is, and revocable certificates
+    /// fail as unknown).
+    #[arg(long = "allow-revocation", value_name = "HOST[:PORT]")]
+    pub allow_revocation: Vec<HostPort>,
     /// Registry reached over plain HTTP (and allowed); repeatable.
     #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
     pub insecure_registry: Vec<HostPort>,
@@ -84,6 +91,7 @@ impl RegistryArgs {
             allow: self.allow_registry.clone(),
             insecure: self.insecure_registry.clone(),
             pins: self.resolve.clone(),
+            revocation: self.allow_revocation.clone(),
         };
         let net = Net::new(policy, keychain, secrets_dir, self.registry_ca.as_deref())?;
         if self.registry_config_for_namespaced {

@@ -31,6 +31,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use ivpol_refs::encoding::query_value;
+use ivpol_refs::REVOCATION_FETCH_HEADER;
 use policy::{NetPolicy, Route};
 use resolve::{CheckedResolver, Lookup, ResolveError};
 use rustls::pki_types::pem::PemObject;
@@ -354,6 +355,9 @@ impl Net {
             );
             return Err(HttpError::HttpRequestDenied);
         }
+        if parts.headers.contains_key(REVOCATION_FETCH_HEADER) {
+            return self.send_revocation_fetch(parts, deadline).await;
+        }
         let uri = self.routed(&parts.uri).map_err(|why| {
             tracing::warn!("registry request refused: {why}");
             HttpError::HttpRequestDenied
@@ -381,6 +385,52 @@ impl Net {
         let (resp, _) = self
             .with_auth(outgoing, None, secrets.as_ref(), host_serves, deadline)
             .await?;
+        Ok(resp.map(|b| body::DeadlineBody::new(b, deadline, turn).boxed_unsync()))
+    }
+
+    /// Sends a revocation fetch of the component (an OCSP or CRL URL a
+    /// certificate names): over the URL's own scheme, to an endpoint
+    /// `--allow-revocation` admits, with no credentials and no answer to
+    /// an auth challenge; the answers are signed, the component checks
+    /// them.
+    async fn send_revocation_fetch(
+        self: Arc<Self>,
+        parts: http::request::Parts,
+        deadline: Instant,
+    ) -> Result<http::Response<WasiBody>, HttpError> {
+        let refused = |why: String| {
+            tracing::warn!("revocation fetch of {} refused: {why}", parts.uri);
+            HttpError::HttpRequestDenied
+        };
+        let https = match parts.uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            _ => return Err(refused("the scheme is not HTTP(S)".into())),
+        };
+        let host = parts.uri.host().unwrap_or_default();
+        let port = parts.uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        self.policy.revocation_route(host, port).map_err(refused)?;
+        let mut headers = parts.headers.clone();
+        headers.remove(AUTHORIZATION);
+        headers.remove(REVOCATION_FETCH_HEADER);
+        let authority = parts
+            .uri
+            .authority()
+            .map(|a| a.as_str())
+            .unwrap_or_default();
+        let turn = self
+            .inflight
+            .turn(authority, deadline)
+            .await
+            .map_err(|e| HttpError::InternalError(Some(e)))?;
+        let outgoing = Outgoing {
+            method: &parts.method,
+            uri: &parts.uri,
+            headers: &headers,
+            body: Bytes::new(),
+            port: parts.uri.port_u16(),
+        };
+        let resp = self.send_once(&outgoing, None, deadline).await?;
         Ok(resp.map(|b| body::DeadlineBody::new(b, deadline, turn).boxed_unsync()))
     }
 

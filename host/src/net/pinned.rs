@@ -169,6 +169,7 @@ mod tests {
             inner: (),
             policy: Arc::new(NetPolicy {
                 pins: vec!["reg.example:443:127.0.0.1".parse().expect("pin")],
+                revocation: vec![],
                 allow: allow
                     .iter()
                     .map(|h| h.parse::<HostPort>().expect("host"))

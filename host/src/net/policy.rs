@@ -68,6 +68,9 @@ pub(crate) struct NetPolicy {
     pub insecure: Vec<HostPort>,
     /// `--resolve`: names dialled at fixed addresses (`pinned.rs`).
     pub pins: Vec<super::pinned::PinnedAddress>,
+    /// `--allow-revocation`: the OCSP and CRL endpoints certificates may
+    /// send the component to ([`NetPolicy::revocation_route`]).
+    pub revocation: Vec<HostPort>,
 }
 
 /// How a request may go out.
@@ -105,6 +108,29 @@ impl NetPolicy {
         Ok(Route::Https)
     }
 
+    /// Whether a revocation fetch (an OCSP or CRL URL a certificate names)
+    /// may go to `host:port`. The URL comes from a certificate, which
+    /// whoever runs the signing CA wrote, so it gets its own list:
+    /// `--allow-revocation` when given; else any public host, unless
+    /// `--allow-registry` restricts the network. Names are judged again
+    /// on their addresses by [`NetPolicy::check_resolved`].
+    pub(crate) fn revocation_route(&self, host: &str, port: u16) -> Result<(), String> {
+        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+        if host.is_empty() {
+            return Err("the request names no host".into());
+        }
+        if !self.revocation.is_empty() || !self.allow.is_empty() {
+            return match self.revocation.iter().any(|h| h.matches(&host, port)) {
+                true => Ok(()),
+                false => Err(format!("{host}:{port} is not in --allow-revocation")),
+            };
+        }
+        match host.parse::<IpAddr>() {
+            Ok(ip) if !is_public(&ip) => Err(non_public(&host, &ip)),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether the connector may dial `addrs`, which `name` just resolved
     /// to. A name the operator listed (`--allow-registry`,
     /// `--insecure-registry`, any port: the port was judged by
@@ -129,7 +155,7 @@ impl NetPolicy {
             return Err(format!("{name} resolves to no address"));
         }
         let listed = |list: &[HostPort]| list.iter().any(|h| h.host == name);
-        if listed(&self.insecure) || listed(&self.allow) {
+        if listed(&self.insecure) || listed(&self.allow) || listed(&self.revocation) {
             return Ok(());
         }
         match addrs.iter().find(|ip| !is_public(ip)) {
@@ -140,7 +166,7 @@ impl NetPolicy {
 }
 
 fn non_public(host: &str, ip: &IpAddr) -> String {
-    format!("{host} resolves to the non-public address {ip}; allow it with --allow-registry or --insecure-registry")
+    format!("{host} resolves to the non-public address {ip}; allow it with --allow-registry, --insecure-registry or --allow-revocation")
 }
 
 /// Globally reachable unicast, per the IANA IPv4 and IPv6 special-purpose
@@ -355,6 +381,7 @@ mod tests {
             allow: vec![hp("ghcr.io"), hp("registry.internal")],
             insecure: vec![hp("127.0.0.1:5000"), hp("localhost:5000")],
             pins: vec![],
+            revocation: vec![],
         };
         assert_eq!(p.route("ghcr.io", 443), Ok(Route::Https));
         assert_eq!(p.route("127.0.0.1", 5000), Ok(Route::Http));
@@ -370,6 +397,38 @@ mod tests {
         assert!(p
             .check_resolved("other.example", &[ip("10.1.2.3")])
             .is_err());
+    }
+
+    #[test]
+    fn revocation_endpoints_have_their_own_list() {
+        let open = NetPolicy::default();
+        assert_eq!(open.revocation_route("crl.example", 80), Ok(()));
+        assert!(open.revocation_route("127.0.0.1", 80).is_err());
+        assert!(open.revocation_route("[::1]", 80).is_err());
+        let registries_only = NetPolicy {
+            allow: vec![hp("ghcr.io")],
+            ..NetPolicy::default()
+        };
+        assert_eq!(
+            registries_only.revocation_route("crl.example", 80),
+            Err("crl.example:80 is not in --allow-revocation".into())
+        );
+        assert!(registries_only.revocation_route("ghcr.io", 443).is_err());
+        let listed = NetPolicy {
+            allow: vec![hp("ghcr.io")],
+            revocation: vec![hp("127.0.0.1:8888"), hp("ocsp.internal")],
+            ..NetPolicy::default()
+        };
+        assert_eq!(listed.revocation_route("127.0.0.1", 8888), Ok(()));
+        assert!(listed.revocation_route("127.0.0.1", 8889).is_err());
+        assert!(listed.revocation_route("crl.example", 80).is_err());
+        // A listed name may resolve to a private address, as listed registries may.
+        assert_eq!(
+            listed.check_resolved("ocsp.internal", &[ip("10.1.2.3")]),
+            Ok(())
+        );
+        // Listing a revocation endpoint does not make it a registry.
+        assert!(listed.route("ocsp.internal", 443).is_err());
     }
 
     /// Every special-purpose range: one address inside is refused, and one

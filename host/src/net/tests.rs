@@ -44,6 +44,7 @@ async fn guest_authorization_is_stripped_and_secrets_come_beside_the_request() {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
         pins: vec![],
+        revocation: vec![],
     };
     let keychain = Keychain::parse(&format!(
         r#"{{"auths":{{"{addr}":{{"username":"u","password":"host-only"}}}}}}"#
@@ -91,6 +92,7 @@ async fn host_requests_carry_body_and_auth_under_the_same_policy() {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
         pins: vec![],
+        revocation: vec![],
     };
     let net = Net::new(policy, Keychain::default(), None, None).expect("net");
     let deadline = Instant::now() + std::time::Duration::from_secs(5);
@@ -153,6 +155,7 @@ async fn only_get_and_head_leave_the_host() {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
         pins: vec![],
+        revocation: vec![],
     };
     let net = Arc::new(Net::new(policy, Keychain::default(), None, None).expect("net"));
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -242,6 +245,7 @@ async fn same_username_different_secrets_get_distinct_tokens() {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
         pins: vec![],
+        revocation: vec![],
     };
     let net = Net::new(policy, Keychain::default(), None, None).expect("net");
     let secret = |password: &str| {
@@ -403,6 +407,7 @@ async fn the_host_keychain_serves_tenants_only_when_shared() {
         allow: vec![],
         insecure: vec![addr.parse().expect("host:port")],
         pins: vec![],
+        revocation: vec![],
     };
     let keychain = Keychain::parse(&format!(
         r#"{{"auths":{{"{addr}":{{"username":"operator","password":"host-wide"}}}}}}"#
@@ -482,6 +487,7 @@ async fn a_slow_registry_holds_at_most_its_in_flight_share() {
             other.parse().expect("host:port"),
         ],
         pins: vec![],
+        revocation: vec![],
     };
     let net = Arc::new(Net::new(policy, Keychain::default(), None, None).expect("net"));
     net.limit_inflight_per_registry(1);

@@ -221,6 +221,7 @@ pub(crate) fn reason_name(r: wit::Reason) -> &'static str {
         wit::Reason::AttestationMissing => "attestation-missing",
         wit::Reason::Registry => "registry",
         wit::Reason::RegistryRefused => "registry-refused",
+        wit::Reason::Revocation => "revocation",
         wit::Reason::Malformed => "malformed",
     }
 }

@@ -14,6 +14,8 @@
 //! - [`notary`]: Notary Project (notation) JWS / COSE signatures from an own
 //!   CA, as OCI 1.1 referrers, optionally countersigned by [`tsa`], an own
 //!   RFC 3161 timestamp authority.
+//! - [`revocation`]: the OCSP and CRL endpoints a certificate names, CRLs,
+//!   and a real `openssl ocsp` responder.
 //!
 //! Everything is deterministic for given seeds and times, except the
 //! default times ([`now`]).
@@ -27,6 +29,7 @@ pub mod keys;
 pub mod notary;
 pub mod oci;
 pub mod rekor;
+pub mod revocation;
 pub mod trusted_root;
 pub mod tsa;
 pub mod tuf;

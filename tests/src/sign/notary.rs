@@ -11,6 +11,7 @@ use super::cbor::Cbor;
 use super::der::{oid, seq};
 use super::keys::{KeyKind, KeyPair, SigHash};
 use super::oci;
+use super::revocation::Endpoints;
 use super::tsa::Tsa;
 use super::{b64, hex, rfc3339};
 use crate::fixtures::{sha256, Pusher};
@@ -66,6 +67,8 @@ pub struct NotaryLeaf {
     pub cn: String,
     /// The leaf's key (default: derived from the CA seed, kind, CN and window).
     pub key: Option<KeyPair>,
+    /// Where the leaf says its revocation status is (default: nowhere).
+    pub endpoints: Endpoints,
 }
 
 impl NotaryLeaf {
@@ -76,6 +79,7 @@ impl NotaryLeaf {
             code_signing: true,
             cn: "ivpol.test signer".into(),
             key: None,
+            endpoints: Endpoints::default(),
         }
     }
 
@@ -86,6 +90,11 @@ impl NotaryLeaf {
 
     pub fn key(mut self, key: KeyPair) -> NotaryLeaf {
         self.key = Some(key);
+        self
+    }
+
+    pub fn endpoints(mut self, endpoints: Endpoints) -> NotaryLeaf {
+        self.endpoints = endpoints;
         self
     }
 
@@ -156,6 +165,7 @@ impl NotaryCa {
                 &seq(&[oid(ca::OID_CODE_SIGNING)]),
             ));
         }
+        exts.extend(spec.endpoints.extensions());
         let subject = ca::full_name("US", "WA", "ivpol.test", &spec.cn);
         let der = ca::end_entity(&self.intermediate, &subject, &key, spec.window, exts);
         Leaf {

@@ -38,7 +38,7 @@ pub(crate) fn hash_alg(hash: SigHash) -> Vec<u8> {
 }
 
 /// GeneralizedTime whatever the year: RFC 3161 `genTime` has no UTCTime form.
-fn generalized_time(unix: i64) -> Vec<u8> {
+pub(crate) fn generalized_time(unix: i64) -> Vec<u8> {
     let (y, mo, d, h, mi, s) = super::civil(unix);
     tlv(
         0x18,
@@ -59,6 +59,11 @@ fn der_set_of(mut items: Vec<Vec<u8>>) -> Vec<u8> {
 
 impl Tsa {
     pub fn new(seed: &str) -> Tsa {
+        Tsa::with_endpoints(seed, &super::revocation::Endpoints::default())
+    }
+
+    /// A TSA whose certificate names these revocation endpoints.
+    pub fn with_endpoints(seed: &str, endpoints: &super::revocation::Endpoints) -> Tsa {
         let root_key = KeyPair::from_seed(KeyKind::P384, &format!("{seed}-tsa-root"));
         let root = ca::ca_cert(
             &root_key,
@@ -68,11 +73,12 @@ impl Tsa {
             Some(0),
         );
         let key = KeyPair::from_seed(KeyKind::P256, &format!("{seed}-tsa"));
-        let exts = vec![
+        let mut exts = vec![
             ca::ext("2.5.29.15", true, &[0x03, 0x02, 0x07, 0x80]),
             // RFC 3161 §2.3: the only EKU, and critical.
             ca::ext("2.5.29.37", true, &seq(&[oid(OID_TIME_STAMPING)])),
         ];
+        exts.extend(endpoints.extensions());
         let subject = ca::full_name("US", "WA", "ivpol.test", &format!("{seed} TSA"));
         let cert = ca::end_entity(&root, &subject, &key, CA_WINDOW, exts);
         Tsa {

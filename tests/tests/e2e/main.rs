@@ -30,6 +30,7 @@ mod oci;
 mod policy_files;
 mod registry_tls;
 mod reload;
+mod revocation;
 mod samples;
 mod scan;
 mod security;

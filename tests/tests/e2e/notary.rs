@@ -4,7 +4,10 @@
 //! Notary attestors, and the real `ivpol serve` deciding.
 
 use ivpol_tests::notary_cases::{notary_cases, notary_file, NotaryCase};
-use ivpol_tests::policy::{indent, verifying_policy};
+use ivpol_tests::policy::notary_attestor as attestor;
+use ivpol_tests::policy::{
+    indent, notary_signatures_policy as signatures_policy, verifying_policy,
+};
 use ivpol_tests::sign::notary::{attach_referrer, Format, NotaryCa, NotaryLeaf, NotaryOpts};
 use ivpol_tests::sign::notary::{NotarySigner, NotaryTamper};
 use ivpol_tests::sign::tsa::Tsa;
@@ -15,35 +18,10 @@ use ivpol_tests::verifying::{
 };
 use serde_json::{json, Value};
 
-/// The message of Kyverno's own Notary test policy.
-const NOT_SIGNED: &str = "failed to verify image with notary cert";
+use ivpol_tests::policy::NOTARY_NOT_SIGNED as NOT_SIGNED;
 const SBOM_TYPE: &str = "sbom/cyclone-dx";
 const SBOM_LAYER: &str = "application/vnd.cyclonedx+json";
 const HOUR: i64 = 3600;
-
-/// A Notary attestor trusting `root` (and timestamps from `tsa_root`).
-fn attestor(name: &str, root: &str, tsa_root: Option<&str>) -> String {
-    let mut a = format!(
-        "- name: {name}\n  notary:\n    certs:\n      value: |\n        {}",
-        indent(root, 8)
-    );
-    if let Some(tsa) = tsa_root {
-        a.push_str(&format!(
-            "\n    tsaCerts:\n      value: |\n        {}",
-            indent(tsa, 8)
-        ));
-    }
-    a
-}
-
-fn signatures_policy(name: &str, attestor: &str) -> (String, String) {
-    let check =
-        "images.containers.map(i, verifyImageSignatures(i, [attestors.notary])).all(n, n > 0)";
-    (
-        name.to_string(),
-        verifying_policy(name, attestor, "", check, NOT_SIGNED),
-    )
-}
 
 /// A signer whose leaf is valid for an hour either side of now.
 fn signer(ca: &NotaryCa, kind: KeyKind) -> NotarySigner {

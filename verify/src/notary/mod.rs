@@ -26,7 +26,9 @@
 //!    `notary.x509.signingAuthority` every certificate must be valid at the
 //!    signed `authenticSigningTime`.
 //!
-//! Revocation (OCSP/CRL) needs the network and is not checked.
+//! 7. revocation ([`check_revocation`], a separate step because it needs
+//!    answers from the network): the timestamping chain, then the signing
+//!    chain, by OCSP and CRL under notation's rules ([`revocation`]).
 //!
 //! Error texts follow notation's where it has one.
 //!
@@ -36,6 +38,7 @@ pub mod certs;
 mod cose;
 mod error;
 mod jws;
+pub mod revocation;
 #[cfg(test)]
 mod tests;
 
@@ -101,6 +104,13 @@ pub struct Verified {
     pub signing_time: Option<i64>,
     /// The envelope's certificate chain, leaf first.
     pub chain: Vec<Certificate>,
+    /// The timestamp authority's chain, signer first, when a
+    /// countersignature was verified.
+    pub tsa_chain: Vec<Certificate>,
+    /// The signed `authenticSigningTime` (scheme
+    /// `notary.x509.signingAuthority`), which revocation weighs against an
+    /// invalidity date.
+    pub authentic_signing_time: Option<i64>,
     /// The signed payload (`{"targetArtifact": …}`).
     pub payload: serde_json::Value,
 }
@@ -309,13 +319,45 @@ pub fn verify(
             return Err(NotaryError::Expired(expiry).into());
         }
     }
-    let signing_time =
+    let (signing_time, tsa_chain) =
         authentic_timestamp(&env, &chain, &trust.tsa_roots, now).class(Reason::Timestamp)?;
+    let authentic_signing_time =
+        (env.scheme == SCHEME_SIGNING_AUTHORITY).then_some(env.signing_time);
     Ok(Verified {
         signing_time,
         chain,
+        tsa_chain,
+        authentic_signing_time,
         payload,
     })
+}
+
+/// The revocation step of a [`verify`]d signature, at `now`: the
+/// timestamping chain (when a countersignature was verified), then the
+/// signing chain, with answers from `fetch`.
+pub fn check_revocation(
+    verified: &Verified,
+    now: i64,
+    fetch: &dyn revocation::Fetch,
+) -> Result<()> {
+    use revocation::{check_chain, Context, Purpose};
+    let tsa = Context {
+        now,
+        signing_time: None,
+        fetch,
+    };
+    if !verified.tsa_chain.is_empty() {
+        check_chain(&verified.tsa_chain, Purpose::Timestamping, &tsa)?;
+    }
+    let signing = Context {
+        signing_time: verified.authentic_signing_time,
+        ..tsa
+    };
+    Ok(check_chain(
+        &verified.chain,
+        Purpose::CodeSigning,
+        &signing,
+    )?)
 }
 
 /// Signature, chain and algorithm checks; returns the chain and the
@@ -417,7 +459,7 @@ fn authentic_timestamp(
     chain: &[Certificate],
     tsa_roots: &[Certificate],
     now: i64,
-) -> Result<Option<i64>> {
+) -> Result<(Option<i64>, Vec<Certificate>)> {
     if env.scheme == SCHEME_SIGNING_AUTHORITY {
         let t = env.signing_time;
         for cert in chain {
@@ -429,7 +471,7 @@ fn authentic_timestamp(
                 .into());
             }
         }
-        return Ok(Some(t));
+        return Ok((Some(t), Vec::new()));
     }
     if tsa_roots.is_empty() {
         for cert in chain {
@@ -448,14 +490,14 @@ fn authentic_timestamp(
                 .into());
             }
         }
-        return Ok(None);
+        return Ok((None, Vec::new()));
     }
     let Some(token) = &env.timestamp else {
         return Err(NotaryError::NoCountersignature.into());
     };
     let token = TimeStampToken::parse_token(token)
         .map_err(|e| NotaryError::CountersignatureUnreadable(Box::new(e)))?;
-    let (gen_time, _) =
+    let (gen_time, tsa_chain) =
         timestamp::verify_with_roots(&token, &env.signature, env.alg.hash(), tsa_roots)
             .map_err(|e| NotaryError::CountersignatureInvalid(Box::new(e)))?;
     for cert in chain {
@@ -474,14 +516,14 @@ fn authentic_timestamp(
             .into());
         }
     }
-    Ok(Some(gen_time))
+    Ok((Some(gen_time), tsa_chain))
 }
 
 /// The subject as Go's `pkix.Name.String()` prints it, which notation's
 /// messages show: the standard attributes in Go's fixed order (CN, OU, O,
 /// POSTALCODE, STREET, L, ST, C, as `ToRDNSequence` then reversed), others
 /// first, whatever the DER order.
-fn go_subject(cert: &Certificate) -> String {
+pub(crate) fn go_subject(cert: &Certificate) -> String {
     // Go's ToRDNSequence order, before reversal.
     const ORDER: &[&str] = &[
         "2.5.4.6", "2.5.4.8", "2.5.4.7", "2.5.4.9", "2.5.4.17", "2.5.4.10", "2.5.4.11", "2.5.4.3",

@@ -265,14 +265,13 @@ impl Certificate {
 
     /// Whether `issuer`'s key signed this certificate.
     pub fn verify_signed_by(&self, issuer: &Certificate) -> Result<()> {
-        let alg = SignatureAlgorithm::of(&self.cert)?;
         let key = issuer.public_key()?;
-        let signature = self
-            .cert
-            .signature()
-            .as_bytes()
-            .ok_or(X509Error::SignatureUnusedBits)?;
-        if alg.verify(&key, &self.tbs_der, signature) {
+        if signed_by(
+            self.cert.signature_algorithm(),
+            self.cert.signature(),
+            &key,
+            &self.tbs_der,
+        )? {
             Ok(())
         } else {
             Err(X509Error::NotSignedBy {
@@ -333,6 +332,20 @@ pub fn fmt_time(t: i64) -> String {
     }
 }
 
+/// Whether `key` made `signature` over `signed` with `algorithm`: the
+/// signature of a certificate, a CRL or an OCSP response. An algorithm
+/// not accepted here (SHA-1 among them) is an error.
+pub(crate) fn signed_by(
+    algorithm: &spki::AlgorithmIdentifierOwned,
+    signature: &der::asn1::BitString,
+    key: &PublicKey,
+    signed: &[u8],
+) -> Result<bool> {
+    let alg = SignatureAlgorithm::of(algorithm)?;
+    let signature = signature.as_bytes().ok_or(X509Error::SignatureUnusedBits)?;
+    Ok(alg.verify(key, signed, signature))
+}
+
 /// Certificate signature algorithms accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SignatureAlgorithm {
@@ -343,8 +356,7 @@ enum SignatureAlgorithm {
 }
 
 impl SignatureAlgorithm {
-    fn of(cert: &x509_cert::Certificate) -> Result<SignatureAlgorithm> {
-        let alg = cert.signature_algorithm();
+    fn of(alg: &spki::AlgorithmIdentifierOwned) -> Result<SignatureAlgorithm> {
         let oid = alg.oid.to_string();
         Ok(match oid.as_str() {
             "1.2.840.10045.4.3.2" => SignatureAlgorithm::Ecdsa(HashAlgorithm::Sha256),
