@@ -83,14 +83,29 @@ impl Style {
     }
 }
 
+/// A result's message as Kyverno's `ToPolicyReportResult` words it: the
+/// policy's own, unless the policy's audit annotations (which Kyverno
+/// reports as the result's properties) give one for this status
+/// (`passMessage`, `failMessage`, `warnMessage`, `errorMessage`,
+/// `skipMessage`) or, winning over those, `message`.
+fn description(o: &Outcome) -> &str {
+    let for_status = format!("{}Message", o.status.as_str());
+    ["message", for_status.as_str()]
+        .iter()
+        .filter_map(|key| o.properties.get(*key))
+        .find(|m| !m.is_empty())
+        .map_or(o.message.as_str(), String::as_str)
+}
+
 /// A report's `results[]` entry for `o`, stamped `seconds`.
 pub(crate) fn result(o: &Outcome, seconds: u64) -> Value {
     let mut r = Map::new();
     if let Some(category) = &o.meta.category {
         r.insert("category".into(), category.clone().into());
     }
-    if !o.message.is_empty() {
-        r.insert("message".into(), o.message.clone().into());
+    let message = description(o);
+    if !message.is_empty() {
+        r.insert("message".into(), message.into());
     }
     r.insert("policy".into(), o.policy_key().into());
     r.insert("properties".into(), json!(o.properties));
@@ -311,6 +326,37 @@ mod tests {
             why: Vec::new(),
             meta: Default::default(),
         }
+    }
+
+    #[test]
+    fn audit_annotations_word_the_message_as_kyverno_does() {
+        let subject = Subject {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            name: "p".into(),
+            namespace: Some("team".into()),
+            uid: None,
+        };
+        let with = |status: Status, props: &[(&str, &str)]| {
+            let mut o = outcome(&subject, "check", status);
+            o.message = "the policy's own".into();
+            o.properties = props
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            result(&o, 1)["message"].clone()
+        };
+        let both = [("passMessage", "all signed"), ("failMessage", "unsigned")];
+        assert_eq!(with(Status::Pass, &both), "all signed");
+        assert_eq!(with(Status::Fail, &both), "unsigned");
+        assert_eq!(with(Status::Error, &both), "the policy's own");
+        assert_eq!(
+            with(Status::Skip, &[("skipMessage", "")]),
+            "the policy's own"
+        );
+        let generic = [("failMessage", "unsigned"), ("message", "see the runbook")];
+        assert_eq!(with(Status::Fail, &generic), "see the runbook");
+        assert_eq!(with(Status::Warn, &[("warnMessage", "soon")]), "soon");
     }
 
     #[test]

@@ -183,6 +183,44 @@ fn json_lines(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Audit annotations are a result's properties, and `passMessage`,
+/// `failMessage` (or `message`) among them word the result's message in a
+/// report, as Kyverno's reports do; the CLI text keeps the policy's.
+#[test]
+fn report_messages_come_from_pass_and_fail_message_annotations() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    let annotations = "  auditAnnotations:\n    - key: passMessage\n      valueExpression: \"'signed: ' + object.metadata.name\"\n    - key: failMessage\n      valueExpression: \"'unsigned: ' + object.metadata.name\"\n  validationConfigurations:\n";
+    let policy = imgs
+        .policy("worded")
+        .replacen("  validationConfigurations:\n", annotations, 1);
+    w.write("policy.yaml", &policy);
+    w.write("resources.yaml", &two_pods(&imgs));
+    let mut args = vec!["apply", "policy.yaml", "--resource", "resources.yaml"];
+    args.extend(imgs.flags());
+    args.extend(["-p", "-o", "json"]);
+    let run = w.ivpol(&args);
+    assert_eq!(run.code, 1, "{run}");
+    let reports = json_lines(&run.stdout);
+    let results = reports[0]["results"].as_array().expect("results");
+    let message = |status: &str| {
+        let r = results
+            .iter()
+            .find(|r| r["result"] == status)
+            .expect(status);
+        (r["message"].clone(), r["properties"].clone())
+    };
+    let (pass, properties) = message("pass");
+    assert_eq!(pass, "signed: good", "{run}");
+    assert_eq!(properties["failMessage"], "unsigned: good");
+    assert_eq!(message("fail").0, "unsigned: bad", "{run}");
+    let text = apply(&w, &imgs, &[]);
+    assert!(
+        text.stdout.contains(&format!("1 - worded {NOT_SIGNED}")),
+        "{text}"
+    );
+}
+
 #[test]
 fn policy_reports_are_a_merged_cluster_report_and_a_report_per_namespaced_policy() {
     let imgs = KeyImages::new();
