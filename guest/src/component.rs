@@ -221,6 +221,9 @@ fn wit_answer(answer: review::Answer) -> Answer {
             kind: s.kind,
             name: s.name,
             operation: operation(s.operation),
+            api_version: s.api_version,
+            object_uid: s.object_uid,
+            dry_run: s.dry_run,
         },
         verdict: answer.verdict.map(verdict),
     }

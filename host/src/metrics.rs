@@ -181,6 +181,10 @@ pub(crate) struct Metrics {
     pub leader: Gauge,
     /// 1, labelled with the hash of the current policy set's inputs.
     pub policy_set: Family<HashLabels, Gauge>,
+    /// Admission results for reports, by what became of them: `collected`,
+    /// `dropped` (the replica's bound was reached, or its write failed),
+    /// `written` (into a resource's report, by the leader).
+    pub admission_report_results: Family<ResultLabels, Counter>,
     registry_hosts: BoundedLabels,
     helper_names: BoundedLabels,
 }
@@ -261,6 +265,7 @@ impl Metrics {
             policy_generation: Gauge::default(),
             leader: Gauge::default(),
             policy_set: Family::default(),
+            admission_report_results: Family::default(),
             registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
             helper_names: BoundedLabels::new(16),
             instance_waits: Family::new_with_constructor(latency_buckets),
@@ -436,6 +441,11 @@ impl Metrics {
             "leader",
             "1 while this replica holds the Lease: the one that writes policy status and webhooks",
             self.leader.clone(),
+        );
+        r.register(
+            "admission_report_results",
+            "Admission results for policy reports, by what became of them (collected, dropped, written)",
+            self.admission_report_results.clone(),
         );
         r.register(
             "policy_set_info",

@@ -38,7 +38,7 @@ pub fn render(dir: &Path) -> Vec<Value> {
 /// process.
 pub fn install() -> &'static [Value] {
     static INSTALL: OnceLock<Vec<Value>> = OnceLock::new();
-    INSTALL.get_or_init(|| with_components(&["monitoring", "scan"]))
+    INSTALL.get_or_init(|| with_components(&["admission-reports", "monitoring", "scan"]))
 }
 
 /// The cert-manager overlay with `components` (names under

@@ -63,6 +63,7 @@ struct RawRequest {
     object: serde_json::Value,
     #[serde(default)]
     old_object: serde_json::Value,
+    dry_run: Option<bool>,
 }
 
 /// A parsed AdmissionRequest.
@@ -94,6 +95,8 @@ pub struct Request {
     /// The request as received (valid JSON), for the CEL variable
     /// `request`, which is only parsed again if an expression reads it.
     pub raw: Arc<str>,
+    /// `dryRun`: nothing the request does will be persisted.
+    pub dry_run: bool,
 }
 
 /// `request.operation`: the admission operations of Kubernetes.
@@ -184,6 +187,7 @@ impl Request {
             object: Arc::new(parsed.object),
             old_object: Arc::new(parsed.old_object),
             raw: Arc::from(json),
+            dry_run: parsed.dry_run.unwrap_or(false),
         })
     }
 

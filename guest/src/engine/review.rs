@@ -60,17 +60,36 @@ pub struct Subject {
     pub name: String,
     /// `request.operation`.
     pub operation: Operation,
+    /// `request.kind` as an apiVersion.
+    pub api_version: String,
+    /// The object's `metadata.uid` (`oldObject`'s on DELETE); empty when
+    /// it has none.
+    pub object_uid: String,
+    /// `request.dryRun`.
+    pub dry_run: bool,
 }
 
 impl Subject {
     /// What `req`'s envelope says of it.
     pub fn of(req: &Request) -> Subject {
+        let kind = &req.kind;
+        let api_version = match kind.group.is_empty() {
+            true => kind.version.clone(),
+            false => format!("{}/{}", kind.group, kind.version),
+        };
+        let object_uid = req.resource_object()["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         Subject {
             uid: req.uid.clone(),
             namespace: req.namespace.clone(),
-            kind: req.kind.kind.clone(),
+            kind: kind.kind.clone(),
             name: req.name.clone(),
             operation: req.operation,
+            api_version,
+            object_uid,
+            dry_run: req.dry_run,
         }
     }
 }

@@ -250,14 +250,7 @@ struct Loaded {
 /// gets their documents without metadata beyond names) and the files'.
 fn cluster_metas(cluster: &Cluster, documents: &[Document]) -> policy_meta::Metas {
     let mut metas = policy_meta::from_documents(documents);
-    for (resource, object) in cluster.policy_objects() {
-        let Ok(mut value) = serde_json::to_value(object.as_ref()) else {
-            continue;
-        };
-        // Listed objects carry no kind of their own.
-        value["kind"] = resource.kind.clone().into();
-        metas.extend(policy_meta::of_object(&value));
-    }
+    metas.extend(policy_meta::of_cluster(cluster));
     metas
 }
 

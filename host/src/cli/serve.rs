@@ -194,8 +194,9 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
         }
     };
     reload_on_change(live.clone(), args.reload_interval);
+    let mut admission_reports = None;
     if let Some(cluster) = cluster {
-        start_writers(&args, live.clone(), cluster.clone())?;
+        admission_reports = start_writers(&args, live.clone(), cluster.clone())?;
         reload_on_cluster_change(live.clone(), cluster, args.reload_interval);
     } else if args.writers.register_webhooks {
         bail!("--register-webhooks needs --kubernetes (or --kubeconfig)");
@@ -214,6 +215,7 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
         },
         shutdown_delay: args.shutdown_delay,
         readiness_details: args.readiness_details,
+        admission_reports,
     };
     server::serve(config, live, shutdown_signal()?).await
 }
@@ -266,8 +268,14 @@ fn reload_on_cluster_change(live: Arc<Live>, cluster: Arc<Cluster>, interval: Du
 }
 
 /// Elects the one replica that writes to the cluster, and has it write
-/// policy status and (with --register-webhooks) the webhook configurations.
-fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Result<()> {
+/// policy status and (with --register-webhooks) the webhook configurations;
+/// with --admission-reports, the collector every replica hands its
+/// results to (and the leader merges into reports).
+fn start_writers(
+    args: &ServeArgs,
+    live: Arc<Live>,
+    cluster: Arc<Cluster>,
+) -> Result<Option<Arc<crate::report::admission::Collector>>> {
     use crate::cluster::{leader, writers};
     let flags = &args.writers;
     let ca_bundle_file = match flags.register_webhooks && flags.inject_ca_from.is_none() {
@@ -304,6 +312,21 @@ fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Re
         &flags.lease_name,
         leader::identity(),
     );
+    let collector = flags.admission_reports.then(|| {
+        let collector = Arc::new(crate::report::admission::Collector::default());
+        let style = crate::report::policy_report::Style {
+            api: flags.report_api,
+            kyverno_names: flags.kyverno_report_names,
+        };
+        crate::report::admission::start(
+            collector.clone(),
+            cluster.clone(),
+            args.policies.clone(),
+            style,
+            leading.clone(),
+        );
+        collector
+    });
     writers::start(
         live,
         cluster,
@@ -315,7 +338,7 @@ fn start_writers(args: &ServeArgs, live: Arc<Live>, cluster: Arc<Cluster>) -> Re
         },
         leading,
     );
-    Ok(())
+    Ok(collector)
 }
 
 /// SIGHUP reloads at once.

@@ -96,6 +96,23 @@ fn resource(api_version: &str, kind: &str, plural: &str, item: DynamicObject) ->
     })
 }
 
+/// The report `namespace/name` of `style`'s API as the cluster has it, if
+/// any.
+pub(crate) async fn get_report(
+    client: &Client,
+    style: Style,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Value>> {
+    let api =
+        Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &report_resource(style));
+    let found = api
+        .get_opt(name)
+        .await
+        .with_context(|| format!("reading {} {namespace}/{name}", style.api.kind(true)))?;
+    Ok(found.map(|o| o.data))
+}
+
 /// Writes each report (`metadata.namespace` and `name` say where) with
 /// server-side apply, field manager [`FIELD_MANAGER`], forcing ownership of
 /// the fields it sets. The first failure stops the writes.

@@ -1,8 +1,10 @@
-//! Results outside admission, for `apply`, `test` and `scan`: the resources
-//! they read, one [`Outcome`] per policy and resource, and the shapes they
-//! are printed in (Kyverno's apply text, openreports reports, Kyverno's test
-//! table, JUnit XML).
+//! Results as reports: for `apply`, `test` and `scan` the resources they
+//! read, one [`Outcome`] per policy and resource, and the shapes they are
+//! printed in (Kyverno's apply text, policy reports, Kyverno's test table,
+//! JUnit XML); and the admission results `serve` adds to the same reports
+//! ([`admission`]).
 
+pub(crate) mod admission;
 pub(crate) mod junit;
 pub(crate) mod kubernetes;
 pub(crate) mod policy_meta;
@@ -158,9 +160,22 @@ pub(crate) struct Counts {
 
 impl Counts {
     pub(crate) fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Counts {
+        Counts::of_statuses(outcomes.into_iter().map(|o| o.status))
+    }
+
+    /// The counts of report results (their `result` field).
+    pub(crate) fn of_results(results: &[serde_json::Value]) -> Counts {
+        Counts::of_statuses(
+            results
+                .iter()
+                .filter_map(|r| Status::parse(r["result"].as_str()?)),
+        )
+    }
+
+    fn of_statuses(statuses: impl IntoIterator<Item = Status>) -> Counts {
         let mut c = Counts::default();
-        for o in outcomes {
-            match o.status {
+        for status in statuses {
+            match status {
                 Status::Pass => c.pass += 1,
                 Status::Fail => c.fail += 1,
                 Status::Warn => c.warn += 1,

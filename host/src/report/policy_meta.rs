@@ -3,8 +3,12 @@
 //! Reporter filters and groups by: `policies.kyverno.io/category`,
 //! `policies.kyverno.io/severity` (critical, high, medium, low or info;
 //! anything else is left out) and `policies.kyverno.io/scored` (`"false"`
-//! makes the results unscored). Read by the host from the documents or
-//! cluster objects it loaded: the component never sees annotations.
+//! makes the results unscored); and, for admission results, the label
+//! `reports.kyverno.io/disabled` (the policy's results are not reported)
+//! and `spec.evaluation.background.enabled` (Kyverno's `process` property
+//! says `background scan` for a policy with background evaluation, the
+//! default, else `admission review`). Read by the host from the documents
+//! or cluster objects it loaded: the component never sees metadata.
 
 use super::Outcome;
 use crate::policies::Document;
@@ -15,6 +19,7 @@ use std::collections::HashMap;
 const CATEGORY: &str = "policies.kyverno.io/category";
 const SEVERITY: &str = "policies.kyverno.io/severity";
 const SCORED: &str = "policies.kyverno.io/scored";
+const EXCLUDE_REPORTING: &str = "reports.kyverno.io/disabled";
 
 /// One policy's report annotations.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +27,10 @@ pub(crate) struct PolicyMeta {
     pub category: Option<String>,
     pub severity: Option<&'static str>,
     pub scored: bool,
+    /// Not labelled `reports.kyverno.io/disabled`.
+    pub reported: bool,
+    /// `spec.evaluation.background.enabled` (default true).
+    pub background: bool,
 }
 
 impl Default for PolicyMeta {
@@ -30,6 +39,19 @@ impl Default for PolicyMeta {
             category: None,
             severity: None,
             scored: true,
+            reported: true,
+            background: true,
+        }
+    }
+}
+
+impl PolicyMeta {
+    /// Kyverno's `process` property of the policy's results
+    /// (`selectProcess`).
+    pub(crate) fn process(&self) -> &'static str {
+        match self.background {
+            true => super::BACKGROUND_SCAN,
+            false => "admission review",
         }
     }
 }
@@ -45,12 +67,13 @@ pub(crate) fn of_object(object: &Value) -> Option<((Option<String>, String), Pol
         return None;
     }
     let metadata = &object["metadata"];
-    let annotations = metadata["annotations"].as_object()?;
-    let text = |key: &str| annotations.get(key).and_then(Value::as_str);
+    let text = |key: &str| metadata["annotations"][key].as_str();
     let meta = PolicyMeta {
         category: text(CATEGORY).filter(|c| !c.is_empty()).map(str::to_string),
         severity: text(SEVERITY).and_then(severity),
         scored: text(SCORED) != Some("false"),
+        reported: metadata["labels"].get(EXCLUDE_REPORTING).is_none(),
+        background: object["spec"]["evaluation"]["background"]["enabled"] != false,
     };
     let namespace = match kind {
         "NamespacedImageValidatingPolicy" => metadata["namespace"].as_str().map(str::to_string),
@@ -78,6 +101,21 @@ pub(crate) fn from_documents(documents: &[Document]) -> Metas {
                 Err(_) => break,
             }
         }
+    }
+    metas
+}
+
+/// The annotations of the cluster's policy objects (the documents the
+/// component gets from them carry no metadata beyond names).
+pub(crate) fn of_cluster(cluster: &crate::cluster::Cluster) -> Metas {
+    let mut metas = Metas::new();
+    for (resource, object) in cluster.policy_objects() {
+        let Ok(mut value) = serde_json::to_value(object.as_ref()) else {
+            continue;
+        };
+        // Listed objects carry no kind of their own.
+        value["kind"] = resource.kind.clone().into();
+        metas.extend(of_object(&value));
     }
     metas
 }
@@ -121,6 +159,13 @@ mod tests {
         assert!(odd.scored);
         // Nothing to say, or not a policy: nothing kept.
         assert!(of_object(&policy(json!({"other": "x"}))).is_none());
+        let quiet = json!({"kind": "ImageValidatingPolicy",
+            "metadata": {"name": "q", "labels": {EXCLUDE_REPORTING: ""}},
+            "spec": {"evaluation": {"background": {"enabled": false}}}});
+        let (_, quiet) = of_object(&quiet).expect("meta");
+        assert!(!quiet.reported);
+        assert_eq!(quiet.process(), "admission review");
+        assert_eq!(PolicyMeta::default().process(), "background scan");
         let exception = json!({"kind": "PolicyException",
             "metadata": {"name": "p", "annotations": {CATEGORY: "c"}}});
         assert!(of_object(&exception).is_none());

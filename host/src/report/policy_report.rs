@@ -15,10 +15,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub(crate) const SOURCE: &str = "KyvernoImageValidatingPolicy";
 
 /// Which API reports are written in (`--report-api`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum ReportApi {
     /// `wgpolicyk8s.io/v1alpha2` PolicyReport and ClusterPolicyReport:
     /// what Kyverno writes by default and Policy Reporter reads.
+    #[default]
     Wgpolicyk8s,
     /// `openreports.io/v1alpha1` Report and ClusterReport.
     Openreports,
@@ -240,14 +241,13 @@ pub(crate) fn for_resource(
     outcomes: &[&Outcome],
     seconds: u64,
 ) -> Option<Value> {
-    let uid = subject.uid.as_deref()?;
-    let namespace = subject.namespace.as_deref()?;
-    if outcomes.is_empty() {
-        return None;
-    }
-    let mut sorted: Vec<&Outcome> = outcomes.to_vec();
-    sorted.sort_by_key(|o| (o.policy_key(), o.rule.clone()));
-    let results: Vec<Value> = sorted
+    resource_report(style, subject, resource_results(outcomes, seconds))
+}
+
+/// The results of a resource's report for `outcomes`: without `resources`
+/// (the report's `scope` says whose they are).
+pub(crate) fn resource_results(outcomes: &[&Outcome], seconds: u64) -> Vec<Value> {
+    outcomes
         .iter()
         .map(|o| {
             let mut r = result(o, seconds);
@@ -256,7 +256,25 @@ pub(crate) fn for_resource(
             }
             r
         })
-        .collect();
+        .collect()
+}
+
+/// The report about `subject` holding `results` (as
+/// [`resource_results`] makes them), sorted by policy and rule, with their
+/// summary; see [`for_resource`].
+pub(crate) fn resource_report(
+    style: Style,
+    subject: &Subject,
+    mut results: Vec<Value>,
+) -> Option<Value> {
+    let uid = subject.uid.as_deref()?;
+    let namespace = subject.namespace.as_deref()?;
+    if results.is_empty() {
+        return None;
+    }
+    let key = |r: &Value| (r["policy"].to_string(), r["rule"].to_string());
+    results.sort_by_key(key);
+    let summary = Counts::of_results(&results).to_json();
     Some(json!({
         "apiVersion": style.api.api_version(),
         "kind": style.api.kind(true),
@@ -279,7 +297,7 @@ pub(crate) fn for_resource(
             "uid": uid,
         },
         "results": results,
-        "summary": Counts::of(sorted.iter().copied()).to_json(),
+        "summary": summary,
     }))
 }
 

@@ -62,6 +62,9 @@ pub(crate) struct ServerConfig {
     /// source included); by default it gives only counts, since anyone who
     /// reaches the port may read it.
     pub readiness_details: bool,
+    /// Where validate-phase results go for policy reports
+    /// (`--admission-reports`).
+    pub admission_reports: Option<Arc<crate::report::admission::Collector>>,
 }
 
 /// What one client connection may take.
@@ -105,6 +108,8 @@ pub(crate) struct AppState {
     /// `/metrics` has a listener of its own, so the admission port does
     /// not answer it.
     pub metrics_elsewhere: bool,
+    /// See [`ServerConfig::admission_reports`].
+    pub admission_reports: Option<Arc<crate::report::admission::Collector>>,
 }
 
 /// What a listener serves.
@@ -160,6 +165,7 @@ pub(crate) async fn serve(
         draining: AtomicBool::new(false),
         readiness_details: config.readiness_details,
         metrics_elsewhere: metrics_listener.is_some(),
+        admission_reports: config.admission_reports,
     });
     let graceful = GracefulShutdown::new();
     let accepting = Accept {

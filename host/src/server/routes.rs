@@ -225,6 +225,7 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
             wit::Phase::Mutate => "mutate",
         },
     );
+    let validates = route.phase == wit::Phase::Validate;
     let decided = decide(state, route, req).await;
     let took = start.elapsed();
     let s = &decided.subject;
@@ -248,6 +249,9 @@ async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Re
     );
     if let Some(v) = &decided.verdict {
         decision::count(v, labels.1);
+        if let (Some(reports), true) = (&state.admission_reports, validates) {
+            reports.record(&s.for_report(), v);
+        }
     }
     let m = metrics();
     m.requests
@@ -307,6 +311,9 @@ struct Seen {
     kind: String,
     name: String,
     operation: Option<wit::Operation>,
+    api_version: String,
+    object_uid: String,
+    dry_run: bool,
 }
 
 impl From<wit::Subject> for Seen {
@@ -317,6 +324,24 @@ impl From<wit::Subject> for Seen {
             kind: s.kind,
             name: s.name,
             operation: Some(s.operation),
+            api_version: s.api_version,
+            object_uid: s.object_uid,
+            dry_run: s.dry_run,
+        }
+    }
+}
+
+impl Seen {
+    /// What admission reports need to know of the request.
+    fn for_report(&self) -> crate::report::admission::Request<'_> {
+        crate::report::admission::Request {
+            api_version: &self.api_version,
+            kind: &self.kind,
+            name: &self.name,
+            namespace: &self.namespace,
+            object_uid: &self.object_uid,
+            delete: self.operation == Some(wit::Operation::Delete),
+            dry_run: self.dry_run,
         }
     }
 }

@@ -698,6 +698,7 @@ fn the_vendored_crds_are_the_files_their_provenance_names() {
     assert_eq!(
         kinds,
         [
+            "AdmissionResults",
             "ClusterPolicyReport",
             "ImageValidatingPolicy",
             "NamespacedImageValidatingPolicy",
@@ -717,7 +718,7 @@ fn the_vendored_crds_are_the_files_their_provenance_names() {
             p.extension().is_some_and(|e| e == "yaml") && !p.ends_with("kustomization.yaml")
         })
         .collect();
-    assert_eq!(crds.len(), 6);
+    assert_eq!(crds.len(), 7);
     for path in crds {
         let name = path
             .file_name()
@@ -794,17 +795,48 @@ fn the_rbac_is_least_privilege() {
         None,
         Some("ivpol")
     ));
-    // Reports are the scan's to write, under its own account.
+    // The scan writes and deletes reports under its own account; serve
+    // (components/admission-reports) only adds admission results to the
+    // resources' PolicyReports, and hands them over in its own namespace.
+    for verb in ["get", "create", "patch"] {
+        assert!(may(
+            verb,
+            "wgpolicyk8s.io",
+            "policyreports",
+            Some("team"),
+            Some("x")
+        ));
+    }
+    for verb in ["delete", "list"] {
+        assert!(!may(
+            verb,
+            "wgpolicyk8s.io",
+            "policyreports",
+            Some("team"),
+            Some("x")
+        ));
+    }
     for verb in ["create", "patch", "delete", "list"] {
-        for (group, plural) in [
-            ("openreports.io", "reports"),
-            ("wgpolicyk8s.io", "policyreports"),
-        ] {
-            assert!(
-                !may(verb, group, plural, Some("team"), Some("x")),
-                "serve never writes reports"
-            );
-        }
+        assert!(
+            !may(verb, "openreports.io", "reports", Some("team"), Some("x")),
+            "serve never writes openreports"
+        );
+    }
+    for verb in ["create", "list", "delete"] {
+        assert!(may(
+            verb,
+            "reports.ivpol.dev",
+            "admissionresults",
+            Some("ivpol"),
+            None
+        ));
+        assert!(!may(
+            verb,
+            "reports.ivpol.dev",
+            "admissionresults",
+            Some("team"),
+            None
+        ));
     }
     for (verb, name) in [
         ("get", Some("admin")),

@@ -4,6 +4,8 @@
 //! cluster and reach admission within seconds, and a dropped or expired
 //! watch recovers.
 
+#[path = "kubernetes/admission_reports.rs"]
+mod admission_reports;
 #[path = "kubernetes/budgets.rs"]
 mod budgets;
 #[path = "kubernetes/kms_keys.rs"]

@@ -60,7 +60,8 @@ fn status(api: &KubeApi, name: &str) -> Value {
     .unwrap_or(Value::Null)
 }
 
-fn holder(api: &KubeApi) -> Option<String> {
+/// The Lease's holder identity, if any.
+pub(super) fn holder(api: &KubeApi) -> Option<String> {
     api.get("coordination.k8s.io/v1", "Lease", Some("ivpol"), "ivpol")
         .and_then(|l| l["spec"]["holderIdentity"].as_str().map(String::from))
 }
