@@ -1,8 +1,7 @@
 //! Revocation material for certificate chains: the extensions that name a
 //! certificate's OCSP servers and CRL distribution points, CRLs built byte
-//! by byte (so that any date, key or entry can be had), and OCSP answers
-//! from a real `openssl ocsp` responder, served on a loopback port or made
-//! offline for one request.
+//! by byte (so that any date, key or entry can be had), and a real
+//! `openssl ocsp` responder on a loopback port.
 
 use super::ca::{self, CaCert};
 use super::der::{self, explicit, int, oid, seq, tlv};
@@ -301,35 +300,6 @@ impl Index {
             "60".into(),
         ]
     }
-}
-
-/// An OCSP response from `openssl ocsp` to the DER `request`, offline.
-pub fn ocsp_response(
-    issuer: &CaCert,
-    responder: &Responder,
-    statuses: &[(Vec<u8>, OcspStatus)],
-    request: &[u8],
-) -> Vec<u8> {
-    let index = Index::write(issuer, responder, statuses);
-    let (req, resp) = (
-        index.dir.path().join("req.der"),
-        index.dir.path().join("resp.der"),
-    );
-    std::fs::write(&req, request).expect("write the request");
-    let out = Command::new("openssl")
-        .args(index.args())
-        .arg("-reqin")
-        .arg(&req)
-        .arg("-respout")
-        .arg(&resp)
-        .output()
-        .expect("run openssl ocsp");
-    assert!(
-        out.status.success(),
-        "openssl ocsp: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read(resp).expect("the response")
 }
 
 /// A real `openssl ocsp` responder on a loopback port, stopped on drop.

@@ -4,7 +4,7 @@
 //! Notary attestors, and the real `ivpol serve` deciding.
 
 use ivpol_tests::notary_cases::{notary_cases, notary_file, NotaryCase};
-use ivpol_tests::policy::notary_attestor as attestor;
+use ivpol_tests::policy::notary_attestor;
 use ivpol_tests::policy::{
     indent, notary_signatures_policy as signatures_policy, verifying_policy,
 };
@@ -100,7 +100,7 @@ fn notary_signatures_admit_the_signed_and_deny_everything_else() {
     ];
     let s = setup.serve(&[signatures_policy(
         "notary",
-        &attestor("notary", &ca.root_pem(), None),
+        &notary_attestor("notary", &ca.root_pem(), None),
     )]);
     for image in &signed {
         assert_admitted(&s, "notary", image);
@@ -131,7 +131,7 @@ fn any_verified_envelope_is_enough_and_signatures_are_per_digest() {
     let (unsigned, _) = setup.image("other");
     let s = setup.serve(&[signatures_policy(
         "notary",
-        &attestor("notary", &ca.root_pem(), None),
+        &notary_attestor("notary", &ca.root_pem(), None),
     )]);
     assert_admitted(&s, "notary", &image);
     assert_denied(&s, "notary", &unsigned, NOT_SIGNED);
@@ -182,9 +182,9 @@ fn timestamps_let_certificates_expire_after_signing() {
     let s = setup.serve(&[
         signatures_policy(
             "with-tsa",
-            &attestor("notary", &root, Some(&tsa.root_pem())),
+            &notary_attestor("notary", &root, Some(&tsa.root_pem())),
         ),
-        signatures_policy("without-tsa", &attestor("notary", &root, None)),
+        signatures_policy("without-tsa", &notary_attestor("notary", &root, None)),
     ]);
     assert_admitted(&s, "with-tsa", &images[0]);
     assert_admitted(&s, "with-tsa", &images[1]);
@@ -207,7 +207,7 @@ fn sbom_policy(name: &str, root: &str) -> (String, String) {
         name.to_string(),
         verifying_policy(
             name,
-            &attestor("notary", root, None),
+            &notary_attestor("notary", root, None),
             &attestation,
             check,
             "the image has no signed CycloneDX SBOM",
@@ -224,7 +224,7 @@ fn extract_only_policy(name: &str, root: &str) -> (String, String) {
         name.to_string(),
         verifying_policy(
             name,
-            &attestor("notary", root, None),
+            &notary_attestor("notary", root, None),
             &attestation,
             check,
             "unreachable",
@@ -336,7 +336,7 @@ fn notary_attestors_reject_intoto_attestations() {
     let (image, _) = setup.image("app");
     let policy = verifying_policy(
         "intoto",
-        &attestor("notary", &ca.root_pem(), None),
+        &notary_attestor("notary", &ca.root_pem(), None),
         "- name: slsa\n  intoto:\n    type: https://slsa.dev/provenance/v1",
         "images.containers.all(i, verifyAttestationSignatures(i, attestations.slsa, [attestors.notary]) > 0)",
         "unreachable",

@@ -95,7 +95,7 @@ pub(super) const HELPERS: &[(&str, &str)] = &[
     ("tests/src/policy.rs", "key_attestor"),
     (FIELDS_E2E, "keyless"),
     (FIELDS_E2E, "extensions"),
-    (NOTARY_E2E, "attestor"),
+    ("tests/src/policy.rs", "notary_attestor"),
 ];
 
 pub(super) const COSIGN_E2E: &str = "tests/tests/e2e/cosign.rs";
