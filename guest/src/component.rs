@@ -34,9 +34,9 @@ use exports::ivpol::admission::engine::{Guest, GuestPolicySet};
 use exports::ivpol::admission::notary::Descriptor;
 use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
-    Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, ExceptionScope, LoadOptions,
-    Operation, Phase, PolicyInfo, PolicyKind, PolicyResult, Reason, RejectedPolicy, Route, Status,
-    Subject, Unjudgeable, Verdict, Verification, VerificationFailure,
+    Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, ExceptionScope, FailureReply,
+    LoadOptions, Operation, Phase, PolicyInfo, PolicyKind, PolicyResult, Reason, RejectedPolicy,
+    RequestHead, Route, Status, Subject, Unjudgeable, Verdict, Verification, VerificationFailure,
 };
 use ivpol::admission::verification_cache::CredentialScope;
 
@@ -103,8 +103,6 @@ impl GuestPolicySet for PolicySet {
                 namespace: p.namespace.clone(),
                 kind: policy_kind(p.kind),
                 timeout_seconds: p.spec.timeout_seconds(),
-                fail_closed: p.spec.fail_closed(),
-                actions: actions(&p.actions),
                 registry_secrets: p.registry_secrets(),
                 kms_keys: p.kms_keys(),
             })
@@ -144,20 +142,7 @@ impl GuestPolicySet for PolicySet {
     }
 
     fn review(&self, route: Route, body: Vec<u8>) -> Result<Answer, Unjudgeable> {
-        let route = review::Route {
-            phase: match route.phase {
-                Phase::Mutate => EPhase::Mutate,
-                Phase::Validate => EPhase::Validate,
-            },
-            namespaced: route.namespaced,
-            names: route.names,
-            trapped: (route.trapped.into_iter())
-                .map(|t| review::Trapped {
-                    name: t.name,
-                    cause: t.cause,
-                })
-                .collect(),
-        };
+        let route = engine_route(route);
         // Registry calls are bounded by the host's deadline too; this keeps a
         // single call from outliving the longest policy timeout.
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
@@ -167,6 +152,16 @@ impl GuestPolicySet for PolicySet {
             .review(&route, &body, &HostNamespaces, transport)
             .map_err(unjudgeable)?;
         Ok(wit_answer(answer))
+    }
+
+    fn failure_answer(&self, route: Route, head: RequestHead, cause: String) -> FailureReply {
+        let (response, v) =
+            self.0
+                .failure_answer(&engine_route(route), &head.uid, &head.namespace, &cause);
+        FailureReply {
+            response,
+            verdict: verdict(v),
+        }
     }
 
     fn review_policy(&self, body: Vec<u8>) -> Result<Answer, Unjudgeable> {
@@ -207,6 +202,24 @@ impl GuestPolicySet for PolicySet {
             )
             .map(verdict)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The WIT route as the engine's.
+fn engine_route(route: Route) -> review::Route {
+    review::Route {
+        phase: match route.phase {
+            Phase::Mutate => EPhase::Mutate,
+            Phase::Validate => EPhase::Validate,
+        },
+        namespaced: route.namespaced,
+        names: route.names,
+        trapped: (route.trapped.into_iter())
+            .map(|t| review::Trapped {
+                name: t.name,
+                cause: t.cause,
+            })
+            .collect(),
     }
 }
 

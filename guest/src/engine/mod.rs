@@ -207,11 +207,7 @@ impl PolicySet {
         let (phase, names) = (route.phase, route.names.as_slice());
         let named = Named::new(names);
         let (trapped, candidates): (Vec<&CompiledPolicy>, Vec<&CompiledPolicy>) = self
-            .policies
-            .iter()
-            .filter(|p| {
-                in_scope(p, scope, &named) && p.spec.admission_enabled() && !p.spec.json_mode()
-            })
+            .admitted(scope, &named)
             .partition(|p| route.trapped.iter().any(|t| t.name == p.name));
         let namespace = match candidates.iter().any(|p| p.needs_namespace()) {
             true => parse_namespace(namespace_object(&req.namespace).as_deref(), &req.namespace)?,
@@ -245,6 +241,40 @@ impl PolicySet {
                 results::verdict(results, verdict.patch)
             }
         })
+    }
+
+    /// The admission policies a route on `scope` naming `named` reaches.
+    fn admitted<'a>(
+        &'a self,
+        scope: &'a Scope,
+        named: &'a Named<'a>,
+    ) -> impl Iterator<Item = &'a CompiledPolicy> + 'a {
+        self.policies.iter().filter(move |p| {
+            in_scope(p, scope, named) && p.spec.admission_enabled() && !p.spec.json_mode()
+        })
+    }
+
+    /// The verdict when a request on `route` could not be judged (`cause`:
+    /// a trap, the deadline, no instance): every admission policy in scope
+    /// an `error` result as a trapped one is, and the rejected ones as
+    /// always. Nothing is evaluated, so nothing here can trap again.
+    pub(crate) fn failed(&self, route: &Route, scope: &Scope, cause: &str) -> Verdict {
+        let named = Named::new(&route.names);
+        let policies: Vec<&CompiledPolicy> = self.admitted(scope, &named).collect();
+        let all: Vec<Trapped> = (policies.iter())
+            .map(|p| Trapped {
+                name: p.name.clone(),
+                cause: cause.to_string(),
+            })
+            .collect();
+        let mut results = rejected::results(
+            &self.rejected,
+            scope,
+            &named,
+            self.unknown(scope, &route.names),
+        );
+        results.extend(trapped_results(&policies, &all));
+        results::verdict(results, None)
     }
 
     /// Whether a route on `scope` names a policy that is neither loaded

@@ -167,10 +167,7 @@ impl PolicySet {
                 verdict: None,
             });
         }
-        let scope = match route.namespaced {
-            true => Scope::Namespaced(req.namespace.clone()),
-            false => Scope::Cluster,
-        };
+        let scope = scope_of(route, &req.namespace);
         let lookup = |name: &str| namespaces.get(name);
         let verdict = self.admit_request(route, &scope, &req, &lookup, transport)?;
         Ok(Answer {
@@ -178,6 +175,30 @@ impl PolicySet {
             subject,
             verdict: Some(verdict),
         })
+    }
+
+    /// The response and verdict for the request `uid` (in `namespace`) on
+    /// `route` when [`PolicySet::review`] gave none (`cause`: a trap, the
+    /// deadline, no instance): [`PolicySet::failed`], nothing evaluated,
+    /// and the body not read (it may be what could not be judged).
+    pub fn failure_answer(
+        &self,
+        route: &Route,
+        uid: &str,
+        namespace: &str,
+        cause: &str,
+    ) -> (Vec<u8>, Verdict) {
+        let verdict = self.failed(route, &scope_of(route, namespace), cause);
+        (response(uid, &verdict), verdict)
+    }
+}
+
+/// The policies a route reaches for a request in `namespace`: that
+/// namespace's for `/nivpol/`, the cluster's for `/ivpol/`.
+fn scope_of(route: &Route, namespace: &str) -> Scope {
+    match route.namespaced {
+        true => Scope::Namespaced(namespace.to_string()),
+        false => Scope::Cluster,
     }
 }
 

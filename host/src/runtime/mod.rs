@@ -17,7 +17,7 @@ use failure::CallFailure;
 pub(crate) use failure::{load_failure, Failure};
 pub(crate) use host_state::{HostState, Namespaces};
 use memory::MemoryLimiter;
-pub(crate) use pool::{Pool, Reach, Summary};
+pub(crate) use pool::{Pool, Summary};
 pub(crate) use precompiled::Compiler;
 
 use crate::cache::{Claims, VerificationCache};
@@ -86,11 +86,13 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The pod memory this needs with two generations alive (see above).
+    /// The pod memory this needs with two generations alive (see above),
+    /// each with its reserve instance for failure answers.
     pub(crate) fn memory_needed(&self) -> usize {
         const HOST_RESERVE: usize = 256 << 20;
+        let per_generation = self.max_instances.max(self.instances).saturating_add(1);
         2usize
-            .saturating_mul(self.max_instances.max(self.instances))
+            .saturating_mul(per_generation)
             .saturating_mul(self.instance_memory)
             .saturating_add(HOST_RESERVE)
     }

@@ -54,7 +54,16 @@ pub(crate) struct Pool {
     /// Each namespace's share of `active`.
     turns: turns::Turns,
     summary: Summary,
+    /// The instance that answers for the requests `review` gave none for
+    /// ([`Pool::failure_answer`]), outside the pool's and the namespaces'
+    /// turns: a busy or trapping pool must still have the component word
+    /// its failures. Made at the first failure, dropped when it traps.
+    reserve: tokio::sync::Mutex<Option<Instance>>,
 }
+
+/// How long a failure answer may take, waiting for the reserve included:
+/// the request has usually spent its deadline already.
+pub(crate) const FAILURE_ANSWER_DEADLINE: Duration = Duration::from_secs(1);
 
 impl Pool {
     /// Loads `documents` into a first instance, which also yields the summary.
@@ -85,6 +94,7 @@ impl Pool {
                 diagnostics,
                 rejected,
             },
+            reserve: tokio::sync::Mutex::new(None),
         };
         Ok(pool)
     }
@@ -143,14 +153,7 @@ impl Pool {
         };
         let instance = match idle {
             Some(i) => i,
-            None => new_instance(&self.runtime, &self.documents)
-                .await
-                .map_err(|e| {
-                    Failure::trap(format!(
-                        "no policy instance could be created: {}",
-                        super::load_failure(&e)
-                    ))
-                })?,
+            None => self.fresh_instance().await?,
         };
         metrics()
             .instance_acquire
@@ -160,6 +163,18 @@ impl Pool {
             _namespace: turn,
         };
         Ok((instance, turns))
+    }
+
+    /// A new instance of the policy set.
+    async fn fresh_instance(&self) -> Result<Instance, Failure> {
+        new_instance(&self.runtime, &self.documents)
+            .await
+            .map_err(|e| {
+                Failure::trap(format!(
+                    "no policy instance could be created: {}",
+                    super::load_failure(&e)
+                ))
+            })
     }
 
     /// Back to the pool after a call that did not trap, its cache claims
@@ -241,6 +256,46 @@ impl Pool {
         // The generation is not kept past its request.
         inst.store.data_mut().namespaces = None;
         self.settle(inst, out, deadline)
+    }
+
+    /// Runs `failure-answer` for the request `head` is of, on `route`,
+    /// which `review` gave no answer for because of `cause`, on the
+    /// reserve instance, within [`FAILURE_ANSWER_DEADLINE`]. The error is
+    /// why even that gave none: the host then denies on its own.
+    pub(crate) async fn failure_answer(
+        &self,
+        route: wit::Route,
+        head: &wit::RequestHead,
+        cause: &str,
+    ) -> Result<wit::FailureReply, Failure> {
+        let deadline = FAILURE_ANSWER_DEADLINE;
+        let started = Instant::now();
+        let mut reserve = tokio::time::timeout(deadline, self.reserve.lock())
+            .await
+            .map_err(|_| Failure::Busy(deadline))?;
+        let mut inst = match reserve.take() {
+            Some(inst) => inst,
+            None => self.fresh_instance().await?,
+        };
+        let remaining = deadline.saturating_sub(started.elapsed());
+        arm_deadline(&mut inst, remaining);
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        let call = engine.call_failure_answer(&mut inst.store, inst.set, &route, head, cause);
+        let out = backstop(remaining, call).await?;
+        match out {
+            Ok(answer) => {
+                inst.store.data_mut().claims.release_all();
+                inst.calls += 1;
+                if inst.calls < self.runtime.limits.instance_calls {
+                    *reserve = Some(inst);
+                }
+                Ok(answer)
+            }
+            Err(error) => Err(Failure::Trap {
+                why: format!("the failure answer failed: {}", first_line(&error)),
+                detail: format!("{error:?}"),
+            }),
+        }
     }
 
     /// Runs `review-policy` (the policy-validation webhook) on one

@@ -25,7 +25,6 @@
 
 mod decision;
 mod envelope;
-mod fallback;
 mod listen;
 mod review;
 mod routes;

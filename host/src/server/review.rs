@@ -1,9 +1,8 @@
-//! The AdmissionReview responses the host writes itself, for requests the
-//! component gave no answer to: a denial of a body that cannot be judged,
-//! and the fallback verdict after a trap. Every other response is the
+//! The one AdmissionReview response the host writes itself: a denial of a
+//! body the component gave no answer for (it cannot be judged, or not even
+//! the component's failure answer came). Every other response is the
 //! component's (`wit::Answer::response`).
 
-use crate::runtime::wit;
 use serde_json::{json, Value};
 
 /// A denial without evaluation: the request could not be judged (too
@@ -15,20 +14,6 @@ pub(super) fn denied(uid: &str, message: &str) -> Value {
         "allowed": false,
         "status": { "status": "Failure", "message": message, "code": 400 }
     }))
-}
-
-/// The response of a fallback verdict (`fallback::verdict`): allowed or
-/// denied with its message, and its warnings; it verified nothing and
-/// patches nothing.
-pub(super) fn response(uid: &str, verdict: &wit::Verdict) -> Value {
-    let mut resp = json!({ "uid": uid, "allowed": verdict.allowed });
-    if let Some(message) = &verdict.message {
-        resp["status"] = json!({ "status": "Failure", "message": message });
-    }
-    if !verdict.warnings.is_empty() {
-        resp["warnings"] = json!(verdict.warnings);
-    }
-    envelope(resp)
 }
 
 fn envelope(response: Value) -> Value {

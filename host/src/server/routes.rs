@@ -2,11 +2,10 @@
 
 use super::decision;
 use super::envelope;
-use super::fallback;
 use super::review;
 use super::{AppState, Listener};
 use crate::metrics::{metrics, PhaseLabels, RequestLabels};
-use crate::runtime::{wit, Reach};
+use crate::runtime::wit;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -24,6 +23,10 @@ pub(super) const MAX_BODY_BYTES: usize = 8 << 20;
 /// How much of a body past [`MAX_BODY_BYTES`] is read and dropped before
 /// the answer, so that the client is still reading when it comes.
 const MAX_DRAINED_BYTES: usize = 8 << 20;
+
+/// The text of the host's own denial when the component gave no answer at
+/// all (not even a failure answer); the cause follows it.
+const LAST_RESORT: &str = "the admission request could not be evaluated";
 
 type Reply = Response<Full<Bytes>>;
 
@@ -281,15 +284,26 @@ struct Decided {
 }
 
 impl Decided {
+    /// No answer from the component at all, not even a failure answer:
+    /// denied by the uid a scan finds, with a fixed text and the cause.
+    /// Nothing here weighs a policy (the component words every decision);
+    /// this only keeps a request from being admitted on ivpol's failure.
+    fn last_resort(subject: Seen, why: String) -> Decided {
+        Decided::denied_unjudged(subject, LAST_RESORT, why, StatusCode::BAD_REQUEST)
+    }
+
     /// A body that cannot be judged: denied by its uid when a scan finds
     /// one, otherwise answered with `status` (there is nothing to answer).
     fn unjudged(body: &[u8], why: String, status: StatusCode) -> Decided {
-        let subject = scanned(body);
+        let text = "the admission request cannot be evaluated";
+        Decided::denied_unjudged(scanned(body), text, why, status)
+    }
+
+    /// A denial of `subject`'s uid reading `text: why`, or `status` with
+    /// `why` when there is no uid to answer.
+    fn denied_unjudged(subject: Seen, text: &str, why: String, status: StatusCode) -> Decided {
         let reply = match subject.uid.is_empty() {
-            false => deny(
-                &subject.uid,
-                &format!("the admission request cannot be evaluated: {why}"),
-            ),
+            false => deny(&subject.uid, &format!("{text}: {why}")),
             true => error(status, why.clone()),
         };
         Decided {
@@ -380,7 +394,7 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
     // API server says it is in (a cheap scan; the component parses it).
     let tenant = envelope::scan_namespace(&body).unwrap_or_default();
     let outcome = pool
-        .judge(wit_route, &body, namespaces, &tenant, deadline)
+        .judge(wit_route.clone(), &body, namespaces, &tenant, deadline)
         .await;
     match outcome {
         Ok(Ok(answer)) => {
@@ -409,21 +423,25 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
                     reason: failure.reason().into(),
                 })
                 .inc();
-            let reach = Reach {
-                namespace: route.namespaced.then_some(subject.namespace.as_str()),
-                names: &route.names,
+            if subject.uid.is_empty() {
+                return Decided::last_resort(subject, why);
+            }
+            let head = wit::RequestHead {
+                uid: subject.uid.clone(),
+                namespace: subject.namespace.clone(),
             };
-            let verdict = fallback::verdict(pool.summary(), &reach, &why);
-            let reply = match subject.uid.is_empty() {
-                false => json_reply(StatusCode::OK, review::response(&subject.uid, &verdict)),
-                true => error(StatusCode::BAD_REQUEST, why.clone()),
-            };
-            Decided {
-                reply,
-                label: "error",
-                subject,
-                verdict: Some(verdict),
-                why: Some(why),
+            match pool.failure_answer(wit_route, &head, &why).await {
+                Ok(reply) => Decided {
+                    reply: bytes_reply(StatusCode::OK, reply.response),
+                    label: "error",
+                    subject,
+                    verdict: Some(reply.verdict),
+                    why: Some(why),
+                },
+                Err(second) => {
+                    tracing::error!(uid = %subject.uid, "no failure answer from the component either: {}", second.detail());
+                    Decided::last_resort(subject, why)
+                }
             }
         }
     }
@@ -543,6 +561,44 @@ fn error(status: StatusCode, message: String) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host's own denial, when not even the component's failure
+    /// answer came: a denial by the scanned uid with a fixed text and the
+    /// cause, weighing no policy; a 400 when there is no uid to answer.
+    #[test]
+    fn the_last_resort_denies_with_a_fixed_text() {
+        let seen = Seen {
+            uid: "u-1".into(),
+            ..Seen::default()
+        };
+        let d = Decided::last_resort(seen, "the pool is closed".into());
+        assert_eq!(d.label, "error");
+        assert!(d.verdict.is_none());
+        assert_eq!(d.reply.status(), StatusCode::OK);
+        let body = d.reply.into_body();
+        let bytes = futures_body(body);
+        let review: Value = serde_json::from_slice(&bytes).expect("JSON");
+        assert_eq!(review["response"]["uid"], "u-1");
+        assert_eq!(review["response"]["allowed"], false);
+        assert_eq!(
+            review["response"]["status"]["message"],
+            format!("{LAST_RESORT}: the pool is closed")
+        );
+        let nobody = Decided::last_resort(Seen::default(), "x".into());
+        assert_eq!(nobody.reply.status(), StatusCode::BAD_REQUEST);
+    }
+
+    /// The bytes of a reply body (always in memory here).
+    fn futures_body(body: Full<Bytes>) -> Vec<u8> {
+        use http_body_util::BodyExt;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        runtime
+            .block_on(body.collect())
+            .map(|c| c.to_bytes().to_vec())
+            .unwrap_or_default()
+    }
 
     #[test]
     fn parses_admission_routes() {

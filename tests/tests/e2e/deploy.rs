@@ -1012,7 +1012,8 @@ fn the_memory_limit_fits_two_generations_of_the_instance_pool() {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("deploy/ must set {flag} to a number: {args:?}"))
     };
-    let needed = 2 * number("--max-instances") * number("--instance-memory-mib") + 256;
+    // Each generation's pool, and the instance it keeps for failure answers.
+    let needed = 2 * (number("--max-instances") + 1) * number("--instance-memory-mib") + 256;
     assert!(number("--instances") <= number("--max-instances"));
     let limit = c["resources"]["limits"]["memory"]
         .as_str()

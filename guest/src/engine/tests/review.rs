@@ -367,3 +367,60 @@ fn a_trapped_policy_is_an_error_and_the_others_are_judged() {
         ))
     );
 }
+
+/// The failure answer (the host's call when `review` gave none): every
+/// policy the route reaches is an `error` with the host's cause, mapped
+/// by its actions, and nothing is evaluated (the passing policies error
+/// too); a route naming one policy reaches only that one, a namespaced
+/// route only the request namespace's policies.
+#[test]
+fn a_failure_answer_errors_every_policy_in_reach_by_its_actions() {
+    let set = load(&[
+        simple(
+            "deny",
+            "validations:\n  - expression: 'true'\n    message: fine",
+        ),
+        simple(
+            "warn",
+            "validationActions: [Warn]\nvalidations:\n  - expression: 'true'\n    message: fine",
+        ),
+        simple(
+            "audit",
+            "validationActions: [Audit]\nvalidations:\n  - expression: 'true'\n    message: fine",
+        ),
+    ]);
+    let all = route(Phase::Validate, false);
+    let (response, verdict) = set.failure_answer(&all, "u-1", "default", "boom");
+    assert!(!verdict.allowed);
+    assert_eq!(
+        verdict.message.as_deref(),
+        Some("Policy deny error: internal error: boom")
+    );
+    assert_eq!(
+        verdict.warnings,
+        ["Policy warn error: internal error: boom"]
+    );
+    let statuses: Vec<(&str, Status)> = (verdict.results.iter())
+        .map(|r| (r.policy.as_str(), r.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("audit", Status::Error),
+            ("deny", Status::Error),
+            ("warn", Status::Error)
+        ]
+    );
+    let response: Value = serde_json::from_slice(&response).expect("JSON");
+    assert_eq!(response["response"]["uid"], "u-1");
+    assert_eq!(response["response"]["allowed"], false);
+    let mut named = route(Phase::Validate, false);
+    named.names = vec!["audit".into()];
+    let (_, v) = set.failure_answer(&named, "u-1", "default", "boom");
+    assert!(v.allowed, "an Audit policy only reports");
+    assert_eq!(v.results.len(), 1);
+    // The cluster's policies are not in a namespaced route's reach.
+    let namespaced = route(Phase::Validate, true);
+    let (_, v) = set.failure_answer(&namespaced, "u-1", "default", "boom");
+    assert!(v.results.is_empty());
+}
