@@ -1,8 +1,9 @@
 //! The names ivpol reads in both of its halves: container image references
 //! with go-containerregistry's semantics ([`reference`]), Kyverno's image
 //! globs with gobwas/glob's ([`glob`]), and the percent-encoding of URL
-//! query values ([`encoding`]), and the one header the component's
-//! requests carry for the host ([`REVOCATION_FETCH_HEADER`]).
+//! query values ([`encoding`]), the namespace of a resource read outside
+//! admission ([`scope`]), and the one header the component's requests carry
+//! for the host ([`REVOCATION_FETCH_HEADER`]).
 //!
 //! The component (Kubernetes requests, policies) and the host (the `push`,
 //! `pull` and `inspect` commands, the registry token service) both depend
@@ -20,6 +21,7 @@
 pub mod encoding;
 pub mod glob;
 pub mod reference;
+pub mod scope;
 
 pub use glob::{image_matches_glob, Glob, GlobError};
 

@@ -4,17 +4,6 @@
 
 use serde_json::{json, Value};
 
-/// Kinds of the built-in API that are not namespaced, one per line (the host
-/// reads the same file to name resources in reports). Any other kind is,
-/// and a namespaced resource without `metadata.namespace` is in `default`,
-/// as `kyverno apply` places it.
-pub const CLUSTER_SCOPED_KINDS: &str = include_str!("cluster-scoped-kinds.txt");
-
-/// Whether `kind` is a cluster-scoped kind of the built-in API.
-pub fn cluster_scoped(kind: &str) -> bool {
-    CLUSTER_SCOPED_KINDS.lines().any(|k| k == kind)
-}
-
 /// Why a resource cannot be made into an AdmissionRequest.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResourceError {
@@ -80,16 +69,13 @@ fn field<'a>(object: &'a Value, name: &'static str) -> Result<&'a str, ResourceE
         .ok_or(ResourceError::Missing(name))
 }
 
+/// The resource's namespace by the rule the host names it by too
+/// (`ivpol_refs::scope`); empty for a cluster-scoped kind.
 fn namespace_of(object: &Value, kind: &str) -> String {
-    if cluster_scoped(kind) {
-        return String::new();
-    }
-    object
+    let declared = object
         .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or("default")
-        .to_string()
+        .and_then(Value::as_str);
+    ivpol_refs::scope::namespace_of(kind, declared).unwrap_or_default()
 }
 
 /// The resource (plural) of a kind, by the rule Kubernetes uses when it has

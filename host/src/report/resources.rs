@@ -8,13 +8,6 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Kinds of the built-in API that are not namespaced: the component's own
-/// list (`guest/src/admission/synthetic.rs` places every other kind without
-/// `metadata.namespace` in `default`, as `kyverno apply` does), so that a
-/// report names the namespace the component evaluated in.
-const CLUSTER_SCOPED_KINDS: &str =
-    include_str!("../../../guest/src/admission/cluster-scoped-kinds.txt");
-
 /// Who a result is about, as a report's `resources[]` entry names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Subject {
@@ -90,10 +83,7 @@ pub(crate) fn subject(value: &Value) -> Result<Subject> {
     let name = text("/metadata/name")
         .or_else(|| text("/metadata/generateName"))
         .ok_or_else(|| anyhow!("{kind} resource has no metadata.name"))?;
-    let namespace = match CLUSTER_SCOPED_KINDS.lines().any(|k| k == kind) {
-        true => None,
-        false => Some(text("/metadata/namespace").unwrap_or_else(|| "default".into())),
-    };
+    let namespace = ivpol_refs::scope::namespace_of(&kind, text("/metadata/namespace").as_deref());
     Ok(Subject {
         api_version,
         kind,
