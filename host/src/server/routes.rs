@@ -30,14 +30,9 @@ const LAST_RESORT: &str = "the admission request could not be evaluated";
 
 type Reply = Response<Full<Bytes>>;
 
-/// Parsed admission route.
-struct Route {
-    phase: wit::Phase,
-    namespaced: bool,
-    names: Vec<String>,
-}
-
-fn parse_route(path: &str) -> Option<Route> {
+/// The admission route of `path` (`/ivpol|nivpol/validate|mutate[/names]`),
+/// as the WIT defines it: the one route type of host and component.
+fn parse_route(path: &str) -> Option<wit::Route> {
     let mut parts = path.trim_start_matches('/').splitn(3, '/');
     let namespaced = match parts.next()? {
         "ivpol" => false,
@@ -56,10 +51,11 @@ fn parse_route(path: &str) -> Option<Route> {
         .filter(|n| !n.is_empty())
         .map(String::from)
         .collect();
-    Some(Route {
+    Some(wit::Route {
         phase,
         namespaced,
         names,
+        trapped: Vec::new(),
     })
 }
 
@@ -219,7 +215,7 @@ fn metrics_reply() -> Reply {
 
 /// One admission request, counted and timed by route, phase and verdict,
 /// with its decision line.
-async fn admission(state: &AppState, route: Route, req: Request<Incoming>) -> Reply {
+async fn admission(state: &AppState, route: wit::Route, req: Request<Incoming>) -> Reply {
     let start = std::time::Instant::now();
     let labels = (
         if route.namespaced { "nivpol" } else { "ivpol" },
@@ -374,7 +370,7 @@ fn scanned(body: &[u8]) -> Seen {
 /// component parses the AdmissionReview, judges it and writes the
 /// response. The host reads the body itself only when the component
 /// cannot answer: then it denies by the uid it scans.
-async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decided {
+async fn decide(state: &AppState, route: wit::Route, req: Request<Incoming>) -> Decided {
     let body = match read_body(req, state.body_read_timeout).await {
         Ok(b) => b,
         Err(unread) => return Decided::unjudged(&unread.prefix, unread.why, unread.status),
@@ -383,18 +379,12 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
     let generation = state.live.current();
     let pool = &generation.pool;
     let deadline = pool.deadline(&route.names);
-    let wit_route = wit::Route {
-        phase: route.phase,
-        namespaced: route.namespaced,
-        names: route.names.clone(),
-        trapped: vec![],
-    };
     let namespaces: Arc<dyn crate::runtime::Namespaces> = generation.clone();
     // Whose share of the instances the request takes: the namespace the
     // API server says it is in (a cheap scan; the component parses it).
     let tenant = envelope::scan_namespace(&body).unwrap_or_default();
     let outcome = pool
-        .judge(wit_route.clone(), &body, namespaces, &tenant, deadline)
+        .judge(route.clone(), &body, namespaces, &tenant, deadline)
         .await;
     match outcome {
         Ok(Ok(answer)) => {
@@ -430,7 +420,7 @@ async fn decide(state: &AppState, route: Route, req: Request<Incoming>) -> Decid
                 uid: subject.uid.clone(),
                 namespace: subject.namespace.clone(),
             };
-            match pool.failure_answer(wit_route, &head, &why).await {
+            match pool.failure_answer(route, &head, &why).await {
                 Ok(reply) => Decided {
                     reply: bytes_reply(StatusCode::OK, reply.response),
                     label: "error",
