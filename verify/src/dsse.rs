@@ -158,12 +158,16 @@ mod tests {
         let env = Envelope::parse(json.as_bytes()).unwrap();
         assert_eq!(env.payload, b"hello");
         env.verify(&key, None).unwrap();
+        let none_verifies: Result<&[u8]> = Err(DsseError::NoSignatureVerifies {
+            algorithm: "ECDSA P-256".into(),
+        }
+        .into());
         let mut other = env.clone();
         other.payload_type = "u".into();
-        assert!(other.verify(&key, None).is_err());
+        assert_eq!(other.verify(&key, None), none_verifies);
         other = env.clone();
         other.payload = b"hellO".to_vec();
-        assert!(other.verify(&key, None).is_err());
+        assert_eq!(other.verify(&key, None), none_verifies);
         assert!(matches!(
             Envelope::parse(br#"{"payloadType":"t","payload":"","signatures":[]}"#),
             Err(crate::VerifyError::Dsse(DsseError::NoSignatures))

@@ -189,11 +189,15 @@ pub fn pem_encode(label: &str, der: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::VerifyError;
 
     #[test]
     fn roundtrips() {
         assert_eq!(b64decode("x", "aGVs\nbG8=\n").unwrap(), b"hello");
-        assert!(b64decode("x", "!!").is_err());
+        assert!(matches!(
+            b64decode("x", "!!"),
+            Err(VerifyError::Encoding(EncodingError::Base64 { what, .. })) if what == "x"
+        ));
         assert_eq!(hex(&[0, 0xab]), "00ab");
         assert_eq!(unhex("x", "00AB").unwrap(), vec![0, 0xab]);
         assert_eq!(
@@ -206,7 +210,15 @@ mod tests {
         let blocks = pem_blocks(&format!("junk\n{pem}{pem}"), 10, 1000).unwrap();
         assert_eq!(blocks.len(), 2);
         assert_eq!(blocks[0].der, b"abc");
-        assert!(pem_blocks(&format!("{pem}{pem}"), 1, 1000).is_err());
-        assert!(pem_blocks("-----BEGIN X-----\nabc", 1, 1000).is_err());
+        assert!(matches!(
+            pem_blocks(&format!("{pem}{pem}"), 1, 1000),
+            Err(VerifyError::Encoding(EncodingError::PemTooManyBlocks {
+                max: 1
+            }))
+        ));
+        assert!(matches!(
+            pem_blocks("-----BEGIN X-----\nabc", 1, 1000),
+            Err(VerifyError::Encoding(EncodingError::PemNoEnd { label })) if label == "X"
+        ));
     }
 }

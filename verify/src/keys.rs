@@ -623,14 +623,17 @@ pub(crate) mod tests {
             Some(HashAlgorithm::Sha256),
         )
         .unwrap();
-        assert!(key.verify(b"hellO", sig.to_der().as_bytes(), None).is_err());
-        assert!(key
-            .verify(
+        let bad: Result<()> = Err(KeyError::BadSignature("ECDSA P-256".into()).into());
+        assert_eq!(key.verify(b"hellO", sig.to_der().as_bytes(), None), bad);
+        // signed over sha256, checked over sha512
+        assert_eq!(
+            key.verify(
                 b"hello",
                 sig.to_der().as_bytes(),
                 Some(HashAlgorithm::Sha512)
-            )
-            .is_err());
+            ),
+            bad
+        );
         // sha512 digest, truncated by ECDSA
         let d = HashAlgorithm::Sha512.digest(b"m");
         let sig: p256::ecdsa::Signature = sk.sign_prehash(&d).unwrap();
@@ -638,10 +641,16 @@ pub(crate) mod tests {
             .unwrap();
         key.verify_digest(&d, HashAlgorithm::Sha512, sig.to_der().as_bytes())
             .unwrap();
-        assert!(key
-            .verify_digest(&d[..32], HashAlgorithm::Sha512, sig.to_der().as_bytes())
-            .is_err());
-        assert!(key.verify(b"m", b"garbage", None).is_err());
+        assert_eq!(
+            key.verify_digest(&d[..32], HashAlgorithm::Sha512, sig.to_der().as_bytes()),
+            Err(KeyError::DigestLength {
+                hash: "sha512",
+                expected: 64,
+                got: 32
+            }
+            .into())
+        );
+        assert_eq!(key.verify(b"m", b"garbage", None), bad);
     }
 
     #[test]
@@ -652,7 +661,10 @@ pub(crate) mod tests {
         for h in [HashAlgorithm::Sha256, HashAlgorithm::Sha384] {
             let sig: p384::ecdsa::Signature = sk.sign_prehash(&h.digest(b"msg")).unwrap();
             key.verify(b"msg", sig.to_der().as_bytes(), None).unwrap();
-            assert!(key.verify(b"other", sig.to_der().as_bytes(), None).is_err());
+            assert_eq!(
+                key.verify(b"other", sig.to_der().as_bytes(), None),
+                Err(KeyError::BadSignature("ECDSA P-384".into()).into())
+            );
         }
     }
 
@@ -669,7 +681,10 @@ pub(crate) mod tests {
             .unwrap();
         key.verify(b"msg", sig.to_der().as_bytes(), None).unwrap();
         key.verify(b"msg", &sig.to_bytes(), None).unwrap();
-        assert!(key.verify(b"msX", sig.to_der().as_bytes(), None).is_err());
+        assert_eq!(
+            key.verify(b"msX", sig.to_der().as_bytes(), None),
+            Err(KeyError::BadSignature("ECDSA P-521".into()).into())
+        );
     }
 
     #[test]
@@ -679,7 +694,10 @@ pub(crate) mod tests {
         let key = PublicKey::from_pem(&spki_pem(&sk.verifying_key())).unwrap();
         let sig = sk.sign(b"msg");
         key.verify(b"msg", &sig.to_bytes(), None).unwrap();
-        assert!(key.verify(b"msh", &sig.to_bytes(), None).is_err());
+        assert_eq!(
+            key.verify(b"msh", &sig.to_bytes(), None),
+            Err(KeyError::Ed25519.into())
+        );
         let ph = sk
             .sign_prehashed(Sha512::new().chain_update(b"msg"), Some(b""))
             .unwrap();
@@ -690,14 +708,22 @@ pub(crate) mod tests {
             &ph.to_bytes(),
         )
         .unwrap();
-        assert!(key
-            .verify_digest(
+        assert_eq!(
+            key.verify_digest(
                 &HashAlgorithm::Sha512.digest(b"msX"),
                 HashAlgorithm::Sha512,
                 &ph.to_bytes()
-            )
-            .is_err());
-        assert!(key.verify(b"msg", &ph.to_bytes()[..63], None).is_err());
+            ),
+            Err(KeyError::BadDigestSignature {
+                algorithm: "Ed25519".into(),
+                hash: "sha512"
+            }
+            .into())
+        );
+        assert_eq!(
+            key.verify(b"msg", &ph.to_bytes()[..63], None),
+            Err(KeyError::Ed25519Length(63).into())
+        );
     }
 
     #[test]
@@ -714,16 +740,18 @@ pub(crate) mod tests {
         let d = HashAlgorithm::Sha256.digest(b"msg");
         let sig = sk.sign(Pkcs1v15Sign::new::<Sha256>(), &d).unwrap();
         key.verify(b"msg", &sig, None).unwrap();
-        assert!(key.verify(b"msh", &sig, None).is_err());
+        let bad: Result<()> = Err(KeyError::BadSignature("RSA-2048".into()).into());
+        assert_eq!(key.verify(b"msh", &sig, None), bad);
         let pss = sk.sign(Pss::<Sha256>::new(), &d).unwrap();
         key.verify(b"msg", &pss, None).unwrap();
         key.verify_digest(&d, HashAlgorithm::Sha256, &pss).unwrap();
-        assert!(key.verify(b"msh", &pss, None).is_err());
+        assert_eq!(key.verify(b"msh", &pss, None), bad);
         let d512 = HashAlgorithm::Sha512.digest(b"msg");
         let sig512 = sk.sign(Pkcs1v15Sign::new::<Sha512>(), &d512).unwrap();
         key.verify(b"msg", &sig512, Some(HashAlgorithm::Sha512))
             .unwrap();
-        assert!(key.verify(b"msg", &sig512, None).is_err());
+        // signed over sha512, checked over the default sha256
+        assert_eq!(key.verify(b"msg", &sig512, None), bad);
     }
 
     #[test]

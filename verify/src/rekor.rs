@@ -619,9 +619,22 @@ mod tests {
 
     #[test]
     fn bad_bundles() {
-        assert!(CosignBundle::parse("{}").is_err());
-        assert!(CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":1,"integratedTime":1,"logIndex":1,"logID":"00"}}"#).is_err());
-        assert!(CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":"","integratedTime":1,"logIndex":1,"logID":"0g"}}"#).is_err());
+        assert!(matches!(
+            CosignBundle::parse("{}"),
+            Err(VerifyError::Rekor(RekorError::InvalidAnnotation(m)))
+                if m.contains("missing field `SignedEntryTimestamp`")
+        ));
+        assert!(matches!(
+            CosignBundle::parse(
+                r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":1,"integratedTime":1,"logIndex":1,"logID":"00"}}"#
+            ),
+            Err(VerifyError::Rekor(RekorError::BodyNotString))
+        ));
+        assert!(matches!(
+            CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":"","integratedTime":1,"logIndex":1,"logID":"0g"}}"#),
+            Err(VerifyError::Encoding(crate::encoding::EncodingError::Hex { what }))
+                if what == "Rekor logID"
+        ));
         assert!(matches!(
             Body::parse(br#"{"kind":"rekord","apiVersion":"0.0.1"}"#),
             Err(VerifyError::Rekor(RekorError::UnsupportedKind { .. }))

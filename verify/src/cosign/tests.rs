@@ -608,8 +608,19 @@ fn subject_annotations() {
     assert!(check(BTreeMap::new()).is_ok());
     assert!(check(want("env", "dev")).is_ok());
     // Only the image's own subject counts, and non-strings never match.
-    assert!(check(want("env", "prod")).is_err());
-    assert!(check(want("n", "1")).is_err());
+    let differs = |key: &str, have: &str, want: &str| {
+        Err(LayerError::SubjectAnnotation {
+            key: key.into(),
+            have: have.into(),
+            want: want.into(),
+        }
+        .into())
+    };
+    assert_eq!(
+        check(want("env", "prod")),
+        differs("env", "\"dev\"", "prod")
+    );
+    assert_eq!(check(want("n", "1")), differs("n", "1", "1"));
     assert!(
         check_subject_annotations(&statement, DIGEST_REKOR, &want("env", "dev"))
             .unwrap_err()

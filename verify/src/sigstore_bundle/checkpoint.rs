@@ -129,9 +129,9 @@ impl SignedNote {
         }
         let mut parts = envelope.match_indices("\n\n");
         let split = match (parts.next(), parts.next()) {
-            (Some((i, _)), None) => i,
+            (Some((i, _)), None) if !envelope[i + 2..].starts_with('\n') => i,
             (None, _) => return Err(CheckpointError::NoSeparator.into()),
-            (Some(_), Some(_)) => return Err(CheckpointError::SeveralSeparators.into()),
+            (Some(_), _) => return Err(CheckpointError::SeveralSeparators.into()),
         };
         let text = &envelope[..split + 1];
         let sigs = &envelope[split + 2..];
@@ -288,44 +288,86 @@ mod tests {
     #[test]
     fn rejects_malformed_notes() {
         let body = format!("origin\n1\n{ROOT}\n");
+        let fails = |note: &str, e: CheckpointError| {
+            assert_eq!(SignedNote::parse(note), Err(e.into()), "{note:?}");
+        };
+        let bad_line = |l: &str| CheckpointError::BadSignatureLine(l.into());
         // no signatures at all
-        assert!(SignedNote::parse(&format!("{body}\n")).is_err());
+        fails(&format!("{body}\n"), CheckpointError::NoSignatures);
         // no blank line
-        assert!(SignedNote::parse(&body).is_err());
-        // two blank lines
-        assert!(SignedNote::parse(&format!("{body}\n\n\u{2014} a {SIG}\n")).is_err());
+        fails(&body, CheckpointError::NoSeparator);
+        // two blank lines, together or apart
+        fails(
+            &format!("{body}\n\n\u{2014} a {SIG}\n"),
+            CheckpointError::SeveralSeparators,
+        );
+        fails(
+            &format!("{body}\n\u{2014} a {SIG}\n\n\u{2014} a {SIG}\n"),
+            CheckpointError::SeveralSeparators,
+        );
         // signature block without a trailing newline
-        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a {SIG}")).is_err());
+        fails(
+            &format!("{body}\n\u{2014} a {SIG}"),
+            CheckpointError::UnterminatedSignatures,
+        );
         // hyphen instead of an em dash
-        assert!(SignedNote::parse(&format!("{body}\n- a {SIG}\n")).is_err());
+        fails(
+            &format!("{body}\n- a {SIG}\n"),
+            bad_line(&format!("- a {SIG}")),
+        );
         // bad base64, too short
-        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a !!!!\n")).is_err());
-        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a AAAA\n")).is_err());
+        fails(
+            &format!("{body}\n\u{2014} a !!!!\n"),
+            bad_line("\u{2014} a !!!!"),
+        );
+        fails(
+            &format!("{body}\n\u{2014} a AAAA\n"),
+            CheckpointError::ShortSignature("a".into()),
+        );
         // a name with a plus, or missing
-        assert!(SignedNote::parse(&format!("{body}\n\u{2014} a+b {SIG}\n")).is_err());
-        assert!(SignedNote::parse(&format!("{body}\n\u{2014}  {SIG}\n")).is_err());
+        fails(
+            &format!("{body}\n\u{2014} a+b {SIG}\n"),
+            bad_line(&format!("\u{2014} a+b {SIG}")),
+        );
+        fails(
+            &format!("{body}\n\u{2014}  {SIG}\n"),
+            bad_line(&format!("\u{2014}  {SIG}")),
+        );
         // too many signatures
         let many = note(&body, &vec![("a", SIG); MAX_NOTE_SIGNATURES + 1]);
-        assert!(SignedNote::parse(&many).is_err());
+        fails(&many, CheckpointError::TooManySignatures);
     }
 
     #[test]
     fn rejects_malformed_checkpoint_bodies() {
         let ok = |b: &str| Checkpoint::parse(b);
+        let fails = |b: &str, e: CheckpointError| {
+            assert_eq!(Checkpoint::parse(b), Err(e.into()), "{b:?}");
+        };
         assert!(ok(&format!("o\n1\n{ROOT}\n")).is_ok());
         // missing origin / size / root
-        assert!(ok(&format!("1\n{ROOT}\n")).is_err());
-        assert!(ok(&format!("o\n{ROOT}\n")).is_err());
-        assert!(ok("o\n1\n").is_err());
-        assert!(ok(&format!("\n1\n{ROOT}\n")).is_err());
+        fails(&format!("1\n{ROOT}\n"), CheckpointError::TooFewLines);
+        fails(&format!("o\n{ROOT}\n"), CheckpointError::TooFewLines);
+        fails("o\n1\n", CheckpointError::TooFewLines);
+        fails(&format!("\n1\n{ROOT}\n"), CheckpointError::EmptyOrigin);
         // bad sizes
-        for size in ["-1", "+1", "01", "1.0", "", "18446744073709551616", "0x10"] {
-            assert!(ok(&format!("o\n{size}\n{ROOT}\n")).is_err(), "{size}");
+        for size in ["-1", "+1", "01", "1.0", "", "0x10"] {
+            fails(
+                &format!("o\n{size}\n{ROOT}\n"),
+                CheckpointError::SizeNotDecimal(size.into()),
+            );
         }
+        fails(
+            &format!("o\n18446744073709551616\n{ROOT}\n"),
+            CheckpointError::SizeTooLarge("18446744073709551616".into()),
+        );
         // bad roots
-        assert!(ok("o\n1\nnot base64!\n").is_err());
-        assert!(ok("o\n1\nAAAA\n").is_err());
+        fails(
+            "o\n1\nnot base64!\n",
+            CheckpointError::RootNotBase64("not base64!".into()),
+        );
+        fails("o\n1\nAAAA\n", CheckpointError::RootLength(3));
         // no trailing newline
-        assert!(ok(&format!("o\n1\n{ROOT}")).is_err());
+        fails(&format!("o\n1\n{ROOT}"), CheckpointError::UnterminatedText);
     }
 }

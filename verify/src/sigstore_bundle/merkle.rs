@@ -119,6 +119,21 @@ pub(crate) use crate::encoding::hex;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::VerifyError;
+
+    /// Whether `r` is a well-formed proof that leads to a root other than
+    /// `root`.
+    fn leads_elsewhere(r: Result<()>, root: &[u8; 32]) -> bool {
+        matches!(
+            r,
+            Err(VerifyError::Merkle(MerkleError::RootMismatch { computed, expected }))
+                if expected == hex(root) && computed != expected
+        )
+    }
+
+    fn outside(index: u64, tree_size: u64) -> VerifyError {
+        MerkleError::IndexOutsideTree { index, tree_size }.into()
+    }
 
     /// The root of `leaves` by the RFC 6962 definition (MTH), for checking.
     fn mth(leaves: &[Vec<u8>]) -> [u8; 32] {
@@ -173,26 +188,57 @@ mod tests {
         let root = mth(&ls);
         let p = path(3, &ls);
         assert!(verify_inclusion(3, 7, &ls[3], &p, &root).is_ok());
-        assert!(verify_inclusion(3, 7, b"other", &p, &root).is_err());
-        assert!(verify_inclusion(2, 7, &ls[3], &p, &root).is_err());
-        assert!(verify_inclusion(3, 4, &ls[3], &p, &root).is_err());
-        assert!(verify_inclusion(3, 12, &ls[3], &p, &root).is_err());
+        assert!(leads_elsewhere(
+            verify_inclusion(3, 7, b"other", &p, &root),
+            &root
+        ));
+        assert!(leads_elsewhere(
+            verify_inclusion(2, 7, &ls[3], &p, &root),
+            &root
+        ));
+        // a tree of 4 is one level shallower, one of 12 one level deeper
+        assert_eq!(
+            verify_inclusion(3, 4, &ls[3], &p, &root),
+            Err(MerkleError::TooManyHashes.into())
+        );
+        assert_eq!(
+            verify_inclusion(3, 12, &ls[3], &p, &root),
+            Err(MerkleError::TooFewHashes.into())
+        );
         let mut bad = p.clone();
         bad[1][0] ^= 1;
-        assert!(verify_inclusion(3, 7, &ls[3], &bad, &root).is_err());
+        assert!(leads_elsewhere(
+            verify_inclusion(3, 7, &ls[3], &bad, &root),
+            &root
+        ));
         let mut longer = p.clone();
         longer.push([0; 32]);
-        assert!(verify_inclusion(3, 7, &ls[3], &longer, &root).is_err());
-        assert!(verify_inclusion(3, 7, &ls[3], &p[..p.len() - 1], &root).is_err());
-        assert!(verify_inclusion(7, 7, &ls[3], &p, &root).is_err());
-        assert!(verify_inclusion(0, 0, &ls[0], &[], &root).is_err());
+        assert_eq!(
+            verify_inclusion(3, 7, &ls[3], &longer, &root),
+            Err(MerkleError::TooManyHashes.into())
+        );
+        assert_eq!(
+            verify_inclusion(3, 7, &ls[3], &p[..p.len() - 1], &root),
+            Err(MerkleError::TooFewHashes.into())
+        );
+        assert_eq!(
+            verify_inclusion(7, 7, &ls[3], &p, &root),
+            Err(outside(7, 7))
+        );
+        assert_eq!(
+            verify_inclusion(0, 0, &ls[0], &[], &root),
+            Err(outside(0, 0))
+        );
     }
 
     #[test]
     fn single_leaf_tree_has_an_empty_proof() {
         let root = leaf_hash(b"x");
         assert!(verify_inclusion(0, 1, b"x", &[], &root).is_ok());
-        assert!(verify_inclusion(0, 1, b"x", &[[0; 32]], &root).is_err());
+        assert_eq!(
+            verify_inclusion(0, 1, b"x", &[[0; 32]], &root),
+            Err(MerkleError::TooManyHashes.into())
+        );
     }
 
     #[test]
@@ -201,10 +247,14 @@ mod tests {
         assert!(
             root_from_inclusion_proof(u64::MAX - 1, u64::MAX, &[0; 32], &[[1; 32]; 63]).is_ok()
         );
-        assert!(
-            root_from_inclusion_proof(u64::MAX - 1, u64::MAX, &[0; 32], &[[1; 32]; 64]).is_err()
+        assert_eq!(
+            root_from_inclusion_proof(u64::MAX - 1, u64::MAX, &[0; 32], &[[1; 32]; 64]),
+            Err(MerkleError::TooManyHashes.into())
         );
         assert!(root_from_inclusion_proof(0, u64::MAX, &[0; 32], &[[1; 32]; 64]).is_ok());
-        assert!(root_from_inclusion_proof(u64::MAX, u64::MAX, &[0; 32], &[]).is_err());
+        assert_eq!(
+            root_from_inclusion_proof(u64::MAX, u64::MAX, &[0; 32], &[]),
+            Err(outside(u64::MAX, u64::MAX))
+        );
     }
 }

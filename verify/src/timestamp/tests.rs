@@ -40,10 +40,9 @@ fn generalized_time() {
         b"2025061212021aZ",
         b"",
     ] {
-        assert!(
-            parse_generalized_time(bad).is_err(),
-            "{:?}",
-            String::from_utf8_lossy(bad)
+        assert_eq!(
+            parse_generalized_time(bad),
+            Err(TimestampError::GenTime(String::from_utf8_lossy(bad).into_owned()).into())
         );
     }
 }
@@ -70,13 +69,23 @@ fn parses_a_response_with_an_embedded_certificate() {
 #[test]
 fn rejects_damaged_responses() {
     let der = conformance_timestamp("rekor2-happy-path");
-    assert!(TimeStampToken::parse(&[]).is_err());
-    assert!(TimeStampToken::parse(&der[..der.len() - 1]).is_err());
+    // The outer TimeStampResp does not read: `detail` is the DER parser's.
+    let unreadable = |d: &[u8], detail: &str| match TimeStampToken::parse(d) {
+        Err(VerifyError::Timestamp(TimestampError::Der { what, detail: got })) => {
+            assert_eq!(what, "TimeStampResp");
+            assert!(got.contains(detail), "{got}");
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("accepted"),
+    };
+    unreadable(&[], "incomplete");
+    unreadable(&der[..der.len() - 1], "incomplete");
     let mut longer = der.clone();
     longer.push(0);
-    assert!(TimeStampToken::parse(&longer).is_err());
+    unreadable(&longer, "trailing data");
     // Flip every byte in turn: parsing must never panic, and a flip in
-    // the TSTInfo must be caught by the message-digest check.
+    // the TSTInfo must be caught: by the TSTInfo's own parsing if it no
+    // longer reads, else by the message-digest check.
     let t = TimeStampToken::parse(&der).unwrap();
     let start = der
         .windows(t.tst_info_der.len())
@@ -86,8 +95,16 @@ fn rejects_damaged_responses() {
         let mut d = der.clone();
         d[i] ^= 0x01;
         let r = TimeStampToken::parse(&d);
-        if (start..start + t.tst_info_der.len()).contains(&i) {
-            assert!(r.is_err(), "flip at {i} inside TSTInfo was accepted");
+        let tst = start..start + t.tst_info_der.len();
+        if tst.contains(&i) {
+            let Err(e) = r else {
+                panic!("flip at {i} inside TSTInfo was accepted");
+            };
+            let want = match parse_tst_info(&d[tst]) {
+                Ok(_) => TimestampError::MessageDigest.into(),
+                Err(unreadable) => unreadable,
+            };
+            assert_eq!(e, want, "flip at {i}");
         }
     }
     // a rejected status

@@ -739,14 +739,36 @@ pub(crate) mod tests {
 
     #[test]
     fn parse_errors() {
-        assert!(Certificate::parse_pem("").is_err());
-        assert!(Certificate::from_der(b"\x30\x03\x02\x01\x00").is_err());
+        // `detail` is in the DER parser's text.
+        let invalid = |r: Result<Certificate>, detail: &str| match r {
+            Err(VerifyError::X509(X509Error::Invalid(got))) => {
+                assert!(got.contains(detail), "{got}")
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("accepted"),
+        };
+        assert!(matches!(
+            Certificate::parse_pem(""),
+            Err(VerifyError::X509(X509Error::NoPemBlock))
+        ));
+        // a SEQUENCE holding only an INTEGER
+        invalid(
+            Certificate::from_der(b"\x30\x03\x02\x01\x00"),
+            "expected SEQUENCE, got INTEGER",
+        );
         let root = &certs(&format!("{FIXTURES}fulcio_v1.crt.pem"))[0];
         let mut der = root.der().to_vec();
         der.push(0);
-        assert!(Certificate::from_der(&der).is_err());
-        assert!(der_tlv(&[0x30, 0x85, 1, 1, 1, 1, 1]).is_err());
-        assert!(der_tlv(&[0x30, 0x05, 1]).is_err());
+        invalid(Certificate::from_der(&der), "trailing data");
+        // a five-byte length, and a length past the end
+        assert!(matches!(
+            der_tlv(&[0x30, 0x85, 1, 1, 1, 1, 1]),
+            Err(VerifyError::X509(X509Error::MalformedDer))
+        ));
+        assert!(matches!(
+            der_tlv(&[0x30, 0x05, 1]),
+            Err(VerifyError::X509(X509Error::MalformedDer))
+        ));
         assert_eq!(der_wrap(0x04, &[1, 2]), vec![4, 2, 1, 2]);
         assert_eq!(der_wrap(0x04, &[0; 300])[..4], [4, 0x82, 1, 44]);
     }

@@ -218,7 +218,10 @@ mod tests {
     #[test]
     fn reason_codes_are_one_byte_enumerations() {
         assert_eq!(reason_code(&[0x0a, 0x01, 6]), Ok(6));
-        assert!(reason_code(&[0x02, 0x01, 6]).is_err());
-        assert!(reason_code(&[0x0a, 0x02, 0, 6]).is_err());
+        let unreadable = Err("unreadable CRL reason code".to_string());
+        // an INTEGER, not an ENUMERATED
+        assert_eq!(reason_code(&[0x02, 0x01, 6]), unreadable);
+        // two bytes long
+        assert_eq!(reason_code(&[0x0a, 0x02, 0, 6]), unreadable);
     }
 }
