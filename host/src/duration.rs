@@ -45,16 +45,17 @@ mod tests {
             parse_duration("1.5s").ok(),
             Some(Duration::from_millis(1500))
         );
-        for bad in [
-            "",
-            "s",
-            "1d",
-            "-1s",
-            "1x",
-            "18446744073709551615h",
-            "99999999999999999999",
+        for (bad, why) in [
+            ("", "is not a duration"),
+            ("s", "is not a duration"),
+            ("1d", "is not a duration"),
+            ("-1s", "is negative"),
+            ("1x", "is not a duration"),
+            ("18446744073709551615h", "is not a duration"),
+            ("99999999999999999999", "is too long"),
         ] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
+            let e = parse_duration(bad).expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
         }
     }
 }

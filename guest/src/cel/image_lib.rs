@@ -126,7 +126,13 @@ mod tests {
     fn is_image_and_errors() {
         assert_eq!(eval("isImage('nginx')"), Ok(Value::Bool(true)));
         assert_eq!(eval("isImage('NOT VALID')"), Ok(Value::Bool(false)));
-        assert!(eval("parseImageReference('NOT VALID')").is_err());
-        assert!(eval("'x'.registry()").is_err());
+        assert_eq!(
+            eval("parseImageReference('NOT VALID')"),
+            Err("Error executing function 'parseImageReference': could not parse reference: NOT VALID".into())
+        );
+        assert_eq!(
+            eval("'x'.registry()"),
+            Err("Error executing function 'registry': receiver must be a kyverno.image".into())
+        );
     }
 }

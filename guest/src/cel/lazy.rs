@@ -471,7 +471,7 @@ impl BindingsBuilder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{compile, convert};
+    use super::super::{compile, convert, EvalError};
     use super::*;
     use serde_json::json;
 
@@ -499,14 +499,25 @@ mod tests {
         let e = compile("variables.good == 1").expect("compiles");
         assert_eq!(e.eval(&b), Ok(Value::Bool(true)));
         let e = compile("variables.bad == 1").expect("compiles");
-        assert!(e.eval(&b).is_err());
+        assert_eq!(
+            e.eval(&b),
+            Err(EvalError::Execution(ExecutionError::NoSuchKey(Arc::new(
+                "missing".into()
+            ))))
+        );
     }
 
     #[test]
     fn self_reference_is_an_error_not_a_hang() {
         let b = bindings(&[("a", "variables.a")]);
         let e = compile("variables.a").expect("compiles");
-        assert!(e.eval(&b).is_err());
+        assert_eq!(
+            e.eval(&b),
+            Err(EvalError::Execution(ExecutionError::function_error(
+                "variables",
+                "variable a refers to itself"
+            )))
+        );
     }
 
     #[test]

@@ -89,6 +89,9 @@ mod tests {
             eval("'a1b2c3'.findAll('[0-9]', 2).size()"),
             Ok(Value::Int(2))
         );
-        assert!(eval("'a'.find('(')").is_err());
+        assert_eq!(
+            eval("'a'.find('(')"),
+            Err("Error executing function 'find': regex parse error:\n    (\n    ^\nerror: unclosed group".into())
+        );
     }
 }

@@ -141,6 +141,10 @@ mod tests {
         let h: Result<Holder, _> = serde_json::from_str(r#"{}"#);
         assert!(matches!(h, Ok(ref v) if v.items.is_empty()));
         let h: Result<Holder, _> = serde_json::from_str(r#"{"items": 3}"#);
-        assert!(h.is_err());
+        let err = h.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err.contains("invalid type: integer `3`, expected a sequence"),
+            "{err}"
+        );
     }
 }

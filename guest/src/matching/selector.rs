@@ -384,11 +384,16 @@ mod tests {
 
     #[test]
     fn rejects_unknown_fields() {
-        assert!(serde_json::from_str::<LabelSelector>(r#"{"matchLabel":{}}"#).is_err());
-        assert!(serde_json::from_str::<LabelSelectorRequirement>(
-            r#"{"key":"k","operator":"In","values":["v"],"extra":1}"#
+        let err = serde_json::from_str::<LabelSelector>(r#"{"matchLabel":{}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `matchLabel`"), "{err}");
+        let err = serde_json::from_str::<LabelSelectorRequirement>(
+            r#"{"key":"k","operator":"In","values":["v"],"extra":1}"#,
         )
-        .is_err());
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("unknown field `extra`"), "{err}");
     }
 
     #[test]
@@ -404,18 +409,24 @@ mod tests {
             "{err}"
         );
         // Operators are case-sensitive in Kubernetes.
-        assert!(serde_json::from_str::<LabelSelectorRequirement>(
-            r#"{"key":"k","operator":"in","values":["1"]}"#
+        let err = serde_json::from_str::<LabelSelectorRequirement>(
+            r#"{"key":"k","operator":"in","values":["1"]}"#,
         )
-        .is_err());
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("unknown variant `in`"), "{err}");
     }
 
     #[test]
     fn requires_key_and_operator() {
-        assert!(
-            serde_json::from_str::<LabelSelectorRequirement>(r#"{"operator":"Exists"}"#).is_err()
-        );
-        assert!(serde_json::from_str::<LabelSelectorRequirement>(r#"{"key":"k"}"#).is_err());
+        let err = serde_json::from_str::<LabelSelectorRequirement>(r#"{"operator":"Exists"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing field `key`"), "{err}");
+        let err = serde_json::from_str::<LabelSelectorRequirement>(r#"{"key":"k"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing field `operator`"), "{err}");
     }
 
     #[test]

@@ -521,7 +521,10 @@ mod tests {
             Some("s3cret")
         );
         assert!(k.get("127.0.0.1", Some(5001)).is_none());
-        assert!(Keychain::parse(r#"{"auths":{"x":{"auth":"!!"}}}"#).is_err());
+        let e = Keychain::parse(r#"{"auths":{"x":{"auth":"!!"}}}"#)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("auths.x.auth is not base64"), "{e}");
     }
 
     #[test]
@@ -545,7 +548,10 @@ mod tests {
         assert!(Keychain::from_secret(&dir, "missing")
             .unwrap_err()
             .contains("not found"));
-        assert!(Keychain::from_secret(&dir, "../etc").is_err());
+        let e = Keychain::from_secret(&dir, "../etc")
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("invalid registry secret name"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -648,7 +654,10 @@ mod tests {
             assert!(err.contains(why), "{body}: {err}");
         }
         let huge = format!(r#"{{"token":"{}"}}"#, "a".repeat(MAX_TOKEN_BYTES + 1));
-        assert!(parse_token_response(huge.as_bytes()).is_err());
+        let e = parse_token_response(huge.as_bytes())
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("more than 65536"), "{e}");
         // The cache itself saturates whatever lifetime it is handed.
         let c = TokenCache::default();
         c.put(key("r", ""), "t".into(), Duration::MAX);

@@ -448,8 +448,14 @@ mod tests {
             parse_duration("500ms").expect("d"),
             Duration::from_millis(500)
         );
-        for bad in ["", "12", "1d", "h"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
+        for (bad, why) in [
+            ("", "a number without a unit"),
+            ("12", "a number without a unit"),
+            ("1d", "is not a duration"),
+            ("h", "is not a duration"),
+        ] {
+            let e = parse_duration(bad).expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
         }
     }
 

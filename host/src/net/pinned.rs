@@ -151,16 +151,20 @@ mod tests {
                 "::1".parse().expect("v6")
             ]
         );
-        for bad in [
-            "",
-            "reg.example",
-            "reg.example:5000",
-            "reg.example:http:127.0.0.1",
-            "reg.example:5000:not-an-ip",
-            ":5000:127.0.0.1",
-            "reg.example:5000:",
+        for (bad, why) in [
+            ("", "is not HOST:PORT:ADDR"),
+            ("reg.example", "is not HOST:PORT:ADDR"),
+            ("reg.example:5000", "is not HOST:PORT:ADDR"),
+            ("reg.example:http:127.0.0.1", "bad port \"http\""),
+            (
+                "reg.example:5000:not-an-ip",
+                "\"not-an-ip\" is not an IP address",
+            ),
+            (":5000:127.0.0.1", "is not HOST:PORT:ADDR"),
+            ("reg.example:5000:", "\"\" is not an IP address"),
         ] {
-            assert!(bad.parse::<PinnedAddress>().is_err(), "{bad}");
+            let e = bad.parse::<PinnedAddress>().expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
         }
     }
 

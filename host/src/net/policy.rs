@@ -340,9 +340,10 @@ mod tests {
                 port: Some(5000)
             }
         );
-        assert!("a/b".parse::<HostPort>().is_err());
-        assert!("a:x".parse::<HostPort>().is_err());
-        assert!("".parse::<HostPort>().is_err());
+        let refused = |s: &str| s.parse::<HostPort>().expect_err(s);
+        assert_eq!(refused("a/b"), "\"a/b\" is not HOST[:PORT]");
+        assert_eq!(refused("a:x"), "\"a:x\": bad port \"x\"");
+        assert_eq!(refused(""), "\"\" is not HOST[:PORT]");
     }
 
     #[test]
@@ -350,7 +351,7 @@ mod tests {
         let p = NetPolicy::default();
         assert_eq!(p.route("ghcr.io", 443), Ok(Route::Https));
         assert_eq!(p.check_resolved("ghcr.io", &[ip("140.82.112.34")]), Ok(()));
-        assert!(p.route("", 443).is_err());
+        assert_eq!(p.route("", 443), Err("the request names no host".into()));
         for bad in [
             "127.0.0.1",
             "10.0.0.1",
@@ -366,13 +367,18 @@ mod tests {
             let err = p.check_resolved("evil.example", &[addr]).expect_err(bad);
             assert!(err.contains("non-public address"), "{err}");
             // One bad address among good ones refuses the whole answer.
-            assert!(p
-                .check_resolved("evil.example", &[ip("140.82.112.34"), addr])
-                .is_err());
-            assert!(p.route(bad, 443).is_err(), "{bad} literal");
-            assert!(p.route(&format!("[{bad}]"), 443).is_err(), "[{bad}]");
+            assert_eq!(
+                p.check_resolved("evil.example", &[ip("140.82.112.34"), addr]),
+                Err(err.clone())
+            );
+            let literal = Err(non_public(&bad.to_ascii_lowercase(), &addr));
+            assert_eq!(p.route(bad, 443), literal, "{bad} literal");
+            assert_eq!(p.route(&format!("[{bad}]"), 443), literal, "[{bad}]");
         }
-        assert!(p.check_resolved("empty.example", &[]).is_err());
+        assert_eq!(
+            p.check_resolved("empty.example", &[]),
+            Err("empty.example resolves to no address".into())
+        );
     }
 
     #[test]
@@ -385,8 +391,10 @@ mod tests {
         };
         assert_eq!(p.route("ghcr.io", 443), Ok(Route::Https));
         assert_eq!(p.route("127.0.0.1", 5000), Ok(Route::Http));
-        assert!(p.route("127.0.0.1", 5001).is_err());
-        assert!(p.route("docker.io", 443).is_err());
+        let unlisted =
+            |host: &str, port: u16| Err(format!("{host}:{port} is not in --allow-registry"));
+        assert_eq!(p.route("127.0.0.1", 5001), unlisted("127.0.0.1", 5001));
+        assert_eq!(p.route("docker.io", 443), unlisted("docker.io", 443));
         // Names the operator listed may resolve to private addresses...
         assert_eq!(
             p.check_resolved("registry.internal", &[ip("10.1.2.3")]),
@@ -394,17 +402,24 @@ mod tests {
         );
         assert_eq!(p.check_resolved("localhost.", &[ip("127.0.0.1")]), Ok(()));
         // ...others may not, whatever the allow-list.
-        assert!(p
-            .check_resolved("other.example", &[ip("10.1.2.3")])
-            .is_err());
+        assert_eq!(
+            p.check_resolved("other.example", &[ip("10.1.2.3")]),
+            Err(non_public("other.example", &ip("10.1.2.3")))
+        );
     }
 
     #[test]
     fn revocation_endpoints_have_their_own_list() {
         let open = NetPolicy::default();
         assert_eq!(open.revocation_route("crl.example", 80), Ok(()));
-        assert!(open.revocation_route("127.0.0.1", 80).is_err());
-        assert!(open.revocation_route("[::1]", 80).is_err());
+        assert_eq!(
+            open.revocation_route("127.0.0.1", 80),
+            Err(non_public("127.0.0.1", &ip("127.0.0.1")))
+        );
+        assert_eq!(
+            open.revocation_route("[::1]", 80),
+            Err(non_public("::1", &ip("::1")))
+        );
         let registries_only = NetPolicy {
             allow: vec![hp("ghcr.io")],
             ..NetPolicy::default()
@@ -413,22 +428,36 @@ mod tests {
             registries_only.revocation_route("crl.example", 80),
             Err("crl.example:80 is not in --allow-revocation".into())
         );
-        assert!(registries_only.revocation_route("ghcr.io", 443).is_err());
+        assert_eq!(
+            registries_only.revocation_route("ghcr.io", 443),
+            Err("ghcr.io:443 is not in --allow-revocation".into())
+        );
         let listed = NetPolicy {
             allow: vec![hp("ghcr.io")],
             revocation: vec![hp("127.0.0.1:8888"), hp("ocsp.internal")],
             ..NetPolicy::default()
         };
         assert_eq!(listed.revocation_route("127.0.0.1", 8888), Ok(()));
-        assert!(listed.revocation_route("127.0.0.1", 8889).is_err());
-        assert!(listed.revocation_route("crl.example", 80).is_err());
+        let unlisted =
+            |host: &str, port: u16| Err(format!("{host}:{port} is not in --allow-revocation"));
+        assert_eq!(
+            listed.revocation_route("127.0.0.1", 8889),
+            unlisted("127.0.0.1", 8889)
+        );
+        assert_eq!(
+            listed.revocation_route("crl.example", 80),
+            unlisted("crl.example", 80)
+        );
         // A listed name may resolve to a private address, as listed registries may.
         assert_eq!(
             listed.check_resolved("ocsp.internal", &[ip("10.1.2.3")]),
             Ok(())
         );
         // Listing a revocation endpoint does not make it a registry.
-        assert!(listed.route("ocsp.internal", 443).is_err());
+        assert_eq!(
+            listed.route("ocsp.internal", 443),
+            Err("ocsp.internal:443 is not in --allow-registry".into())
+        );
     }
 
     /// Every special-purpose range: one address inside is refused, and one

@@ -287,7 +287,10 @@ mod tests {
         assert!(err.contains("not a WebAssembly component"), "{err}");
         let mut truncated = EMBEDDED_COMPONENT[..EMBEDDED_COMPONENT.len() / 2].to_vec();
         truncated.extend_from_slice(b"junk");
-        assert!(inspect_component(&truncated).is_err());
+        let e = inspect_component(&truncated)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("the component does not validate"), "{e}");
     }
 
     #[test]
@@ -349,7 +352,8 @@ mod tests {
         assert!(e.contains("more than"), "{e}");
         let e = edit(&|m| m["mediaType"] = "application/vnd.oci.image.index.v1+json".into());
         assert!(e.contains("media type"), "{e}");
-        assert!(wasm_layer(b"{not json").is_err());
+        let e = wasm_layer(b"{not json").expect_err("refused").to_string();
+        assert!(e.contains("is not an OCI image manifest"), "{e}");
         for legacy in LEGACY_LAYER_MEDIA_TYPES {
             let mut m = good.clone();
             m["layers"][0]["mediaType"] = legacy.into();
@@ -374,7 +378,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("layerDigests"));
-        assert!(check_config(b"{}", &layer).is_err());
+        let e = check_config(b"{}", &layer)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("is not a Wasm config"), "{e}");
     }
 
     #[test]

@@ -281,6 +281,7 @@ mod tests {
             absolute(base, "https://s3.example/b").ok().as_deref(),
             Some("https://s3.example/b")
         );
-        assert!(absolute(base, "x").is_err());
+        let e = absolute(base, "x").expect_err("refused").to_string();
+        assert!(e.contains("unsupported relative Location"), "{e}");
     }
 }

@@ -172,20 +172,21 @@ mod tests {
 
     #[test]
     fn refuses_malformed_references() {
-        for bad in [
-            "",
-            "oci://",
-            "https://ghcr.io/a/b",
-            "ghcr.io/UPPER/case",
-            "ghcr.io/a/b:",
-            "ghcr.io/a/b:-tag",
-            "ghcr.io/a/b@sha256:abc",
-            "ghcr.io/a/b@md5:0123",
-            "ghcr.io//b",
-            "ghcr.io/a b",
-            "ghcr.io/a/b_",
+        for (bad, why) in [
+            ("", "a repository name must be specified"),
+            ("oci://", "a repository name must be specified"),
+            ("https://ghcr.io/a/b", "is not an OCI reference"),
+            ("ghcr.io/UPPER/case", "repository can only contain"),
+            ("ghcr.io/a/b:", "must specify a tag name"),
+            ("ghcr.io/a/b:-tag", "is not a valid tag"),
+            ("ghcr.io/a/b@sha256:abc", "invalid checksum digest length"),
+            ("ghcr.io/a/b@md5:0123", "unsupported digest algorithm"),
+            ("ghcr.io//b", "is not a valid repository name"),
+            ("ghcr.io/a b", "repository can only contain"),
+            ("ghcr.io/a/b_", "is not a valid repository name"),
         ] {
-            assert!(Reference::parse(bad).is_err(), "{bad:?}");
+            let e = Reference::parse(bad).expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
         }
     }
 }

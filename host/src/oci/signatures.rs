@@ -304,7 +304,10 @@ mod tests {
             Signatures::from_json(&Signatures::default().to_json().expect("json")).expect("kept"),
             Signatures::default()
         );
-        assert!(Signatures::from_json(b"{").is_err());
+        let e = Signatures::from_json(b"{")
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("not kept signatures"), "{e}");
     }
 
     #[test]

@@ -322,7 +322,8 @@ mod tests {
         load(&engine, bytes, Some(&dir), here, 0).expect("compiles");
         let path = entry_path(&engine, bytes, &dir);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).expect("chmod");
-        assert!(trusted(&path).is_err());
+        let e = trusted(&path).expect_err("refused").to_string();
+        assert!(e.contains("is not this user's alone"), "{e}");
         load(&engine, bytes, Some(&dir), here, 0).expect("recompiles");
         let mode = std::fs::metadata(&path)
             .expect("entry")

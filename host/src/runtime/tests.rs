@@ -82,7 +82,8 @@ async fn json_mode_payloads_pass_and_fail_in_the_component() {
         .evaluate_json("{".into(), deadline)
         .await
         .expect("no trap");
-    assert!(bad.is_err());
+    let e = bad.expect_err("refused").to_string();
+    assert!(e.contains("payload is not valid JSON"), "{e}");
 }
 
 /// An instance whose epoch deadline has passed traps, and the pool

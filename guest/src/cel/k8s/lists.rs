@@ -271,18 +271,28 @@ mod tests {
         assert_eq!(eval("[].sum()"), Ok(Value::Int(0)));
         assert_eq!(eval("[1.5, 2.5].sum()"), Ok(Value::Float(4.0)));
         assert_eq!(eval("[1u, 2u].sum()"), Ok(Value::UInt(3)));
-        assert!(eval("['a'].sum()").is_err());
-        assert!(
-            eval("[1, 2.0].sum()").is_err(),
-            "int + double has no overload"
+        assert_eq!(
+            eval("['a'].sum()"),
+            Err("found no matching overload for 'sum' applied to '(list)'".into())
         );
-        assert!(eval("[[1], [2]].min()").is_err());
+        // int + double has no overload (cel-rust's words for it).
+        assert_eq!(
+            eval("[1, 2.0].sum()"),
+            Err("Unsupported binary operator 'add': Int(1), Float(2.0)".into())
+        );
+        assert_eq!(
+            eval("[[1], [2]].min()"),
+            Err("found no matching overload for 'min' applied to '(list)'".into())
+        );
         assert_eq!(
             eval("[].max()").unwrap_err(),
             "Error executing function 'max': max called on empty list"
         );
         assert_eq!(eval("['b', 'a', 'c'].min()"), Ok(convert::string("a")));
-        assert!(eval("[9223372036854775807, 1].sum()").is_err(), "overflow");
+        assert_eq!(
+            eval("[9223372036854775807, 1].sum()"),
+            Err("Overflow from binary operator 'add': Int(9223372036854775807), Int(1)".into())
+        );
     }
 
     #[test]

@@ -264,12 +264,25 @@ mod tests {
 
     #[test]
     fn functions_reject_other_types() {
-        assert!(eval("quantity(1)").is_err());
-        assert!(eval("quantity('1').add('1')").is_err());
-        assert!(eval("quantity('1').isLessThan(1)").is_err());
+        // Refused at load, like cel-go, in cel-rust's words.
+        assert_eq!(
+            eval("quantity(1)"),
+            Err("expression `quantity(1)`: found no matching overload for 'quantity' applied to '(int)'".into())
+        );
+        assert_eq!(
+            eval("quantity('1').add('1')"),
+            Err("expression `quantity('1').add('1')`: found no matching overload for 'add' applied to '(dyn, string)'".into())
+        );
+        assert_eq!(
+            eval("quantity('1').isLessThan(1)"),
+            Err("expression `quantity('1').isLessThan(1)`: found no matching overload for 'isLessThan' applied to '(dyn, int)'".into())
+        );
         // Kubernetes declares `sign` as a global function only.
         assert_eq!(eval("sign(quantity('-5m'))"), Ok(Value::Int(-1)));
-        assert!(eval("quantity('-5m').sign()").is_err());
+        assert_eq!(
+            eval("quantity('-5m').sign()"),
+            Err("expression `quantity('-5m').sign()`: found no matching overload for 'sign' applied to '(dyn)'".into())
+        );
         // cel-go refuses this at load; without types it is just unequal.
         assert_eq!(eval("quantity('1') == 1"), Ok(Value::Bool(false)));
     }

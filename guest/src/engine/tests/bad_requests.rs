@@ -1,6 +1,8 @@
 //! The engine against requests: bad requests.
 
 use super::*;
+use crate::admission::RequestError;
+use crate::engine::{InputError, NamespaceError};
 
 #[test]
 fn malformed_requests_are_errors() {
@@ -15,20 +17,34 @@ fn malformed_requests_are_errors() {
             std::sync::Arc::new(Offline),
         )
     };
-    assert!(run("{not json", None).is_err());
+    assert_eq!(
+        run("{not json", None).unwrap_err(),
+        InputError::Request(RequestError::NotJson(
+            "key must be a string at line 1 column 2".into()
+        ))
+    );
     let mut missing_resource = create(&pod("p", &[SIGNED]));
     missing_resource
         .as_object_mut()
         .map(|o| o.remove("resource"));
-    assert!(run(&missing_resource.to_string(), None).is_err());
+    assert_eq!(
+        run(&missing_resource.to_string(), None).unwrap_err(),
+        InputError::Request(RequestError::Missing("resource"))
+    );
     let mut bad_operation = create(&pod("p", &[SIGNED]));
     bad_operation["operation"] = json!("PATCH");
-    assert!(run(&bad_operation.to_string(), None).is_err());
+    assert_eq!(
+        run(&bad_operation.to_string(), None).unwrap_err(),
+        InputError::Request(RequestError::Operation("PATCH".into()))
+    );
     let mut missing_operation = create(&pod("p", &[SIGNED]));
     missing_operation
         .as_object_mut()
         .map(|o| o.remove("operation"));
-    assert!(run(&missing_operation.to_string(), None).is_err());
+    assert_eq!(
+        run(&missing_operation.to_string(), None).unwrap_err(),
+        InputError::Request(RequestError::Missing("operation"))
+    );
     let good = create(&pod("p", &[SIGNED])).to_string();
     // The namespace object is only read for a policy that needs it.
     assert!(run(&good, Some("{not json")).is_ok());
@@ -49,16 +65,29 @@ fn malformed_requests_are_errors() {
         Some("{not json"),
         std::sync::Arc::new(Offline),
     );
-    assert!(bad_namespace.is_err());
-    assert!(set
-        .admit(
-            Phase::Mutate,
-            &Scope::Cluster,
-            &[],
-            "[]",
-            None,
-            std::sync::Arc::new(Offline)
-        )
-        .is_err());
+    assert_eq!(
+        bad_namespace.unwrap_err(),
+        InputError::Namespace(NamespaceError(
+            "key must be a string at line 1 column 2".into()
+        ))
+    );
+    // JSON, but not an object: serde's wording (which counts the request's
+    // fields) is not the point.
+    let not_a_request = set.admit(
+        Phase::Mutate,
+        &Scope::Cluster,
+        &[],
+        "[]",
+        None,
+        std::sync::Arc::new(Offline),
+    );
+    assert!(
+        matches!(
+            not_a_request,
+            Err(InputError::Request(RequestError::NotAdmissionRequest(_)))
+        ),
+        "{:?}",
+        not_a_request.err()
+    );
     assert!(run(&good, None).is_ok());
 }

@@ -150,7 +150,10 @@ fn json_mode_needs_no_match_constraints() {
 #[test]
 fn json_mode_rejects_a_payload_that_is_not_json() {
     let set = load(&[json_policy("check-json", RELAXED)]);
-    assert!(set.evaluate_json_offline("{not json").is_err());
+    assert_eq!(
+        set.evaluate_json_offline("{not json").unwrap_err(),
+        crate::engine::InputError::PayloadNotJson("key must be a string at line 1 column 2".into())
+    );
 }
 
 /// JSON mode without a network.

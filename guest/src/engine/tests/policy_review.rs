@@ -101,7 +101,12 @@ fn other_kinds_pass_and_a_body_that_is_no_review_is_unjudgeable() {
         &policy_review("CREATE", "team", cm),
     );
     assert_eq!(out["response"]["allowed"], true, "{out}");
-    assert!(empty_set(ExceptionScope::Any)
-        .review_policy(b"{\"kind\":\"Pod\"}")
-        .is_err());
+    assert_eq!(
+        empty_set(ExceptionScope::Any)
+            .review_policy(b"{\"kind\":\"Pod\"}")
+            .unwrap_err(),
+        crate::engine::review::Unjudgeable::NotAdmissionReview(
+            "kind must be AdmissionReview, got \"Pod\"".into()
+        )
+    );
 }

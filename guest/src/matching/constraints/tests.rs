@@ -140,7 +140,10 @@ fn match_policy_defaults_to_equivalent() {
 
 #[test]
 fn rejects_unknown_fields_and_match_policy() {
-    assert!(serde_json::from_str::<MatchResources>(r#"{"resourceRule":[]}"#).is_err());
+    let err = serde_json::from_str::<MatchResources>(r#"{"resourceRule":[]}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown field `resourceRule`"), "{err}");
     let err = serde_json::from_str::<MatchResources>(r#"{"matchPolicy":"Fuzzy"}"#)
         .unwrap_err()
         .to_string();

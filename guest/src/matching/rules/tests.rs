@@ -80,8 +80,15 @@ fn deserializes_rule_with_defaults_and_nulls() {
 
 #[test]
 fn rejects_unknown_fields() {
-    assert!(serde_json::from_str::<RuleWithOperations>(r#"{"resourceNames":["a"]}"#).is_err());
-    assert!(serde_json::from_str::<NamedRuleWithOperations>(r#"{"apiGroup":[""]}"#).is_err());
+    // `resourceNames` belongs to the named rule only.
+    let err = serde_json::from_str::<RuleWithOperations>(r#"{"resourceNames":["a"]}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown field `resourceNames`"), "{err}");
+    let err = serde_json::from_str::<NamedRuleWithOperations>(r#"{"apiGroup":[""]}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown field `apiGroup`"), "{err}");
 }
 
 #[test]

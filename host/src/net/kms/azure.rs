@@ -190,17 +190,33 @@ mod tests {
         );
         assert!(KeyRef::parse("hsm.managedhsm.azure.net/k").is_ok());
         assert!(KeyRef::parse("cn.vault.azure.cn/k").is_ok());
-        for bad in [
-            "evil.example/cosign",
-            "team.vault.azure.net.evil.example/cosign",
-            "vault.azure.net/cosign",
-            "a.b.vault.azure.net/cosign",
-            "team.vault.azure.net/",
-            "team.vault.azure.net/a/b/c",
-            "team.vault.azure.net/../keys",
-            "team.vault.azure.net",
+        for (bad, why) in [
+            (
+                "evil.example/cosign",
+                "is not a Key Vault or Managed HSM host",
+            ),
+            (
+                "team.vault.azure.net.evil.example/cosign",
+                "is not a Key Vault or Managed HSM host",
+            ),
+            (
+                "vault.azure.net/cosign",
+                "is not a Key Vault or Managed HSM host",
+            ),
+            (
+                "a.b.vault.azure.net/cosign",
+                "is not a Key Vault or Managed HSM host",
+            ),
+            ("team.vault.azure.net/", "is not KEY[/VERSION]"),
+            ("team.vault.azure.net/a/b/c", "is not KEY[/VERSION]"),
+            ("team.vault.azure.net/../keys", "is not KEY[/VERSION]"),
+            (
+                "team.vault.azure.net",
+                "azurekms://VAULT.vault.azure.net/KEY[/VERSION]",
+            ),
         ] {
-            assert!(KeyRef::parse(bad).is_err(), "{bad}");
+            let e = KeyRef::parse(bad).expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
         }
     }
 
@@ -223,8 +239,12 @@ mod tests {
         let short = serde_json::json!({"kty": "EC", "crv": "P-384", "x": "AAAA", "y": "AAAA"});
         assert!(spki_of_jwk(&short).expect_err("size").contains("size"));
         let k1 = serde_json::json!({"kty": "EC", "crv": "P-256K", "x": "", "y": ""});
-        assert!(spki_of_jwk(&k1).is_err());
-        assert!(spki_of_jwk(&serde_json::json!({"kty": "oct"})).is_err());
+        let e = spki_of_jwk(&k1).expect_err("refused").to_string();
+        assert!(e.contains("is not one cosign verifies"), "{e}");
+        let e = spki_of_jwk(&serde_json::json!({"kty": "oct"}))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("is not EC or RSA"), "{e}");
     }
 
     const EC_PEM: &str = "-----BEGIN PUBLIC KEY-----

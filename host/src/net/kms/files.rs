@@ -85,12 +85,24 @@ mod tests {
         files.allow(&[dir.path().to_path_buf()]).expect("allow");
         assert_eq!(files.read(&root.display().to_string()), Ok("{}".into()));
         let escape = |p: &Path| files.read(&p.display().to_string());
-        assert!(escape(&other.path().join("secret")).is_err());
-        assert!(escape(&dir.path().join("link")).is_err(), "a link out");
-        assert!(escape(&dir.path().join("../secret")).is_err());
+        let e = escape(&other.path().join("secret"))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("not inside a --trust-root-dir"), "{e}");
+        let e = escape(&dir.path().join("link"))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("not inside a --trust-root-dir"), "{e}");
+        let e = escape(&dir.path().join("../secret"))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("No such file or directory"), "{e}");
         assert!(escape(dir.path())
             .expect_err("a directory")
             .contains("regular file"));
-        assert!(escape(&dir.path().join("missing")).is_err());
+        let e = escape(&dir.path().join("missing"))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("No such file or directory"), "{e}");
     }
 }

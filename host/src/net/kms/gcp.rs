@@ -126,15 +126,34 @@ mod tests {
         assert_eq!(v.version.as_deref(), Some("3"));
         let short = KeyName::parse(&format!("{KEY}/versions/4")).expect("short");
         assert_eq!(short.version.as_deref(), Some("4"));
-        for bad in [
-            "projects/p/locations/global/keyRings/ring",
-            "projects/p/locations/global/keyRings/ring/cryptoKeys/",
-            "projects/../locations/global/keyRings/ring/cryptoKeys/k",
-            "projects/p/locations/global/keyRings/ring/cryptoKeys/k/cryptoKeyVersions/latest",
-            "projects/p/locations/global/keyRings/ring/cryptoKeys/k/x",
-            "keyRings/ring/cryptoKeys/k",
+        for (bad, why) in [
+            (
+                "projects/p/locations/global/keyRings/ring",
+                "is not gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K",
+            ),
+            (
+                "projects/p/locations/global/keyRings/ring/cryptoKeys/",
+                "is not gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K",
+            ),
+            (
+                "projects/../locations/global/keyRings/ring/cryptoKeys/k",
+                "is not gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K",
+            ),
+            (
+                "projects/p/locations/global/keyRings/ring/cryptoKeys/k/cryptoKeyVersions/latest",
+                "is not gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K",
+            ),
+            (
+                "projects/p/locations/global/keyRings/ring/cryptoKeys/k/x",
+                "is not gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K",
+            ),
+            (
+                "keyRings/ring/cryptoKeys/k",
+                "is not gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K",
+            ),
         ] {
-            assert!(KeyName::parse(bad).is_err(), "{bad}");
+            let e = KeyName::parse(bad).expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
         }
     }
 

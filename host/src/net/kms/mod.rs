@@ -184,7 +184,10 @@ mod tests {
         assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----\n"));
         assert!(pem.lines().all(|l| l.len() <= 64));
         assert!(pem_checked(pem).is_ok());
-        assert!(pem_checked("not a key".into()).is_err());
+        let e = pem_checked("not a key".into())
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("holds no PEM public key"), "{e}");
     }
 
     #[tokio::test]

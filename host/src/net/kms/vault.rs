@@ -89,7 +89,9 @@ mod tests {
         assert!(newest_key(symmetric)
             .expect_err("aes")
             .contains("no public_key"));
-        assert!(newest_key(b"{}").is_err());
-        assert!(newest_key(b"not json").is_err());
+        let e = newest_key(b"{}").expect_err("refused").to_string();
+        assert!(e.contains("no latest_version"), "{e}");
+        let e = newest_key(b"not json").expect_err("refused").to_string();
+        assert!(e.contains("expected ident"), "{e}");
     }
 }

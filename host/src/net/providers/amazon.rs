@@ -244,7 +244,13 @@ mod tests {
             (c.username.as_str(), c.password.as_str()),
             ("AWS", "secret")
         );
-        assert!(decode_token("not base64!").is_err());
-        assert!(decode_token("bm9jb2xvbg==").is_err());
+        let e = decode_token("not base64!")
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("is not base64 of user:password"), "{e}");
+        let e = decode_token("bm9jb2xvbg==")
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("is not base64 of user:password"), "{e}");
     }
 }

@@ -453,8 +453,14 @@ mod tests {
             r#"IP address "fe80::1%eth0" with zone value is not allowed"#
         );
         // Non-ASCII input is handled byte-wise, without panicking.
-        assert!(parse_addr("1.2.3.é").is_err());
-        assert!(parse_addr("fe80::é").is_err());
+        assert_eq!(
+            e("1.2.3.é"),
+            r#"ParseAddr("1.2.3.é"): unexpected character (at "é")"#
+        );
+        assert_eq!(
+            e("fe80::é"),
+            r#"ParseAddr("fe80::é"): each colon-separated field must have at least one digit (at "é")"#
+        );
     }
 
     #[test]

@@ -771,11 +771,27 @@ mod tests {
         let max = Quantity::int(i64::MAX, 0);
         assert_eq!(q("9Ei").cmp(&max), Ordering::Equal);
         assert_eq!(q("9223372036854775807Ki").cmp(&max), Ordering::Equal);
-        for bad in [
-            "", "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-",
-            " 1", "1 ", "e-10", "1e", "10Mo",
+        // Go's `ParseQuantity` error for each.
+        use ParseError::{Format, Numeric, Suffix};
+        for (bad, want) in [
+            ("", Format),
+            ("1.1.M", Format),
+            ("1+1.0M", Format),
+            ("0.1mi", Suffix),
+            ("0.1am", Format),
+            ("aoeu", Format),
+            (".5i", Suffix),
+            ("1i", Suffix),
+            ("-3.01i", Suffix),
+            ("-3.01e-", Suffix),
+            (" 1", Format),
+            ("1 ", Format),
+            // A valid exponent, but no digits for the number.
+            ("e-10", Numeric),
+            ("1e", Suffix),
+            ("10Mo", Format),
         ] {
-            assert!(Quantity::parse(bad).is_err(), "{bad:?}");
+            assert_eq!(Quantity::parse(bad).err(), Some(want), "{bad:?}");
         }
     }
 
@@ -811,7 +827,11 @@ mod tests {
             None,
             "scale -1"
         );
-        assert!(q("1e2000000000").add(&q("1")).is_err(), "too many digits");
+        assert_eq!(
+            q("1e2000000000").add(&q("1")).err(),
+            Some(TooLarge),
+            "too many digits"
+        );
         assert_eq!(q("1e2000000000").cmp(&q("1e1999999999")), Ordering::Greater);
         assert_eq!(q("-1e-5").cmp(&q("-2e-5")), Ordering::Greater);
     }
