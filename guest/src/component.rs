@@ -25,7 +25,7 @@ wit_bindgen::generate!({
     },
 });
 
-pub(crate) use ivpol::admission::registry_credentials;
+use ivpol::admission::registry_credentials;
 
 use crate::verify::standalone;
 use crate::verify::{Reason as VReason, VerifyError};
@@ -146,7 +146,7 @@ impl GuestPolicySet for PolicySet {
         // Registry calls are bounded by the host's deadline too; this keeps a
         // single call from outliving the longest policy timeout.
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
-        let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
+        let transport = std::sync::Arc::new(wasi_transport(timeout_ns));
         let answer = self
             .0
             .review(&route, &body, &HostNamespaces, transport)
@@ -171,7 +171,7 @@ impl GuestPolicySet for PolicySet {
 
     fn evaluate_json(&self, payload: String) -> Result<Verdict, String> {
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
-        let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
+        let transport = std::sync::Arc::new(wasi_transport(timeout_ns));
         // The WIT error is the text the CLI prints.
         self.0
             .evaluate_json(&payload, transport)
@@ -187,7 +187,7 @@ impl GuestPolicySet for PolicySet {
         background: bool,
     ) -> Result<Verdict, String> {
         let timeout_ns = u64::from(self.0.max_timeout_seconds()) * 1_000_000_000;
-        let transport = std::sync::Arc::new(WasiTransport { timeout_ns });
+        let transport = std::sync::Arc::new(wasi_transport(timeout_ns));
         let mode = match background {
             true => engine::Mode::Background,
             false => engine::Mode::Cli,
@@ -202,6 +202,15 @@ impl GuestPolicySet for PolicySet {
             )
             .map(verdict)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The wasi:http transport, naming each request's secrets to the host
+/// through the `registry-credentials` import.
+fn wasi_transport(timeout_ns: u64) -> WasiTransport {
+    WasiTransport {
+        timeout_ns,
+        present: registry_credentials::present,
     }
 }
 

@@ -6,28 +6,12 @@
 //! The data comes from an [`ImageDataSource`] (the engine's registry client),
 //! cached per request, so several expressions about one image fetch it once.
 
+pub use super::services::{ImageDataError, ImageDataSource};
 use super::{convert, services};
 use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::{Context, ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
-
-/// Fetches the image data map for one image reference.
-pub trait ImageDataSource: Send + Sync {
-    /// The map for `image`, or why it could not be had.
-    fn image_data(&self, image: &str) -> Result<serde_json::Value, ImageDataError>;
-}
-
-/// Why an image's data could not be had: the source's own error, shared
-/// so that a per-request cache can hand it out again.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("failed to get image data for {image}: {source}")]
-pub struct ImageDataError {
-    /// The image asked for.
-    pub image: String,
-    /// The source's error.
-    pub source: Arc<dyn std::error::Error + Send + Sync>,
-}
 
 /// The value of the `image` variable: the handle `GetMetadata` is called on.
 #[derive(Debug, PartialEq, Eq)]

@@ -7,32 +7,12 @@
 //! operator granted. A namespaced policy may only read its own namespace
 //! (Kyverno scopes the library to the policy's namespace).
 
+pub use super::services::{ResourceSource, Scoped};
 use super::{convert, services};
 use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::{Context, ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
-
-/// Reads cluster objects for the `resource` library.
-pub trait ResourceSource: Send + Sync {
-    /// The resources that may be read (`configmaps`, `deployments.apps`).
-    fn granted(&self) -> Vec<String>;
-    /// One object; none when it does not exist.
-    fn get(
-        &self,
-        api_version: &str,
-        resource: &str,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<serde_json::Value>, String>;
-    /// A `List` of the objects in `namespace`.
-    fn list(
-        &self,
-        api_version: &str,
-        resource: &str,
-        namespace: &str,
-    ) -> Result<serde_json::Value, String>;
-}
 
 /// The value of the `resource` variable: the handle the functions are
 /// called on.
@@ -48,17 +28,6 @@ impl Opaque for ResourceContext {
 /// The `resource` variable.
 pub fn context_value() -> Value {
     Value::Opaque(Arc::new(ResourceContext))
-}
-
-/// What a policy may read: the source, and the namespace a namespaced
-/// policy is confined to.
-#[derive(Clone)]
-pub struct Scoped {
-    /// Where the objects are read from.
-    pub source: Arc<dyn ResourceSource>,
-    /// The namespace a namespaced policy is confined to; `None` for a cluster
-    /// policy.
-    pub namespace: Option<String>,
 }
 
 /// Registers `Get`, `get`, `List` and `list` on `ctx`.

@@ -6,13 +6,131 @@
 //! bound to the hidden variable [`SERVICES`], which no CEL expression can
 //! name (`@` is not an identifier character), and each function looks it
 //! up when it is called.
+//!
+//! The seams themselves live here too ([`ImageDataSource`],
+//! [`ImageVerifier`], [`ResourceSource`]): the engine implements them, the
+//! libraries call them through this module, which names no library, so the
+//! libraries depend on it and never the other way round.
 
-use super::image_data::ImageDataSource;
-use super::resource_lib::Scoped;
-use super::verify_lib::ImageVerifier;
 use cel::objects::Opaque;
 use cel::{ExecutionError, FunctionContext, Value};
 use std::sync::Arc;
+
+/// Fetches the image data map for one image reference.
+pub trait ImageDataSource: Send + Sync {
+    /// The map for `image`, or why it could not be had.
+    fn image_data(&self, image: &str) -> Result<serde_json::Value, ImageDataError>;
+}
+
+/// Why an image's data could not be had: the source's own error, shared
+/// so that a per-request cache can hand it out again.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("failed to get image data for {image}: {source}")]
+pub struct ImageDataError {
+    /// The image asked for.
+    pub image: String,
+    /// The source's error.
+    pub source: Arc<dyn std::error::Error + Send + Sync>,
+}
+
+/// The engine side of the three functions. Counts are of attestors that
+/// verified; failures are counted, not raised. An `Err` is a CEL error.
+pub trait ImageVerifier: Send + Sync {
+    /// How many of `attestors` verified `image`'s signatures.
+    fn verify_image_signatures(
+        &self,
+        image: &str,
+        attestors: &[String],
+    ) -> Result<i64, VerifierError>;
+    /// How many of `attestors` verified `image`'s `attestation`.
+    fn verify_attestation_signatures(
+        &self,
+        image: &str,
+        attestation: &str,
+        attestors: &[String],
+    ) -> Result<i64, VerifierError>;
+    /// The payload of `image`'s `attestation` that verified earlier in
+    /// this evaluation.
+    fn extract_payload(
+        &self,
+        image: &str,
+        attestation: &str,
+    ) -> Result<serde_json::Value, VerifierError>;
+}
+
+/// Why a verification function raises a CEL error instead of counting an
+/// attestor that did not verify. The texts are Kyverno's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifierError {
+    /// An attestor name the policy does not declare.
+    #[error("attestor not found in policy: {0}")]
+    UnknownAttestor(String),
+    /// An attestation name the policy does not declare.
+    #[error("attestation not found in policy: {0}")]
+    UnknownAttestation(String),
+    /// A cosign attestor asked for an attestation that is not in-toto.
+    #[error("cosign verifier only supports intoto attestations")]
+    CosignNeedsIntoto,
+    /// A Notary attestor asked for an attestation that is not a referrer.
+    #[error("notary verifier only supports oci 1.1 referrers as attestations")]
+    NotaryNeedsReferrer,
+    /// The image did not resolve to a digest: the failure's message
+    /// (`failed to get imagedata: …`); the failure itself is in the
+    /// decision log with its class.
+    #[error("{0}")]
+    Unresolved(String),
+    /// A `matchImageReferences` expression failed: CEL's message.
+    #[error("{0}")]
+    MatchImageReferences(String),
+    /// A `cosign.key.kms` key the host could not read: the attestor cannot
+    /// judge, so the policy's result is an error (like an image that did
+    /// not resolve), never a verification that merely failed.
+    #[error("{0}")]
+    KeyUnavailable(String),
+    /// `extractPayload` of an in-toto attestation that did not verify.
+    #[error("failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation")]
+    NotVerified,
+    /// `extractPayload` of a referrer attestation that did not verify.
+    #[error("failed to get payload: no verified referrer of type {kind} for {image}")]
+    NoVerifiedReferrer {
+        /// The referrer's artifact type.
+        kind: String,
+        /// The image.
+        image: String,
+    },
+}
+
+/// Reads cluster objects for the `resource` library.
+pub trait ResourceSource: Send + Sync {
+    /// The resources that may be read (`configmaps`, `deployments.apps`).
+    fn granted(&self) -> Vec<String>;
+    /// One object; none when it does not exist.
+    fn get(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<serde_json::Value>, String>;
+    /// A `List` of the objects in `namespace`.
+    fn list(
+        &self,
+        api_version: &str,
+        resource: &str,
+        namespace: &str,
+    ) -> Result<serde_json::Value, String>;
+}
+
+/// What a policy may read: the source, and the namespace a namespaced
+/// policy is confined to.
+#[derive(Clone)]
+pub struct Scoped {
+    /// Where the objects are read from.
+    pub source: Arc<dyn ResourceSource>,
+    /// The namespace a namespaced policy is confined to; `None` for a cluster
+    /// policy.
+    pub namespace: Option<String>,
+}
 
 /// The name of the hidden binding.
 pub(super) const SERVICES: &str = "@services";

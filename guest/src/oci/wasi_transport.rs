@@ -14,6 +14,11 @@ use wasip2::io::streams::StreamError;
 pub struct WasiTransport {
     /// Connect, first-byte and between-bytes timeout, in nanoseconds.
     pub timeout_ns: u64,
+    /// Names to the host the secrets (and the tenant) whose credentials
+    /// the next request is to carry: the WIT `registry-credentials`
+    /// import, which the component glue hands in (this layer does not
+    /// reach up to the bindings).
+    pub present: fn(secrets: &[String], tenant: Option<&str>),
 }
 
 impl Transport for WasiTransport {
@@ -104,10 +109,7 @@ impl WasiTransport {
         let _ = options.set_between_bytes_timeout(Some(self.timeout_ns));
         // The host reads the secrets named last when the request is handed
         // over, so each request names its own (the call is cheap).
-        crate::component::registry_credentials::present(
-            &request.secrets,
-            request.tenant.as_deref(),
-        );
+        (self.present)(&request.secrets, request.tenant.as_deref());
         let future =
             outgoing_handler::handle(req, Some(options)).map_err(|e| map_error(&host, e))?;
         Ok(Sent { future, host })
