@@ -15,6 +15,7 @@ mod duration;
 mod live;
 mod metrics;
 mod net;
+mod object_name;
 mod oci;
 mod policies;
 mod report;

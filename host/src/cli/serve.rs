@@ -32,6 +32,8 @@ pub(super) struct ServeArgs {
     #[command(flatten)]
     writers: crate::cluster::writers::WriterArgs,
     #[command(flatten)]
+    admission_reports: crate::report::admission::AdmissionReportArgs,
+    #[command(flatten)]
     component: super::component::ComponentArgs,
     /// Namespace manifests (file or directory) that `namespaceSelector` and
     /// `namespaceObject` read; other namespaces only carry the
@@ -312,17 +314,13 @@ fn start_writers(
         &flags.lease_name,
         leader::identity(),
     );
-    let collector = flags.admission_reports.then(|| {
+    let collector = args.admission_reports.admission_reports.then(|| {
         let collector = Arc::new(crate::report::admission::Collector::default());
-        let style = crate::report::policy_report::Style {
-            api: flags.report_api,
-            kyverno_names: flags.kyverno_report_names,
-        };
         crate::report::admission::start(
             collector.clone(),
             cluster.clone(),
             args.policies.clone(),
-            style,
+            args.admission_reports.style(),
             leading.clone(),
         );
         collector

@@ -218,34 +218,11 @@ pub(crate) fn webhook_configurations(client: &Client, kind: &str) -> Api<kube::a
     Api::all_with(client.clone(), &resource)
 }
 
-/// A Kubernetes object name (a DNS-1123 subdomain): lowercase
-/// alphanumerics, `-` and `.`, at most 253 characters, starting and
-/// ending with an alphanumeric. It holds no `/`, `%` or `..`, so it cannot
-/// leave its URL path segment.
-pub(crate) fn is_object_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        && !s.starts_with(['-', '.'])
-        && !s.ends_with(['-', '.'])
-}
+pub(crate) use crate::object_name::is_object_name;
 
 #[cfg(test)]
 mod tests {
-    use super::{api_resource, is_object_name};
-
-    #[test]
-    fn only_object_names_reach_a_url() {
-        for good in ["regcred", "a.b-c", "x1", "configmaps", "v1", "apps"] {
-            assert!(is_object_name(good), "{good}");
-        }
-        for bad in [
-            "", ".", "..", "../etc", "a/b", "a?b", "A", "-a", "a.", "a%2f",
-        ] {
-            assert!(!is_object_name(bad), "{bad}");
-        }
-    }
+    use super::api_resource;
 
     #[test]
     fn api_versions_split_into_group_and_version() {

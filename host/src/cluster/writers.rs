@@ -86,28 +86,6 @@ pub(crate) struct WriterArgs {
     /// writing policy status and webhooks (every replica serves admission).
     #[arg(long = "lease-name", default_value = "ivpol", value_name = "NAME")]
     pub lease_name: String,
-    /// Put the results of admission requests that no matching policy
-    /// denies (Audit and Warn policies) into each resource's policy report,
-    /// as Kyverno's admission reports do: every replica hands its results
-    /// to the leader through AdmissionResults objects in ivpol's namespace
-    /// (`deploy/crds`), and the leader alone writes the reports.
-    #[arg(long = "admission-reports")]
-    pub admission_reports: bool,
-    /// The reports' API (with --admission-reports): wgpolicyk8s.io
-    /// PolicyReport, Kyverno's default, or openreports.io Report.
-    #[arg(
-        long = "report-api",
-        value_enum,
-        default_value = "wgpolicyk8s",
-        requires = "admission_reports"
-    )]
-    pub report_api: crate::report::policy_report::ReportApi,
-    /// Name the reports after the resource's UID and label them
-    /// `managed-by: kyverno`, as Kyverno does (with --admission-reports);
-    /// by default `ivpol-<uid>`, `managed-by: ivpol`, so that the two live
-    /// side by side.
-    #[arg(long = "kyverno-report-names", requires = "admission_reports")]
-    pub kyverno_report_names: bool,
 }
 
 /// The field manager of every write.

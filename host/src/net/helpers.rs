@@ -13,7 +13,7 @@
 //! what it said, and denies: never an anonymous retry that ends in a bare
 //! 401.
 
-use super::auth::Credential;
+use super::credential::Credential;
 use std::time::{Duration, Instant};
 
 /// The longest one run may take.

@@ -15,7 +15,7 @@
 //! plugin that fails, times out or answers malformed JSON denies, naming
 //! the plugin.
 
-use super::auth::Credential;
+use super::credential::Credential;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::collections::HashMap;

@@ -12,6 +12,7 @@
 pub(crate) mod auth;
 mod body;
 pub(crate) mod cloud;
+pub(crate) mod credential;
 mod entra;
 mod exec;
 mod helpers;
@@ -273,7 +274,7 @@ impl Net {
         secrets: Option<&Keychain>,
         host_keychain: bool,
         deadline: Instant,
-    ) -> Result<Option<auth::Credential>, String> {
+    ) -> Result<Option<credential::Credential>, String> {
         use auth::Source;
         let found = match secrets.and_then(|k| k.source(host, port)) {
             Some(s) => Some((s, false)),
@@ -645,7 +646,7 @@ impl Net {
         realm: &str,
         service: &str,
         scope: &str,
-        credential: Option<&auth::Credential>,
+        credential: Option<&credential::Credential>,
         deadline: Instant,
     ) -> Option<(String, Duration)> {
         let realm_uri: http::Uri = realm.parse().ok()?;

@@ -12,6 +12,7 @@
 //! `--allow-registry`/`--insecure-registry` may be pinned only to public
 //! addresses.
 
+pub(crate) use super::policy::PinnedAddress;
 use super::policy::{is_public, NetPolicy};
 use super::resolve::ResolveError;
 use std::future::Future;
@@ -19,43 +20,6 @@ use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-
-/// One `--resolve` entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PinnedAddress {
-    pub host: String,
-    pub port: u16,
-    pub addrs: Vec<IpAddr>,
-}
-
-impl std::str::FromStr for PinnedAddress {
-    type Err = String;
-
-    /// `HOST:PORT:ADDR[,ADDR…]`; an IPv6 address in brackets
-    /// (`reg.example:443:[::1]`).
-    fn from_str(s: &str) -> Result<PinnedAddress, String> {
-        let bad = || format!("{s:?} is not HOST:PORT:ADDR[,ADDR...]");
-        let (host, rest) = s.split_once(':').ok_or_else(bad)?;
-        let (port, addrs) = rest.split_once(':').ok_or_else(bad)?;
-        let host = host.trim().to_ascii_lowercase();
-        if host.is_empty() || host.contains(['/', '[', ']']) {
-            return Err(bad());
-        }
-        let port = port
-            .parse::<u16>()
-            .map_err(|_| format!("{s:?}: bad port {port:?}"))?;
-        let addrs = addrs
-            .split(',')
-            .map(|a| {
-                a.trim()
-                    .trim_matches(['[', ']'])
-                    .parse::<IpAddr>()
-                    .map_err(|_| format!("{s:?}: {a:?} is not an IP address"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(PinnedAddress { host, port, addrs })
-    }
-}
 
 /// The TCP connector with the operator's pinned addresses in front of it.
 #[derive(Clone)]

@@ -62,12 +62,49 @@ impl HostPort {
     }
 }
 
+/// One `--resolve` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PinnedAddress {
+    pub host: String,
+    pub port: u16,
+    pub addrs: Vec<IpAddr>,
+}
+
+impl std::str::FromStr for PinnedAddress {
+    type Err = String;
+
+    /// `HOST:PORT:ADDR[,ADDR…]`; an IPv6 address in brackets
+    /// (`reg.example:443:[::1]`).
+    fn from_str(s: &str) -> Result<PinnedAddress, String> {
+        let bad = || format!("{s:?} is not HOST:PORT:ADDR[,ADDR...]");
+        let (host, rest) = s.split_once(':').ok_or_else(bad)?;
+        let (port, addrs) = rest.split_once(':').ok_or_else(bad)?;
+        let host = host.trim().to_ascii_lowercase();
+        if host.is_empty() || host.contains(['/', '[', ']']) {
+            return Err(bad());
+        }
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("{s:?}: bad port {port:?}"))?;
+        let addrs = addrs
+            .split(',')
+            .map(|a| {
+                a.trim()
+                    .trim_matches(['[', ']'])
+                    .parse::<IpAddr>()
+                    .map_err(|_| format!("{s:?}: {a:?} is not an IP address"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PinnedAddress { host, port, addrs })
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NetPolicy {
     pub allow: Vec<HostPort>,
     pub insecure: Vec<HostPort>,
     /// `--resolve`: names dialled at fixed addresses (`pinned.rs`).
-    pub pins: Vec<super::pinned::PinnedAddress>,
+    pub pins: Vec<PinnedAddress>,
     /// `--allow-revocation`: the OCSP and CRL endpoints certificates may
     /// send the component to ([`NetPolicy::revocation_route`]).
     pub revocation: Vec<HostPort>,

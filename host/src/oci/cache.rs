@@ -76,8 +76,11 @@ impl ComponentCache {
 
 const SIGNATURES_EXT: &str = "signatures.json";
 /// Kept signatures are base64 (4/3) of at most
-/// [`MAX_SIGNATURES_TOTAL`](super::signatures::MAX_SIGNATURES_TOTAL) bytes.
-const MAX_SIGNATURES_FILE: u64 = 2 * super::signatures::MAX_SIGNATURES_TOTAL;
+/// [`MAX_SIGNATURES_TOTAL`] bytes.
+const MAX_SIGNATURES_FILE: u64 = 2 * MAX_SIGNATURES_TOTAL;
+
+/// The most bytes read for one artifact's signatures, manifests included.
+pub(crate) const MAX_SIGNATURES_TOTAL: u64 = 16 << 20;
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@
 //! that a start from the cache verifies again without the registry.
 
 use super::artifact::{sha256_digest, Descriptor, MAX_MANIFEST_BYTES};
+use super::cache::MAX_SIGNATURES_TOTAL;
 use super::client::{registry_error, Client};
 use super::reference::parse_digest;
 use crate::runtime::sigstore as wit;
@@ -33,8 +34,6 @@ const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub(crate) const MAX_SIGNATURES: usize = 32;
 /// The largest signature layer or bundle read.
 pub(crate) const MAX_SIGNATURE_BYTES: u64 = 1 << 20;
-/// The most bytes read for one artifact's signatures, manifests included.
-pub(crate) const MAX_SIGNATURES_TOTAL: u64 = 16 << 20;
 
 /// What was fetched, as the registry served it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

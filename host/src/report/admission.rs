@@ -40,6 +40,43 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// The flags of `serve` for admission reports.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct AdmissionReportArgs {
+    /// Put the results of admission requests that no matching policy
+    /// denies (Audit and Warn policies) into each resource's policy report,
+    /// as Kyverno's admission reports do: every replica hands its results
+    /// to the leader through AdmissionResults objects in ivpol's namespace
+    /// (`deploy/crds`), and the leader alone writes the reports.
+    #[arg(long = "admission-reports")]
+    pub admission_reports: bool,
+    /// The reports' API (with --admission-reports): wgpolicyk8s.io
+    /// PolicyReport, Kyverno's default, or openreports.io Report.
+    #[arg(
+        long = "report-api",
+        value_enum,
+        default_value = "wgpolicyk8s",
+        requires = "admission_reports"
+    )]
+    pub report_api: policy_report::ReportApi,
+    /// Name the reports after the resource's UID and label them
+    /// `managed-by: kyverno`, as Kyverno does (with --admission-reports);
+    /// by default `ivpol-<uid>`, `managed-by: ivpol`, so that the two live
+    /// side by side.
+    #[arg(long = "kyverno-report-names", requires = "admission_reports")]
+    pub kyverno_report_names: bool,
+}
+
+impl AdmissionReportArgs {
+    /// The reports' API and names.
+    pub(crate) fn style(&self) -> Style {
+        Style {
+            api: self.report_api,
+            kyverno_names: self.kyverno_report_names,
+        }
+    }
+}
+
 /// How often a replica writes what it collected.
 pub(crate) const FLUSH_EVERY: Duration = Duration::from_secs(5);
 /// How often the leader merges what the replicas wrote.

@@ -3,6 +3,7 @@
 //! A namespaced policy reads Secrets of its own namespace only (the
 //! component refuses any other at load; this checks again).
 
+use crate::object_name::is_object_name;
 use k8s_openapi::api::core::v1::Secret;
 
 pub(super) async fn public_key(
@@ -12,7 +13,7 @@ pub(super) async fn public_key(
 ) -> Result<String, String> {
     let (namespace, name) = rest
         .split_once('/')
-        .filter(|(ns, n)| crate::cluster::is_object_name(ns) && crate::cluster::is_object_name(n))
+        .filter(|(ns, n)| is_object_name(ns) && is_object_name(n))
         .ok_or("k8s://NAMESPACE/SECRET: not a namespace and Secret name")?;
     if tenant.is_some_and(|t| t != namespace) {
         return Err(format!(

@@ -11,7 +11,7 @@
 //! kept per region (FIPS endpoints apart).
 
 use super::kept::{Expiring, Kept};
-use crate::net::auth::Credential;
+use crate::net::credential::Credential;
 use base64::Engine;
 use std::time::{Duration, Instant, SystemTime};
 

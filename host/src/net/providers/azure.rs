@@ -7,7 +7,7 @@
 //! tokens for that, as for any Basic credential.
 
 use super::kept::{Expiring, Kept};
-use crate::net::auth::Credential;
+use crate::net::credential::Credential;
 use crate::net::entra::Entra;
 use ivpol_refs::encoding::query_value;
 use std::sync::Arc;

@@ -9,7 +9,7 @@
 //! server (GKE Workload Identity; `GCE_METADATA_HOST` overrides its
 //! address). The crate keeps the token and refreshes it before it expires.
 
-use crate::net::auth::Credential;
+use crate::net::credential::Credential;
 use google_cloud_auth::credentials::{AccessTokenCredentials, Builder};
 use std::time::{Duration, Instant};
 

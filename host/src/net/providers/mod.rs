@@ -13,7 +13,7 @@ mod azure;
 pub(super) mod google;
 pub(super) mod kept;
 
-use super::auth::Credential;
+use super::credential::Credential;
 use super::entra::Entra;
 use std::sync::Arc;
 use std::time::Instant;
