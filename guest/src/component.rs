@@ -36,7 +36,8 @@ use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
     Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, ExceptionScope, FailureReply,
     LoadOptions, Operation, Phase, PolicyInfo, PolicyKind, PolicyResult, Reason, RejectedPolicy,
-    RequestHead, Route, Status, Subject, Unjudgeable, Verdict, Verification, VerificationFailure,
+    RequestHead, Route, Status, StatusQuery, Subject, Unjudgeable, Verdict, Verification,
+    VerificationFailure,
 };
 use ivpol::admission::verification_cache::CredentialScope;
 
@@ -162,6 +163,18 @@ impl GuestPolicySet for PolicySet {
             response,
             verdict: verdict(v),
         }
+    }
+
+    fn status_conditions(&self, queries: Vec<StatusQuery>, now: String) -> Vec<String> {
+        let queries: Vec<engine::status::StatusQuery> = (queries.into_iter())
+            .map(|q| engine::status::StatusQuery {
+                name: q.name,
+                namespace: q.namespace,
+                stale: q.stale,
+                webhook: q.webhook,
+            })
+            .collect();
+        self.0.status_conditions(&queries, &now)
     }
 
     fn review_policy(&self, body: Vec<u8>) -> Result<Answer, Unjudgeable> {

@@ -22,6 +22,7 @@ pub mod required;
 pub mod results;
 pub mod review;
 mod revocation;
+pub mod status;
 pub use failure::Failure;
 #[cfg(test)]
 mod tests;

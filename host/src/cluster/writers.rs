@@ -9,6 +9,7 @@ use super::refused::{one_by_one, Attempt, Refused};
 use super::Cluster;
 use crate::live::{Generation, Live};
 use crate::runtime::engine::WebhookOptions;
+use crate::runtime::wit;
 use anyhow::{bail, Context, Result};
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
@@ -215,15 +216,17 @@ async fn write(
         Ok((refused, _)) => Ok(refused.clone()),
         Err(e) => Err(format!("{e:#}")),
     });
-    for (resource, object) in cluster.policy_objects() {
-        write_status(
-            generation,
-            &writers.client,
-            &resource,
-            &object,
-            configured.as_ref(),
-        )
-        .await?;
+    let objects = cluster.policy_objects();
+    let queries: Vec<wit::StatusQuery> = (objects.iter())
+        .map(|(_, object)| status_query(generation, object, configured.as_ref()))
+        .collect();
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let statuses = generation.pool.status_conditions(&queries, &now).await?;
+    for ((resource, object), wanted) in objects.iter().zip(statuses) {
+        let wanted: Value = serde_json::from_str(&wanted).context("the component's status")?;
+        write_status(&writers.client, resource, object, wanted).await?;
     }
     Ok(webhooks
         .transpose()?
@@ -404,36 +407,52 @@ async fn apply_configuration(
     }
 }
 
-/// Sets `status.conditionStatus` of one cluster policy as Kyverno does,
-/// when it differs from what the object has.
-async fn write_status(
+/// What the status of `object` depends on beyond the policy set: whether
+/// a reload left its last good version enforcing, and its webhook (refused
+/// on its own, or every webhook not applied at all).
+fn status_query(
     generation: &Generation,
-    client: &Client,
-    resource: &ApiResource,
     object: &DynamicObject,
     webhooks: Option<&Result<Refused, String>>,
-) -> Result<()> {
+) -> wit::StatusQuery {
     let name = object.metadata.name.clone().unwrap_or_default();
     let namespace = object.metadata.namespace.clone();
     let key = Rejected {
         namespaced: namespace.is_some(),
         name: name.clone(),
     };
-    // This policy's webhook: refused on its own, or every webhook not
-    // applied at all.
-    let mine = webhooks.map(|r| match r {
+    let webhook = webhooks.map(|r| match r {
         Err(e) => Err(e.clone()),
         Ok(refused) => match refused.get(&key) {
             Some(why) => Err(format!("the API server refused its webhook: {why}")),
             None => Ok(()),
         },
     });
-    let wanted = condition_status(generation, &name, namespace.as_deref(), mine.as_ref());
+    let stale = (generation.stale.iter())
+        .find(|s| s.name == name && s.namespace == namespace)
+        .map(|s| s.error.clone());
+    wit::StatusQuery {
+        name,
+        namespace,
+        stale,
+        webhook,
+    }
+}
+
+/// Sets `status.conditionStatus` of one cluster policy to `wanted` (the
+/// component's), when it differs from what the object has.
+async fn write_status(
+    client: &Client,
+    resource: &ApiResource,
+    object: &DynamicObject,
+    wanted: Value,
+) -> Result<()> {
+    let name = object.metadata.name.clone().unwrap_or_default();
     let current = object.data.pointer("/status/conditionStatus");
     if current.is_some_and(|c| without_times(c) == without_times(&wanted)) {
         return Ok(());
     }
-    let api: Api<DynamicObject> = match &namespace {
+    let api: Api<DynamicObject> = match &object.metadata.namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
         None => Api::all_with(client.clone(), resource),
     };
@@ -442,70 +461,6 @@ async fn write_status(
         .await
         .with_context(|| format!("writing the status of {} {name}", resource.kind))?;
     Ok(())
-}
-
-/// The conditions Kyverno sets (`WebhookConfigured`,
-/// `RBACPermissionsGranted`), plus `PolicyLoaded`, false with the
-/// diagnostic when ivpol refused the document (or serves its last good
-/// version instead, stale); `ready` when every condition holds.
-fn condition_status(
-    generation: &Generation,
-    name: &str,
-    namespace: Option<&str>,
-    webhooks: Option<&Result<(), String>>,
-) -> Value {
-    let now = k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
-    let condition = |kind: &str, ok: bool, message: &str| {
-        json!({
-            "type": kind,
-            "status": if ok { "True" } else { "False" },
-            "reason": if ok { "Succeeded" } else { "Failed" },
-            "message": message,
-            "lastTransitionTime": now,
-        })
-    };
-    let summary = generation.pool.summary();
-    let same = |n: &str, ns: &Option<String>| n == name && ns.as_deref() == namespace;
-    let rejected = summary
-        .rejected
-        .iter()
-        .find(|r| same(&r.name, &r.namespace));
-    let stale = generation
-        .stale
-        .iter()
-        .find(|s| same(&s.name, &s.namespace));
-    let loaded = match (rejected, stale) {
-        (Some(r), _) => Err(format!("policy failed to load: {}", r.message)),
-        (None, Some(s)) => Err(format!(
-            "this version was rejected, the last good version still enforces: {}",
-            s.error
-        )),
-        (None, None) => Ok(()),
-    };
-    let mut conditions = vec![condition(
-        "PolicyLoaded",
-        loaded.is_ok(),
-        loaded
-            .as_ref()
-            .err()
-            .map_or("Policy loaded.", String::as_str),
-    )];
-    if let Some(webhooks) = webhooks {
-        let message = webhooks
-            .as_ref()
-            .err()
-            .map_or("Webhook configured.", String::as_str);
-        conditions.push(condition("WebhookConfigured", webhooks.is_ok(), message));
-    }
-    conditions.push(condition(
-        "RBACPermissionsGranted",
-        true,
-        "Policy is ready for reporting.",
-    ));
-    let ready = loaded.is_ok() && webhooks.is_none_or(Result::is_ok);
-    json!({"conditions": conditions, "ready": ready})
 }
 
 /// The condition status with its transition times left out, to compare.

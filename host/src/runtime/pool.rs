@@ -119,6 +119,23 @@ impl Pool {
         Ok(self.settle(inst, out, deadline)?)
     }
 
+    /// Runs `status-conditions`: each queried policy's
+    /// `status.conditionStatus` (JSON), as Kyverno sets it, stamped `now`.
+    pub(crate) async fn status_conditions(
+        &self,
+        queries: &[wit::StatusQuery],
+        now: &str,
+    ) -> Result<Vec<String>> {
+        let deadline = Duration::from_secs(10);
+        let (mut inst, _turn) = self.acquire(deadline, "").await?;
+        arm_deadline(&mut inst, deadline);
+        let engine = inst.module.ivpol_admission_engine().policy_set();
+        let out = engine
+            .call_status_conditions(&mut inst.store, inst.set, queries, now)
+            .await;
+        Ok(self.settle(inst, out, deadline)?)
+    }
+
     /// An instance and the turns to use it: one of `namespace`'s (at most
     /// `namespace_instances` at once), then one of the pool's (at most
     /// `max_instances`), waiting for both no longer than `deadline`.

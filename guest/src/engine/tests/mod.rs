@@ -402,6 +402,7 @@ mod required;
 mod resources;
 mod review;
 mod scope;
+mod status;
 mod tuf;
 mod validations;
 mod variables;
