@@ -22,6 +22,7 @@ fn main() {
     for p in [
         "guest/src",
         "guest/Cargo.toml",
+        "cel",
         "refs",
         "verify",
         "wit",

@@ -23,7 +23,9 @@
 #![deny(missing_docs)]
 
 pub mod admission;
-pub mod cel;
+// The CEL environment is its own crate; under this name the layers above
+// keep their paths.
+pub use ivpol_cel as cel;
 pub mod engine;
 pub mod images;
 pub mod matching;

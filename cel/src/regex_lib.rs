@@ -68,7 +68,7 @@ fn find_all(
 
 #[cfg(test)]
 mod tests {
-    use crate::cel::{compile, convert, Bindings};
+    use crate::{compile, convert, Bindings};
     use cel::Value;
 
     fn eval(src: &str) -> Result<Value, String> {

@@ -2,7 +2,7 @@
 //! (`conformance/cel/{kubernetes,cel-go}/*.json`, data derived from
 //! Kubernetes', apimachinery's and cel-go's test tables; provenance in
 //! `conformance/SOURCES.md`), each run through [`compile`] and
-//! [`Expression::eval`](crate::cel::Expression::eval).
+//! [`Expression::eval`](crate::Expression::eval).
 //!
 //! A vector has an `expr` and one of: `expect`, the CEL source of the
 //! expected value (equal, and of the same type); `error`, a substring of
@@ -14,7 +14,7 @@
 //! the reason, and must still fail: a fix makes the test fail until its
 //! entry is removed.
 
-use crate::cel::{compile_heterogeneous, convert, Bindings};
+use crate::{compile_heterogeneous, convert, Bindings};
 use cel::Value;
 use serde_json::Value as Json;
 
@@ -22,31 +22,31 @@ use serde_json::Value as Json;
 const FILES: &[(&str, &str)] = &[
     (
         "kubernetes/lists.json",
-        include_str!("../../../../conformance/cel/kubernetes/lists.json"),
+        include_str!("../../../conformance/cel/kubernetes/lists.json"),
     ),
     (
         "kubernetes/quantity.json",
-        include_str!("../../../../conformance/cel/kubernetes/quantity.json"),
+        include_str!("../../../conformance/cel/kubernetes/quantity.json"),
     ),
     (
         "kubernetes/semver.json",
-        include_str!("../../../../conformance/cel/kubernetes/semver.json"),
+        include_str!("../../../conformance/cel/kubernetes/semver.json"),
     ),
     (
         "cel-go/bindings.json",
-        include_str!("../../../../conformance/cel/cel-go/bindings.json"),
+        include_str!("../../../conformance/cel/cel-go/bindings.json"),
     ),
     (
         "cel-go/lists.json",
-        include_str!("../../../../conformance/cel/cel-go/lists.json"),
+        include_str!("../../../conformance/cel/cel-go/lists.json"),
     ),
     (
         "cel-go/sets.json",
-        include_str!("../../../../conformance/cel/cel-go/sets.json"),
+        include_str!("../../../conformance/cel/cel-go/sets.json"),
     ),
     (
         "cel-go/regex.json",
-        include_str!("../../../../conformance/cel/cel-go/regex.json"),
+        include_str!("../../../conformance/cel/cel-go/regex.json"),
     ),
 ];
 
@@ -200,7 +200,7 @@ fn every_expected_failure_names_a_vector() {
 /// The pass rates `docs/cel.md` gives must be the ones the test measures.
 #[test]
 fn the_documented_pass_rates_are_current() {
-    let docs = include_str!("../../../../docs/cel.md");
+    let docs = include_str!("../../../docs/cel.md");
     let labels = [
         ("kubernetes/lists.json", "| Kubernetes lists |"),
         ("kubernetes/quantity.json", "| Kubernetes quantity |"),
@@ -261,7 +261,7 @@ fn kubernetes_function_names_load() {
         "patch",
         "semver",
     ] {
-        assert!(crate::cel::known::is_supported(name), "{name}");
+        assert!(crate::known::is_supported(name), "{name}");
     }
 }
 
@@ -270,14 +270,14 @@ fn kubernetes_function_names_load() {
 #[test]
 fn the_provenance_rows_are_current() {
     use sha2::{Digest, Sha256};
-    let sources = include_str!("../../../../conformance/SOURCES.files.tsv");
+    let sources = include_str!("../../../conformance/SOURCES.files.tsv");
     for (file, text) in FILES {
         let dest = format!("cel/{file}");
         let row = sources
             .lines()
             .find(|line| line.split('\t').next() == Some(dest.as_str()))
             .unwrap_or_else(|| panic!("SOURCES.files.tsv has no row for {dest}"));
-        let sha = crate::verify::encoding::hex(&Sha256::digest(text.as_bytes()));
+        let sha = ivpol_verify::encoding::hex(&Sha256::digest(text.as_bytes()));
         assert_eq!(row.split('\t').nth(4), Some(sha.as_str()), "{dest}");
     }
 }

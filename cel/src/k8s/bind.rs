@@ -55,7 +55,7 @@ fn expand(
 #[cfg(test)]
 mod tests {
     use super::super::eval;
-    use crate::cel::{compile_heterogeneous, convert, Bindings};
+    use crate::{compile_heterogeneous, convert, Bindings};
     use cel::Value;
 
     #[test]

@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn namespaced_calls_are_named_in_full() {
-        let env = crate::cel::env();
+        let env = crate::env();
         let calls = |src: &str| {
             let program = env.compile(src).expect("parses");
             super::super::calls::called(program.expression(), &is_supported, &is_variable)
@@ -393,7 +393,7 @@ mod tests {
             assert!(!is_supported(f), "{f}");
         }
         // And they compile and run.
-        let bindings = crate::cel::Bindings::builder().build();
+        let bindings = crate::Bindings::builder().build();
         for src in [
             "optional.none() == optional.none()",
             "optional.of(1).value() == 1",
@@ -403,7 +403,7 @@ mod tests {
             "lists.range(2) == [0, 1]",
         ] {
             let got =
-                crate::cel::compile(src).and_then(|e| e.eval(&bindings).map_err(|e| e.to_string()));
+                crate::compile(src).and_then(|e| e.eval(&bindings).map_err(|e| e.to_string()));
             assert_eq!(got, Ok(cel::Value::Bool(true)), "{src}");
         }
     }

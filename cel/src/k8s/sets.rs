@@ -80,7 +80,7 @@ fn intersects<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execu
 
 #[cfg(test)]
 mod tests {
-    use crate::cel::{compile_heterogeneous, Bindings, EvalError};
+    use crate::{compile_heterogeneous, Bindings, EvalError};
     use cel::Value;
 
     fn eval(src: &str) -> Result<Value, EvalError> {

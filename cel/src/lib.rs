@@ -6,6 +6,12 @@
 //! standard library is listed in `docs/cel.md`; any other function is a load
 //! diagnostic, so a policy never silently passes on an unknown call.
 
+// Nothing here needs unsafe code.
+#![forbid(unsafe_code)]
+// The engine reads this crate's API from its docs: every public item says
+// what it is.
+#![deny(missing_docs)]
+
 pub mod all_signed;
 mod calls;
 pub mod check;

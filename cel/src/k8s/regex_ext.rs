@@ -93,7 +93,7 @@ fn replace<'b, 'v>(
         last = whole.end;
         // A replacement can multiply the text: charge as it grows.
         cel::cost::charge(1)?;
-        if out.len() > crate::cel::MAX_BUILT_BYTES {
+        if out.len() > crate::MAX_BUILT_BYTES {
             return Err(ExecutionError::function_error(F, "the result is too large"));
         }
     }

@@ -3,7 +3,7 @@
 //! Mixed literals wrap their elements in `dyn()`, as in Kyverno, whose
 //! literals must be homogeneous.
 
-use crate::cel::{compile, Bindings, EvalError};
+use crate::{compile, Bindings, EvalError};
 use cel::Value;
 use std::sync::Arc;
 

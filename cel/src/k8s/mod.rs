@@ -138,8 +138,8 @@ fn go_quote(s: &str) -> String {
 /// upstream tests (`compile_heterogeneous`), for the libraries' tests.
 #[cfg(test)]
 fn eval(src: &str) -> Result<Value, String> {
-    crate::cel::compile_heterogeneous(src)?
-        .eval(&crate::cel::Bindings::builder().build())
+    crate::compile_heterogeneous(src)?
+        .eval(&crate::Bindings::builder().build())
         .map_err(|e| e.to_string())
 }
 

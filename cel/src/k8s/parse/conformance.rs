@@ -1,6 +1,6 @@
 //! Runs the vectors derived from Kubernetes' own tests of these libraries
 //! (`conformance/cel/kubernetes/*.json`, provenance in
-//! `conformance/SOURCES.files.tsv`) through `crate::cel::compile` and
+//! `conformance/SOURCES.files.tsv`) through `crate::compile` and
 //! evaluation. A vector passes when the expression evaluates to the value
 //! of its `expect` expression, fails with an error containing its `error`
 //! text, or, for a `compile_error` (a cel-go type-check error), fails to
@@ -8,7 +8,7 @@
 //! [`EXPECTED_FAILURES`]; the test fails if one of them starts passing, so
 //! the list cannot go stale.
 
-use crate::cel::{compile, convert, Bindings};
+use crate::{compile, convert, Bindings};
 use cel::Value;
 use serde_json::Value as Json;
 

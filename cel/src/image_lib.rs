@@ -1,10 +1,10 @@
 //! Kyverno's image CEL library: `parseImageReference`, the deprecated alias
 //! `image`, `isImage`, and the member functions of `kyverno.image`.
 
-use crate::images::reference::{self, ImageRef};
 use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::{Context, ExecutionError, Value};
+use ivpol_refs::reference::{self, ImageRef};
 use std::sync::Arc;
 
 /// The opaque `kyverno.image` value.
@@ -84,7 +84,7 @@ fn member(
 
 #[cfg(test)]
 mod tests {
-    use crate::cel::{compile, convert, Bindings};
+    use crate::{compile, convert, Bindings};
     use cel::Value;
 
     fn eval(src: &str) -> Result<Value, String> {

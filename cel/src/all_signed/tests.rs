@@ -2,8 +2,8 @@
 //! and verifier calls, in the same order.
 
 use super::*;
-use crate::cel::verify_lib::VerifierError;
-use crate::cel::{compile, convert, Bindings};
+use crate::verify_lib::VerifierError;
+use crate::{compile, convert, Bindings};
 use cel::Value;
 use std::sync::{Arc, Mutex};
 
@@ -108,7 +108,7 @@ fn same_both_ways(
     let got = shape
         .eval(&list, &*natively)
         .map(Value::Bool)
-        .map_err(crate::cel::EvalError::from);
+        .map_err(crate::EvalError::from);
     assert_eq!(got, expected, "{source} over {images:?}");
     assert_eq!(
         *natively.calls.lock().expect("calls"),

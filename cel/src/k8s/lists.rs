@@ -254,7 +254,7 @@ fn unwrap<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 #[cfg(test)]
 mod tests {
     use super::super::eval;
-    use crate::cel::convert;
+    use crate::convert;
     use cel::Value;
 
     #[test]

@@ -1,7 +1,7 @@
 use super::*;
 
 fn ty(src: &str) -> Result<Ty, String> {
-    let program = crate::cel::env().compile(src).expect("parses");
+    let program = crate::env().compile(src).expect("parses");
     output_type(program.expression()).map_err(|e| e.to_string())
 }
 

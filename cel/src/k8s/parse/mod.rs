@@ -203,7 +203,7 @@ mod conformance;
 #[cfg(test)]
 mod tests {
     use super::go_quote;
-    use crate::cel::{compile, Bindings};
+    use crate::{compile, Bindings};
 
     /// Every function is in the shared table: a name the environment
     /// already declared would have been refused by `add_function`.

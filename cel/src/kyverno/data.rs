@@ -117,7 +117,7 @@ fn write_go_json(v: &Value, out: &mut String) -> Result<(), ExecutionError> {
         Value::Float(f) => out.push_str(&go_float(*f)?),
         Value::String(s) => go_string(s, out),
         // Go writes a []byte as standard base64.
-        Value::Bytes(b) => go_string(&crate::verify::encoding::b64encode(b), out),
+        Value::Bytes(b) => go_string(&ivpol_verify::encoding::b64encode(b), out),
         // time.Time as RFC 3339 with nanoseconds; time.Duration as its
         // nanoseconds.
         Value::Timestamp(t) => go_string(&rfc3339_nano(t), out),

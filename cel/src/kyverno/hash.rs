@@ -24,7 +24,7 @@ fn hex_digest<D: Digest>(function: &str, s: &Value) -> Result<Value, ExecutionEr
     // Hashing reads the whole argument: charge it like a copy.
     charge_bytes(s.len())?;
     let digest = D::digest(s.as_bytes());
-    Ok(Value::String(Arc::new(crate::verify::encoding::hex(
+    Ok(Value::String(Arc::new(ivpol_verify::encoding::hex(
         &digest,
     ))))
 }
