@@ -23,6 +23,7 @@ fn main() {
         "guest/src",
         "guest/Cargo.toml",
         "cel",
+        "oci",
         "refs",
         "verify",
         "wit",

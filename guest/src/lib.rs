@@ -29,7 +29,8 @@ pub use ivpol_cel as cel;
 pub mod engine;
 pub mod images;
 pub mod matching;
-pub mod oci;
+// The OCI client is its own crate too.
+pub use ivpol_oci as oci;
 pub mod policy;
 // The verifier is its own crate (no Kubernetes in it, enforced by the
 // compiler); under this name the layers above keep their paths.

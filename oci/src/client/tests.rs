@@ -2,8 +2,8 @@
 //! end to end in `tests/`; these pin the checks that must never regress.
 
 use super::*;
-use crate::images::reference;
-use crate::oci::transport::host_of;
+use crate::transport::host_of;
+use ivpol_refs::reference;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 

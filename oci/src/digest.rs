@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 pub fn sha256(bytes: &[u8]) -> String {
     format!(
         "sha256:{}",
-        crate::verify::encoding::hex(&Sha256::digest(bytes))
+        ivpol_refs::encoding::hex(&Sha256::digest(bytes))
     )
 }
 

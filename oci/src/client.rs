@@ -5,7 +5,7 @@ use super::error::{OciError, OciErrorKind};
 use super::json_shape;
 use super::transport::{HttpRequest, HttpResponse, Transport, TransportError};
 use super::{clip, MANIFEST_MEDIA_TYPES, MAX_MANIFEST_BYTES, MAX_REDIRECTS, MAX_REFERRERS};
-use crate::images::reference::ImageRef;
+use ivpol_refs::reference::ImageRef;
 use serde_json::Value;
 
 /// A manifest as fetched, with the digest computed from its bytes.

@@ -5,6 +5,12 @@
 //! Everything fetched is checked against the digest it claims: a
 //! `Docker-Content-Digest` header is never trusted alone.
 
+// Nothing here needs unsafe code.
+#![forbid(unsafe_code)]
+// The engine reads this crate's API from its docs: every public item says
+// what it is.
+#![deny(missing_docs)]
+
 pub mod budget;
 mod client;
 pub mod digest;
