@@ -257,8 +257,8 @@ fn scope(s: &Subject) -> Value {
 /// [`MAX_OBJECT_BYTES`]; an entry larger than that alone is dropped.
 async fn write(client: &Client, namespace: &str, entries: Vec<Value>) -> Result<()> {
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &results_resource());
-    for chunk in chunks(entries, MAX_OBJECT_BYTES) {
-        let n = chunk.iter().map(results_of).sum();
+    let chunks = chunks(entries, MAX_OBJECT_BYTES);
+    for (i, chunk) in chunks.iter().enumerate() {
         let object = json!({
             "apiVersion": "reports.ivpol.dev/v1alpha1",
             "kind": "AdmissionResults",
@@ -267,7 +267,9 @@ async fn write(client: &Client, namespace: &str, entries: Vec<Value>) -> Result<
         });
         let object: DynamicObject = serde_json::from_value(object)?;
         if let Err(e) = api.create(&PostParams::default(), &object).await {
-            count("dropped", n);
+            // This object's results and those of the ones not written.
+            let lost = chunks[i..].iter().flatten().map(results_of).sum();
+            count("dropped", lost);
             return Err(e).context("writing AdmissionResults (is its CRD installed?)");
         }
     }

@@ -200,14 +200,18 @@ fn fetch_judged<T>(
     judge: impl Fn(&[u8]) -> Result<T, String>,
 ) -> Result<T, String> {
     let first = ctx.fetch.get(url, issuer, max, false)?;
-    let judged = match judge(&first.body) {
+    let fetched = match judge(&first.body) {
+        Ok(verdict) if first.cached => return Ok(verdict),
+        Ok(verdict) => (verdict, first.body),
         Err(_) if first.cached => {
             let fresh = ctx.fetch.get(url, issuer, max, true)?;
-            judge(&fresh.body).map(|t| (t, fresh.body))
+            (judge(&fresh.body)?, fresh.body)
         }
-        other => other.map(|t| (t, first.body)),
+        Err(e) => return Err(e),
     };
-    let (verdict, body) = judged?;
+    // Only a body fetched now is offered to the cache: a cached one that
+    // passed is there already.
+    let (verdict, body) = fetched;
     ctx.fetch.passed(url, issuer, &body);
     Ok(verdict)
 }
