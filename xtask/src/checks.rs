@@ -1,7 +1,8 @@
 //! The style and supply-chain checks `cargo xtask test` runs with the
 //! tests (and `cargo xtask lint` runs alone): rustfmt, clippy with
 //! `-D warnings` on the workspace and on the component as it is built (for
-//! wasm32-wasip2), and `cargo deny` over licenses, bans and sources.
+//! wasm32-wasip2), the crates' allowed edges (`layers.rs`), and `cargo
+//! deny` over licenses, bans and sources.
 
 use super::{cargo, run, target_dir, workspace};
 use anyhow::{bail, Context, Result};
@@ -11,9 +12,11 @@ use std::process::Command;
 /// The cargo-deny release the checks run, installed under the target dir.
 const CARGO_DENY: &str = "0.20.2";
 
-/// rustfmt, then the workspace build with clippy's lints (`-D warnings`).
+/// rustfmt, the crate layers, then the workspace build with clippy's lints
+/// (`-D warnings`).
 pub fn lint() -> Result<()> {
     fmt()?;
+    super::layers::check()?;
     build_linted()
 }
 

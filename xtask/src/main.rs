@@ -30,6 +30,7 @@ use std::process::Command;
 
 mod checks;
 mod fuzz;
+mod layers;
 
 /// Debian packages the test suite needs, as (command it provides, package).
 const SYSTEM_PACKAGES: &[(&str, &str)] = &[
@@ -212,6 +213,7 @@ fn test(extra: &[String]) -> Result<()> {
     // Style and supply chain first: they fail in minutes, not after the
     // whole suite.
     checks::fmt()?;
+    layers::check()?;
     checks::deny()?;
     require_kubectl()?;
     let oracles = install_oracles()?;
