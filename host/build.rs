@@ -24,6 +24,7 @@ fn main() {
         "guest/Cargo.toml",
         "cel",
         "oci",
+        "policy",
         "refs",
         "verify",
         "wit",

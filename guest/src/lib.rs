@@ -22,16 +22,14 @@
 // Every public item says what it is (the Kyverno field, for the spec types).
 #![deny(missing_docs)]
 
-pub mod admission;
 // The CEL environment is its own crate; under this name the layers above
 // keep their paths.
 pub use ivpol_cel as cel;
 pub mod engine;
-pub mod images;
-pub mod matching;
 // The OCI client is its own crate too.
 pub use ivpol_oci as oci;
-pub mod policy;
+// So are requests, images, matching and policies.
+pub use ivpol_policy::{admission, images, matching, policy};
 // The verifier is its own crate (no Kubernetes in it, enforced by the
 // compiler); under this name the layers above keep their paths.
 pub use ivpol_verify as verify;

@@ -21,8 +21,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-cel", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-oci", &["ivpol-refs"]),
     (
-        "ivpol-guest",
+        "ivpol-policy",
         &["ivpol-cel", "ivpol-oci", "ivpol-refs", "ivpol-verify"],
+    ),
+    (
+        "ivpol-guest",
+        &[
+            "ivpol-cel",
+            "ivpol-oci",
+            "ivpol-policy",
+            "ivpol-refs",
+            "ivpol-verify",
+        ],
     ),
     ("ivpol-host", &["ivpol-refs"]),
     ("ivpol-tests", &[]),
