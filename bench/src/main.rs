@@ -389,7 +389,7 @@ fn acquire_ms(s: &Server) -> f64 {
 }
 
 /// The embedded component's size: the newest guest build (`ivpol` embeds
-/// the `guest` profile's). `host/build.rs` builds it under the workspace's
+/// the `guest` profile's). `runtime/build.rs` builds it under the workspace's
 /// `target/guest` whatever `CARGO_TARGET_DIR` says; none there is an error,
 /// not a size of 0 that would meet the size target.
 fn component_size() -> Result<u64> {

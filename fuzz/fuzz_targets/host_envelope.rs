@@ -3,7 +3,7 @@
 //! input nor returns an out-of-bounds uid.
 #![no_main]
 
-#[path = "../../host/src/server/envelope.rs"]
+#[path = "../../server/src/envelope.rs"]
 #[allow(dead_code)]
 mod envelope;
 

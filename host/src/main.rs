@@ -2,25 +2,17 @@
 //!
 //! The host serves HTTP, reads files, and instantiates the component; every
 //! policy decision is made inside the component (see `wit/admission.wit`).
+//! This crate is the command line (`cli/`) and the OCI artifact client
+//! (`oci/`: `push`, `pull`, `inspect`, `--component oci://…`) over the
+//! host's library crates: `ivpol-runtime`, `ivpol-cluster`, `ivpol-report`
+//! and `ivpol-server` (docs/architecture.md, "Crates").
 
 // A binary: nothing is public beyond the crate, and `pub(crate)` says so
 // where an item is shared between modules.
 #![warn(unreachable_pub)]
 
-mod budget;
-mod cache;
 mod cli;
-mod cluster;
-mod duration;
-mod live;
-mod metrics;
-mod net;
-mod object_name;
 mod oci;
-mod policies;
-mod report;
-mod runtime;
-mod server;
 
 use std::process::ExitCode;
 

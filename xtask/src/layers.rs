@@ -13,8 +13,11 @@ use std::collections::BTreeSet;
 /// Each member and the members it may depend on. Lower layers first:
 /// `refs` under everything; the verifier, the CEL environment and the OCI
 /// client over it; the guest (policies, matching, engine, component glue)
-/// over those; the host embeds the built component and shares only `refs`
-/// with it. The bench drives the guest natively with the tests' fixtures.
+/// over those. On the host's side, which shares only `refs` with the
+/// component: the runtime (wasmtime, the capabilities, the network), the
+/// cluster over it, the reports over both, the server over the three, and
+/// the `ivpol` binary (the command line) on top; the runtime embeds the
+/// built component. The bench drives the guest natively with the tests' fixtures.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-refs", &[]),
     ("ivpol-verify", &["ivpol-refs"]),
@@ -34,7 +37,26 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "ivpol-verify",
         ],
     ),
-    ("ivpol-host", &["ivpol-refs"]),
+    ("ivpol-runtime", &["ivpol-refs"]),
+    ("ivpol-cluster", &["ivpol-refs", "ivpol-runtime"]),
+    (
+        "ivpol-report",
+        &["ivpol-cluster", "ivpol-refs", "ivpol-runtime"],
+    ),
+    (
+        "ivpol-server",
+        &["ivpol-cluster", "ivpol-report", "ivpol-runtime"],
+    ),
+    (
+        "ivpol-host",
+        &[
+            "ivpol-cluster",
+            "ivpol-refs",
+            "ivpol-report",
+            "ivpol-runtime",
+            "ivpol-server",
+        ],
+    ),
     ("ivpol-tests", &[]),
     ("ivpol-bench", &["ivpol-guest", "ivpol-tests"]),
     ("xtask", &[]),

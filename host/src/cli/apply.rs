@@ -4,11 +4,11 @@
 
 use super::engine::{self, PolicyRegistryArgs, Run};
 use super::{Exit, EXIT_USAGE};
-use crate::cache::CacheConfig;
-use crate::policies;
-use crate::report::{self, policy_meta, policy_report, resources, text, Counts, Outcome, Status};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
+use ivpol_report::{policy_meta, policy_report, resources, text, Counts, Outcome, Status};
+use ivpol_runtime::cache::CacheConfig;
+use ivpol_runtime::policies;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -131,13 +131,13 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
     outcomes.extend(engine::evaluate_payloads(&pool, &payloads).await?);
     policy_meta::annotate(&mut outcomes, &metas);
     if args.audit_warn {
-        report::audit_failures_as_warnings(&mut outcomes);
+        ivpol_report::audit_failures_as_warnings(&mut outcomes);
     }
     let counts = Counts::of(&outcomes);
     print!("{}", render(&args, &outcomes, &counts));
     eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
     if args.explain {
-        eprint!("{}", report::explain(&outcomes));
+        eprint!("{}", ivpol_report::explain(&outcomes));
     }
     Ok(exit(&counts, broken))
 }

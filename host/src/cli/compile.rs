@@ -31,5 +31,5 @@ pub(super) fn run(args: CompileArgs) -> Result<()> {
     if bytes.len() as u64 > MAX_COMPONENT_BYTES {
         bail!("the component is larger than {MAX_COMPONENT_BYTES} bytes");
     }
-    crate::runtime::precompiled::compile_to_file(&bytes, args.instance_memory, &args.out)
+    ivpol_runtime::precompiled::compile_to_file(&bytes, args.instance_memory, &args.out)
 }

@@ -7,9 +7,9 @@ use crate::oci::client::Client;
 use crate::oci::pull::Pulled;
 use crate::oci::reference::Reference;
 use crate::oci::signatures::{self, Signatures};
-use crate::runtime::{sigstore, wit, Runtime, EMBEDDED_COMPONENT};
 use anyhow::{bail, Context, Result};
 use clap::Args;
+pub(crate) use ivpol_runtime::{sigstore, wit, Runtime, EMBEDDED_COMPONENT};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -125,7 +125,7 @@ impl ComponentArgs {
             false => self
                 .cache_dir
                 .clone()
-                .or_else(crate::runtime::precompiled::default_dir),
+                .or_else(ivpol_runtime::precompiled::default_dir),
         }
     }
 

@@ -1,13 +1,13 @@
 //! What every subcommand that evaluates needs: the registry flags (shared
 //! by `serve`, `apply`, `test` and `scan`) and a loaded instance pool.
 
-use crate::cache::{CacheConfig, VerificationCache};
-use crate::policies::{self, Document};
-use crate::report::resources::{Payload, Resource};
-use crate::report::{Outcome, BACKGROUND_SCAN};
-use crate::runtime::{wit, Compiler, Limits, Pool, Runtime};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
+use ivpol_report::resources::{Payload, Resource};
+use ivpol_report::{Outcome, BACKGROUND_SCAN};
+use ivpol_runtime::cache::{CacheConfig, VerificationCache};
+use ivpol_runtime::policies::{self, Document};
+use ivpol_runtime::{wit, Compiler, Limits, Pool, Runtime};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;

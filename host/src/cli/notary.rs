@@ -2,10 +2,10 @@
 //! offline by the component's own Notary verifier, under the trust policy
 //! a Kyverno `notary` attestor builds. Exit status 0 means verified.
 
-use crate::runtime::{notary as wit, Runtime};
 use anyhow::{bail, Context, Result};
 use base64::Engine as _;
 use clap::{Args, Subcommand, ValueEnum};
+pub(crate) use ivpol_runtime::{notary as wit, Runtime};
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]

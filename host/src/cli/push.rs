@@ -37,7 +37,7 @@ pub(super) async fn run(args: PushArgs) -> Result<()> {
                 .unwrap_or_else(|| "component.wasm".into()),
         ),
         None => (
-            crate::runtime::EMBEDDED_COMPONENT.to_vec(),
+            ivpol_runtime::EMBEDDED_COMPONENT.to_vec(),
             "ivpol.wasm".into(),
         ),
     };

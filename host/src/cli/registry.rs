@@ -3,11 +3,11 @@
 //! they configure: one network policy, one credential source, one set of
 //! TLS roots for the component's calls and the host's own.
 
-use crate::net::auth::Keychain;
-use crate::net::policy::{HostPort, NetPolicy};
-use crate::net::Net;
 use anyhow::Result;
 use clap::Args;
+use ivpol_runtime::net::auth::Keychain;
+use ivpol_runtime::net::policy::{HostPort, NetPolicy};
+use ivpol_runtime::net::Net;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,7 +31,7 @@ pub(super) struct RegistryArgs {
     /// --resolve, instead of what DNS answers; repeatable. The addresses
     /// obey the network policy as looked-up ones do.
     #[arg(long = "resolve", value_name = "HOST:PORT:ADDR")]
-    pub resolve: Vec<crate::net::pinned::PinnedAddress>,
+    pub resolve: Vec<ivpol_runtime::net::pinned::PinnedAddress>,
     /// Docker config.json with registry credentials: `auths`, and the
     /// credential helpers `credHelpers` and `credsStore` name
     /// (`docker-credential-<name>` on PATH).
@@ -51,7 +51,7 @@ pub(super) struct RegistryArgs {
     /// The most requests of the component in flight to one registry host
     /// at once; more wait for a turn within their deadline, so that one
     /// slow registry cannot hold every connection.
-    #[arg(long = "registry-inflight", default_value_t = crate::net::REGISTRY_INFLIGHT, value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=1024), usize::from))]
+    #[arg(long = "registry-inflight", default_value_t = ivpol_runtime::net::REGISTRY_INFLIGHT, value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=1024), usize::from))]
     pub registry_inflight: usize,
     /// The kubelet's CredentialProviderConfig (`kubelet.config.k8s.io/v1`):
     /// its plugins give credentials for the images their `matchImages`
@@ -101,7 +101,7 @@ impl RegistryArgs {
         net.allow_secret_credential_helpers(self.allow_credential_helper.clone());
         net.allow_trust_root_dirs(&self.trust_root_dir)?;
         if let (Some(config), Some(dir)) = (&self.plugin_config, &self.plugin_dir) {
-            net.use_credential_plugins(crate::net::kubelet::Plugins::load(config, dir)?);
+            net.use_credential_plugins(ivpol_runtime::net::kubelet::Plugins::load(config, dir)?);
         }
         Ok(Arc::new(net))
     }

@@ -13,15 +13,15 @@
 use super::engine::{self, PolicyRegistryArgs, Run};
 use super::serve::parse_duration;
 use super::Exit;
-use crate::cache::CacheConfig;
-use crate::cluster::{Cluster, ClusterArgs};
-use crate::policies::{self, Document};
-use crate::report::policy_report::ReportApi;
-use crate::report::{
-    kubernetes, policy_meta, policy_report, resources, text, Counts, Outcome, Status,
-};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use ivpol_cluster::{Cluster, ClusterArgs};
+pub(crate) use ivpol_report::policy_report::ReportApi;
+use ivpol_report::{
+    kubernetes, policy_meta, policy_report, resources, text, Counts, Outcome, Status,
+};
+use ivpol_runtime::cache::CacheConfig;
+use ivpol_runtime::policies::{self, Document};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -129,7 +129,7 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
     let cache = cache_config(&args);
     let runtime = engine::runtime(&args.component, &args.registry, &cache).await?;
     runtime.scope_exceptions(args.exceptions.scope(None));
-    let pool = crate::runtime::Pool::load(runtime, documents).await?;
+    let pool = ivpol_runtime::Pool::load(runtime, documents).await?;
     let broken = engine::report_diagnostics(&pool);
     let run = Run {
         operation: "CREATE",
@@ -158,7 +158,7 @@ fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Out
     );
     eprint!("{}", text::blocks(outcomes, Status::Error, "error"));
     if args.explain {
-        eprint!("{}", crate::report::explain(outcomes));
+        eprint!("{}", ivpol_report::explain(outcomes));
     }
 }
 
@@ -166,7 +166,7 @@ fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Out
 /// prints the reports.
 async fn scan_once(
     args: &ScanArgs,
-    pool: &crate::runtime::Pool,
+    pool: &ivpol_runtime::Pool,
     run: &Run<'_>,
     metas: &policy_meta::Metas,
 ) -> Result<Counts> {
@@ -215,7 +215,7 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
             .map(|d| (d.source.clone(), d.content.clone()))
             .collect();
         if loaded.as_ref().is_none_or(|l| l.key != key) {
-            let pool = crate::runtime::Pool::load(runtime.clone(), documents).await?;
+            let pool = ivpol_runtime::Pool::load(runtime.clone(), documents).await?;
             let broken = engine::report_diagnostics(&pool);
             loaded = Some(Loaded { key, pool, broken });
         }
@@ -242,7 +242,7 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
 /// was loaded from (`(source, content)`), to tell when they changed.
 struct Loaded {
     key: Vec<(String, String)>,
-    pool: crate::runtime::Pool,
+    pool: ivpol_runtime::Pool,
     broken: bool,
 }
 
@@ -270,7 +270,7 @@ async fn scan_cluster(
     args: &ScanArgs,
     cluster: &Arc<Cluster>,
     client: &kube::Client,
-    pool: &crate::runtime::Pool,
+    pool: &ivpol_runtime::Pool,
     metas: &policy_meta::Metas,
 ) -> Result<Counts> {
     let resources = kubernetes::list_workloads(client, args.max_resources).await?;

@@ -1,12 +1,12 @@
 //! `ivpol serve`: the admission webhook server.
 
-use crate::cache::CacheConfig;
-use crate::cluster::Cluster;
-use crate::live::{Inputs, Live};
-use crate::runtime::{Compiler, Limits};
-use crate::server::{self, ServerConfig};
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use ivpol_cluster::live::{Inputs, Live};
+use ivpol_cluster::Cluster;
+use ivpol_runtime::cache::CacheConfig;
+use ivpol_runtime::{Compiler, Limits};
+use ivpol_server::ServerConfig;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,11 +28,11 @@ pub(super) struct ServeArgs {
     #[arg(long = "policies")]
     policies: Vec<PathBuf>,
     #[command(flatten)]
-    cluster: crate::cluster::ClusterArgs,
+    cluster: ivpol_cluster::ClusterArgs,
     #[command(flatten)]
-    writers: crate::cluster::writers::WriterArgs,
+    writers: ivpol_cluster::writers::WriterArgs,
     #[command(flatten)]
-    admission_reports: crate::report::admission::AdmissionReportArgs,
+    admission_reports: ivpol_report::admission::AdmissionReportArgs,
     #[command(flatten)]
     component: super::component::ComponentArgs,
     /// Namespace manifests (file or directory) that `namespaceSelector` and
@@ -101,11 +101,11 @@ pub(super) struct ServeArgs {
     /// The most bytes the policies and exceptions read from the API server
     /// may take together; past it the largest namespaces' objects are
     /// refused (each denies on its own namespace's routes).
-    #[arg(long = "policy-set-bytes", default_value_t = crate::budget::Budgets::default().total, value_name = "BYTES")]
+    #[arg(long = "policy-set-bytes", default_value_t = ivpol_cluster::budget::Budgets::default().total, value_name = "BYTES")]
     policy_set_bytes: usize,
     /// The most bytes one namespace's policies and exceptions may take;
     /// past it every one of them is refused.
-    #[arg(long = "namespace-policy-bytes", default_value_t = crate::budget::Budgets::default().per_namespace, value_name = "BYTES")]
+    #[arg(long = "namespace-policy-bytes", default_value_t = ivpol_cluster::budget::Budgets::default().per_namespace, value_name = "BYTES")]
     namespace_policy_bytes: usize,
     /// Linear memory one instance may use, in MiB; past it the evaluation
     /// is an out-of-memory error. Size the pod for
@@ -180,16 +180,18 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
         policies,
         namespaces: args.namespaces.clone(),
         cluster: cluster.clone(),
-        budgets: crate::budget::Budgets {
+        budgets: ivpol_cluster::budget::Budgets {
             total: args.policy_set_bytes,
             per_namespace: args.namespace_policy_bytes,
         },
     };
     let live = Arc::new(Live::start(runtime, inputs).await?);
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => {
-            Some(server::tls::acceptor(cert, key, args.tls_reload_interval)?)
-        }
+        (Some(cert), Some(key)) => Some(ivpol_server::tls::acceptor(
+            cert,
+            key,
+            args.tls_reload_interval,
+        )?),
         _ => {
             tracing::warn!("no --tls-cert/--tls-key: serving plain HTTP, which the Kubernetes API server will not call");
             None
@@ -208,18 +210,18 @@ pub(super) async fn run(args: ServeArgs) -> Result<()> {
         listen: args.listen,
         metrics_listen: args.metrics_listen,
         tls,
-        limits: server::ConnLimits {
+        limits: ivpol_server::ConnLimits {
             header_read: args.header_read_timeout,
             tls_handshake: args.tls_handshake_timeout,
             body_read: args.body_read_timeout,
             max_connections: args.max_connections as usize,
-            ..server::ConnLimits::default()
+            ..ivpol_server::ConnLimits::default()
         },
         shutdown_delay: args.shutdown_delay,
         readiness_details: args.readiness_details,
         admission_reports,
     };
-    server::serve(config, live, shutdown_signal()?).await
+    ivpol_server::serve(config, live, shutdown_signal()?).await
 }
 
 /// Reads the inputs every `interval` and reloads when they changed (a
@@ -277,8 +279,8 @@ fn start_writers(
     args: &ServeArgs,
     live: Arc<Live>,
     cluster: Arc<Cluster>,
-) -> Result<Option<Arc<crate::report::admission::Collector>>> {
-    use crate::cluster::{leader, writers};
+) -> Result<Option<Arc<ivpol_report::admission::Collector>>> {
+    use ivpol_cluster::{leader, writers};
     let flags = &args.writers;
     let ca_bundle_file = match flags.register_webhooks && flags.inject_ca_from.is_none() {
         false => None,
@@ -293,7 +295,7 @@ fn start_writers(
     };
     let webhooks = match flags.register_webhooks {
         false => None,
-        true => Some(crate::runtime::engine::WebhookOptions {
+        true => Some(ivpol_runtime::engine::WebhookOptions {
             service_name: flags.webhook_service.clone(),
             service_namespace: cluster.own_namespace.clone(),
             service_port: flags.webhook_port,
@@ -315,8 +317,8 @@ fn start_writers(
         leader::identity(),
     );
     let collector = args.admission_reports.admission_reports.then(|| {
-        let collector = Arc::new(crate::report::admission::Collector::default());
-        crate::report::admission::start(
+        let collector = Arc::new(ivpol_report::admission::Collector::default());
+        ivpol_report::admission::start(
             collector.clone(),
             cluster.clone(),
             args.policies.clone(),
@@ -364,7 +366,7 @@ fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-pub(super) use crate::duration::parse_duration;
+pub(super) use ivpol_runtime::duration::parse_duration;
 
 /// A connection timeout: a duration from 1 ms to 1 h (0 would mean no
 /// timeout, which is not on offer).

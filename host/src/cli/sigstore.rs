@@ -2,10 +2,10 @@
 //! sigstore-conformance client interface, run by the component's own
 //! bundle verifier. Exit status 0 means verified, anything else not.
 
-use crate::runtime::wit::VerificationFailure;
-use crate::runtime::{sigstore as wit, Runtime};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use ivpol_runtime::wit::VerificationFailure;
+pub(crate) use ivpol_runtime::{sigstore as wit, Runtime};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -12,15 +12,15 @@ mod schema;
 
 use super::engine::{self, PolicyRegistryArgs, Run};
 use super::Exit;
-use crate::cache::CacheConfig;
-use crate::policies::{self, Document};
-use crate::report::junit;
-use crate::report::resources::{self, Resource};
-use crate::report::table::{self, Row};
-use crate::report::{Outcome, Status};
-use crate::runtime::{Pool, Runtime};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
+use ivpol_report::junit;
+use ivpol_report::resources::{self, Resource};
+use ivpol_report::table::{self, Row};
+use ivpol_report::{Outcome, Status};
+use ivpol_runtime::cache::CacheConfig;
+use ivpol_runtime::policies::{self, Document};
+use ivpol_runtime::{Pool, Runtime};
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -390,7 +390,7 @@ async fn run_file(
     let runs = evaluate(&pool, &resources, &test.results, namespaces).await?;
     if progress.explain {
         for outcomes in runs.values() {
-            eprint!("{}", crate::report::explain(outcomes));
+            eprint!("{}", ivpol_report::explain(outcomes));
         }
     }
     progress.say("  Checking results ...");

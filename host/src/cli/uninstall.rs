@@ -9,9 +9,9 @@
 //! ivpol's `app.kubernetes.io/managed-by` label. Run it before deleting the
 //! Deployment; it is safe to run twice.
 
-use crate::cluster::{client, healing::BREAK_GLASS, webhook_configurations, ClusterArgs};
 use anyhow::{Context, Result};
 use clap::Args;
+use ivpol_cluster::{client, healing::BREAK_GLASS, webhook_configurations, ClusterArgs};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, Client};
 use std::path::PathBuf;

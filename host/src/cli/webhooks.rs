@@ -4,10 +4,10 @@
 //! them (the host does not read policies); the host reads the files and
 //! prints YAML or JSON.
 
-use crate::policies;
-use crate::runtime::{engine::WebhookOptions, Pool, Runtime};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use ivpol_runtime::policies;
+use ivpol_runtime::{engine::WebhookOptions, Pool, Runtime};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -40,7 +40,7 @@ pub(super) struct WebhooksArgs {
         long = "inject-ca-from",
         value_name = "NAMESPACE/CERTIFICATE",
         conflicts_with = "ca_bundle",
-        value_parser = crate::cluster::writers::parse_inject_ca_from
+        value_parser = ivpol_cluster::writers::parse_inject_ca_from
     )]
     inject_ca_from: Option<String>,
     /// Namespace no webhook is called for; repeatable. Default: kube-system
@@ -81,7 +81,7 @@ enum Format {
 pub(super) async fn run(args: WebhooksArgs) -> Result<()> {
     // The same check as `serve --register-webhooks`: only CA certificates.
     let ca_bundle = match &args.ca_bundle {
-        Some(file) => crate::cluster::writers::read_ca_bundle(file)?,
+        Some(file) => ivpol_cluster::writers::read_ca_bundle(file)?,
         None => Vec::new(),
     };
     let documents = policies::read_all(&args.policies)?;

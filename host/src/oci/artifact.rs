@@ -263,7 +263,7 @@ fn rfc3339(at: Timestamp) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::EMBEDDED_COMPONENT;
+    use ivpol_runtime::EMBEDDED_COMPONENT;
 
     #[test]
     fn the_embedded_component_lists_its_interfaces() {

@@ -67,7 +67,7 @@ impl ComponentCache {
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<()> {
-        crate::runtime::precompiled::create_private_dir(&self.dir)?;
+        ivpol_runtime::precompiled::create_private_dir(&self.dir)?;
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))

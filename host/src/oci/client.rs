@@ -11,7 +11,7 @@ use http_body_util::BodyExt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::net::{HostRequest, Net};
+use ivpol_runtime::net::{HostRequest, Net};
 
 /// How long one registry call (including its body) may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(300);

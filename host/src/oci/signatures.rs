@@ -14,11 +14,11 @@ use super::artifact::{sha256_digest, Descriptor, MAX_MANIFEST_BYTES};
 use super::cache::MAX_SIGNATURES_TOTAL;
 use super::client::{registry_error, Client};
 use super::reference::parse_digest;
-use crate::runtime::sigstore as wit;
 use anyhow::{bail, Context, Result};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use http::StatusCode;
+pub(crate) use ivpol_runtime::sigstore as wit;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -1,0 +1,501 @@
+//! Admission results in the per-resource policy reports `ivpol scan`
+//! writes, as Kyverno's admission reports and its reports controller put
+//! them there (`pkg/webhooks/resource/ivpol` `audit`,
+//! `pkg/controllers/report`).
+//!
+//! Which results: those of a validate-phase request that is neither a dry
+//! run nor a DELETE, about a namespaced object with a UID, none of whose
+//! matching policies denies (Kyverno reports nothing for a request a
+//! `Deny` policy judged: it was refused, or the background scan reports
+//! it); every result of those policies, pass, fail, error and skip alike,
+//! except those of policies labelled `reports.kyverno.io/disabled`.
+//!
+//! How, with several replicas and one writer:
+//! 1. every replica collects the results it judged, at most
+//!    [`MAX_PENDING`] resources (beyond that they are dropped and
+//!    counted), and every [`FLUSH_EVERY`] writes them as `AdmissionResults`
+//!    objects (ivpol's own kind, in ivpol's namespace, where tenants
+//!    cannot write; Kyverno's EphemeralReports), each at most
+//!    [`MAX_OBJECT_BYTES`];
+//! 2. the elected leader alone reads them, at most
+//!    [`MAX_OBJECTS_PER_ROUND`] every [`MERGE_EVERY`], merges each
+//!    resource's results into its report (a result replaces an older one of
+//!    the same policy and rule, as Kyverno's aggregation keeps the newest),
+//!    writes the reports and deletes what it merged.
+
+use super::policy_meta::{self, Metas};
+use super::policy_report::{self, Style};
+use super::resources::Subject;
+use super::{Outcome, BACKGROUND_SCAN};
+use anyhow::{Context, Result};
+use ivpol_cluster::Cluster;
+use ivpol_runtime::metrics::{metrics, ResultLabels};
+use ivpol_runtime::resources::api_resource;
+use ivpol_runtime::wit;
+use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::{Api, Client};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// The flags of `serve` for admission reports.
+#[derive(clap::Args, Clone, Default)]
+pub struct AdmissionReportArgs {
+    /// Put the results of admission requests that no matching policy
+    /// denies (Audit and Warn policies) into each resource's policy report,
+    /// as Kyverno's admission reports do: every replica hands its results
+    /// to the leader through AdmissionResults objects in ivpol's namespace
+    /// (`deploy/crds`), and the leader alone writes the reports.
+    #[arg(long = "admission-reports")]
+    pub admission_reports: bool,
+    /// The reports' API (with --admission-reports): wgpolicyk8s.io
+    /// PolicyReport, Kyverno's default, or openreports.io Report.
+    #[arg(
+        long = "report-api",
+        value_enum,
+        default_value = "wgpolicyk8s",
+        requires = "admission_reports"
+    )]
+    pub report_api: policy_report::ReportApi,
+    /// Name the reports after the resource's UID and label them
+    /// `managed-by: kyverno`, as Kyverno does (with --admission-reports);
+    /// by default `ivpol-<uid>`, `managed-by: ivpol`, so that the two live
+    /// side by side.
+    #[arg(long = "kyverno-report-names", requires = "admission_reports")]
+    pub kyverno_report_names: bool,
+}
+
+impl AdmissionReportArgs {
+    /// The reports' API and names.
+    pub fn style(&self) -> Style {
+        Style {
+            api: self.report_api,
+            kyverno_names: self.kyverno_report_names,
+        }
+    }
+}
+
+/// How often a replica writes what it collected.
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_secs(5);
+/// How often the leader merges what the replicas wrote.
+pub(crate) const MERGE_EVERY: Duration = Duration::from_secs(5);
+/// Most resources whose results wait in one replica.
+pub(crate) const MAX_PENDING: usize = 1_000;
+/// Largest `AdmissionResults` object written (etcd takes 1.5 MiB).
+pub(crate) const MAX_OBJECT_BYTES: usize = 512 * 1024;
+/// Most `AdmissionResults` objects the leader merges in one round.
+pub(crate) const MAX_OBJECTS_PER_ROUND: u32 = 50;
+
+/// The kind the replicas hand their results to the leader in.
+fn results_resource() -> ApiResource {
+    api_resource(
+        "reports.ivpol.dev/v1alpha1",
+        "AdmissionResults",
+        "admissionresults",
+    )
+}
+
+/// What an admission request was about, as the component parsed it.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub object_uid: &'a str,
+    pub delete: bool,
+    pub dry_run: bool,
+}
+
+/// The results one replica judged and has not written yet.
+#[derive(Default)]
+pub struct Collector {
+    pending: Mutex<Vec<(Subject, Vec<Outcome>)>>,
+}
+
+fn count(what: &str, n: usize) {
+    metrics()
+        .admission_report_results
+        .get_or_create(&ResultLabels {
+            result: what.into(),
+        })
+        .inc_by(n as u64);
+}
+
+impl Collector {
+    /// Keeps `verdict`'s results about `request` when Kyverno would report
+    /// them (see the module's documentation).
+    pub fn record(&self, request: &Request<'_>, verdict: &wit::Verdict) {
+        let Some(subject) = reportable(request, verdict) else {
+            return;
+        };
+        let outcomes: Vec<Outcome> = (verdict.results.iter())
+            .map(|r| Outcome::new(Some(subject.clone()), r, BACKGROUND_SCAN))
+            .collect();
+        let n = outcomes.len();
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending.len() >= MAX_PENDING {
+            count("dropped", n);
+            return;
+        }
+        pending.push((subject, outcomes));
+        count("collected", n);
+    }
+
+    fn take(&self) -> Vec<(Subject, Vec<Outcome>)> {
+        std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// The report subject of `request`, when its results are reported.
+fn reportable(request: &Request<'_>, verdict: &wit::Verdict) -> Option<Subject> {
+    let unreported = request.dry_run
+        || request.delete
+        || request.object_uid.is_empty()
+        || request.namespace.is_empty()
+        || verdict.results.is_empty()
+        || verdict.results.iter().any(|r| r.actions.denies());
+    (!unreported).then(|| Subject {
+        api_version: request.api_version.to_string(),
+        kind: request.kind.to_string(),
+        name: request.name.to_string(),
+        namespace: Some(request.namespace.to_string()),
+        uid: Some(request.object_uid.to_string()),
+    })
+}
+
+/// Starts writing what `collector` gathers (every replica), and merging
+/// it into reports (while `leading`). `policy_files` are `--policies`,
+/// whose annotations the results carry as the cluster's policies' do.
+pub fn start(
+    collector: Arc<Collector>,
+    cluster: Arc<Cluster>,
+    policy_files: Vec<PathBuf>,
+    style: Style,
+    leading: watch::Receiver<bool>,
+) {
+    let client = cluster.client.clone();
+    let namespace = cluster.own_namespace.clone();
+    let (flush_client, flush_namespace) = (client.clone(), namespace.clone());
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(FLUSH_EVERY);
+        loop {
+            tick.tick().await;
+            let batch = collector.take();
+            if batch.is_empty() {
+                continue;
+            }
+            let metas = metas(&cluster, &policy_files);
+            let entries = entries(batch, &metas, policy_report::now_seconds());
+            if let Err(e) = write(&flush_client, &flush_namespace, entries).await {
+                tracing::warn!("admission results for reports not written: {e:#}");
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(MERGE_EVERY);
+        loop {
+            tick.tick().await;
+            if !*leading.borrow() {
+                continue;
+            }
+            if let Err(e) = merge_round(&client, &namespace, style).await {
+                tracing::warn!("admission results not merged into reports: {e:#}");
+            }
+        }
+    });
+}
+
+/// The report annotations of the cluster's policies and of the files'.
+fn metas(cluster: &Cluster, policy_files: &[PathBuf]) -> Metas {
+    let mut metas = match policy_files.is_empty() {
+        true => Metas::new(),
+        false => ivpol_runtime::policies::read_all(policy_files)
+            .map(|d| policy_meta::from_documents(&d))
+            .unwrap_or_default(),
+    };
+    metas.extend(policy_meta::of_cluster(cluster));
+    metas
+}
+
+/// One `{scope, results}` entry per resource, results as its report holds
+/// them, stamped `seconds`; the results of unreported policies left out.
+fn entries(batch: Vec<(Subject, Vec<Outcome>)>, metas: &Metas, seconds: u64) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (subject, mut outcomes) in batch {
+        policy_meta::annotate(&mut outcomes, metas);
+        outcomes.retain(|o| o.meta.reported);
+        for o in &mut outcomes {
+            o.properties
+                .insert("process".into(), o.meta.process().into());
+        }
+        if outcomes.is_empty() {
+            continue;
+        }
+        let refs: Vec<&Outcome> = outcomes.iter().collect();
+        out.push(json!({
+            "scope": scope(&subject),
+            "results": policy_report::resource_results(&refs, seconds),
+        }));
+    }
+    out
+}
+
+fn scope(s: &Subject) -> Value {
+    json!({
+        "apiVersion": s.api_version,
+        "kind": s.kind,
+        "name": s.name,
+        "namespace": s.namespace,
+        "uid": s.uid,
+    })
+}
+
+/// Writes `entries` as `AdmissionResults` objects of at most
+/// [`MAX_OBJECT_BYTES`]; an entry larger than that alone is dropped.
+async fn write(client: &Client, namespace: &str, entries: Vec<Value>) -> Result<()> {
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &results_resource());
+    let chunks = chunks(entries, MAX_OBJECT_BYTES);
+    for (i, chunk) in chunks.iter().enumerate() {
+        let object = json!({
+            "apiVersion": "reports.ivpol.dev/v1alpha1",
+            "kind": "AdmissionResults",
+            "metadata": {"generateName": "ivpol-admission-", "namespace": namespace},
+            "spec": {"resources": chunk},
+        });
+        let object: DynamicObject = serde_json::from_value(object)?;
+        if let Err(e) = api.create(&PostParams::default(), &object).await {
+            // This object's results and those of the ones not written.
+            let lost = chunks[i..].iter().flatten().map(results_of).sum();
+            count("dropped", lost);
+            return Err(e).context("writing AdmissionResults (is its CRD installed?)");
+        }
+    }
+    Ok(())
+}
+
+fn results_of(entry: &Value) -> usize {
+    entry["results"].as_array().map_or(0, Vec::len)
+}
+
+/// `entries` in groups whose JSON stays within `max` bytes; an entry
+/// larger than `max` alone is dropped (and counted).
+fn chunks(entries: Vec<Value>, max: usize) -> Vec<Vec<Value>> {
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    let mut size = 0;
+    for entry in entries {
+        let len = entry.to_string().len() + 1;
+        if len > max {
+            count("dropped", results_of(&entry));
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if size + len <= max => last.push(entry),
+            _ => {
+                out.push(vec![entry]);
+                size = 0;
+            }
+        }
+        size += len;
+    }
+    out
+}
+
+/// One round of the leader: the oldest `AdmissionResults`, merged into
+/// their resources' reports, then deleted.
+async fn merge_round(client: &Client, namespace: &str, style: Style) -> Result<()> {
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &results_resource());
+    let mut objects = api
+        .list(&ListParams::default().limit(MAX_OBJECTS_PER_ROUND))
+        .await
+        .context("listing AdmissionResults")?
+        .items;
+    if objects.is_empty() {
+        return Ok(());
+    }
+    objects.sort_by_key(|o| {
+        (
+            o.metadata.creation_timestamp.clone(),
+            o.metadata.name.clone(),
+        )
+    });
+    let mut by_resource: BTreeMap<(String, String), (Subject, Vec<Value>)> = BTreeMap::new();
+    for object in &objects {
+        let entries = object.data["spec"]["resources"].as_array().cloned();
+        for entry in entries.unwrap_or_default() {
+            let Some(subject) = subject_of(&entry["scope"]) else {
+                continue;
+            };
+            let key = (
+                subject.namespace.clone().unwrap_or_default(),
+                subject.uid.clone().unwrap_or_default(),
+            );
+            let slot = by_resource
+                .entry(key)
+                .or_insert_with(|| (subject, Vec::new()));
+            let results = entry["results"].as_array().cloned().unwrap_or_default();
+            slot.1 = merged(std::mem::take(&mut slot.1), results);
+        }
+    }
+    let mut written = 0;
+    for (subject, results) in by_resource.into_values() {
+        written += results.len();
+        merge_into_report(client, style, &subject, results).await?;
+    }
+    count("written", written);
+    for object in objects {
+        let name = object.metadata.name.unwrap_or_default();
+        api.delete(&name, &DeleteParams::default())
+            .await
+            .with_context(|| format!("deleting AdmissionResults {name}"))?;
+    }
+    Ok(())
+}
+
+/// The scope of an entry as a report subject; none when it is not one.
+fn subject_of(scope: &Value) -> Option<Subject> {
+    let text = |k: &str| {
+        scope[k]
+            .as_str()
+            .filter(|v| !v.is_empty())
+            .map(String::from)
+    };
+    Some(Subject {
+        api_version: text("apiVersion")?,
+        kind: text("kind")?,
+        name: text("name")?,
+        namespace: Some(text("namespace")?),
+        uid: Some(text("uid")?),
+    })
+}
+
+/// `older` with `newer` merged in: a result of the same policy and rule
+/// is replaced, unless it is the newer of the two by its timestamp.
+fn merged(older: Vec<Value>, newer: Vec<Value>) -> Vec<Value> {
+    let key = |r: &Value| (r["policy"].to_string(), r["rule"].to_string());
+    let seconds = |r: &Value| r["timestamp"]["seconds"].as_u64().unwrap_or(0);
+    let mut by_key: BTreeMap<(String, String), Value> =
+        older.into_iter().map(|r| (key(&r), r)).collect();
+    for r in newer {
+        match by_key.get(&key(&r)) {
+            Some(kept) if seconds(kept) > seconds(&r) => {}
+            _ => {
+                by_key.insert(key(&r), r);
+            }
+        }
+    }
+    by_key.into_values().collect()
+}
+
+/// Merges `results` into the report about `subject` as it is now, and
+/// writes it back.
+async fn merge_into_report(
+    client: &Client,
+    style: Style,
+    subject: &Subject,
+    results: Vec<Value>,
+) -> Result<()> {
+    let namespace = subject.namespace.as_deref().unwrap_or_default();
+    let uid = subject.uid.as_deref().unwrap_or_default();
+    let existing = super::kubernetes::get_report(client, style, namespace, &style.name_for(uid))
+        .await?
+        .and_then(|r| r["results"].as_array().cloned())
+        .unwrap_or_default();
+    let results = merged(existing, results);
+    let Some(report) = policy_report::resource_report(style, subject, results) else {
+        return Ok(());
+    };
+    super::kubernetes::apply_reports(client, style, &[report]).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(policy: &str, status: &str, seconds: u64) -> Value {
+        json!({"policy": policy, "rule": policy, "result": status,
+            "timestamp": {"nanos": 0, "seconds": seconds}})
+    }
+
+    #[test]
+    fn the_newest_result_of_a_policy_and_rule_wins() {
+        let older = vec![result("a", "fail", 10), result("b", "pass", 10)];
+        let newer = vec![result("a", "pass", 20), result("c", "fail", 20)];
+        let m = merged(older.clone(), newer);
+        let statuses: Vec<(&str, &str)> = m
+            .iter()
+            .map(|r| (r["policy"].as_str().unwrap(), r["result"].as_str().unwrap()))
+            .collect();
+        assert_eq!(statuses, [("a", "pass"), ("b", "pass"), ("c", "fail")]);
+        // An older result arriving late does not replace a newer one.
+        let late = merged(older, vec![result("a", "pass", 5)]);
+        assert_eq!(late[0]["result"], "fail");
+    }
+
+    #[test]
+    fn objects_stay_within_their_byte_bound() {
+        let entry = |n: usize| json!({"scope": {}, "results": [{"message": "x".repeat(n)}]});
+        let groups = chunks(vec![entry(100), entry(100), entry(100), entry(5000)], 300);
+        assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
+    }
+
+    fn verdict(actions: wit::Actions) -> wit::Verdict {
+        wit::Verdict {
+            allowed: true,
+            message: None,
+            warnings: vec![],
+            patch: None,
+            results: vec![wit::PolicyResult {
+                policy: "p".into(),
+                namespace: None,
+                status: wit::Status::Fail,
+                message: "m".into(),
+                actions,
+                audit_annotations: vec![],
+                exceptions: vec![],
+                verifications: vec![],
+            }],
+        }
+    }
+
+    #[test]
+    fn only_requests_no_policy_denied_are_reported() {
+        let request = Request {
+            api_version: "v1",
+            kind: "Pod",
+            name: "p",
+            namespace: "team",
+            object_uid: "u1",
+            delete: false,
+            dry_run: false,
+        };
+        let audit = verdict(wit::Actions::AUDIT);
+        assert!(reportable(&request, &audit).is_some());
+        assert!(reportable(&request, &verdict(wit::Actions::AUDIT | wit::Actions::DENY)).is_none());
+        // No actions is Deny, as in Kyverno.
+        assert!(reportable(&request, &verdict(wit::Actions::empty())).is_none());
+        for unreported in [
+            Request {
+                dry_run: true,
+                ..request
+            },
+            Request {
+                delete: true,
+                ..request
+            },
+            Request {
+                object_uid: "",
+                ..request
+            },
+            Request {
+                namespace: "",
+                ..request
+            },
+        ] {
+            assert!(reportable(&unreported, &audit).is_none());
+        }
+    }
+}

@@ -1,0 +1,600 @@
+//! Prometheus metrics, served as text at `GET /metrics`: admission
+//! requests and their latency, the verification cache, registry calls, the
+//! instance pool, policy loading and open connections. One registry per
+//! process.
+//!
+//! Label values that come from outside (a registry host the component was
+//! told to reach) are bounded: the first [`MAX_REGISTRY_HOSTS`] hosts get
+//! their own label, every later one is counted as `other`, so a request
+//! naming endless hosts cannot grow `/metrics` without bound.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
+
+/// Distinct `host` label values of `ivpol_registry_requests`.
+pub(crate) const MAX_REGISTRY_HOSTS: usize = 64;
+/// The `host` label of every host beyond the first [`MAX_REGISTRY_HOSTS`].
+pub(crate) const OTHER_HOST: &str = "other";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// `ivpol` or `nivpol`.
+    pub route: String,
+    /// `validate` or `mutate`.
+    pub phase: String,
+    /// `allowed`, `denied` or `error` (a request that got no verdict).
+    pub verdict: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PhaseLabels {
+    pub phase: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct CloudLabels {
+    /// `amazon`, `google`, `azure`, or a KMS scheme (`awskms`): a fixed set.
+    pub source: String,
+    /// `ok` or `error`.
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct HelperLabels {
+    /// The credential helper's name (at most 16; the rest `other`).
+    pub helper: String,
+    /// `ok` (a credential, or none stored) or `error`.
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct RegistryLabels {
+    pub host: String,
+    /// The HTTP status, or `error` when no response came.
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    /// `loaded`, `rejected` or `failed` (see `live::Reloaded`).
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct HashLabels {
+    pub hash: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct NamespaceLabels {
+    /// The request's namespace (empty for a cluster-scoped object); at
+    /// most [`MAX_WAIT_NAMESPACES`], the rest `other`.
+    pub namespace: String,
+}
+
+/// Distinct `namespace` label values of `ivpol_instance_wait_seconds`.
+const MAX_WAIT_NAMESPACES: usize = 64;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct HostLabels {
+    pub host: String,
+}
+
+/// One policy's result. `policy` is bounded by the loaded policies.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct PolicyResultLabels {
+    pub policy: String,
+    pub kind: String,
+    pub phase: String,
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct VerificationLabels {
+    /// `cosign` or `notary`.
+    pub attestor: String,
+    /// `hit`, `miss` or `unkeyed`.
+    pub cache: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FailureLabels {
+    /// `deadline`, `out_of_memory`, `busy` or `trap`.
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PolicyLabels {
+    pub policy: String,
+    /// Empty for cluster policies.
+    pub namespace: String,
+}
+
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn latency_buckets() -> Histogram {
+    // 100 µs to ~13 s.
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        0.0001, 2.0, 18,
+    ))
+}
+
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<RequestLabels, Counter>,
+    pub latency: Histograms<PhaseLabels>,
+    pub cache_hits: Counter,
+    pub cache_misses: Counter,
+    pub cache_waits: Counter,
+    pub cache_evictions: Counter,
+    pub digest_hits: Counter,
+    pub digest_misses: Counter,
+    pub(crate) registry_requests: Family<RegistryLabels, Counter>,
+    pub(crate) registry_latency: Histograms<HostLabels>,
+    pub(crate) policy_results: Family<PolicyResultLabels, Counter>,
+    pub(crate) verification_seconds: Histograms<VerificationLabels>,
+    pub instances_idle: Gauge,
+    pub instances_created: Counter,
+    /// Instances replaced after `--instance-max-calls` calls.
+    pub instances_retired: Counter,
+    pub instance_acquire: Histogram,
+    /// Webhook configurations the API server refused to apply.
+    pub webhook_apply_failures: Counter,
+    /// Webhook configurations applied again after a deletion or an edit.
+    pub webhook_restores: Counter,
+    /// Runs of docker credential helpers, by helper and result.
+    pub(crate) credential_helper_runs: Family<HelperLabels, Counter>,
+    /// Calls to a cloud for a registry credential or a KMS key.
+    cloud_fetches: Family<CloudLabels, Counter>,
+    /// Waits for a namespace's turn and an instance, by namespace.
+    instance_waits: Histograms<NamespaceLabels>,
+    wait_namespaces: BoundedLabels,
+    /// Linear memory held by all live instances (wasm memory never shrinks,
+    /// so this is the sum of each instance's high-water mark).
+    pub instance_memory: Gauge,
+    pub policies_loaded: Gauge,
+    pub policy_load_errors: Gauge,
+    /// 1 for each policy document that did not load (and so denies).
+    pub policies_rejected: Family<PolicyLabels, Gauge>,
+    pub component_failures: Family<FailureLabels, Counter>,
+    /// 1 when `serve` compiled the component in its own process (the
+    /// child compile failed): its RSS then keeps the compiler's memory.
+    pub compiled_in_process: Gauge,
+    /// Requests on which a policy, judged alone, trapped the component.
+    pub policy_traps: Family<PolicyLabels, Counter>,
+    pub connections_open: Gauge,
+    /// 1 for each policy serving its last good version after a reload
+    /// rejected the new one.
+    pub policies_stale: Family<PolicyLabels, Gauge>,
+    /// Policy-set reloads by result.
+    pub reloads: Family<ResultLabels, Counter>,
+    /// The current policy set's generation (1 at start, +1 per reload).
+    pub policy_generation: Gauge,
+    /// 1 while this replica holds the Lease and writes to the cluster.
+    pub leader: Gauge,
+    /// 1, labelled with the hash of the current policy set's inputs.
+    pub(crate) policy_set: Family<HashLabels, Gauge>,
+    /// Admission results for reports, by what became of them: `collected`,
+    /// `dropped` (the replica's bound was reached, or its write failed),
+    /// `written` (into a resource's report, by the leader).
+    pub admission_report_results: Family<ResultLabels, Counter>,
+    registry_hosts: BoundedLabels,
+    helper_names: BoundedLabels,
+}
+
+/// At most `max` distinct label values; the rest are [`OTHER_HOST`].
+struct BoundedLabels {
+    seen: Mutex<HashSet<String>>,
+    max: usize,
+}
+
+impl BoundedLabels {
+    fn new(max: usize) -> BoundedLabels {
+        BoundedLabels {
+            seen: Mutex::default(),
+            max,
+        }
+    }
+
+    fn label(&self, value: &str) -> String {
+        let mut seen = match self.seen.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if seen.contains(value) {
+            return value.to_string();
+        }
+        if seen.len() < self.max {
+            seen.insert(value.to_string());
+            return value.to_string();
+        }
+        OTHER_HOST.to_string()
+    }
+}
+
+/// Keeps `ivpol_http_connections_open` counted while alive.
+pub struct OpenConnection(&'static Metrics);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connections_open.dec();
+    }
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut m = Metrics {
+            registry: Registry::with_prefix("ivpol"),
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_buckets),
+            cache_hits: Counter::default(),
+            cache_misses: Counter::default(),
+            cache_waits: Counter::default(),
+            cache_evictions: Counter::default(),
+            digest_hits: Counter::default(),
+            digest_misses: Counter::default(),
+            registry_requests: Family::default(),
+            registry_latency: Family::new_with_constructor(latency_buckets),
+            policy_results: Family::default(),
+            verification_seconds: Family::new_with_constructor(latency_buckets),
+            instances_idle: Gauge::default(),
+            instances_created: Counter::default(),
+            instances_retired: Counter::default(),
+            instance_acquire: latency_buckets(),
+            webhook_apply_failures: Counter::default(),
+            webhook_restores: Counter::default(),
+            credential_helper_runs: Family::default(),
+            cloud_fetches: Family::default(),
+            instance_memory: Gauge::default(),
+            policies_loaded: Gauge::default(),
+            policy_load_errors: Gauge::default(),
+            policies_rejected: Family::default(),
+            component_failures: Family::default(),
+            compiled_in_process: Gauge::default(),
+            policy_traps: Family::default(),
+            connections_open: Gauge::default(),
+            policies_stale: Family::default(),
+            reloads: Family::default(),
+            policy_generation: Gauge::default(),
+            leader: Gauge::default(),
+            policy_set: Family::default(),
+            admission_report_results: Family::default(),
+            registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
+            helper_names: BoundedLabels::new(16),
+            instance_waits: Family::new_with_constructor(latency_buckets),
+            wait_namespaces: BoundedLabels::new(MAX_WAIT_NAMESPACES),
+        };
+        m.register();
+        m
+    }
+
+    fn register(&mut self) {
+        let r = &mut self.registry;
+        r.register(
+            "admission_requests",
+            "Admission requests by route, phase and verdict",
+            self.requests.clone(),
+        );
+        r.register(
+            "admission_request_duration_seconds",
+            "Time from request body to response, by phase",
+            self.latency.clone(),
+        );
+        r.register(
+            "verification_cache_hits",
+            "Verifications answered from the cache",
+            self.cache_hits.clone(),
+        );
+        r.register(
+            "verification_cache_misses",
+            "Verifications that had to run",
+            self.cache_misses.clone(),
+        );
+        r.register(
+            "verification_cache_waits",
+            "Lookups that waited for an identical verification in flight",
+            self.cache_waits.clone(),
+        );
+        r.register(
+            "verification_cache_evictions",
+            "Entries removed for size or age",
+            self.cache_evictions.clone(),
+        );
+        r.register(
+            "digest_cache_hits",
+            "Tag resolutions answered within the digest TTL",
+            self.digest_hits.clone(),
+        );
+        r.register(
+            "digest_cache_misses",
+            "Tag resolutions that went to the registry",
+            self.digest_misses.clone(),
+        );
+        r.register(
+            "registry_requests",
+            "HTTP requests the component made to registries, by host and status",
+            self.registry_requests.clone(),
+        );
+        r.register(
+            "registry_request_duration_seconds",
+            "Registry call latency by host (at most 64 hosts; the rest are `other`)",
+            self.registry_latency.clone(),
+        );
+        r.register(
+            "policy_results",
+            "Policy results by policy, kind, phase and result (pass, fail, skip, error)",
+            self.policy_results.clone(),
+        );
+        r.register(
+            "verification_duration_seconds",
+            "Verification time by attestor type (cosign, notary) and cache outcome (hit, miss, unkeyed)",
+            self.verification_seconds.clone(),
+        );
+        r.register(
+            "instances_idle",
+            "Component instances waiting in the pool",
+            self.instances_idle.clone(),
+        );
+        r.register(
+            "instances_created",
+            "Component instances created (a trap drops one)",
+            self.instances_created.clone(),
+        );
+        r.register(
+            "instances_retired",
+            "Component instances replaced by fresh ones after --instance-max-calls calls",
+            self.instances_retired.clone(),
+        );
+        r.register(
+            "instance_acquire_seconds",
+            "Time to get an instance from the pool (or create one)",
+            self.instance_acquire.clone(),
+        );
+        r.register(
+            "webhook_apply_failures",
+            "Webhook configurations the API server refused to apply (the others are applied)",
+            self.webhook_apply_failures.clone(),
+        );
+        r.register(
+            "credential_helper_runs",
+            "Runs of docker credential helpers (credHelpers, credsStore), by helper and result",
+            self.credential_helper_runs.clone(),
+        );
+        r.register(
+            "cloud_fetches",
+            "Registry credentials (credentials.providers) and KMS keys fetched from a cloud, by source and result",
+            self.cloud_fetches.clone(),
+        );
+        r.register(
+            "webhook_restores",
+            "Webhook configurations applied again after someone deleted or edited them",
+            self.webhook_restores.clone(),
+        );
+        r.register(
+            "instance_wait_seconds",
+            "Time a request waited for its namespace's turn and an instance, by the request's namespace (at most 64; the rest `other`)",
+            self.instance_waits.clone(),
+        );
+        r.register(
+            "instance_memory_bytes",
+            "Linear memory held by live component instances",
+            self.instance_memory.clone(),
+        );
+        r.register(
+            "policies_loaded",
+            "Policies that loaded",
+            self.policies_loaded.clone(),
+        );
+        r.register(
+            "policy_load_errors",
+            "Policy documents that did not load",
+            self.policy_load_errors.clone(),
+        );
+        r.register(
+            "policy_rejected",
+            "Policies that did not load, by name: each denies the requests in its scope",
+            self.policies_rejected.clone(),
+        );
+        r.register(
+            "component_failures",
+            "Calls the component gave no answer to (each answered as an error result), by reason",
+            self.component_failures.clone(),
+        );
+        r.register(
+            "component_compiled_in_process",
+            "1 when the component was compiled in the server's own process (no child compile), whose memory the server then keeps",
+            self.compiled_in_process.clone(),
+        );
+        r.register(
+            "policy_traps",
+            "Requests on which a policy, judged alone after a trap, trapped the component again (it got an error result, the others their verdicts)",
+            self.policy_traps.clone(),
+        );
+        r.register(
+            "http_connections_open",
+            "Client connections open on the webhook server",
+            self.connections_open.clone(),
+        );
+        r.register(
+            "policy_stale",
+            "Policies serving their last good version: a reload rejected the new one",
+            self.policies_stale.clone(),
+        );
+        r.register(
+            "policy_reloads",
+            "Policy-set reloads, by result (loaded, rejected, failed)",
+            self.reloads.clone(),
+        );
+        r.register(
+            "policy_generation",
+            "Generation of the current policy set (1 at start, one more per reload)",
+            self.policy_generation.clone(),
+        );
+        r.register(
+            "leader",
+            "1 while this replica holds the Lease: the one that writes policy status and webhooks",
+            self.leader.clone(),
+        );
+        r.register(
+            "admission_report_results",
+            "Admission results for policy reports, by what became of them (collected, dropped, written)",
+            self.admission_report_results.clone(),
+        );
+        r.register(
+            "policy_set_info",
+            "1, labelled with the hash of the current policy set's inputs",
+            self.policy_set.clone(),
+        );
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+
+    /// Counts a registry call to `host` and observes how long it took.
+    pub(crate) fn registry_request(
+        &self,
+        host: &str,
+        status: Option<u16>,
+        took: std::time::Duration,
+    ) {
+        let status = status.map_or_else(|| "error".to_string(), |s| s.to_string());
+        let host = self.registry_hosts.label(host);
+        self.registry_latency
+            .get_or_create(&HostLabels { host: host.clone() })
+            .observe(took.as_secs_f64());
+        self.registry_requests
+            .get_or_create(&RegistryLabels { host, status })
+            .inc();
+    }
+
+    /// Counts one run of the credential helper `helper`.
+    /// One call to a cloud for `source` (a provider or a KMS scheme).
+    pub(crate) fn cloud_fetch(&self, source: &'static str, ok: bool) {
+        let result = if ok { "ok" } else { "error" }.to_string();
+        let source = source.to_string();
+        self.cloud_fetches
+            .get_or_create(&CloudLabels { source, result })
+            .inc();
+    }
+
+    pub(crate) fn credential_helper_run(&self, helper: &str, ok: bool) {
+        let helper = self.helper_names.label(helper);
+        let result = if ok { "ok" } else { "error" }.to_string();
+        self.credential_helper_runs
+            .get_or_create(&HelperLabels { helper, result })
+            .inc();
+    }
+
+    /// Observes how long a request of `namespace` waited for an instance.
+    pub(crate) fn observe_instance_wait(&self, namespace: &str, took: std::time::Duration) {
+        let namespace = self.wait_namespaces.label(namespace);
+        self.instance_waits
+            .get_or_create(&NamespaceLabels { namespace })
+            .observe(took.as_secs_f64());
+    }
+
+    /// Counts one policy's result (`pass`, `fail`, `skip`, `error`).
+    pub fn count_policy_result(&self, policy: &str, kind: &str, phase: &str, result: &str) {
+        let labels = PolicyResultLabels {
+            policy: policy.to_string(),
+            kind: kind.to_string(),
+            phase: phase.to_string(),
+            result: result.to_string(),
+        };
+        self.policy_results.get_or_create(&labels).inc();
+    }
+
+    /// Observes one verification's duration.
+    pub fn observe_verification(&self, attestor: &str, cache: &str, seconds: f64) {
+        let labels = VerificationLabels {
+            attestor: attestor.to_string(),
+            cache: cache.to_string(),
+        };
+        self.verification_seconds
+            .get_or_create(&labels)
+            .observe(seconds);
+    }
+
+    /// Counts a reload that ended with `result`.
+    pub fn count_reload(&self, result: &str) {
+        let labels = ResultLabels {
+            result: result.to_string(),
+        };
+        self.reloads.get_or_create(&labels).inc();
+    }
+
+    /// Labels `ivpol_policy_set_info` with the current set's hash (its
+    /// first 16 hex digits) only.
+    pub fn set_policy_set_hash(&self, hash: &str) {
+        self.policy_set.clear();
+        let labels = HashLabels {
+            hash: hash.chars().take(16).collect(),
+        };
+        self.policy_set.get_or_create(&labels).set(1);
+    }
+
+    /// Counts a connection open until the guard drops.
+    pub fn connection_opened(&'static self) -> OpenConnection {
+        self.connections_open.inc();
+        OpenConnection(self)
+    }
+}
+
+static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+
+pub fn metrics() -> &'static Metrics {
+    &METRICS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_labels_are_bounded() {
+        let labels = BoundedLabels::new(3);
+        assert_eq!(labels.label("a"), "a");
+        assert_eq!(labels.label("b"), "b");
+        assert_eq!(labels.label("c"), "c");
+        assert_eq!(labels.label("d"), OTHER_HOST);
+        assert_eq!(labels.label("a"), "a", "a host seen before keeps its label");
+    }
+
+    /// Through the registry metric itself: 200 hosts give at most
+    /// MAX_REGISTRY_HOSTS host labels plus `other`.
+    #[test]
+    fn registry_requests_have_at_most_64_hosts() {
+        let m = Metrics::new();
+        for i in 0..200 {
+            m.registry_request(
+                &format!("registry-{i}.example:443"),
+                Some(200),
+                std::time::Duration::ZERO,
+            );
+        }
+        let text = m.encode();
+        let hosts: HashSet<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("ivpol_registry_requests_total{"))
+            .filter_map(|l| l.split("host=\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(hosts.len(), MAX_REGISTRY_HOSTS + 1, "{hosts:?}");
+        assert!(hosts.contains(OTHER_HOST));
+        assert!(
+            text.contains("ivpol_registry_requests_total{host=\"other\",status=\"200\"} 136"),
+            "{text}"
+        );
+    }
+}
