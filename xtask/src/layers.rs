@@ -12,9 +12,12 @@ use std::collections::BTreeSet;
 
 /// Each member and the members it may depend on. Lower layers first:
 /// `refs` under everything; the verifier, the CEL environment and the OCI
-/// client over it; the guest (policies, matching, engine, component glue)
-/// over those; the host embeds the built component and shares only `refs`
-/// with it. The bench drives the guest natively with the tests' fixtures.
+/// client over it; requests, matching and policies over those; the engine
+/// (evaluation, verification, results, webhook configurations) over them
+/// all; the guest, the component's WIT glue, over the engine; the host
+/// embeds the built component and shares only `refs` with it. The bench
+/// drives the verifier natively, through the guest's re-exports, with the
+/// tests' fixtures.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-refs", &[]),
     ("ivpol-verify", &["ivpol-refs"]),
@@ -25,12 +28,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["ivpol-cel", "ivpol-oci", "ivpol-refs", "ivpol-verify"],
     ),
     (
-        "ivpol-guest",
+        "ivpol-engine",
         &[
             "ivpol-cel",
             "ivpol-oci",
             "ivpol-policy",
             "ivpol-refs",
+            "ivpol-verify",
+        ],
+    ),
+    (
+        "ivpol-guest",
+        &[
+            "ivpol-cel",
+            "ivpol-engine",
+            "ivpol-oci",
+            "ivpol-policy",
             "ivpol-verify",
         ],
     ),
