@@ -25,6 +25,7 @@ fn main() {
         "cel",
         "oci",
         "policy",
+        "engine",
         "refs",
         "verify",
         "wit",

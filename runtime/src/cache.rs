@@ -2,7 +2,7 @@
 //! `verification-cache` import, shared by every instance.
 //!
 //! The component decides what goes in and under which key (see
-//! `guest/src/engine/cache.rs`): only full successes, keyed by policy
+//! `engine/src/engine/cache.rs`): only full successes, keyed by policy
 //! content, function, names and the resolved digest. The host bounds it
 //! (size, TTL), keeps a separate short-lived tag → digest map, and makes
 //! identical verifications that run at the same time run once: a miss

@@ -12,12 +12,15 @@ use std::collections::BTreeSet;
 
 /// Each member and the members it may depend on. Lower layers first:
 /// `refs` under everything; the verifier, the CEL environment and the OCI
-/// client over it; the guest (policies, matching, engine, component glue)
-/// over those. On the host's side, which shares only `refs` with the
-/// component: the runtime (wasmtime, the capabilities, the network), the
-/// cluster over it, the reports over both, the server over the three, and
-/// the `ivpol` binary (the command line) on top; the runtime embeds the
-/// built component. The bench drives the guest natively with the tests' fixtures.
+/// client over it; requests, matching and policies over those; the engine
+/// (evaluation, verification, results, webhook configurations) over them
+/// all; the guest, the component's WIT glue, over the engine. On the
+/// host's side, which shares only `refs` with the component: the runtime
+/// (wasmtime, the capabilities, the network; it embeds the built
+/// component), the cluster over it, the reports over both, the server over
+/// the three, and the `ivpol` binary (the command line) on top. The bench
+/// drives the verifier natively, through the guest's re-exports, with the
+/// tests' fixtures.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-refs", &[]),
     ("ivpol-verify", &["ivpol-refs"]),
@@ -28,12 +31,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["ivpol-cel", "ivpol-oci", "ivpol-refs", "ivpol-verify"],
     ),
     (
-        "ivpol-guest",
+        "ivpol-engine",
         &[
             "ivpol-cel",
             "ivpol-oci",
             "ivpol-policy",
             "ivpol-refs",
+            "ivpol-verify",
+        ],
+    ),
+    (
+        "ivpol-guest",
+        &[
+            "ivpol-cel",
+            "ivpol-engine",
+            "ivpol-oci",
+            "ivpol-policy",
             "ivpol-verify",
         ],
     ),
