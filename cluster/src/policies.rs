@@ -133,17 +133,32 @@ async fn served(client: &Client, kind: &Kind) -> Result<Option<ApiResource>> {
 }
 
 /// The object as the component reads a policy file: apiVersion, kind,
-/// name, namespace and spec, which is all that decides what it enforces.
-/// Status, labels, annotations and the server's bookkeeping are left out,
-/// so that a status write, or a tenant relabelling its NIVPs, is no reload
-/// (which would recompile every namespace's policies and fetch every
-/// registry Secret again).
+/// name, namespace and spec, which is all that decides what it enforces,
+/// and the few annotations and labels its report results carry
+/// ([`ivpol_refs::POLICY_REPORT_ANNOTATIONS`]). Status, other labels and
+/// annotations and the server's bookkeeping are left out, so that a status
+/// write, or a tenant relabelling its NIVPs, is no reload (which would
+/// recompile every namespace's policies and fetch every registry Secret
+/// again).
 fn document(resource: &ApiResource, o: &DynamicObject) -> Document {
     let meta = &o.metadata;
     let mut metadata = Map::new();
     metadata.insert("name".into(), json!(meta.name));
     if let Some(ns) = &meta.namespace {
         metadata.insert("namespace".into(), json!(ns));
+    }
+    let kept = |map: &Option<std::collections::BTreeMap<String, String>>, keys: &[&str]| {
+        let kept: Map<String, Value> = (map.iter().flatten())
+            .filter(|(k, _)| keys.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        (!kept.is_empty()).then_some(Value::Object(kept))
+    };
+    if let Some(a) = kept(&meta.annotations, &ivpol_refs::POLICY_REPORT_ANNOTATIONS) {
+        metadata.insert("annotations".into(), a);
+    }
+    if let Some(l) = kept(&meta.labels, &ivpol_refs::POLICY_REPORT_LABELS) {
+        metadata.insert("labels".into(), l);
     }
     let mut value = json!({
         "apiVersion": resource.api_version,
@@ -237,6 +252,31 @@ mod tests {
             d.content,
             document(&resource(), &relabelled).content,
             "a label edit changed the document"
+        );
+    }
+
+    /// What its report results carry is kept, and nothing else of the
+    /// metadata: the component reads category, severity, scored and the
+    /// reporting label from the document.
+    #[test]
+    fn a_document_keeps_the_report_annotations_and_label() {
+        let mut o = object("ready", "7");
+        let annotations = o.metadata.annotations.get_or_insert_default();
+        annotations.insert("policies.kyverno.io/severity".into(), "high".into());
+        annotations.insert("policies.kyverno.io/category".into(), "Supply chain".into());
+        let labels = o.metadata.labels.get_or_insert_default();
+        labels.insert("reports.kyverno.io/disabled".into(), "".into());
+        let v: Value = serde_json::from_str(&document(&resource(), &o).content).expect("JSON");
+        assert_eq!(
+            v["metadata"],
+            json!({
+                "name": "p",
+                "annotations": {
+                    "policies.kyverno.io/category": "Supply chain",
+                    "policies.kyverno.io/severity": "high",
+                },
+                "labels": {"reports.kyverno.io/disabled": ""},
+            })
         );
     }
 }

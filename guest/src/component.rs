@@ -2,6 +2,7 @@
 //! The only wasm-specific code in the guest.
 
 use crate::admission::Operation as EOperation;
+use crate::engine::report::{self, Process};
 use crate::engine::review::{self, Unjudgeable as EUnjudgeable};
 use crate::engine::{self, Phase as EPhase, Status as EStatus};
 use crate::oci::wasi_transport::WasiTransport;
@@ -36,8 +37,8 @@ use exports::ivpol::admission::sigstore::{ArtifactSignatures, Signer};
 use ivpol::admission::types::{
     Actions, Answer, AttestorKind, CacheUse, Diagnostic, Document, ExceptionScope, FailureReply,
     LoadOptions, Operation, Phase, PolicyInfo, PolicyKind, PolicyResult, Reason, RejectedPolicy,
-    RequestHead, Route, Status, StatusQuery, Subject, Unjudgeable, Verdict, Verification,
-    VerificationFailure,
+    ReportEntry, RequestHead, Route, Status, StatusQuery, Subject, Unjudgeable, Verdict,
+    Verification, VerificationFailure,
 };
 use ivpol::admission::verification_cache::CredentialScope;
 
@@ -161,7 +162,7 @@ impl GuestPolicySet for PolicySet {
                 .failure_answer(&engine_route(route), &head.uid, &head.namespace, &cause);
         FailureReply {
             response,
-            verdict: verdict(v),
+            verdict: verdict(v, Process::Admission),
         }
     }
 
@@ -188,7 +189,7 @@ impl GuestPolicySet for PolicySet {
         // The WIT error is the text the CLI prints.
         self.0
             .evaluate_json(&payload, transport)
-            .map(verdict)
+            .map(|v| verdict(v, Process::Background))
             .map_err(|e| e.to_string())
     }
 
@@ -213,7 +214,7 @@ impl GuestPolicySet for PolicySet {
                 mode,
                 transport,
             )
-            .map(verdict)
+            .map(|v| verdict(v, Process::Background))
             .map_err(|e| e.to_string())
     }
 }
@@ -258,9 +259,9 @@ fn wit_answer(answer: review::Answer) -> Answer {
             operation: operation(s.operation),
             api_version: s.api_version,
             object_uid: s.object_uid,
-            dry_run: s.dry_run,
         },
-        verdict: answer.verdict.map(verdict),
+        verdict: answer.verdict.map(|v| verdict(v, Process::Admission)),
+        reported: answer.reported,
     }
 }
 
@@ -391,7 +392,9 @@ impl crate::cel::resource_lib::ResourceSource for HostResources {
     }
 }
 
-fn verdict(v: engine::Verdict) -> Verdict {
+/// The engine's verdict as the WIT record, each result with its report
+/// entry for a judgement made where `process` says.
+fn verdict(v: engine::Verdict, process: Process) -> Verdict {
     Verdict {
         allowed: v.allowed,
         message: v.message,
@@ -401,6 +404,7 @@ fn verdict(v: engine::Verdict) -> Verdict {
             .results
             .into_iter()
             .map(|r| PolicyResult {
+                report: report_entry(report::entry(&r, process)),
                 policy: r.policy,
                 namespace: r.namespace,
                 status: match r.status {
@@ -416,6 +420,21 @@ fn verdict(v: engine::Verdict) -> Verdict {
                 verifications: r.verifications.into_iter().map(verification).collect(),
             })
             .collect(),
+    }
+}
+
+fn report_entry(e: report::ReportEntry) -> ReportEntry {
+    ReportEntry {
+        policy: e.policy,
+        rule: e.rule,
+        message: e.message,
+        warn_message: e.warn_message,
+        properties: e.properties,
+        category: e.meta.category,
+        severity: e.meta.severity.map(str::to_string),
+        scored: e.meta.scored,
+        reported: e.meta.reported,
+        audit: e.audit,
     }
 }
 

@@ -2,8 +2,9 @@
 //! with go-containerregistry's semantics ([`reference`]), Kyverno's image
 //! globs with gobwas/glob's ([`glob`]), and the percent-encoding of URL
 //! query values ([`encoding`]), the namespace of a resource read outside
-//! admission ([`scope`]), and the one header the component's requests carry
-//! for the host ([`REVOCATION_FETCH_HEADER`]).
+//! admission ([`scope`]), the one header the component's requests carry
+//! for the host ([`REVOCATION_FETCH_HEADER`]), and the policy metadata a
+//! host's trimmed copy of a policy keeps ([`POLICY_REPORT_ANNOTATIONS`]).
 //!
 //! The component (Kubernetes requests, policies) and the host (the `push`,
 //! `pull` and `inspect` commands, the registry token service) both depend
@@ -30,4 +31,17 @@ pub use glob::{image_matches_glob, Glob, GlobError};
 /// as asked (plain HTTP included), without credentials, under
 /// `--allow-revocation`, and drops the header. Both halves read this name.
 pub const REVOCATION_FETCH_HEADER: &str = "ivpol-revocation-fetch";
+
+/// The annotations of a policy that the component reads, beyond its spec:
+/// what its report results carry (Kyverno's `ToPolicyReportResult`). A host
+/// that hands the component a trimmed copy of a cluster object keeps these
+/// and no other annotation, so that an unrelated edit is no reload.
+pub const POLICY_REPORT_ANNOTATIONS: [&str; 3] = [
+    "policies.kyverno.io/category",
+    "policies.kyverno.io/severity",
+    "policies.kyverno.io/scored",
+];
+/// The labels of a policy the component reads (its admission results are
+/// not reported); see [`POLICY_REPORT_ANNOTATIONS`].
+pub const POLICY_REPORT_LABELS: [&str; 1] = ["reports.kyverno.io/disabled"];
 pub use reference::{digest_tag, parse, ImageRef, ImageRefError};

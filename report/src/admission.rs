@@ -3,12 +3,12 @@
 //! them there (`pkg/webhooks/resource/ivpol` `audit`,
 //! `pkg/controllers/report`).
 //!
-//! Which results: those of a validate-phase request that is neither a dry
-//! run nor a DELETE, about a namespaced object with a UID, none of whose
-//! matching policies denies (Kyverno reports nothing for a request a
-//! `Deny` policy judged: it was refused, or the background scan reports
-//! it); every result of those policies, pass, fail, error and skip alike,
-//! except those of policies labelled `reports.kyverno.io/disabled`.
+//! Which results: the component says, as Kyverno's audit handler decides
+//! (WIT `answer.reported`: a validate request, not a dry run nor a DELETE,
+//! about a namespaced object with a UID, that no policy which denies
+//! judged), and each result says whether its policy is reported at all
+//! (`report.reported`: not labelled `reports.kyverno.io/disabled`). The
+//! results' wording is the component's too (`report-entry`).
 //!
 //! How, with several replicas and one writer:
 //! 1. every replica collects the results it judged, at most
@@ -23,10 +23,9 @@
 //!    the same policy and rule, as Kyverno's aggregation keeps the newest),
 //!    writes the reports and deletes what it merged.
 
-use super::policy_meta::{self, Metas};
 use super::policy_report::{self, Style};
 use super::resources::Subject;
-use super::{Outcome, BACKGROUND_SCAN};
+use super::Outcome;
 use anyhow::{Context, Result};
 use ivpol_cluster::Cluster;
 use ivpol_runtime::metrics::{metrics, ResultLabels};
@@ -36,7 +35,6 @@ use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams
 use kube::{Api, Client};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -106,8 +104,6 @@ pub struct Request<'a> {
     pub name: &'a str,
     pub namespace: &'a str,
     pub object_uid: &'a str,
-    pub delete: bool,
-    pub dry_run: bool,
 }
 
 /// The results one replica judged and has not written yet.
@@ -126,15 +122,18 @@ fn count(what: &str, n: usize) {
 }
 
 impl Collector {
-    /// Keeps `verdict`'s results about `request` when Kyverno would report
-    /// them (see the module's documentation).
+    /// Keeps `verdict`'s results about `request`, which the component
+    /// said are reported (WIT `answer.reported`), leaving out those of
+    /// policies whose results are not (`report.reported`).
     pub fn record(&self, request: &Request<'_>, verdict: &wit::Verdict) {
-        let Some(subject) = reportable(request, verdict) else {
-            return;
-        };
+        let subject = subject(request);
         let outcomes: Vec<Outcome> = (verdict.results.iter())
-            .map(|r| Outcome::new(Some(subject.clone()), r, BACKGROUND_SCAN))
+            .filter(|r| r.report.reported)
+            .map(|r| Outcome::new(Some(subject.clone()), r))
             .collect();
+        if outcomes.is_empty() {
+            return;
+        }
         let n = outcomes.len();
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         if pending.len() >= MAX_PENDING {
@@ -150,30 +149,22 @@ impl Collector {
     }
 }
 
-/// The report subject of `request`, when its results are reported.
-fn reportable(request: &Request<'_>, verdict: &wit::Verdict) -> Option<Subject> {
-    let unreported = request.dry_run
-        || request.delete
-        || request.object_uid.is_empty()
-        || request.namespace.is_empty()
-        || verdict.results.is_empty()
-        || verdict.results.iter().any(|r| r.actions.denies());
-    (!unreported).then(|| Subject {
+/// The report subject of `request`.
+fn subject(request: &Request<'_>) -> Subject {
+    Subject {
         api_version: request.api_version.to_string(),
         kind: request.kind.to_string(),
         name: request.name.to_string(),
         namespace: Some(request.namespace.to_string()),
         uid: Some(request.object_uid.to_string()),
-    })
+    }
 }
 
 /// Starts writing what `collector` gathers (every replica), and merging
-/// it into reports (while `leading`). `policy_files` are `--policies`,
-/// whose annotations the results carry as the cluster's policies' do.
+/// it into reports (while `leading`).
 pub fn start(
     collector: Arc<Collector>,
     cluster: Arc<Cluster>,
-    policy_files: Vec<PathBuf>,
     style: Style,
     leading: watch::Receiver<bool>,
 ) {
@@ -188,8 +179,7 @@ pub fn start(
             if batch.is_empty() {
                 continue;
             }
-            let metas = metas(&cluster, &policy_files);
-            let entries = entries(batch, &metas, policy_report::now_seconds());
+            let entries = entries(batch, policy_report::now_seconds());
             if let Err(e) = write(&flush_client, &flush_namespace, entries).await {
                 tracing::warn!("admission results for reports not written: {e:#}");
             }
@@ -209,32 +199,11 @@ pub fn start(
     });
 }
 
-/// The report annotations of the cluster's policies and of the files'.
-fn metas(cluster: &Cluster, policy_files: &[PathBuf]) -> Metas {
-    let mut metas = match policy_files.is_empty() {
-        true => Metas::new(),
-        false => ivpol_runtime::policies::read_all(policy_files)
-            .map(|d| policy_meta::from_documents(&d))
-            .unwrap_or_default(),
-    };
-    metas.extend(policy_meta::of_cluster(cluster));
-    metas
-}
-
 /// One `{scope, results}` entry per resource, results as its report holds
-/// them, stamped `seconds`; the results of unreported policies left out.
-fn entries(batch: Vec<(Subject, Vec<Outcome>)>, metas: &Metas, seconds: u64) -> Vec<Value> {
+/// them, stamped `seconds`.
+fn entries(batch: Vec<(Subject, Vec<Outcome>)>, seconds: u64) -> Vec<Value> {
     let mut out = Vec::new();
-    for (subject, mut outcomes) in batch {
-        policy_meta::annotate(&mut outcomes, metas);
-        outcomes.retain(|o| o.meta.reported);
-        for o in &mut outcomes {
-            o.properties
-                .insert("process".into(), o.meta.process().into());
-        }
-        if outcomes.is_empty() {
-            continue;
-        }
+    for (subject, outcomes) in batch {
         let refs: Vec<&Outcome> = outcomes.iter().collect();
         out.push(json!({
             "scope": scope(&subject),
@@ -442,60 +411,71 @@ mod tests {
         assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
     }
 
-    fn verdict(actions: wit::Actions) -> wit::Verdict {
-        wit::Verdict {
-            allowed: true,
-            message: None,
-            warnings: vec![],
-            patch: None,
-            results: vec![wit::PolicyResult {
-                policy: "p".into(),
-                namespace: None,
-                status: wit::Status::Fail,
+    fn policy_result(policy: &str, reported: bool) -> wit::PolicyResult {
+        wit::PolicyResult {
+            policy: policy.into(),
+            namespace: None,
+            status: wit::Status::Fail,
+            message: "m".into(),
+            actions: wit::Actions::AUDIT,
+            audit_annotations: vec![],
+            exceptions: vec![],
+            verifications: vec![],
+            report: wit::ReportEntry {
+                policy: policy.into(),
+                rule: policy.into(),
                 message: "m".into(),
-                actions,
-                audit_annotations: vec![],
-                exceptions: vec![],
-                verifications: vec![],
-            }],
+                warn_message: "m".into(),
+                properties: vec![("process".into(), "admission review".into())],
+                category: None,
+                severity: None,
+                scored: true,
+                reported,
+                audit: true,
+            },
         }
     }
 
+    /// Which requests are reported is the component's word
+    /// (`engine::review::admission_reported`); the collector keeps the
+    /// results of the policies that are reported at all, as the component
+    /// words them.
     #[test]
-    fn only_requests_no_policy_denied_are_reported() {
+    fn the_results_of_policies_labelled_not_reported_are_left_out() {
         let request = Request {
             api_version: "v1",
             kind: "Pod",
             name: "p",
             namespace: "team",
             object_uid: "u1",
-            delete: false,
-            dry_run: false,
         };
-        let audit = verdict(wit::Actions::AUDIT);
-        assert!(reportable(&request, &audit).is_some());
-        assert!(reportable(&request, &verdict(wit::Actions::AUDIT | wit::Actions::DENY)).is_none());
-        // No actions is Deny, as in Kyverno.
-        assert!(reportable(&request, &verdict(wit::Actions::empty())).is_none());
-        for unreported in [
-            Request {
-                dry_run: true,
-                ..request
-            },
-            Request {
-                delete: true,
-                ..request
-            },
-            Request {
-                object_uid: "",
-                ..request
-            },
-            Request {
-                namespace: "",
-                ..request
-            },
-        ] {
-            assert!(reportable(&unreported, &audit).is_none());
-        }
+        let verdict = |results| wit::Verdict {
+            allowed: true,
+            message: None,
+            warnings: vec![],
+            patch: None,
+            results,
+        };
+        let collector = Collector::default();
+        collector.record(
+            &request,
+            &verdict(vec![policy_result("a", true), policy_result("b", false)]),
+        );
+        collector.record(&request, &verdict(vec![policy_result("c", false)]));
+        let taken = collector.take();
+        assert_eq!(
+            taken.len(),
+            1,
+            "a request with nothing reported is not kept"
+        );
+        let (subject, outcomes) = &taken[0];
+        assert_eq!(subject.uid.as_deref(), Some("u1"));
+        let policies: Vec<&str> = outcomes.iter().map(|o| o.policy.as_str()).collect();
+        assert_eq!(policies, ["a"]);
+        let entries = entries(taken, 7);
+        assert_eq!(
+            entries[0]["results"][0]["properties"]["process"],
+            "admission review"
+        );
     }
 }

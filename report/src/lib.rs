@@ -14,7 +14,6 @@
 pub mod admission;
 pub mod junit;
 pub mod kubernetes;
-pub mod policy_meta;
 pub mod policy_report;
 pub mod resources;
 pub mod table;
@@ -22,7 +21,6 @@ pub mod text;
 
 use ivpol_runtime::wit;
 use resources::Subject;
-use std::collections::BTreeMap;
 
 /// A result's status, as in a policy report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,9 +55,6 @@ impl Status {
     }
 }
 
-/// `properties.process` of a result.
-pub const BACKGROUND_SCAN: &str = "background scan";
-
 /// One policy's result for one resource (or JSON payload).
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -71,72 +66,36 @@ pub struct Outcome {
     /// The policy's name, or `exception` when a PolicyException skipped it.
     pub rule: String,
     pub status: Status,
+    /// The policy's own message, as Kyverno's CLI prints it.
     pub message: String,
-    /// Audit annotations, `process` and `exceptions`.
-    pub properties: BTreeMap<String, String>,
-    /// The policy's `spec.validationActions`.
-    pub actions: wit::Actions,
     /// What each verification concluded, one line each (`--explain`).
     pub why: Vec<String>,
-    /// The policy's report annotations (category, severity, scored).
-    pub meta: policy_meta::PolicyMeta,
+    /// The result as a policy report says it, worded by the component.
+    pub report: wit::ReportEntry,
 }
 
 impl Outcome {
     /// The outcome of `result` for `subject`.
-    pub fn new(subject: Option<Subject>, result: &wit::PolicyResult, process: &str) -> Outcome {
+    pub fn new(subject: Option<Subject>, result: &wit::PolicyResult) -> Outcome {
         let status = match result.status {
             wit::Status::Pass => Status::Pass,
             wit::Status::Fail => Status::Fail,
             wit::Status::Skip => Status::Skip,
             wit::Status::Error => Status::Error,
         };
-        let mut properties: BTreeMap<String, String> =
-            result.audit_annotations.iter().cloned().collect();
-        properties.insert("process".into(), process.into());
-        let rule = match result.exceptions.is_empty() {
-            true => result.policy.clone(),
-            false => {
-                // Kyverno lists the exceptions' names, without namespace.
-                let names: Vec<&str> = result
-                    .exceptions
-                    .iter()
-                    .map(|e| e.rsplit('/').next().unwrap_or(e))
-                    .collect();
-                properties.insert("exceptions".into(), names.join(","));
-                "exception".into()
-            }
-        };
         Outcome {
             subject,
             policy: result.policy.clone(),
             policy_namespace: result.namespace.clone(),
-            rule,
+            rule: result.report.rule.clone(),
             status,
             message: result.message.clone(),
-            properties,
-            actions: result.actions,
             why: result
                 .verifications
                 .iter()
                 .map(|x| x.summary.clone())
                 .collect(),
-            meta: Default::default(),
-        }
-    }
-
-    /// Whether the policy denies when it fails: `Deny` is among its
-    /// validationActions (the default). A policy that does not is what
-    /// Kyverno's CLI calls an audit policy.
-    pub(crate) fn denies(&self) -> bool {
-        self.actions.denies()
-    }
-
-    /// `namespace/name` for namespaced policies, as a report's `policy`.
-    pub(crate) fn policy_key(&self) -> String {
-        match &self.policy_namespace {
-            Some(ns) => format!("{ns}/{}", self.policy),
-            None => self.policy.clone(),
+            report: result.report.clone(),
         }
     }
 }
@@ -145,8 +104,9 @@ impl Outcome {
 /// policies that do not deny become warnings. Errors stay errors.
 pub fn audit_failures_as_warnings(outcomes: &mut [Outcome]) {
     for o in outcomes.iter_mut() {
-        if o.status == Status::Fail && !o.denies() {
+        if o.status == Status::Fail && o.report.audit {
             o.status = Status::Warn;
+            o.report.message = o.report.warn_message.clone();
         }
     }
 }

@@ -84,32 +84,21 @@ impl Style {
     }
 }
 
-/// A result's message as Kyverno's `ToPolicyReportResult` words it: the
-/// policy's own, unless the policy's audit annotations (which Kyverno
-/// reports as the result's properties) give one for this status
-/// (`passMessage`, `failMessage`, `warnMessage`, `errorMessage`,
-/// `skipMessage`) or, winning over those, `message`.
-fn description(o: &Outcome) -> &str {
-    let for_status = format!("{}Message", o.status.as_str());
-    ["message", for_status.as_str()]
-        .iter()
-        .filter_map(|key| o.properties.get(*key))
-        .find(|m| !m.is_empty())
-        .map_or(o.message.as_str(), String::as_str)
-}
-
 /// A report's `results[]` entry for `o`, stamped `seconds`.
 pub fn result(o: &Outcome, seconds: u64) -> Value {
+    let e = &o.report;
     let mut r = Map::new();
-    if let Some(category) = &o.meta.category {
+    if let Some(category) = &e.category {
         r.insert("category".into(), category.clone().into());
     }
-    let message = description(o);
-    if !message.is_empty() {
-        r.insert("message".into(), message.into());
+    if !e.message.is_empty() {
+        r.insert("message".into(), e.message.clone().into());
     }
-    r.insert("policy".into(), o.policy_key().into());
-    r.insert("properties".into(), json!(o.properties));
+    r.insert("policy".into(), e.policy.clone().into());
+    let properties: Map<String, Value> = (e.properties.iter())
+        .map(|(k, v)| (k.clone(), v.clone().into()))
+        .collect();
+    r.insert("properties".into(), Value::Object(properties));
     if let Some(s) = &o.subject {
         let mut subject = Map::new();
         subject.insert("apiVersion".into(), s.api_version.clone().into());
@@ -125,9 +114,9 @@ pub fn result(o: &Outcome, seconds: u64) -> Value {
     }
     r.insert("result".into(), o.status.as_str().into());
     r.insert("rule".into(), o.rule.clone().into());
-    r.insert("scored".into(), o.meta.scored.into());
-    if let Some(severity) = o.meta.severity {
-        r.insert("severity".into(), severity.into());
+    r.insert("scored".into(), e.scored.into());
+    if let Some(severity) = &e.severity {
+        r.insert("severity".into(), severity.clone().into());
     }
     r.insert("source".into(), SOURCE.into());
     r.insert("timestamp".into(), json!({"nanos": 0, "seconds": seconds}));
@@ -339,15 +328,26 @@ mod tests {
             rule: policy.into(),
             status,
             message: String::new(),
-            properties: Default::default(),
-            actions: ivpol_runtime::wit::Actions::empty(),
             why: Vec::new(),
-            meta: Default::default(),
+            report: ivpol_runtime::wit::ReportEntry {
+                policy: policy.into(),
+                rule: policy.into(),
+                message: String::new(),
+                warn_message: String::new(),
+                properties: vec![("process".into(), "background scan".into())],
+                category: None,
+                severity: None,
+                scored: true,
+                reported: true,
+                audit: false,
+            },
         }
     }
 
+    /// The component words the entry (`engine::report`); the host writes
+    /// it as it is, in Kyverno's sorted key order.
     #[test]
-    fn audit_annotations_word_the_message_as_kyverno_does() {
+    fn a_result_is_the_components_entry_in_kyvernos_shape() {
         let subject = Subject {
             api_version: "v1".into(),
             kind: "Pod".into(),
@@ -355,26 +355,37 @@ mod tests {
             namespace: Some("team".into()),
             uid: None,
         };
-        let with = |status: Status, props: &[(&str, &str)]| {
-            let mut o = outcome(&subject, "check", status);
-            o.message = "the policy's own".into();
-            o.properties = props
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            result(&o, 1)["message"].clone()
-        };
-        let both = [("passMessage", "all signed"), ("failMessage", "unsigned")];
-        assert_eq!(with(Status::Pass, &both), "all signed");
-        assert_eq!(with(Status::Fail, &both), "unsigned");
-        assert_eq!(with(Status::Error, &both), "the policy's own");
+        let mut o = outcome(&subject, "check", Status::Fail);
+        o.message = "the policy's own".into();
+        o.report.policy = "team/check".into();
+        o.report.message = "unsigned, see the runbook".into();
+        o.report.category = Some("Supply chain".into());
+        o.report.severity = Some("high".into());
+        o.report.scored = false;
         assert_eq!(
-            with(Status::Skip, &[("skipMessage", "")]),
-            "the policy's own"
+            result(&o, 7),
+            json!({
+                "category": "Supply chain",
+                "message": "unsigned, see the runbook",
+                "policy": "team/check",
+                "properties": {"process": "background scan"},
+                "resources": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "namespace": "team"}],
+                "result": "fail",
+                "rule": "check",
+                "scored": false,
+                "severity": "high",
+                "source": "KyvernoImageValidatingPolicy",
+                "timestamp": {"nanos": 0, "seconds": 7},
+            })
         );
-        let generic = [("failMessage", "unsigned"), ("message", "see the runbook")];
-        assert_eq!(with(Status::Fail, &generic), "see the runbook");
-        assert_eq!(with(Status::Warn, &[("warnMessage", "soon")]), "soon");
+        let mut audit = o.clone();
+        audit.report.audit = true;
+        audit.report.warn_message = "soon".into();
+        let mut outcomes = [o, audit];
+        crate::audit_failures_as_warnings(&mut outcomes);
+        assert_eq!(outcomes[0].status, Status::Fail, "a policy that denies");
+        assert_eq!(outcomes[1].status, Status::Warn);
+        assert_eq!(result(&outcomes[1], 7)["message"], "soon");
     }
 
     #[test]

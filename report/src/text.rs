@@ -88,10 +88,19 @@ mod tests {
             rule: "ivpol-sample".into(),
             status,
             message: message.into(),
-            properties: Default::default(),
-            actions: ivpol_runtime::wit::Actions::DENY,
             why: vec![],
-            meta: Default::default(),
+            report: ivpol_runtime::wit::ReportEntry {
+                policy: "ivpol-sample".into(),
+                rule: "ivpol-sample".into(),
+                message: message.into(),
+                warn_message: message.into(),
+                properties: vec![],
+                category: None,
+                severity: None,
+                scored: true,
+                reported: true,
+                audit: false,
+            },
         }
     }
 

@@ -224,7 +224,6 @@ async fn admission(state: &AppState, route: wit::Route, req: Request<Incoming>) 
             wit::Phase::Mutate => "mutate",
         },
     );
-    let validates = route.phase == wit::Phase::Validate;
     let decided = decide(state, route, req).await;
     let took = start.elapsed();
     let s = &decided.subject;
@@ -248,7 +247,7 @@ async fn admission(state: &AppState, route: wit::Route, req: Request<Incoming>) 
     );
     if let Some(v) = &decided.verdict {
         decision::count(v, labels.1);
-        if let (Some(reports), true) = (&state.admission_reports, validates) {
+        if let (Some(reports), true) = (&state.admission_reports, decided.reported) {
             reports.record(&s.for_report(), v);
         }
     }
@@ -276,6 +275,9 @@ struct Decided {
     label: &'static str,
     subject: Seen,
     verdict: Option<wit::Verdict>,
+    /// The component's word that the verdict's results go into the
+    /// resource's policy report (WIT `answer.reported`).
+    reported: bool,
     why: Option<String>,
 }
 
@@ -307,6 +309,7 @@ impl Decided {
             label: "error",
             subject,
             verdict: None,
+            reported: false,
             why: Some(why),
         }
     }
@@ -323,7 +326,6 @@ struct Seen {
     operation: Option<wit::Operation>,
     api_version: String,
     object_uid: String,
-    dry_run: bool,
 }
 
 impl From<wit::Subject> for Seen {
@@ -336,7 +338,6 @@ impl From<wit::Subject> for Seen {
             operation: Some(s.operation),
             api_version: s.api_version,
             object_uid: s.object_uid,
-            dry_run: s.dry_run,
         }
     }
 }
@@ -350,8 +351,6 @@ impl Seen {
             name: &self.name,
             namespace: &self.namespace,
             object_uid: &self.object_uid,
-            delete: self.operation == Some(wit::Operation::Delete),
-            dry_run: self.dry_run,
         }
     }
 }
@@ -397,6 +396,7 @@ async fn decide(state: &AppState, route: wit::Route, req: Request<Incoming>) -> 
                 label,
                 subject: answer.subject.into(),
                 verdict: answer.verdict,
+                reported: answer.reported,
                 why: None,
             }
         }
@@ -426,6 +426,7 @@ async fn decide(state: &AppState, route: wit::Route, req: Request<Incoming>) -> 
                     label: "error",
                     subject,
                     verdict: Some(reply.verdict),
+                    reported: false,
                     why: Some(why),
                 },
                 Err(second) => {

@@ -18,6 +18,7 @@ mod policy_error;
 mod policy_review;
 mod referrers;
 pub mod rejected;
+pub mod report;
 pub mod required;
 pub mod results;
 pub mod review;
@@ -662,6 +663,8 @@ fn result(
         audit_annotations: annotations,
         exceptions: vec![],
         verifications: vec![],
+        background: p.spec.background_enabled(),
+        report: p.report.clone(),
     }
 }
 

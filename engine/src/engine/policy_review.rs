@@ -53,6 +53,7 @@ impl PolicySet {
             response: review::response(&req.uid, &verdict),
             subject,
             verdict: Some(verdict),
+            reported: false,
         })
     }
 

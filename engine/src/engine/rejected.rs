@@ -98,6 +98,9 @@ pub(super) fn results(
             audit_annotations: vec![],
             exceptions: vec![],
             verifications: vec![],
+            // Its metadata is unknown: reported, in Kyverno's defaults.
+            background: true,
+            report: Default::default(),
         })
         .collect()
 }

@@ -4,6 +4,8 @@
 //! text, Audit only reports. `failurePolicy` does not soften errors here: an
 //! error under Deny denies even with `failurePolicy: Ignore`, as in Kyverno.
 
+use ivpol_policy::policy::ReportMeta;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 /// A policy's outcome for one request, as in Kyverno's reports.
 pub enum Status {
@@ -142,11 +144,22 @@ pub struct PolicyResult {
     pub exceptions: Vec<String>,
     /// What each attestor concluded (at most [`MAX_VERIFICATIONS`]).
     pub verifications: Vec<Verification>,
+    /// `spec.evaluation.background.enabled`, which names the `process` of
+    /// its admission results in reports.
+    pub background: bool,
+    /// What its report results carry from the policy's metadata.
+    pub report: ReportMeta,
 }
 
 impl PolicyResult {
     fn has_action(&self, action: &str) -> bool {
         self.actions.iter().any(|a| a == action)
+    }
+
+    /// Whether a failure of the policy denies: `Deny` is among its
+    /// actions, or it names none (Kyverno's default).
+    pub fn denies(&self) -> bool {
+        self.actions.is_empty() || self.has_action("Deny")
     }
 
     /// `Policy <name> failed: <msg>` / `Policy <name> error: <msg>`, or none.
@@ -217,6 +230,8 @@ mod tests {
             audit_annotations: vec![],
             exceptions: vec![],
             verifications: vec![],
+            background: true,
+            report: Default::default(),
         }
     }
 

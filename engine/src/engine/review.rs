@@ -3,7 +3,7 @@
 //! response is written here. The host only routes bytes, and reads the
 //! [`Answer`]'s typed record for its decision log, metrics and reports.
 
-use super::{NamespaceError, Phase, PolicySet, Scope, Verdict};
+use super::{NamespaceError, Phase, PolicyResult, PolicySet, Scope, Verdict};
 use crate::admission::{Operation, Request, RequestError};
 use crate::oci::Transport;
 use base64::Engine as _;
@@ -124,6 +124,9 @@ pub struct Answer {
     /// The policies' verdict; none when the request was answered without
     /// evaluating any (a mutate route's DELETE).
     pub verdict: Option<Verdict>,
+    /// Whether the verdict's results go into the resource's policy report
+    /// ([`admission_reported`]).
+    pub reported: bool,
 }
 
 #[derive(Deserialize)]
@@ -165,15 +168,18 @@ impl PolicySet {
                 response,
                 subject,
                 verdict: None,
+                reported: false,
             });
         }
         let scope = scope_of(route, &req.namespace);
         let lookup = |name: &str| namespaces.get(name);
         let verdict = self.admit_request(route, &scope, &req, &lookup, transport)?;
+        let reported = route.phase == Phase::Validate && admission_reported(&subject, &verdict);
         Ok(Answer {
             response: response(&req.uid, &verdict),
             subject,
             verdict: Some(verdict),
+            reported,
         })
     }
 
@@ -191,6 +197,22 @@ impl PolicySet {
         let verdict = self.failed(route, &scope_of(route, namespace), cause);
         (response(uid, &verdict), verdict)
     }
+}
+
+/// Whether Kyverno's audit handler reports the results of a validate
+/// request in its resource's policy report (`pkg/webhooks/resource/ivpol`
+/// `audit`): not a dry run nor a DELETE, about a namespaced object with a
+/// UID, and judged by no policy that denies (a request a `Deny` policy
+/// judged was refused, or the background scan reports it). Which of the
+/// results are reported is then each policy's own
+/// ([`ReportMeta::reported`](ivpol_policy::policy::ReportMeta::reported)).
+pub fn admission_reported(subject: &Subject, verdict: &Verdict) -> bool {
+    !subject.dry_run
+        && subject.operation != Operation::Delete
+        && !subject.object_uid.is_empty()
+        && !subject.namespace.is_empty()
+        && !verdict.results.is_empty()
+        && !verdict.results.iter().any(PolicyResult::denies)
 }
 
 /// The policies a route reaches for a request in `namespace`: that

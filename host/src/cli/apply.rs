@@ -6,7 +6,7 @@ use super::engine::{self, PolicyRegistryArgs, Run};
 use super::{Exit, EXIT_USAGE};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use ivpol_report::{policy_meta, policy_report, resources, text, Counts, Outcome, Status};
+use ivpol_report::{policy_report, resources, text, Counts, Outcome, Status};
 use ivpol_runtime::cache::CacheConfig;
 use ivpol_runtime::policies;
 use serde_json::json;
@@ -100,7 +100,6 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
         bail!("resource file(s) required: give --resource FILE or --json FILE");
     }
     let mut documents = policies::read_all(&policy_paths)?;
-    let metas = policy_meta::from_documents(&documents);
     let exceptions = policies::read_all(&args.exception)?;
     let exception_count = engine::count_exceptions(&exceptions);
     documents.extend(exceptions);
@@ -129,7 +128,6 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
     };
     let mut outcomes = engine::evaluate_all(&pool, &resources, &run).await?;
     outcomes.extend(engine::evaluate_payloads(&pool, &payloads).await?);
-    policy_meta::annotate(&mut outcomes, &metas);
     if args.audit_warn {
         ivpol_report::audit_failures_as_warnings(&mut outcomes);
     }

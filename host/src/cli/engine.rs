@@ -4,7 +4,7 @@
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use ivpol_report::resources::{Payload, Resource};
-use ivpol_report::{Outcome, BACKGROUND_SCAN};
+use ivpol_report::Outcome;
 use ivpol_runtime::cache::{CacheConfig, VerificationCache};
 use ivpol_runtime::policies::{self, Document};
 use ivpol_runtime::{wit, Compiler, Limits, Pool, Runtime};
@@ -157,7 +157,7 @@ pub(super) async fn evaluate_all(
         out.extend(
             results
                 .iter()
-                .map(|p| Outcome::new(Some(r.subject.clone()), p, BACKGROUND_SCAN)),
+                .map(|p| Outcome::new(Some(r.subject.clone()), p)),
         );
     }
     Ok(out)
@@ -185,12 +185,7 @@ pub(super) async fn evaluate_payloads(pool: &Pool, payloads: &[Payload]) -> Resu
             .await
             .and_then(|v| v.map_err(|e| anyhow!(e)))
             .with_context(|| format!("evaluating JSON payload {}", p.source))?;
-        out.extend(
-            verdict
-                .results
-                .iter()
-                .map(|r| Outcome::new(None, r, BACKGROUND_SCAN)),
-        );
+        out.extend(verdict.results.iter().map(|r| Outcome::new(None, r)));
     }
     Ok(out)
 }

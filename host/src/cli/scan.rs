@@ -17,9 +17,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use ivpol_cluster::{Cluster, ClusterArgs};
 pub(crate) use ivpol_report::policy_report::ReportApi;
-use ivpol_report::{
-    kubernetes, policy_meta, policy_report, resources, text, Counts, Outcome, Status,
-};
+use ivpol_report::{kubernetes, policy_report, resources, text, Counts, Outcome, Status};
 use ivpol_runtime::cache::CacheConfig;
 use ivpol_runtime::policies::{self, Document};
 use std::collections::{BTreeMap, BTreeSet};
@@ -121,7 +119,6 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
         return run_cluster(args).await;
     }
     let documents = policies::read_all(&args.policies)?;
-    let metas = policy_meta::from_documents(&documents);
     let namespaces = match &args.namespaces {
         Some(p) => policies::read_namespaces(p)?,
         None => Default::default(),
@@ -138,7 +135,7 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
         minimal_namespaces: false,
     };
     loop {
-        let counts = scan_once(&args, &pool, &run, &metas).await;
+        let counts = scan_once(&args, &pool, &run).await;
         let Some(interval) = args.interval else {
             return Ok(super::apply::exit(&counts?, broken));
         };
@@ -164,15 +161,9 @@ fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Out
 
 /// Reads the resources (again: they may have changed), evaluates them and
 /// prints the reports.
-async fn scan_once(
-    args: &ScanArgs,
-    pool: &ivpol_runtime::Pool,
-    run: &Run<'_>,
-    metas: &policy_meta::Metas,
-) -> Result<Counts> {
+async fn scan_once(args: &ScanArgs, pool: &ivpol_runtime::Pool, run: &Run<'_>) -> Result<Counts> {
     let resources = resources::read(&args.resources)?;
-    let mut outcomes = engine::evaluate_all(pool, &resources, run).await?;
-    policy_meta::annotate(&mut outcomes, metas);
+    let outcomes = engine::evaluate_all(pool, &resources, run).await?;
     let seconds = policy_report::now_seconds();
     let reports =
         policy_report::by_resource_namespace(args.report_api, &outcomes, REPORT_NAME, seconds);
@@ -209,7 +200,6 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
     let mut loaded: Option<Loaded> = None;
     loop {
         let documents = cluster_documents(&args, &cluster)?;
-        let metas = cluster_metas(&cluster, &documents);
         let key: Vec<(String, String)> = documents
             .iter()
             .map(|d| (d.source.clone(), d.content.clone()))
@@ -220,7 +210,7 @@ async fn run_cluster(args: ScanArgs) -> Result<Exit> {
             loaded = Some(Loaded { key, pool, broken });
         }
         let Loaded { pool, broken, .. } = loaded.as_ref().expect("loaded above");
-        let written = scan_cluster(&args, &cluster, &client, pool, &metas).await;
+        let written = scan_cluster(&args, &cluster, &client, pool).await;
         let Some(interval) = args.interval else {
             written?;
             return Ok(match broken {
@@ -246,14 +236,6 @@ struct Loaded {
     broken: bool,
 }
 
-/// The policies' report annotations: the cluster's objects (the component
-/// gets their documents without metadata beyond names) and the files'.
-fn cluster_metas(cluster: &Cluster, documents: &[Document]) -> policy_meta::Metas {
-    let mut metas = policy_meta::from_documents(documents);
-    metas.extend(policy_meta::of_cluster(cluster));
-    metas
-}
-
 /// The cluster's policy documents, then those of --policies.
 fn cluster_documents(args: &ScanArgs, cluster: &Cluster) -> Result<Vec<Document>> {
     let mut documents = cluster.documents();
@@ -271,7 +253,6 @@ async fn scan_cluster(
     cluster: &Arc<Cluster>,
     client: &kube::Client,
     pool: &ivpol_runtime::Pool,
-    metas: &policy_meta::Metas,
 ) -> Result<Counts> {
     let resources = kubernetes::list_workloads(client, args.max_resources).await?;
     let namespaces: BTreeMap<String, serde_json::Value> = resources
@@ -290,8 +271,7 @@ async fn scan_cluster(
         namespaces: &namespaces,
         minimal_namespaces: false,
     };
-    let mut outcomes = engine::evaluate_all(pool, &resources, &run).await?;
-    policy_meta::annotate(&mut outcomes, metas);
+    let outcomes = engine::evaluate_all(pool, &resources, &run).await?;
     let seconds = policy_report::now_seconds();
     let mut by_uid: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
     for o in &outcomes {

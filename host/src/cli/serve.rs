@@ -321,7 +321,6 @@ fn start_writers(
         ivpol_report::admission::start(
             collector.clone(),
             cluster.clone(),
-            args.policies.clone(),
             args.admission_reports.style(),
             leading.clone(),
         );

@@ -100,6 +100,8 @@ pub struct CompiledPolicy {
     /// `attestors` and `attestations` as bound to expressions: the same
     /// for every request, so made on first use and then shared.
     pub image_variables: OnceLock<ImageVariables>,
+    /// What its report results carry from its metadata (set by the loader).
+    pub report: super::ReportMeta,
 }
 
 /// A policy's `attestors` and `attestations` variables.
@@ -291,6 +293,7 @@ pub(super) fn compile_policy(
         reads_namespace_object: c.reads_namespace_object,
         reads_resources: c.reads_resources,
         image_variables: OnceLock::new(),
+        report: Default::default(),
     })
 }
 

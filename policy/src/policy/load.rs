@@ -3,6 +3,7 @@
 
 use super::compile::{compile_policy, CompiledPolicy, PolicyKind};
 use super::exception::{self, CompiledException, ExceptionScope};
+use super::report_meta::ReportMeta;
 use super::spec::{Metadata, Spec};
 use super::{autogen, validate};
 use serde::Deserialize;
@@ -403,6 +404,7 @@ fn load_document(value: &serde_json::Value, options: &LoadOptions) -> Result<Loa
             )]));
         }
         policy.content_hash = content_hash.clone();
+        policy.report = ReportMeta::of(&metadata);
         compiled.push(policy);
     }
     Ok(Loaded::Policies(compiled))

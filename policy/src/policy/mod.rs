@@ -6,6 +6,7 @@ pub mod autogen;
 mod compile;
 pub mod exception;
 mod load;
+pub mod report_meta;
 pub mod spec;
 mod strict_json;
 mod validate;
@@ -15,3 +16,4 @@ pub use compile::{
     RESOURCE,
 };
 pub use load::{load, load_with, Diagnostic, LoadOptions, LoadedSet, Refused, SourceDocument};
+pub use report_meta::ReportMeta;

@@ -339,4 +339,7 @@ pub struct Metadata {
     /// `metadata.annotations`.
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
+    /// `metadata.labels` (`reports.kyverno.io/disabled`).
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
 }

@@ -424,3 +424,41 @@ fn a_failure_answer_errors_every_policy_in_reach_by_its_actions() {
     let (_, v) = set.failure_answer(&namespaced, "u-1", "default", "boom");
     assert!(v.results.is_empty());
 }
+
+/// Whether a request's results go into its resource's policy report is the
+/// component's word (Kyverno's audit handler): a validate request, not a
+/// dry run nor a DELETE, about a namespaced object with a UID, that no
+/// policy which denies judged.
+#[test]
+fn which_requests_are_reported_follows_kyvernos_audit_handler() {
+    let audit = load(&[simple(
+        "audit-pods",
+        "validationActions: [Audit]\nvalidations:\n  - expression: 'false'\n    message: no pods here",
+    )]);
+    let mut object = pod("p", &[NGINX]);
+    object["metadata"]["uid"] = json!("4b1f8c5e-0d2a-4c1e-9f3b-2a6d7e8f9a01");
+    let validate = route(Phase::Validate, false);
+    let reported = |set: &PolicySet, route: &Route, request: &Value| {
+        judge(set, route, &review_body(request), &Known::default())
+            .expect("judged")
+            .reported
+    };
+    let request = create(&object);
+    assert!(reported(&audit, &validate, &request));
+    assert!(
+        !reported(&failing(), &validate, &request),
+        "a Deny policy judged it"
+    );
+    assert!(!reported(&audit, &route(Phase::Mutate, false), &request));
+    let mut dry_run = request.clone();
+    dry_run["dryRun"] = json!(true);
+    assert!(!reported(&audit, &validate, &dry_run));
+    assert!(!reported(
+        &audit,
+        &validate,
+        &request_for("DELETE", None, Some(&object))
+    ));
+    let mut no_uid = object.clone();
+    no_uid["metadata"].as_object_mut().map(|m| m.remove("uid"));
+    assert!(!reported(&audit, &validate, &create(&no_uid)));
+}
