@@ -338,7 +338,7 @@ impl Key {
             }
             ("ecdsa" | "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp256") => {
                 let key = if public.starts_with("-----BEGIN") {
-                    PublicKey::from_pem(public)
+                    PublicKey::read_pem(public)
                 } else {
                     let raw = unhex("ecdsa key", public).map_err(|e| e.to_string())?;
                     PublicKey::from_spki_der(&[P256_SPKI_PREFIX.as_slice(), &raw].concat())
@@ -647,10 +647,8 @@ fn check_hashes(
                 .into())
             }
         };
-        let want_bytes = unhex(&format!("{by}: {alg} of {path}"), want).map_err(|e| match e {
-            crate::VerifyError::Encoding(e) => TufError::HashNotHex(e).into(),
-            other => other,
-        })?;
+        let want_bytes =
+            unhex(&format!("{by}: {alg} of {path}"), want).map_err(TufError::HashNotHex)?;
         if got != want_bytes {
             return Err(TufError::Hash {
                 path: path.to_string(),

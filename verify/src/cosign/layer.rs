@@ -209,7 +209,7 @@ impl Signed for SimpleSigning<'_> {
         Ok(self.signature.clone())
     }
     fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
-        body.check_hashedrekord(&Sha256::digest(self.payload), signature, pem)
+        Ok(body.check_hashedrekord(&Sha256::digest(self.payload), signature, pem)?)
     }
     fn stamped<'s>(&'s self, signature: &'s [u8]) -> &'s [u8] {
         signature
@@ -223,10 +223,10 @@ struct Dsse<'a> {
 
 impl Signed for Dsse<'_> {
     fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>> {
-        self.envelope.verify(key, opts.hash).map(<[u8]>::to_vec)
+        Ok(self.envelope.verify(key, opts.hash).map(<[u8]>::to_vec)?)
     }
     fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
-        body.check_envelope(self.bytes, &self.envelope, signature, pem)
+        Ok(body.check_envelope(self.bytes, &self.envelope, signature, pem)?)
     }
     fn stamped<'s>(&'s self, _signature: &'s [u8]) -> &'s [u8] {
         self.bytes
@@ -433,7 +433,7 @@ fn signed_timestamp(layer: &Layer, message: &[u8], tsas: &[CertificateAuthority]
         .ok_or_else(|| bad("no SignedRFC3161Timestamp".into()))?;
     let der = crate::encoding::b64decode("SignedRFC3161Timestamp", b64)?;
     let token = TimeStampToken::parse(&der)?;
-    crate::timestamp::verify(&token, message, tsas)
+    Ok(crate::timestamp::verify(&token, message, tsas)?)
 }
 
 /// The layer's Rekor bundle, verified against the logs and the signature:

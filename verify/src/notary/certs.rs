@@ -165,7 +165,7 @@ pub fn validate_chain(chain: &[Certificate]) -> Result<()> {
         if let Err(e) = leaf.verify_signed_by(leaf) {
             return Err(ChainError::SelfSignature {
                 subject: leaf.subject(),
-                source: Box::new(e),
+                source: Box::new(e.into()),
             }
             .into());
         }

@@ -104,7 +104,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
             items
                 .iter()
                 .map(|v| match v {
-                    Value::String(s) => b64decode("x5c certificate", s),
+                    Value::String(s) => Ok(b64decode("x5c certificate", s)?),
                     _ => Err(EnvelopeError::X5cEntryNotString.into()),
                 })
                 .collect::<Result<Vec<_>>>()?

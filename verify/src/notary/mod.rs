@@ -373,7 +373,7 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
         .certs
         .iter()
         .map(|d| Certificate::from_der(d))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let leaf = &chain[0];
     let key = leaf.public_key()?;
     if !key.verify_scheme(env.alg.scheme(), &env.signed, &env.signature) {
@@ -496,10 +496,10 @@ fn authentic_timestamp(
         return Err(NotaryError::NoCountersignature.into());
     };
     let token = TimeStampToken::parse_token(token)
-        .map_err(|e| NotaryError::CountersignatureUnreadable(Box::new(e)))?;
+        .map_err(|e| NotaryError::CountersignatureUnreadable(Box::new(e.into())))?;
     let (gen_time, tsa_chain) =
         timestamp::verify_with_roots(&token, &env.signature, env.alg.hash(), tsa_roots)
-            .map_err(|e| NotaryError::CountersignatureInvalid(Box::new(e)))?;
+            .map_err(|e| NotaryError::CountersignatureInvalid(Box::new(e.into())))?;
     for cert in chain {
         if gen_time < cert.not_before() {
             return Err(NotaryError::TimestampBeforeValidity {

@@ -247,9 +247,10 @@ pub fn verify_bundle(
     }
     let signature = bundle.content.signature();
     for (i, der) in bundle.timestamps.iter().enumerate() {
-        let token = TimeStampToken::parse(der).map_err(|e| e.context(format!("timestamp {i}")))?;
+        let token = TimeStampToken::parse(der)
+            .map_err(|e| VerifyError::from(e).context(format!("timestamp {i}")))?;
         let t = super::timestamp::verify(&token, signature, &trust.tsas)
-            .map_err(|e| e.context(format!("timestamp {i}")))
+            .map_err(|e| VerifyError::from(e).context(format!("timestamp {i}")))
             .class(Reason::Timestamp)?;
         times.push(t);
     }
@@ -301,7 +302,7 @@ pub fn verify_bundle(
             if !opts.ignore_sct {
                 let issuer = issuer.ok_or(CheckError::NoSctIssuer)?;
                 verify_embedded_sct(leaf, &issuer, &trust.ctlogs)
-                    .map_err(|e| e.context("signing certificate SCT"))
+                    .map_err(|e| VerifyError::from(e).context("signing certificate SCT"))
                     .class(Reason::TransparencyLog)?;
             }
             let identity = Identity::of(leaf).class(Reason::Identity)?;
@@ -331,7 +332,7 @@ fn signer(bundle: &Bundle, policy: &Policy) -> Result<Signer> {
             let mut certs = ders
                 .iter()
                 .map(|d| Certificate::from_der(d))
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
             if certs.is_empty() {
                 return Err(CheckError::EmptyChain.into());
             }
@@ -400,7 +401,7 @@ fn verify_content(
                 Artifact::Bytes(b) => key.verify(b, signature, Some(HashAlgorithm::Sha256)),
                 Artifact::Sha256(d) => key.verify_digest(d, HashAlgorithm::Sha256, signature),
             };
-            ok.map_err(|e| e.context("bundle signature over the artifact"))?;
+            ok.map_err(|e| VerifyError::from(e).context("bundle signature over the artifact"))?;
             Ok(None)
         }
         Content::Dsse(env) => {
@@ -410,7 +411,7 @@ fn verify_content(
                 .ok_or(CheckError::NoEnvelopeSignature)?;
             let pae = Envelope::pae(&env.payload_type, &env.payload);
             key.verify(&pae, &sig.sig, None)
-                .map_err(|e| e.context("DSSE envelope signature"))?;
+                .map_err(|e| VerifyError::from(e).context("DSSE envelope signature"))?;
             let statement = in_toto_statement(env)?;
             let want = hex(digest);
             let subjects = statement
@@ -472,7 +473,7 @@ fn verify_cert_at(
     Err(match last_err {
         Some(e) => CheckError::NotChainedAt {
             time: t,
-            source: Box::new(e),
+            source: Box::new(e.into()),
         },
         None => CheckError::NoAuthorityAt(t),
     }
@@ -623,7 +624,9 @@ fn verify_checkpoint(
         }
         log.key
             .verify(cp.note.text.as_bytes(), &sig.signature, None)
-            .map_err(|e| e.context(format!("checkpoint signature by {}", sig.name)))?;
+            .map_err(|e| {
+                VerifyError::from(e).context(format!("checkpoint signature by {}", sig.name))
+            })?;
         verified = true;
     }
     if !verified {

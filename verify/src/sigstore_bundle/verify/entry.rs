@@ -152,7 +152,7 @@ pub(super) fn verify_body(
     match (&bundle.content, kind.as_str(), api_version.as_str()) {
         (Content::MessageSignature { signature, .. }, "hashedrekord", "0.0.2") => {
             let spec = parse::<V2Body>(&entry.body)?.spec.hashed_rekord_v002;
-            check_hash_output(&spec.data, digest, "data")?;
+            check_hash_output(&spec.data, digest, "data", "data.digest")?;
             check_v2_signature(&spec.signature, signature, signer)
         }
         (Content::Dsse(env), "hashedrekord", "0.0.2") => {
@@ -181,6 +181,7 @@ pub(super) fn verify_body(
                 &spec.payload_hash,
                 &Sha256::digest(&env.payload).into(),
                 "payloadHash",
+                "payloadHash.digest",
             )?;
             let sigs = spec
                 .signatures
@@ -202,19 +203,26 @@ pub(super) fn verify_body(
     }
 }
 
-fn b64_value(v: Option<&str>, what: &str) -> Result<Vec<u8>> {
+fn b64_value(v: Option<&str>, what: &'static str) -> Result<Vec<u8>> {
     let s = v.ok_or_else(|| inconsistent(format!("{what} is missing")))?;
-    super::super::bundle::b64(s, what)
+    Ok(super::super::bundle::b64(s, what)?)
 }
 
-fn check_hash_output(v: &HashOutput, digest: &[u8; 32], what: &str) -> Result<()> {
+/// The `HashOutput` at `what` (its digest at `digest_field`) is the
+/// SHA-256 `digest`.
+fn check_hash_output(
+    v: &HashOutput,
+    digest: &[u8; 32],
+    what: &str,
+    digest_field: &'static str,
+) -> Result<()> {
     let algorithm = &v.algorithm;
     if algorithm != "SHA2_256" {
         return Err(inconsistent(format!(
             "{what}.algorithm {algorithm:?} is not SHA2_256"
         )));
     }
-    if b64_value(v.digest.as_deref(), &format!("{what}.digest"))?.as_slice() != digest {
+    if b64_value(v.digest.as_deref(), digest_field)?.as_slice() != digest {
         return Err(inconsistent(format!(
             "{what}.digest is not the artifact's digest"
         )));
@@ -291,7 +299,7 @@ fn verify_v1_body(
     };
     match (&bundle.content, &body) {
         (Content::MessageSignature { signature, .. }, Body::HashedRekord { .. }) => {
-            body.check_hashedrekord(digest, signature, &verifier_pem)
+            Ok(body.check_hashedrekord(digest, signature, &verifier_pem)?)
         }
         (
             Content::Dsse(env),
