@@ -5,9 +5,9 @@
 
 use serde::Deserialize;
 
-use super::encoding::b64decode;
-use super::keys::{HashAlgorithm, PublicKey};
-use super::{Reason, Result};
+use super::encoding::{b64decode, EncodingError};
+use super::keys::{HashAlgorithm, KeySpec, PublicKey};
+use super::{Reason, Shared};
 
 /// Why a DSSE envelope was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,9 +15,12 @@ pub enum DsseError {
     /// The envelope is over [`MAX_ENVELOPE`].
     #[error("DSSE envelope larger than 16 MiB")]
     TooLarge,
-    /// The envelope is not DSSE JSON; the parser's own text.
+    /// The envelope is not DSSE JSON (the parser's error).
     #[error("invalid DSSE envelope: {0}")]
-    Json(String),
+    Json(#[source] Shared<serde_json::Error>),
+    /// The payload or a signature is not base64.
+    #[error(transparent)]
+    Encoding(#[from] EncodingError),
     /// The envelope carries no signature.
     #[error("DSSE envelope has no signatures")]
     NoSignatures,
@@ -30,8 +33,8 @@ pub enum DsseError {
     /// No signature verifies with the key.
     #[error("no DSSE signature verifies with the {algorithm} key")]
     NoSignatureVerifies {
-        /// The key's algorithm, as [`PublicKey::algorithm`] names it.
-        algorithm: String,
+        /// The key's type.
+        algorithm: KeySpec,
     },
 }
 
@@ -39,7 +42,10 @@ impl DsseError {
     /// The class of this failure: an envelope is evidence, so every failure
     /// here is [`Reason::Malformed`] until a stage classes it.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            DsseError::Encoding(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
 
@@ -75,20 +81,19 @@ struct SignatureJson {
 
 impl Envelope {
     /// Reads an envelope, bounded in bytes and signatures.
-    pub fn parse(json: &[u8]) -> Result<Envelope> {
+    pub fn parse(json: &[u8]) -> Result<Envelope, DsseError> {
         if json.len() > MAX_ENVELOPE {
-            return Err(DsseError::TooLarge.into());
+            return Err(DsseError::TooLarge);
         }
         let env: EnvelopeJson =
-            serde_json::from_slice(json).map_err(|e| DsseError::Json(e.to_string()))?;
+            serde_json::from_slice(json).map_err(|e| DsseError::Json(e.into()))?;
         if env.signatures.is_empty() {
-            return Err(DsseError::NoSignatures.into());
+            return Err(DsseError::NoSignatures);
         }
         if env.signatures.len() > MAX_SIGNATURES {
             return Err(DsseError::TooManySignatures {
                 max: MAX_SIGNATURES,
-            }
-            .into());
+            });
         }
         Ok(Envelope {
             payload: b64decode("DSSE payload", &env.payload)?,
@@ -96,7 +101,7 @@ impl Envelope {
                 .signatures
                 .iter()
                 .map(|s| b64decode("DSSE signature", &s.sig))
-                .collect::<Result<_>>()?,
+                .collect::<Result<_, _>>()?,
             payload_type: env.payload_type,
         })
     }
@@ -115,17 +120,14 @@ impl Envelope {
     }
 
     /// At least one signature verifies under `key`; returns it.
-    pub fn verify(&self, key: &PublicKey, hash: Option<HashAlgorithm>) -> Result<&[u8]> {
+    pub fn verify(&self, key: &PublicKey, hash: Option<HashAlgorithm>) -> Result<&[u8], DsseError> {
         let pae = Envelope::pae(&self.payload_type, &self.payload);
         self.signatures
             .iter()
             .find(|sig| key.verify(&pae, sig, hash).is_ok())
             .map(Vec::as_slice)
-            .ok_or_else(|| {
-                DsseError::NoSignatureVerifies {
-                    algorithm: key.algorithm(),
-                }
-                .into()
+            .ok_or_else(|| DsseError::NoSignatureVerifies {
+                algorithm: key.key_spec(),
             })
     }
 }
@@ -158,10 +160,9 @@ mod tests {
         let env = Envelope::parse(json.as_bytes()).unwrap();
         assert_eq!(env.payload, b"hello");
         env.verify(&key, None).unwrap();
-        let none_verifies: Result<&[u8]> = Err(DsseError::NoSignatureVerifies {
-            algorithm: "ECDSA P-256".into(),
-        }
-        .into());
+        let none_verifies: Result<&[u8], DsseError> = Err(DsseError::NoSignatureVerifies {
+            algorithm: KeySpec::Ec(256),
+        });
         let mut other = env.clone();
         other.payload_type = "u".into();
         assert_eq!(other.verify(&key, None), none_verifies);
@@ -170,11 +171,8 @@ mod tests {
         assert_eq!(other.verify(&key, None), none_verifies);
         assert!(matches!(
             Envelope::parse(br#"{"payloadType":"t","payload":"","signatures":[]}"#),
-            Err(crate::VerifyError::Dsse(DsseError::NoSignatures))
+            Err(DsseError::NoSignatures)
         ));
-        assert!(matches!(
-            Envelope::parse(b"[]"),
-            Err(crate::VerifyError::Dsse(DsseError::Json(_)))
-        ));
+        assert!(matches!(Envelope::parse(b"[]"), Err(DsseError::Json(_))));
     }
 }

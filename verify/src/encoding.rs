@@ -3,7 +3,7 @@
 
 use base64::Engine;
 
-use super::{Reason, Result};
+use super::Reason;
 
 /// Why base64, hex or PEM text could not be decoded. `what` names the
 /// field, as the messages always have.
@@ -15,13 +15,13 @@ pub enum EncodingError {
         /// The field.
         what: String,
     },
-    /// Text that is not standard padded base64; the decoder's own text.
-    #[error("{what}: invalid base64: {detail}")]
+    /// Text that is not standard padded base64 (the decoder's error).
+    #[error("{what}: invalid base64: {source}")]
     Base64 {
         /// The field.
         what: String,
         /// The decoder's error.
-        detail: String,
+        source: base64::DecodeError,
     },
     /// Hex of odd length.
     #[error("{what}: odd-length hex")]
@@ -79,19 +79,16 @@ const MAX_B64: usize = 16 << 20;
 
 /// Decodes standard (padded) base64, ignoring ASCII whitespace. `what` names
 /// the field in the error.
-pub fn b64decode(what: &str, s: &str) -> Result<Vec<u8>> {
+pub fn b64decode(what: &str, s: &str) -> Result<Vec<u8>, EncodingError> {
     if s.len() > MAX_B64 {
-        return Err(EncodingError::Base64TooLong { what: what.into() }.into());
+        return Err(EncodingError::Base64TooLong { what: what.into() });
     }
     let cleaned: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     base64::engine::general_purpose::STANDARD
         .decode(cleaned.as_bytes())
-        .map_err(|e| {
-            EncodingError::Base64 {
-                what: what.into(),
-                detail: e.to_string(),
-            }
-            .into()
+        .map_err(|source| EncodingError::Base64 {
+            what: what.into(),
+            source,
         })
 }
 
@@ -106,14 +103,13 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// Decodes hex (either case).
-pub fn unhex(what: &str, s: &str) -> Result<Vec<u8>> {
+pub fn unhex(what: &str, s: &str) -> Result<Vec<u8>, EncodingError> {
     base16ct::mixed::decode_vec(s).map_err(|e| {
         let what = what.into();
         match e {
             base16ct::Error::InvalidLength => EncodingError::HexLength { what },
             base16ct::Error::InvalidEncoding => EncodingError::Hex { what },
         }
-        .into()
     })
 }
 
@@ -128,13 +124,17 @@ pub struct PemBlock {
 /// Every PEM block in `text`, in order, at most `max_blocks` of them and each
 /// at most `max_block` bytes of text. Text outside blocks is ignored (as Go's
 /// `pem.Decode` loop does).
-pub fn pem_blocks(text: &str, max_blocks: usize, max_block: usize) -> Result<Vec<PemBlock>> {
+pub fn pem_blocks(
+    text: &str,
+    max_blocks: usize,
+    max_block: usize,
+) -> Result<Vec<PemBlock>, EncodingError> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("-----BEGIN ") {
         let after = &rest[start + "-----BEGIN ".len()..];
         let Some(label_end) = after.find("-----") else {
-            return Err(EncodingError::PemBegin.into());
+            return Err(EncodingError::PemBegin);
         };
         let label = &after[..label_end];
         let body_and_rest = &after[label_end + 5..];
@@ -142,26 +142,23 @@ pub fn pem_blocks(text: &str, max_blocks: usize, max_block: usize) -> Result<Vec
         let Some(end) = body_and_rest.find(&end_marker) else {
             return Err(EncodingError::PemNoEnd {
                 label: label.into(),
-            }
-            .into());
+            });
         };
         let body = &body_and_rest[..end];
         if body.len() > max_block {
             return Err(EncodingError::PemBlockTooLarge {
                 label: label.into(),
                 max: max_block,
-            }
-            .into());
+            });
         }
         if out.len() >= max_blocks {
-            return Err(EncodingError::PemTooManyBlocks { max: max_blocks }.into());
+            return Err(EncodingError::PemTooManyBlocks { max: max_blocks });
         }
         // Headers (RFC 1421 "Key: value" lines) are not used by any format here.
         if body.contains(':') {
             return Err(EncodingError::PemHeaders {
                 label: label.into(),
-            }
-            .into());
+            });
         }
         let der = b64decode(&format!("PEM {label}"), body)?;
         out.push(PemBlock {
@@ -189,22 +186,22 @@ pub fn pem_encode(label: &str, der: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::VerifyError;
 
     #[test]
     fn roundtrips() {
         assert_eq!(b64decode("x", "aGVs\nbG8=\n").unwrap(), b"hello");
         assert!(matches!(
             b64decode("x", "!!"),
-            Err(VerifyError::Encoding(EncodingError::Base64 { what, .. })) if what == "x"
+            Err(EncodingError::Base64 { what, .. }) if what == "x"
         ));
         assert_eq!(hex(&[0, 0xab]), "00ab");
         assert_eq!(unhex("x", "00AB").unwrap(), vec![0, 0xab]);
-        assert_eq!(
-            unhex("x", "0").unwrap_err().to_string(),
-            "x: odd-length hex"
-        );
-        assert_eq!(unhex("x", "zz").unwrap_err().to_string(), "x: invalid hex");
+        let odd = unhex("x", "0").unwrap_err();
+        assert_eq!(odd, EncodingError::HexLength { what: "x".into() });
+        assert_eq!(odd.to_string(), "x: odd-length hex");
+        let bad = unhex("x", "zz").unwrap_err();
+        assert_eq!(bad, EncodingError::Hex { what: "x".into() });
+        assert_eq!(bad.to_string(), "x: invalid hex");
         assert_eq!(hex(&[0, 0xab, 0x7f]), "00ab7f");
         let pem = pem_encode("CERTIFICATE", b"abc");
         let blocks = pem_blocks(&format!("junk\n{pem}{pem}"), 10, 1000).unwrap();
@@ -212,13 +209,11 @@ mod tests {
         assert_eq!(blocks[0].der, b"abc");
         assert!(matches!(
             pem_blocks(&format!("{pem}{pem}"), 1, 1000),
-            Err(VerifyError::Encoding(EncodingError::PemTooManyBlocks {
-                max: 1
-            }))
+            Err(EncodingError::PemTooManyBlocks { max: 1 })
         ));
         assert!(matches!(
             pem_blocks("-----BEGIN X-----\nabc", 1, 1000),
-            Err(VerifyError::Encoding(EncodingError::PemNoEnd { label })) if label == "X"
+            Err(EncodingError::PemNoEnd { label }) if label == "X"
         ));
     }
 }

@@ -10,7 +10,7 @@ use rsa::traits::PublicKeyParts;
 use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
 use spki::{DecodePublicKey, EncodePublicKey};
 
-use super::encoding::pem_blocks;
+use super::encoding::{pem_blocks, EncodingError};
 use super::{Reason, Result};
 
 /// Largest PEM text accepted for one key.
@@ -33,27 +33,28 @@ pub enum KeyError {
     /// The PEM text holds no public key block.
     #[error("no PUBLIC KEY or RSA PUBLIC KEY PEM block found")]
     NoKeyBlock,
+    /// PEM text that cannot be decoded.
+    #[error(transparent)]
+    Pem(#[from] EncodingError),
     /// An `RSA PUBLIC KEY` block that is not PKCS#1.
     #[error("invalid PKCS#1 RSA public key: {0}")]
-    Pkcs1(String),
-    /// A parsed key that could not be encoded again (`what` it was).
-    #[error("re-encoding {what}: {detail}")]
-    Reencoding {
-        /// The key being encoded.
-        what: &'static str,
-        /// The encoder's error.
-        detail: String,
-    },
+    Pkcs1(#[source] rsa::pkcs1::Error),
+    /// A PKCS#1 RSA key that could not be encoded as a SubjectPublicKeyInfo.
+    #[error("re-encoding RSA key: {0}")]
+    RsaReencoding(#[source] spki::Error),
+    /// A parsed SubjectPublicKeyInfo that could not be encoded again.
+    #[error("re-encoding public key: {0}")]
+    Reencoding(#[source] der::Error),
     /// DER that is not a SubjectPublicKeyInfo.
     #[error("invalid SubjectPublicKeyInfo: {0}")]
-    Spki(String),
-    /// A key of a known algorithm (its OID) that does not parse.
-    #[error("invalid {algorithm} public key: {detail}")]
+    Spki(#[source] der::Error),
+    /// A key of a known algorithm that does not parse.
+    #[error("invalid {algorithm} public key: {source}")]
     InvalidKey {
-        /// The key's algorithm OID.
-        algorithm: String,
+        /// The key's algorithm.
+        algorithm: der::asn1::ObjectIdentifier,
         /// The parser's error.
-        detail: String,
+        source: Box<spki::Error>,
     },
     /// An elliptic-curve key on a curve (its OID) other than the three.
     #[error("unsupported elliptic curve {0:?} (expected P-256, P-384 or P-521)")]
@@ -61,12 +62,12 @@ pub enum KeyError {
     /// An RSA modulus outside the accepted sizes.
     #[error("RSA key of {0} bits refused (must be {MIN_RSA_BITS}..{MAX_RSA_BITS})")]
     RsaSize(usize),
-    /// A key algorithm (its OID) that is not supported.
+    /// A key algorithm that is not supported.
     #[error("unsupported public key algorithm {0}")]
-    UnsupportedAlgorithm(String),
-    /// The signature does not verify with the key (its algorithm named).
+    UnsupportedAlgorithm(der::asn1::ObjectIdentifier),
+    /// The signature does not verify with the key (its type named).
     #[error("{0} signature does not verify")]
-    BadSignature(String),
+    BadSignature(KeySpec),
     /// A digest of the wrong length for its hash.
     #[error("{hash} digest must be {expected} bytes, got {got}")]
     DigestLength {
@@ -80,8 +81,8 @@ pub enum KeyError {
     /// The signature over a digest does not verify with the key.
     #[error("{algorithm} signature over {hash} digest does not verify")]
     BadDigestSignature {
-        /// The key's algorithm.
-        algorithm: String,
+        /// The key's type.
+        algorithm: KeySpec,
         /// The digest's hash.
         hash: &'static str,
     },
@@ -97,7 +98,10 @@ impl KeyError {
     /// The class of this failure: [`Reason::Malformed`] until a stage
     /// classes it.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            KeyError::Pem(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
 
@@ -196,10 +200,17 @@ const OID_ED25519: &str = "1.3.101.112";
 
 impl PublicKey {
     /// A key from PEM: `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1).
-    /// The first key block is used; other blocks are ignored.
+    /// The first key block is used; other blocks are ignored. The
+    /// attestors' entry point; [`PublicKey::read_pem`] says why as a
+    /// [`KeyError`].
     pub fn from_pem(pem: &str) -> Result<PublicKey> {
+        Ok(PublicKey::read_pem(pem)?)
+    }
+
+    /// As [`PublicKey::from_pem`].
+    pub fn read_pem(pem: &str) -> Result<PublicKey, KeyError> {
         if pem.len() > MAX_KEY_PEM {
-            return Err(KeyError::PemTooLarge.into());
+            return Err(KeyError::PemTooLarge);
         }
         let blocks = pem_blocks(pem, 16, MAX_KEY_PEM)?;
         for block in blocks {
@@ -209,29 +220,25 @@ impl PublicKey {
                 _ => continue,
             }
         }
-        Err(KeyError::NoKeyBlock.into())
+        Err(KeyError::NoKeyBlock)
     }
 
     /// An RSA key from PKCS#1 `RSAPublicKey` DER.
-    pub fn from_pkcs1_der(der: &[u8]) -> Result<PublicKey> {
-        let key =
-            rsa::PublicKey::from_pkcs1_der(der).map_err(|e| KeyError::Pkcs1(e.to_string()))?;
-        let spki = key.to_public_key_der().map_err(|e| KeyError::Reencoding {
-            what: "RSA key",
-            detail: e.to_string(),
-        })?;
+    pub fn from_pkcs1_der(der: &[u8]) -> Result<PublicKey, KeyError> {
+        let key = rsa::PublicKey::from_pkcs1_der(der).map_err(KeyError::Pkcs1)?;
+        let spki = key.to_public_key_der().map_err(KeyError::RsaReencoding)?;
         PublicKey::from_spki_der(spki.as_bytes())
     }
 
     /// A key from SubjectPublicKeyInfo DER.
-    pub fn from_spki_der(der: &[u8]) -> Result<PublicKey> {
-        let info = spki::SubjectPublicKeyInfoRef::from_der(der)
-            .map_err(|e| KeyError::Spki(e.to_string()))?;
-        let alg = info.algorithm.oid.to_string();
-        let bad = |e: &dyn fmt::Display| KeyError::InvalidKey {
-            algorithm: alg.clone(),
-            detail: e.to_string(),
+    pub fn from_spki_der(der: &[u8]) -> Result<PublicKey, KeyError> {
+        let info = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(KeyError::Spki)?;
+        let algorithm = info.algorithm.oid;
+        let bad = |source| KeyError::InvalidKey {
+            algorithm,
+            source: Box::new(source),
         };
+        let alg = algorithm.to_string();
         let kind = match alg.as_str() {
             OID_EC => {
                 let curve = info
@@ -243,36 +250,33 @@ impl PublicKey {
                     .unwrap_or_default();
                 match curve.as_str() {
                     OID_P256 => Kind::P256(
-                        p256::ecdsa::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
+                        p256::ecdsa::VerifyingKey::from_public_key_der(der).map_err(bad)?,
                     ),
                     OID_P384 => Kind::P384(
-                        p384::ecdsa::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
+                        p384::ecdsa::VerifyingKey::from_public_key_der(der).map_err(bad)?,
                     ),
                     OID_P521 => Kind::P521(
-                        p521::ecdsa::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
+                        p521::ecdsa::VerifyingKey::from_public_key_der(der).map_err(bad)?,
                     ),
-                    other => return Err(KeyError::UnsupportedCurve(other.to_string()).into()),
+                    other => return Err(KeyError::UnsupportedCurve(other.to_string())),
                 }
             }
             OID_RSA => {
-                let key = rsa::PublicKey::from_public_key_der(der).map_err(|e| bad(&e))?;
+                let key = rsa::PublicKey::from_public_key_der(der).map_err(bad)?;
                 let bits = key.n().bit_width() as usize;
                 if !(MIN_RSA_BITS..=MAX_RSA_BITS).contains(&bits) {
-                    return Err(KeyError::RsaSize(bits).into());
+                    return Err(KeyError::RsaSize(bits));
                 }
                 Kind::Rsa(key)
             }
-            OID_ED25519 => Kind::Ed25519(
-                ed25519_dalek::VerifyingKey::from_public_key_der(der).map_err(|e| bad(&e))?,
-            ),
-            other => return Err(KeyError::UnsupportedAlgorithm(other.to_string()).into()),
+            OID_ED25519 => {
+                Kind::Ed25519(ed25519_dalek::VerifyingKey::from_public_key_der(der).map_err(bad)?)
+            }
+            _ => return Err(KeyError::UnsupportedAlgorithm(algorithm)),
         };
         // Keep a canonical DER encoding (the input may carry trailing data
         // that the parser above rejected, so it is exact already).
-        let spki = info.to_der().map_err(|e| KeyError::Reencoding {
-            what: "public key",
-            detail: e.to_string(),
-        })?;
+        let spki = info.to_der().map_err(KeyError::Reencoding)?;
         Ok(PublicKey { kind, spki })
     }
 
@@ -288,13 +292,7 @@ impl PublicKey {
 
     /// Short description, e.g. `ECDSA P-256`.
     pub fn algorithm(&self) -> String {
-        match &self.kind {
-            Kind::P256(_) => "ECDSA P-256".into(),
-            Kind::P384(_) => "ECDSA P-384".into(),
-            Kind::P521(_) => "ECDSA P-521".into(),
-            Kind::Rsa(k) => format!("RSA-{}", k.n().bit_width()),
-            Kind::Ed25519(_) => "Ed25519".into(),
-        }
+        self.key_spec().to_string()
     }
 
     /// Whether this is an ECDSA key (Rekor SETs are ECDSA).
@@ -315,7 +313,7 @@ impl PublicKey {
         message: &[u8],
         signature: &[u8],
         hash: Option<HashAlgorithm>,
-    ) -> Result<()> {
+    ) -> Result<(), KeyError> {
         let hashes: Vec<HashAlgorithm> = match (hash, &self.kind) {
             (Some(h), _) => vec![h],
             (None, Kind::P384(_)) => vec![HashAlgorithm::Sha256, HashAlgorithm::Sha384],
@@ -330,7 +328,7 @@ impl PublicKey {
                 return Ok(());
             }
         }
-        Err(KeyError::BadSignature(self.algorithm()).into())
+        Err(KeyError::BadSignature(self.key_spec()))
     }
 
     /// Verifies `signature` over a message whose `hash` digest is `digest`
@@ -341,14 +339,13 @@ impl PublicKey {
         digest: &[u8],
         hash: HashAlgorithm,
         signature: &[u8],
-    ) -> Result<()> {
+    ) -> Result<(), KeyError> {
         if digest.len() != hash.output_len() {
             return Err(KeyError::DigestLength {
                 hash: hash.name(),
                 expected: hash.output_len(),
                 got: digest.len(),
-            }
-            .into());
+            });
         }
         let ok = match &self.kind {
             Kind::P256(key) => ecdsa_p256(key, digest, signature),
@@ -363,10 +360,9 @@ impl PublicKey {
             Ok(())
         } else {
             Err(KeyError::BadDigestSignature {
-                algorithm: self.algorithm(),
+                algorithm: self.key_spec(),
                 hash: hash.name(),
-            }
-            .into())
+            })
         }
     }
 }
@@ -389,7 +385,9 @@ pub enum Scheme {
     RsaPssSaltHashLen(HashAlgorithm),
 }
 
-/// A key's type and size (bits).
+/// A key's type and size (bits). Its text is the key's short
+/// description ([`PublicKey::algorithm`]): `ECDSA P-256`, `RSA-2048`,
+/// `Ed25519`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeySpec {
     /// An elliptic curve key, by the curve's bit size.
@@ -398,6 +396,16 @@ pub enum KeySpec {
     Rsa(usize),
     /// An Ed25519 key.
     Ed25519,
+}
+
+impl fmt::Display for KeySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySpec::Ec(bits) => write!(f, "ECDSA P-{bits}"),
+            KeySpec::Rsa(bits) => write!(f, "RSA-{bits}"),
+            KeySpec::Ed25519 => f.write_str("Ed25519"),
+        }
+    }
 }
 
 impl PublicKey {
@@ -512,10 +520,14 @@ fn rsa_pss_salt(
     }
 }
 
-fn ed25519_verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], sig: &[u8]) -> Result<()> {
+fn ed25519_verify(
+    key: &ed25519_dalek::VerifyingKey,
+    message: &[u8],
+    sig: &[u8],
+) -> Result<(), KeyError> {
     use ed25519_dalek::Verifier;
     let Ok(signature) = ed25519_dalek::Signature::from_slice(sig) else {
-        return Err(KeyError::Ed25519Length(sig.len()).into());
+        return Err(KeyError::Ed25519Length(sig.len()));
     };
     if key.verify(message, &signature).is_ok() {
         return Ok(());
@@ -527,7 +539,7 @@ fn ed25519_verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], sig: &[u8])
     {
         return Ok(());
     }
-    Err(KeyError::Ed25519.into())
+    Err(KeyError::Ed25519)
 }
 
 /// A "hasher" whose output is the digest fed to it: lets ed25519-dalek's
@@ -623,7 +635,7 @@ pub(crate) mod tests {
             Some(HashAlgorithm::Sha256),
         )
         .unwrap();
-        let bad: Result<()> = Err(KeyError::BadSignature("ECDSA P-256".into()).into());
+        let bad: Result<(), KeyError> = Err(KeyError::BadSignature(KeySpec::Ec(256)));
         assert_eq!(key.verify(b"hellO", sig.to_der().as_bytes(), None), bad);
         // signed over sha256, checked over sha512
         assert_eq!(
@@ -647,8 +659,7 @@ pub(crate) mod tests {
                 hash: "sha512",
                 expected: 64,
                 got: 32
-            }
-            .into())
+            })
         );
         assert_eq!(key.verify(b"m", b"garbage", None), bad);
     }
@@ -663,7 +674,7 @@ pub(crate) mod tests {
             key.verify(b"msg", sig.to_der().as_bytes(), None).unwrap();
             assert_eq!(
                 key.verify(b"other", sig.to_der().as_bytes(), None),
-                Err(KeyError::BadSignature("ECDSA P-384".into()).into())
+                Err(KeyError::BadSignature(KeySpec::Ec(384)))
             );
         }
     }
@@ -683,7 +694,7 @@ pub(crate) mod tests {
         key.verify(b"msg", &sig.to_bytes(), None).unwrap();
         assert_eq!(
             key.verify(b"msX", sig.to_der().as_bytes(), None),
-            Err(KeyError::BadSignature("ECDSA P-521".into()).into())
+            Err(KeyError::BadSignature(KeySpec::Ec(521)))
         );
     }
 
@@ -696,7 +707,7 @@ pub(crate) mod tests {
         key.verify(b"msg", &sig.to_bytes(), None).unwrap();
         assert_eq!(
             key.verify(b"msh", &sig.to_bytes(), None),
-            Err(KeyError::Ed25519.into())
+            Err(KeyError::Ed25519)
         );
         let ph = sk
             .sign_prehashed(Sha512::new().chain_update(b"msg"), Some(b""))
@@ -715,14 +726,13 @@ pub(crate) mod tests {
                 &ph.to_bytes()
             ),
             Err(KeyError::BadDigestSignature {
-                algorithm: "Ed25519".into(),
+                algorithm: KeySpec::Ed25519,
                 hash: "sha512"
-            }
-            .into())
+            })
         );
         assert_eq!(
             key.verify(b"msg", &ph.to_bytes()[..63], None),
-            Err(KeyError::Ed25519Length(63).into())
+            Err(KeyError::Ed25519Length(63))
         );
     }
 
@@ -740,7 +750,7 @@ pub(crate) mod tests {
         let d = HashAlgorithm::Sha256.digest(b"msg");
         let sig = sk.sign(Pkcs1v15Sign::new::<Sha256>(), &d).unwrap();
         key.verify(b"msg", &sig, None).unwrap();
-        let bad: Result<()> = Err(KeyError::BadSignature("RSA-2048".into()).into());
+        let bad: Result<(), KeyError> = Err(KeyError::BadSignature(KeySpec::Rsa(2048)));
         assert_eq!(key.verify(b"msh", &sig, None), bad);
         let pss = sk.sign(Pss::<Sha256>::new(), &d).unwrap();
         key.verify(b"msg", &pss, None).unwrap();
@@ -768,12 +778,12 @@ pub(crate) mod tests {
             KeyError::NoKeyBlock.into()
         );
         assert!(matches!(
-            PublicKey::from_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"),
-            Err(crate::VerifyError::Key(KeyError::Spki(_)))
+            PublicKey::read_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"),
+            Err(KeyError::Spki(_))
         ));
         assert!(matches!(
             PublicKey::from_spki_der(b"\x30\x00"),
-            Err(crate::VerifyError::Key(KeyError::Spki(_)))
+            Err(KeyError::Spki(_))
         ));
     }
 

@@ -214,20 +214,70 @@ pub trait Classify<T> {
     fn class(self, reason: Reason) -> Result<T>;
 }
 
-impl<T> Classify<T> for Result<T> {
+impl<T, E: Into<VerifyError>> Classify<T> for std::result::Result<T, E> {
     fn class(self, reason: Reason) -> Result<T> {
-        self.map_err(|e| match e.reason() {
-            Reason::Malformed => VerifyError::Classified {
-                reason,
-                source: Box::new(e),
-            },
-            _ => e,
+        self.map_err(|e| {
+            let e = e.into();
+            match e.reason() {
+                Reason::Malformed => VerifyError::Classified {
+                    reason,
+                    source: Box::new(e),
+                },
+                _ => e,
+            }
         })
     }
 }
 
-/// What every verification returns.
-pub type Result<T> = std::result::Result<T, VerifyError>;
+/// What every verification returns: at the crate's entry points a
+/// [`VerifyError`], inside it each module's own error.
+pub type Result<T, E = VerifyError> = std::result::Result<T, E>;
+
+/// A lower error that cannot be cloned or compared (serde_json's, coset's,
+/// regex's), shared so that the errors holding it still can be: two are
+/// equal when they say the same. It adds nothing to the lower error's text
+/// and hands on its source.
+#[derive(Debug)]
+pub struct Shared<E>(std::sync::Arc<E>);
+
+impl<E> Shared<E> {
+    /// The lower error.
+    pub fn get(&self) -> &E {
+        &self.0
+    }
+}
+
+impl<E> Clone for Shared<E> {
+    fn clone(&self) -> Shared<E> {
+        Shared(self.0.clone())
+    }
+}
+
+impl<E> From<E> for Shared<E> {
+    fn from(e: E) -> Shared<E> {
+        Shared(std::sync::Arc::new(e))
+    }
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for Shared<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<E: std::error::Error> std::error::Error for Shared<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl<E: std::fmt::Display> PartialEq for Shared<E> {
+    fn eq(&self, other: &Shared<E>) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl<E: std::fmt::Display> Eq for Shared<E> {}
 
 pub mod cosign;
 pub mod dsse;
@@ -244,6 +294,16 @@ pub mod trust;
 pub mod tuf;
 pub mod x509;
 
+/// `items`' texts joined with `separator`, for the messages that list
+/// several failures.
+pub(crate) fn joined<T: std::fmt::Display>(items: &[T], separator: &str) -> String {
+    items
+        .iter()
+        .map(T::to_string)
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
 /// Seconds since the Unix epoch: the time certificates are checked at when
 /// no transparency log or timestamp vouches for the signing time.
 pub fn unix_now() -> i64 {
@@ -251,4 +311,31 @@ pub fn unix_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every error here can be boxed into an `anyhow` error and sent
+    /// across threads (the bench does), whatever lower error it holds.
+    #[test]
+    fn errors_are_send_sync_and_static() {
+        fn check<E: std::error::Error + Clone + Eq + Send + Sync + 'static>() {}
+        check::<super::VerifyError>();
+        check::<super::Shared<serde_json::Error>>();
+        check::<super::Shared<coset::CoseError>>();
+        check::<super::Shared<regex::Error>>();
+    }
+
+    #[test]
+    fn shared_errors_compare_by_what_they_say() {
+        let parse = |text: &str| {
+            super::Shared::from(serde_json::from_str::<serde_json::Value>(text).unwrap_err())
+        };
+        assert_eq!(parse("{"), parse("{"));
+        assert_ne!(parse("{"), parse("["));
+        assert_eq!(
+            parse("{").to_string(),
+            "EOF while parsing an object at line 1 column 1"
+        );
+    }
 }

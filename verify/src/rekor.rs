@@ -9,11 +9,11 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::dsse::Envelope;
-use super::encoding::{b64decode, hex, pem_blocks, unhex};
+use super::encoding::{b64decode, hex, pem_blocks, unhex, EncodingError};
 use super::keys::HashAlgorithm;
 use super::trust::LogKey;
 use super::x509::fmt_time;
-use super::{Reason, Result, VerifyError};
+use super::{Reason, Result, Shared};
 
 /// Largest bundle annotation / entry body accepted.
 const MAX_BUNDLE: usize = 4 << 20;
@@ -23,20 +23,20 @@ const MAX_BUNDLE: usize = 4 << 20;
 /// classes it (`Classify::class`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RekorError {
-    /// No trusted log has this log id (hex).
-    #[error("transparency log {0} is not trusted (no matching Rekor public key)")]
-    UntrustedLog(String),
-    /// The log's key (id in hex) was outside its validity at the entry's time.
-    #[error("Rekor key {log_id} was not valid at the entry's integrated time {time}")]
+    /// No trusted log has this log id (shown in hex).
+    #[error("transparency log {} is not trusted (no matching Rekor public key)", hex(.0))]
+    UntrustedLog(Vec<u8>),
+    /// The log's key was outside its validity at the entry's time.
+    #[error("Rekor key {} was not valid at the entry's integrated time {}", hex(.log_id), fmt_time(*.time))]
     KeyNotValidAt {
-        /// The log id, hex.
-        log_id: String,
-        /// The integrated time, RFC 3339.
-        time: String,
+        /// The log id (shown in hex).
+        log_id: Vec<u8>,
+        /// The integrated time, unix seconds (shown in RFC 3339).
+        time: i64,
     },
     /// The SET payload could not be canonicalised (RFC 8785).
     #[error("canonicalizing SET payload: {0}")]
-    Canonical(String),
+    Canonical(#[source] Shared<serde_json::Error>),
     /// The log's signature over the entry does not verify.
     #[error("Rekor signed entry timestamp (SET) does not verify")]
     BadSet,
@@ -45,22 +45,25 @@ pub enum RekorError {
     AnnotationTooLarge,
     /// The annotation is not the expected JSON.
     #[error("invalid Rekor bundle annotation: {0}")]
-    InvalidAnnotation(String),
+    InvalidAnnotation(#[source] Shared<serde_json::Error>),
+    /// A base64 or hex field that cannot be decoded.
+    #[error(transparent)]
+    Encoding(#[from] EncodingError),
     /// The annotation's payload body is not a string.
     #[error("Rekor bundle payload body is not a string")]
     BodyNotString,
     /// No log keys to check the SET with.
     #[error("no trusted Rekor public keys provided")]
     NoLogKeys,
-    /// A base64 field that should hold PEM text does not.
+    /// A base64 field (named) that should hold PEM text does not.
     #[error("{0} is not PEM text")]
-    NotPem(String),
+    NotPem(&'static str),
     /// The entry body is over the size bound.
     #[error("Rekor entry body too large")]
     BodyTooLarge,
     /// The entry body is not JSON.
     #[error("invalid Rekor entry body: {0}")]
-    InvalidBody(String),
+    InvalidBody(#[source] Shared<serde_json::Error>),
     /// The entry lacks a field its kind and version require.
     #[error("Rekor {kind} {version} entry lacks {field}")]
     MissingField {
@@ -69,7 +72,7 @@ pub enum RekorError {
         /// Its apiVersion.
         version: String,
         /// The missing field's path.
-        field: String,
+        field: &'static str,
     },
     /// An entry kind or version not checked here.
     #[error("unsupported Rekor entry kind {kind:?} version {version:?}")]
@@ -107,7 +110,7 @@ pub enum RekorError {
     #[error("{what} hash in the Rekor entry ({logged}) does not match the {what} ({actual})")]
     HashMismatch {
         /// What was hashed (payload, envelope).
-        what: String,
+        what: &'static str,
         /// The logged hash, hex.
         logged: String,
         /// The hash of what is verified, hex.
@@ -116,6 +119,9 @@ pub enum RekorError {
     /// PEM text without a block.
     #[error("no PEM block")]
     NoPemBlock,
+    /// The key or certificate the entry logs cannot be read.
+    #[error("public key in the Rekor entry: {0}")]
+    LoggedVerifier(#[source] Box<RekorError>),
     /// The logged key or certificate is not the verifier's.
     #[error("public key or certificate in the Rekor entry does not match the verifier")]
     VerifierMismatch,
@@ -125,7 +131,11 @@ impl RekorError {
     /// The class of this failure: [`Reason::Malformed`] until the
     /// transparency-log stage classes it.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            RekorError::Encoding(e) => e.reason(),
+            RekorError::LoggedVerifier(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
 
@@ -139,15 +149,14 @@ pub fn verify_set(
     log_id: &[u8],
     set: &[u8],
     tlogs: &[LogKey],
-) -> Result<()> {
-    let log = LogKey::find(tlogs, log_id)
-        .ok_or_else(|| VerifyError::from(RekorError::UntrustedLog(hex(log_id))))?;
+) -> Result<(), RekorError> {
+    let log =
+        LogKey::find(tlogs, log_id).ok_or_else(|| RekorError::UntrustedLog(log_id.to_vec()))?;
     if !log.validity.contains(integrated_time) {
         return Err(RekorError::KeyNotValidAt {
-            log_id: hex(log_id),
-            time: fmt_time(integrated_time),
-        }
-        .into());
+            log_id: log_id.to_vec(),
+            time: integrated_time,
+        });
     }
     let payload = serde_json::json!({
         "body": body_b64,
@@ -155,11 +164,11 @@ pub fn verify_set(
         "logID": hex(log_id),
         "logIndex": log_index,
     });
-    let canonical = serde_json_canonicalizer::to_vec(&payload)
-        .map_err(|e| RekorError::Canonical(e.to_string()))?;
+    let canonical =
+        serde_json_canonicalizer::to_vec(&payload).map_err(|e| RekorError::Canonical(e.into()))?;
     log.key
         .verify(&canonical, set, Some(HashAlgorithm::Sha256))
-        .map_err(|_| RekorError::BadSet.into())
+        .map_err(|_| RekorError::BadSet)
 }
 
 /// The `dev.sigstore.cosign/bundle` annotation.
@@ -197,14 +206,14 @@ struct PayloadJson {
 
 impl CosignBundle {
     /// Reads the annotation's JSON, bounded in bytes.
-    pub fn parse(json: &str) -> Result<CosignBundle> {
+    pub fn parse(json: &str) -> Result<CosignBundle, RekorError> {
         if json.len() > MAX_BUNDLE {
-            return Err(RekorError::AnnotationTooLarge.into());
+            return Err(RekorError::AnnotationTooLarge);
         }
         let b: BundleJson =
-            serde_json::from_str(json).map_err(|e| RekorError::InvalidAnnotation(e.to_string()))?;
+            serde_json::from_str(json).map_err(|e| RekorError::InvalidAnnotation(e.into()))?;
         let Value::String(body) = b.payload.body else {
-            return Err(RekorError::BodyNotString.into());
+            return Err(RekorError::BodyNotString);
         };
         Ok(CosignBundle {
             set: b64decode("Rekor SignedEntryTimestamp", &b.set)?,
@@ -216,9 +225,9 @@ impl CosignBundle {
     }
 
     /// Verifies the SET; returns the integrated time (the trusted time).
-    pub fn verify(&self, tlogs: &[LogKey]) -> Result<i64> {
+    pub fn verify(&self, tlogs: &[LogKey]) -> Result<i64, RekorError> {
         if tlogs.is_empty() {
-            return Err(RekorError::NoLogKeys.into());
+            return Err(RekorError::NoLogKeys);
         }
         verify_set(
             &self.body,
@@ -232,7 +241,7 @@ impl CosignBundle {
     }
 
     /// The logged entry.
-    pub fn entry(&self) -> Result<Body> {
+    pub fn entry(&self) -> Result<Body, RekorError> {
         Body::parse(&b64decode("Rekor entry body", &self.body)?)
     }
 }
@@ -306,27 +315,24 @@ fn entry_hash(v: &Value, path: &[&str]) -> Option<EntryHash> {
     })
 }
 
-fn pem_field(what: &str, b64: &str) -> Result<String> {
-    String::from_utf8(b64decode(what, b64)?)
-        .map_err(|_| RekorError::NotPem(what.to_string()).into())
+fn pem_field(what: &'static str, b64: &str) -> Result<String, RekorError> {
+    String::from_utf8(b64decode(what, b64)?).map_err(|_| RekorError::NotPem(what))
 }
 
 impl Body {
     /// Reads a canonicalized body of a kind this verifier checks, bounded in bytes.
-    pub fn parse(json: &[u8]) -> Result<Body> {
+    pub fn parse(json: &[u8]) -> Result<Body, RekorError> {
         if json.len() > MAX_BUNDLE {
-            return Err(RekorError::BodyTooLarge.into());
+            return Err(RekorError::BodyTooLarge);
         }
         let v: Value =
-            serde_json::from_slice(json).map_err(|e| RekorError::InvalidBody(e.to_string()))?;
+            serde_json::from_slice(json).map_err(|e| RekorError::InvalidBody(e.into()))?;
         let kind = get_str(&v, &["kind"]).unwrap_or("");
         let version = get_str(&v, &["apiVersion"]).unwrap_or("");
-        let missing = |f: &str| {
-            VerifyError::from(RekorError::MissingField {
-                kind: kind.to_string(),
-                version: version.to_string(),
-                field: f.to_string(),
-            })
+        let missing = |field: &'static str| RekorError::MissingField {
+            kind: kind.to_string(),
+            version: version.to_string(),
+            field,
         };
         match (kind, version) {
             ("hashedrekord", "0.0.1") => Ok(Body::HashedRekord {
@@ -384,7 +390,7 @@ impl Body {
                             verifier_pem: pem_field("intoto public key", key)?,
                         })
                     })
-                    .collect::<Result<Vec<_>>>()?;
+                    .collect::<Result<Vec<_>, RekorError>>()?;
                 Ok(Body::Intoto {
                     version: version.to_string(),
                     hash: entry_hash(&v, &["spec", "content", "hash"]),
@@ -413,7 +419,7 @@ impl Body {
                             verifier_pem: pem_field("dsse verifier", key)?,
                         })
                     })
-                    .collect::<Result<Vec<_>>>()?;
+                    .collect::<Result<Vec<_>, RekorError>>()?;
                 Ok(Body::Dsse {
                     envelope_hash: entry_hash(&v, &["spec", "envelopeHash"]),
                     payload_hash: entry_hash(&v, &["spec", "payloadHash"]),
@@ -423,8 +429,7 @@ impl Body {
             _ => Err(RekorError::UnsupportedKind {
                 kind: kind.to_string(),
                 version: version.to_string(),
-            }
-            .into()),
+            }),
         }
     }
 
@@ -435,18 +440,18 @@ impl Body {
         payload_sha256: &[u8],
         signature: &[u8],
         verifier_pem: &str,
-    ) -> Result<()> {
+    ) -> Result<(), RekorError> {
         let Body::HashedRekord {
             hash,
             signature: logged_sig,
             verifier_pem: logged_pem,
         } = self
         else {
-            return Err(RekorError::NotHashedRekord.into());
+            return Err(RekorError::NotHashedRekord);
         };
         check_hash("payload", hash, payload_sha256)?;
         if logged_sig != signature {
-            return Err(RekorError::SignatureMismatch.into());
+            return Err(RekorError::SignatureMismatch);
         }
         same_pem(logged_pem, verifier_pem)
     }
@@ -460,7 +465,7 @@ impl Body {
         envelope: &Envelope,
         signature: &[u8],
         verifier_pem: &str,
-    ) -> Result<()> {
+    ) -> Result<(), RekorError> {
         let (hash, payload_hash, signatures) = match self {
             Body::Intoto {
                 hash,
@@ -473,7 +478,7 @@ impl Body {
                 payload_hash,
                 signatures,
             } => (envelope_hash, payload_hash, signatures),
-            Body::HashedRekord { .. } => return Err(RekorError::NotEnvelopeEntry.into()),
+            Body::HashedRekord { .. } => return Err(RekorError::NotEnvelopeEntry),
         };
         // As cosign's bundleHash: the logged envelope hash is of the layer.
         if let Some(h) = hash {
@@ -481,49 +486,48 @@ impl Body {
         }
         match payload_hash {
             Some(h) => check_hash("payload", h, &Sha256::digest(&envelope.payload))?,
-            None if hash.is_none() => return Err(RekorError::NoAttestationHash.into()),
+            None if hash.is_none() => return Err(RekorError::NoAttestationHash),
             None => {}
         }
         let Some(entry) = signatures.first() else {
-            return Err(RekorError::NoSignature.into());
+            return Err(RekorError::NoSignature);
         };
         if signatures.len() > 1 {
-            return Err(RekorError::SeveralSignatures.into());
+            return Err(RekorError::SeveralSignatures);
         }
         if !entry.signature.is_empty() && entry.signature != signature {
-            return Err(RekorError::AttestationSignatureMismatch.into());
+            return Err(RekorError::AttestationSignatureMismatch);
         }
         same_pem(&entry.verifier_pem, verifier_pem)
     }
 }
 
-fn check_hash(what: &str, logged: &EntryHash, actual: &[u8]) -> Result<()> {
+fn check_hash(what: &'static str, logged: &EntryHash, actual: &[u8]) -> Result<(), RekorError> {
     if logged.algorithm != "sha256" {
-        return Err(RekorError::HashAlgorithm(logged.algorithm.clone()).into());
+        return Err(RekorError::HashAlgorithm(logged.algorithm.clone()));
     }
     if logged.value != hex(actual) {
         return Err(RekorError::HashMismatch {
-            what: what.to_string(),
+            what,
             logged: logged.value.clone(),
             actual: hex(actual),
-        }
-        .into());
+        });
     }
     Ok(())
 }
 
 /// Two PEM texts carry the same first block (by DER).
-fn same_pem(logged: &str, expected: &str) -> Result<()> {
-    let first = |s: &str| -> Result<Vec<u8>> {
+fn same_pem(logged: &str, expected: &str) -> Result<(), RekorError> {
+    let first = |s: &str| -> Result<Vec<u8>, RekorError> {
         pem_blocks(s, 16, 256 * 1024)?
             .into_iter()
             .next()
             .map(|b| b.der)
-            .ok_or_else(|| RekorError::NoPemBlock.into())
+            .ok_or(RekorError::NoPemBlock)
     };
-    let logged = first(logged).map_err(|e| e.context("public key in the Rekor entry"))?;
+    let logged = first(logged).map_err(|e| RekorError::LoggedVerifier(Box::new(e)))?;
     if logged != first(expected)? {
-        return Err(RekorError::VerifierMismatch.into());
+        return Err(RekorError::VerifierMismatch);
     }
     Ok(())
 }
@@ -554,7 +558,7 @@ mod tests {
         // Tampered fields.
         let mut t = b.clone();
         t.integrated_time += 1;
-        let bad_set = || Err(RekorError::BadSet.into());
+        let bad_set = || Err(RekorError::BadSet);
         assert_eq!(t.verify(&rekor()), bad_set());
         let mut t = b.clone();
         t.log_index += 1;
@@ -568,16 +572,28 @@ mod tests {
         )];
         assert!(matches!(
             b.verify(&cosign),
-            Err(VerifyError::Rekor(RekorError::UntrustedLog(_)))
+            Err(RekorError::UntrustedLog(id)) if id == b.log_id
         ));
-        assert_eq!(b.verify(&[]), Err(RekorError::NoLogKeys.into()));
+        assert_eq!(b.verify(&[]), Err(RekorError::NoLogKeys));
         // Key not valid at the integrated time.
         let mut keys = rekor();
         keys[0].validity.start = Some(1674251860);
-        assert!(matches!(
-            b.verify(&keys),
-            Err(VerifyError::Rekor(RekorError::KeyNotValidAt { .. }))
-        ));
+        let e = b.verify(&keys).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                RekorError::KeyNotValidAt {
+                    time: 1674251859,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .ends_with("was not valid at the entry's integrated time 2023-01-20T21:57:39Z"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -604,16 +620,19 @@ mod tests {
             .unwrap();
         assert!(matches!(
             entry.check_hashedrekord(&Sha256::digest(b"x"), &sig, &key),
-            Err(VerifyError::Rekor(RekorError::HashMismatch { .. }))
+            Err(RekorError::HashMismatch {
+                what: "payload",
+                ..
+            })
         ));
         assert_eq!(
             entry.check_hashedrekord(&h, b"sig", &key),
-            Err(RekorError::SignatureMismatch.into())
+            Err(RekorError::SignatureMismatch)
         );
         let other = read(&format!("{FIXTURES}cosign.pub"));
         assert_eq!(
             entry.check_hashedrekord(&h, &sig, &other),
-            Err(RekorError::VerifierMismatch.into())
+            Err(RekorError::VerifierMismatch)
         );
     }
 
@@ -621,27 +640,30 @@ mod tests {
     fn bad_bundles() {
         assert!(matches!(
             CosignBundle::parse("{}"),
-            Err(VerifyError::Rekor(RekorError::InvalidAnnotation(m)))
-                if m.contains("missing field `SignedEntryTimestamp`")
+            Err(RekorError::InvalidAnnotation(m))
+                if m.to_string().contains("missing field `SignedEntryTimestamp`")
         ));
         assert!(matches!(
             CosignBundle::parse(
                 r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":1,"integratedTime":1,"logIndex":1,"logID":"00"}}"#
             ),
-            Err(VerifyError::Rekor(RekorError::BodyNotString))
+            Err(RekorError::BodyNotString)
         ));
         assert!(matches!(
             CosignBundle::parse(r#"{"SignedEntryTimestamp":"AA==","Payload":{"body":"","integratedTime":1,"logIndex":1,"logID":"0g"}}"#),
-            Err(VerifyError::Encoding(crate::encoding::EncodingError::Hex { what }))
+            Err(RekorError::Encoding(EncodingError::Hex { what }))
                 if what == "Rekor logID"
         ));
         assert!(matches!(
             Body::parse(br#"{"kind":"rekord","apiVersion":"0.0.1"}"#),
-            Err(VerifyError::Rekor(RekorError::UnsupportedKind { .. }))
+            Err(RekorError::UnsupportedKind { .. })
         ));
         assert!(matches!(
             Body::parse(br#"{"kind":"hashedrekord","apiVersion":"0.0.1","spec":{}}"#),
-            Err(VerifyError::Rekor(RekorError::MissingField { .. }))
+            Err(RekorError::MissingField {
+                field: "spec.data.hash",
+                ..
+            })
         ));
     }
 }

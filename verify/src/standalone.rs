@@ -6,12 +6,12 @@
 //! verifiers the engine uses for cosign and Notary attestors.
 
 use super::cosign::Verifier;
-use super::keys::PublicKey;
+use super::keys::{KeyError, PublicKey};
 use super::notary::{self, Target};
 use super::sigstore_bundle::{self, Artifact, Options, Policy};
 use super::trust::TrustMaterial;
 use super::x509::fulcio::IdentityRule;
-use super::x509::Certificate;
+use super::x509::{Certificate, X509Error};
 use super::{Reason, VerifyError};
 
 /// Why a signature given outside admission was not accepted, where the
@@ -50,6 +50,15 @@ pub enum StandaloneError {
         /// `<candidate>: <failure>`, each bounded.
         failures: Vec<String>,
     },
+    /// The signer's PEM public key is refused.
+    #[error("key: {0}")]
+    Key(#[source] KeyError),
+    /// The `certs` trust store cannot be read.
+    #[error("certs: {0}")]
+    Certs(#[source] X509Error),
+    /// The `tsa certs` trust store cannot be read.
+    #[error("tsa certs: {0}")]
+    TsaCerts(#[source] X509Error),
 }
 
 impl StandaloneError {
@@ -58,6 +67,8 @@ impl StandaloneError {
         match self {
             StandaloneError::NoSignature { .. } => Reason::NotFound,
             StandaloneError::NoneVerified { reason, .. } => *reason,
+            StandaloneError::Key(e) => e.reason(),
+            StandaloneError::Certs(e) | StandaloneError::TsaCerts(e) => e.reason(),
             _ => Reason::Malformed,
         }
     }
@@ -85,8 +96,8 @@ impl Signer {
         }
     }
 
-    fn key(pem: &str) -> Result<PublicKey, VerifyError> {
-        PublicKey::from_pem(pem).map_err(|e| e.context("key"))
+    fn key(pem: &str) -> Result<PublicKey, StandaloneError> {
+        PublicKey::read_pem(pem).map_err(StandaloneError::Key)
     }
 
     /// What a Sigstore bundle must be signed by.
@@ -158,9 +169,9 @@ pub fn verify_notary(
     now: i64,
 ) -> Result<(), VerifyError> {
     let trust = notary::Trust {
-        roots: Certificate::parse_pem(certs).map_err(|e| e.context("certs"))?,
+        roots: Certificate::read_pem(certs).map_err(StandaloneError::Certs)?,
         tsa_roots: match tsa_certs {
-            Some(pem) => Certificate::parse_pem(pem).map_err(|e| e.context("tsa certs"))?,
+            Some(pem) => Certificate::read_pem(pem).map_err(StandaloneError::TsaCerts)?,
             None => Vec::new(),
         },
         signing_authority_roots: Vec::new(),

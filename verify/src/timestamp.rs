@@ -14,42 +14,42 @@ use der::asn1::{Any, Int, OctetString};
 use der::{Decode, Encode, Reader, SliceReader, Tag, Tagged};
 use x509_cert::ext::pkix::{ExtendedKeyUsage, SubjectKeyIdentifier};
 
-use crate::keys::HashAlgorithm;
+use crate::keys::{HashAlgorithm, KeyError};
 use crate::trust::CertificateAuthority;
-use crate::x509::{verify_chain, Certificate, Purpose};
+use crate::x509::{verify_chain, Certificate, Purpose, X509Error};
 
-use crate::{Reason, Result, VerifyError};
+use crate::{joined, Reason, Result};
 
 /// Why an RFC 3161 timestamp was not accepted. All of these are
 /// [`Reason::Malformed`] here; the timestamp stage classes them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimestampError {
-    /// A digest algorithm (its OID) not supported.
+    /// A digest algorithm not supported.
     #[error("timestamp uses the unsupported digest algorithm {0}")]
-    DigestAlgorithm(String),
+    DigestAlgorithm(ObjectIdentifier),
     /// DER that does not parse (which part, the parser's error).
-    #[error("malformed RFC 3161 timestamp: {what}: {detail}")]
+    #[error("malformed RFC 3161 timestamp: {what}: {source}")]
     Der {
         /// The structure being read.
-        what: String,
+        what: &'static str,
         /// The parser's error.
-        detail: String,
+        source: der::Error,
     },
     /// A token over the size bound (its size).
     #[error("RFC 3161 timestamp is {0} bytes, more than the {MAX_TIMESTAMP_BYTES} allowed")]
     TooLarge(usize),
-    /// A response whose status is not granted (the status).
-    #[error("RFC 3161 timestamp response status is not granted (status {0})")]
-    NotGranted(String),
+    /// A response whose status is not granted (the status INTEGER's bytes).
+    #[error("RFC 3161 timestamp response status is not granted (status {0:?})")]
+    NotGranted(Vec<u8>),
     /// A granted response without a token.
     #[error("RFC 3161 timestamp response has no timeStampToken")]
     NoToken,
     /// A ContentInfo of another type (the type).
     #[error("RFC 3161 timestamp token is a {0} ContentInfo, not SignedData")]
-    NotSignedData(String),
+    NotSignedData(ObjectIdentifier),
     /// SignedData encapsulating something else (its type).
     #[error("RFC 3161 timestamp encapsulates {0}, not a TSTInfo")]
-    NotTstInfo(String),
+    NotTstInfo(ObjectIdentifier),
     /// SignedData without its content.
     #[error("RFC 3161 timestamp has no encapsulated TSTInfo")]
     NoTstInfo,
@@ -90,13 +90,13 @@ pub enum TimestampError {
     SigningCertificateV2Values,
     /// A SigningCertificateV2 value that does not parse (the parser's error).
     #[error("failed to get SigningCertificateV2 from signed attributes: {0}")]
-    BadSigningCertificateV2(String),
+    BadSigningCertificateV2(#[source] der::Error),
     /// A SigningCertificateV2 without certificates.
     #[error("signingCertificateV2 does not contain any certificate")]
     EmptySigningCertificateV2,
-    /// A certificate hash algorithm (its OID) not supported.
+    /// A certificate hash algorithm not supported.
     #[error("unsupported certificate hash algorithm in SigningCertificateV2 attribute ({0})")]
-    CertHashAlgorithm(String),
+    CertHashAlgorithm(ObjectIdentifier),
     /// An IssuerSerial without the issuer.
     #[error("issuer name is missing in IssuerSerial")]
     NoIssuerName,
@@ -112,8 +112,8 @@ pub enum TimestampError {
     #[error("RFC 3161 timestamp's message imprint is not the digest of the bundle's signature")]
     BundleImprint,
     /// No trusted authority verified it (what each said, or none).
-    #[error("RFC 3161 timestamp is not verified by any trusted timestamp authority ({})", if .0.is_empty() { "the trust root has none".to_string() } else { .0.join("; ") })]
-    NoAuthority(Vec<String>),
+    #[error("RFC 3161 timestamp is not verified by any trusted timestamp authority ({})", if .0.is_empty() { "the trust root has none".to_string() } else { joined(.0, "; ") })]
+    NoAuthority(Vec<AuthorityProblem>),
     /// An imprint hashed with another algorithm than the signature's.
     #[error("invalid TSTInfo: the message imprint is a {imprint} digest, but the signature algorithm hashes with {signature} (the timestamp must hash the signature with the same algorithm)")]
     ImprintAlgorithm {
@@ -133,16 +133,19 @@ pub enum TimestampError {
     NoSigningCertificate,
     /// The signer's certificate does not chain (why).
     #[error("timestamp signing certificate: {0}")]
-    SigningCertificate(Box<VerifyError>),
+    SigningCertificate(#[source] Box<X509Error>),
     /// The signer's certificate lacks timeStamping (its subject).
     #[error("timestamp signing certificate {0} does not have the timeStamping extended key usage")]
     NotTimeStamping(String),
     /// The signature over the signed attributes does not verify (why).
     #[error("timestamp signature: {0}")]
-    Signature(Box<VerifyError>),
-    /// A TSTInfo version other than 1.
-    #[error("TSTInfo version {0} is not 1")]
-    Version(String),
+    Signature(#[source] KeyError),
+    /// The signer's certificate, or its key, cannot be read.
+    #[error(transparent)]
+    Certificate(#[from] X509Error),
+    /// A TSTInfo version other than 1 (the INTEGER's bytes).
+    #[error("TSTInfo version {0:?} is not 1")]
+    Version(Vec<u8>),
     /// genTime of another ASN.1 type.
     #[error("TSTInfo genTime is not a GeneralizedTime")]
     GenTimeType,
@@ -155,8 +158,38 @@ impl TimestampError {
     /// The class of this failure: [`Reason::Malformed`] until the
     /// timestamp stage classes it.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            TimestampError::Certificate(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
+}
+
+/// Why one trusted timestamp authority did not verify a Sigstore bundle's
+/// timestamp.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthorityProblem {
+    /// The authority's chain is a lone certificate.
+    #[error("a trusted timestamp authority's chain has no root")]
+    NoRoot,
+    /// The token's signer is neither embedded nor the authority's leaf.
+    #[error("the signer is not this authority's certificate")]
+    NotSigner,
+    /// The signer's certificate does not chain to the authority's root.
+    #[error("signer certificate: {0}")]
+    Chain(#[source] X509Error),
+    /// The signer's certificate lacks the timeStamping extended key usage.
+    #[error("signer certificate does not allow timestamping")]
+    NotTimeStamping,
+    /// The signer's key cannot be read.
+    #[error(transparent)]
+    Key(X509Error),
+    /// The signature over the signed attributes does not verify.
+    #[error("signature: {0}")]
+    Signature(#[source] KeyError),
+    /// `genTime` (unix seconds) is outside the authority's validity.
+    #[error("genTime {0} is outside the authority's validity in the trust root")]
+    OutsideValidity(i64),
 }
 
 /// The largest `TimeStampResp` accepted, in bytes.
@@ -180,12 +213,12 @@ const ID_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101
 const ID_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
 
 /// The digest algorithm an RFC 3161 OID names.
-pub fn hash_from_oid(oid: &ObjectIdentifier) -> Result<HashAlgorithm> {
+pub fn hash_from_oid(oid: &ObjectIdentifier) -> Result<HashAlgorithm, TimestampError> {
     match *oid {
         ID_SHA256 => Ok(HashAlgorithm::Sha256),
         ID_SHA384 => Ok(HashAlgorithm::Sha384),
         ID_SHA512 => Ok(HashAlgorithm::Sha512),
-        other => Err(TimestampError::DigestAlgorithm(other.to_string()).into()),
+        other => Err(TimestampError::DigestAlgorithm(other)),
     }
 }
 
@@ -225,21 +258,15 @@ pub struct TimeStampToken {
     pub certificates: Vec<Vec<u8>>,
 }
 
-fn der_err(what: &str) -> impl Fn(der::Error) -> VerifyError + '_ {
-    move |e| {
-        TimestampError::Der {
-            what: what.to_string(),
-            detail: e.to_string(),
-        }
-        .into()
-    }
+fn der_err(what: &'static str) -> impl Fn(der::Error) -> TimestampError {
+    move |source| TimestampError::Der { what, source }
 }
 
 impl TimeStampToken {
     /// Parses a DER `TimeStampResp` (what a bundle's `signedTimestamp` holds).
-    pub fn parse(der: &[u8]) -> Result<TimeStampToken> {
+    pub fn parse(der: &[u8]) -> Result<TimeStampToken, TimestampError> {
         if der.len() > MAX_TIMESTAMP_BYTES {
-            return Err(TimestampError::TooLarge(der.len()).into());
+            return Err(TimestampError::TooLarge(der.len()));
         }
         let mut r = SliceReader::new(der).map_err(der_err("TimeStampResp"))?;
         let (status, token) = r
@@ -263,71 +290,70 @@ impl TimeStampToken {
         r.finish().map_err(der_err("TimeStampResp"))?;
         // 0 = granted, 1 = grantedWithMods
         if status != [0] && status != [1] {
-            return Err(TimestampError::NotGranted(format!("{status:?}")).into());
+            return Err(TimestampError::NotGranted(status));
         }
         let token = token.ok_or(TimestampError::NoToken)?;
         Self::parse_token(&token)
     }
 
     /// Parses a DER `TimeStampToken` (a CMS `ContentInfo`).
-    pub fn parse_token(der: &[u8]) -> Result<TimeStampToken> {
+    pub fn parse_token(der: &[u8]) -> Result<TimeStampToken, TimestampError> {
         let ci = ContentInfo::from_der(der).map_err(der_err("ContentInfo"))?;
         if ci.content_type != ID_SIGNED_DATA {
-            return Err(TimestampError::NotSignedData(ci.content_type.to_string()).into());
+            return Err(TimestampError::NotSignedData(ci.content_type));
         }
         let sd: SignedData = ci.content.decode_as().map_err(der_err("SignedData"))?;
         if sd.encap_content_info.econtent_type != ID_CT_TST_INFO {
             return Err(TimestampError::NotTstInfo(
-                sd.encap_content_info.econtent_type.to_string(),
-            )
-            .into());
+                sd.encap_content_info.econtent_type,
+            ));
         }
         let econtent = sd
             .encap_content_info
             .econtent
             .as_ref()
-            .ok_or_else(|| VerifyError::from(TimestampError::NoTstInfo))?;
+            .ok_or(TimestampError::NoTstInfo)?;
         let octets: OctetString = econtent.decode_as().map_err(der_err("eContent"))?;
         let tst_info_der = octets.as_bytes().to_vec();
         let tst_info = parse_tst_info(&tst_info_der)?;
 
         let signers = sd.signer_infos.0.as_slice();
         let [signer] = signers else {
-            return Err(TimestampError::Signers(signers.len()).into());
+            return Err(TimestampError::Signers(signers.len()));
         };
         let signer = signer.clone();
         let digest_hash = hash_from_oid(&signer.digest_alg.oid)?;
         let attrs = signer
             .signed_attrs
             .as_ref()
-            .ok_or_else(|| VerifyError::from(TimestampError::NoSignedAttributes))?;
+            .ok_or(TimestampError::NoSignedAttributes)?;
         let mut content_type_ok = false;
         let mut digest_ok = false;
         for attr in attrs.iter() {
             let values = attr.values.as_slice();
             if attr.oid == ID_CONTENT_TYPE {
                 let [v] = values else {
-                    return Err(TimestampError::ContentTypeValues.into());
+                    return Err(TimestampError::ContentTypeValues);
                 };
                 let oid: ObjectIdentifier =
                     v.decode_as().map_err(der_err("content-type attribute"))?;
                 if content_type_ok || oid != ID_CT_TST_INFO {
-                    return Err(TimestampError::ContentType.into());
+                    return Err(TimestampError::ContentType);
                 }
                 content_type_ok = true;
             } else if attr.oid == ID_MESSAGE_DIGEST {
                 let [v] = values else {
-                    return Err(TimestampError::MessageDigestValues.into());
+                    return Err(TimestampError::MessageDigestValues);
                 };
                 let d: OctetString = v.decode_as().map_err(der_err("message-digest attribute"))?;
                 if digest_ok || d.as_bytes() != digest_hash.digest(&tst_info_der).as_slice() {
-                    return Err(TimestampError::MessageDigest.into());
+                    return Err(TimestampError::MessageDigest);
                 }
                 digest_ok = true;
             }
         }
         if !content_type_ok || !digest_ok {
-            return Err(TimestampError::MissingAttributes.into());
+            return Err(TimestampError::MissingAttributes);
         }
         let signed_attrs_der = attrs.to_der().map_err(der_err("signed attributes"))?;
 
@@ -434,7 +460,10 @@ fn parse_signing_certificate_v2(der: &[u8]) -> der::Result<Option<EssCertIdV2>> 
 /// tspclient-go does not.
 ///
 /// Sigstore bundle timestamps ([`verify`]) are not held to this.
-pub fn check_signing_certificate_v2(token: &TimeStampToken, signer: &Certificate) -> Result<()> {
+pub fn check_signing_certificate_v2(
+    token: &TimeStampToken,
+    signer: &Certificate,
+) -> Result<(), TimestampError> {
     let attrs: Vec<_> = token
         .signer
         .signed_attrs
@@ -449,35 +478,34 @@ pub fn check_signing_certificate_v2(token: &TimeStampToken, signer: &Certificate
         [a] => a,
         [] => {
             let v1 = attrs.iter().any(|a| a.oid == ID_AA_SIGNING_CERTIFICATE);
-            return Err(TimestampError::NoSigningCertificateV2 { v1_only: v1 }.into());
+            return Err(TimestampError::NoSigningCertificateV2 { v1_only: v1 });
         }
-        more => return Err(TimestampError::SeveralSigningCertificateV2(more.len()).into()),
+        more => return Err(TimestampError::SeveralSigningCertificateV2(more.len())),
     };
     let [value] = attr.values.as_slice() else {
-        return Err(TimestampError::SigningCertificateV2Values.into());
+        return Err(TimestampError::SigningCertificateV2Values);
     };
     let value = value.to_der().map_err(der_err("SigningCertificateV2"))?;
     let id = parse_signing_certificate_v2(&value)
-        .map_err(|e| TimestampError::BadSigningCertificateV2(e.to_string()))?
+        .map_err(TimestampError::BadSigningCertificateV2)?
         .ok_or(TimestampError::EmptySigningCertificateV2)?;
     let hash = match &id.hash_oid {
         None => HashAlgorithm::Sha256,
-        Some(oid) => hash_from_oid(oid)
-            .map_err(|_| VerifyError::from(TimestampError::CertHashAlgorithm(oid.to_string())))?,
+        Some(oid) => hash_from_oid(oid).map_err(|_| TimestampError::CertHashAlgorithm(*oid))?,
     };
     if let Some(is) = &id.issuer_serial {
         let tbs = signer.inner().tbs_certificate();
         let Some(x509_cert::ext::pkix::name::GeneralName::DirectoryName(issuer)) =
             is.issuer.first()
         else {
-            return Err(TimestampError::NoIssuerName.into());
+            return Err(TimestampError::NoIssuerName);
         };
         if issuer != tbs.issuer() || is.serial_number != *tbs.serial_number() {
-            return Err(TimestampError::IssuerSerial.into());
+            return Err(TimestampError::IssuerSerial);
         }
     }
     if id.cert_hash != hash.digest(signer.der()) {
-        return Err(TimestampError::CertHash.into());
+        return Err(TimestampError::CertHash);
     }
     Ok(())
 }
@@ -513,10 +541,10 @@ pub fn verify(
     token: &TimeStampToken,
     signature: &[u8],
     tsas: &[CertificateAuthority],
-) -> Result<i64> {
+) -> Result<i64, TimestampError> {
     let tst = &token.tst_info;
     if tst.imprint != tst.imprint_hash.digest(signature) {
-        return Err(TimestampError::BundleImprint.into());
+        return Err(TimestampError::BundleImprint);
     }
     let t = tst.gen_time;
     let sig_hash = signer_signature_hash(token);
@@ -531,7 +559,7 @@ pub fn verify(
             continue;
         };
         let Some((root, intermediates)) = rest.split_last() else {
-            errors.push("a trusted timestamp authority's chain has no root".to_string());
+            errors.push(AuthorityProblem::NoRoot);
             continue;
         };
         let signer = embedded
@@ -539,7 +567,7 @@ pub fn verify(
             .find(|c| token.signer_is(c.der()))
             .or_else(|| token.signer_is(tsa_leaf.der()).then_some(tsa_leaf));
         let Some(signer) = signer else {
-            errors.push("the signer is not this authority's certificate".to_string());
+            errors.push(AuthorityProblem::NotSigner);
             continue;
         };
         let mut inter = intermediates.to_vec();
@@ -547,17 +575,17 @@ pub fn verify(
             inter.push(tsa_leaf.clone());
         }
         if let Err(e) = verify_chain(signer, &inter, std::slice::from_ref(root), t, Purpose::Any) {
-            errors.push(format!("signer certificate: {e}"));
+            errors.push(AuthorityProblem::Chain(e));
             continue;
         }
         if !allows_time_stamping(signer.der()) {
-            errors.push("signer certificate does not allow timestamping".to_string());
+            errors.push(AuthorityProblem::NotTimeStamping);
             continue;
         }
-        let key = match signer.public_key() {
+        let key = match signer.subject_key() {
             Ok(k) => k,
             Err(e) => {
-                errors.push(e.to_string());
+                errors.push(AuthorityProblem::Key(e));
                 continue;
             }
         };
@@ -566,18 +594,16 @@ pub fn verify(
             token.signer.signature.as_bytes(),
             Some(sig_hash),
         ) {
-            errors.push(format!("signature: {e}"));
+            errors.push(AuthorityProblem::Signature(e));
             continue;
         }
         if !tsa.validity.contains(t) {
-            errors.push(format!(
-                "genTime {t} is outside the authority's validity in the trust root"
-            ));
+            errors.push(AuthorityProblem::OutsideValidity(t));
             continue;
         }
         return Ok(t);
     }
-    Err(TimestampError::NoAuthority(errors).into())
+    Err(TimestampError::NoAuthority(errors))
 }
 
 /// Verifies `token` as a timestamp over `message` by a TSA whose chain,
@@ -594,20 +620,19 @@ pub fn verify_with_roots(
     message: &[u8],
     imprint_hash: HashAlgorithm,
     roots: &[Certificate],
-) -> Result<(i64, Vec<Certificate>)> {
+) -> Result<(i64, Vec<Certificate>), TimestampError> {
     let tst = &token.tst_info;
     if tst.imprint_hash != imprint_hash {
         return Err(TimestampError::ImprintAlgorithm {
             imprint: tst.imprint_hash.name(),
             signature: imprint_hash.name(),
-        }
-        .into());
+        });
     }
     if tst.imprint != tst.imprint_hash.digest(message) {
-        return Err(TimestampError::Imprint.into());
+        return Err(TimestampError::Imprint);
     }
     if roots.is_empty() {
-        return Err(TimestampError::NoTsaCertificates.into());
+        return Err(TimestampError::NoTsaCertificates);
     }
     let embedded: Vec<Certificate> = token
         .certificates
@@ -623,17 +648,17 @@ pub fn verify_with_roots(
     let path = verify_chain(signer, &embedded, roots, t, Purpose::Any)
         .map_err(|e| TimestampError::SigningCertificate(Box::new(e)))?;
     if !allows_time_stamping(signer.der()) {
-        return Err(TimestampError::NotTimeStamping(signer.subject()).into());
+        return Err(TimestampError::NotTimeStamping(signer.subject()));
     }
     let sig_hash = signer_signature_hash(token);
     signer
-        .public_key()?
+        .subject_key()?
         .verify(
             &token.signed_attrs_der,
             token.signer.signature.as_bytes(),
             Some(sig_hash),
         )
-        .map_err(|e| TimestampError::Signature(Box::new(e)))?;
+        .map_err(TimestampError::Signature)?;
     Ok((t, path))
 }
 
@@ -652,7 +677,7 @@ struct MessageImprint {
     hashed_message: OctetString,
 }
 
-fn parse_tst_info(der: &[u8]) -> Result<TstInfo> {
+fn parse_tst_info(der: &[u8]) -> Result<TstInfo, TimestampError> {
     let mut r = SliceReader::new(der).map_err(der_err("TSTInfo"))?;
     let (version, policy, imprint, serial, gen_time, nonce) = r
         .sequence(|r: &mut SliceReader<'_>| {
@@ -681,10 +706,10 @@ fn parse_tst_info(der: &[u8]) -> Result<TstInfo> {
         .map_err(der_err("TSTInfo"))?;
     r.finish().map_err(der_err("TSTInfo"))?;
     if version != [1] {
-        return Err(TimestampError::Version(format!("{version:?}")).into());
+        return Err(TimestampError::Version(version));
     }
     if gen_time.tag() != Tag::GeneralizedTime {
-        return Err(TimestampError::GenTimeType.into());
+        return Err(TimestampError::GenTimeType);
     }
     let gen_time = parse_generalized_time(gen_time.value())?;
     Ok(TstInfo {
@@ -699,12 +724,8 @@ fn parse_tst_info(der: &[u8]) -> Result<TstInfo> {
 
 /// Parses `YYYYMMDDHHMMSS[.f*]Z` (RFC 3161 allows fractional seconds) into
 /// Unix seconds.
-pub fn parse_generalized_time(value: &[u8]) -> Result<i64> {
-    let bad = || {
-        VerifyError::from(TimestampError::GenTime(
-            String::from_utf8_lossy(value).into_owned(),
-        ))
-    };
+pub fn parse_generalized_time(value: &[u8]) -> Result<i64, TimestampError> {
+    let bad = || TimestampError::GenTime(String::from_utf8_lossy(value).into_owned());
     let s = std::str::from_utf8(value).map_err(|_| bad())?;
     let s = s.strip_suffix('Z').ok_or_else(bad)?;
     let (whole, frac) = match s.split_once('.') {
@@ -720,7 +741,7 @@ pub fn parse_generalized_time(value: &[u8]) -> Result<i64> {
     if whole.len() != 14 || !whole.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
-    let num = |from: usize, to: usize| -> Result<i64> {
+    let num = |from: usize, to: usize| -> Result<i64, TimestampError> {
         whole
             .get(from..to)
             .and_then(|x| x.parse().ok())

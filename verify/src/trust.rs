@@ -5,10 +5,10 @@
 
 use serde::Deserialize;
 
-use super::encoding::b64decode;
-use super::keys::PublicKey;
-use super::x509::Certificate;
-use super::{Reason, Result, VerifyError};
+use super::encoding::{b64decode, EncodingError};
+use super::keys::{KeyError, PublicKey};
+use super::x509::{Certificate, X509Error};
+use super::{Reason, Result, Shared};
 
 /// Why a Sigstore trusted root was not accepted. Trust material that cannot
 /// be read is [`Reason::Malformed`].
@@ -17,9 +17,28 @@ pub enum TrustError {
     /// The document is over the 1 MiB bound (its size).
     #[error("trusted root is {0} bytes, more than the 1 MiB allowed")]
     TooLarge(usize),
-    /// Not the trusted-root JSON.
+    /// Not the trusted-root JSON (the parser's error).
     #[error("invalid trusted root JSON: {0}")]
-    Json(String),
+    Json(#[source] Shared<serde_json::Error>),
+    /// A base64 field that cannot be decoded.
+    #[error(transparent)]
+    Encoding(#[from] EncodingError),
+    /// A log's key that is refused.
+    #[error("{name}: {source}")]
+    Key {
+        /// The log (`tlog <url>`, `ctlog <url>`).
+        name: String,
+        /// Why its key is refused.
+        source: KeyError,
+    },
+    /// An authority's certificate that cannot be read.
+    #[error("{name}: {source}")]
+    Certificate {
+        /// The authority (`certificate authority <uri>`, ...).
+        name: String,
+        /// Why the certificate cannot be read.
+        source: X509Error,
+    },
     /// A mediaType other than the two supported.
     #[error("unsupported trusted root mediaType {0:?}")]
     MediaType(String),
@@ -59,7 +78,12 @@ pub enum TrustError {
 impl TrustError {
     /// The class of this failure: unreadable trust material.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            TrustError::Encoding(e) => e.reason(),
+            TrustError::Key { source, .. } => source.reason(),
+            TrustError::Certificate { source, .. } => source.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
 
@@ -215,15 +239,21 @@ const MEDIA_TYPES: &[&str] = &[
 ];
 
 impl TrustMaterial {
-    /// Parses a Sigstore TrustedRoot JSON document (at most 1 MiB).
+    /// Parses a Sigstore TrustedRoot JSON document (at most 1 MiB). The
+    /// attestors' entry point; [`TrustMaterial::read_trusted_root`] says
+    /// why as a [`TrustError`].
     pub fn from_trusted_root_json(json: &str) -> Result<TrustMaterial> {
+        Ok(TrustMaterial::read_trusted_root(json)?)
+    }
+
+    /// As [`TrustMaterial::from_trusted_root_json`].
+    pub fn read_trusted_root(json: &str) -> Result<TrustMaterial, TrustError> {
         if json.len() > MAX_TRUSTED_ROOT {
-            return Err(TrustError::TooLarge(json.len()).into());
+            return Err(TrustError::TooLarge(json.len()));
         }
-        let root: RootJson =
-            serde_json::from_str(json).map_err(|e| TrustError::Json(e.to_string()))?;
+        let root: RootJson = serde_json::from_str(json).map_err(|e| TrustError::Json(e.into()))?;
         if !MEDIA_TYPES.contains(&root.media_type.as_str()) {
-            return Err(TrustError::MediaType(root.media_type.clone()).into());
+            return Err(TrustError::MediaType(root.media_type.clone()));
         }
         for (what, n) in [
             ("tlogs", root.tlogs.len()),
@@ -232,7 +262,7 @@ impl TrustMaterial {
             ("timestampAuthorities", root.timestamp_authorities.len()),
         ] {
             if n > MAX_ENTRIES {
-                return Err(TrustError::TooManyEntries { count: n, what }.into());
+                return Err(TrustError::TooManyEntries { count: n, what });
             }
         }
         Ok(TrustMaterial {
@@ -262,7 +292,7 @@ impl TrustMaterial {
     }
 }
 
-fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
+fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>, TrustError> {
     entries
         .iter()
         .map(|e| {
@@ -271,7 +301,7 @@ fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
                 .public_key
                 .raw_bytes
                 .as_deref()
-                .ok_or_else(|| VerifyError::from(TrustError::NoRawBytes(name.clone())))?;
+                .ok_or_else(|| TrustError::NoRawBytes(name.clone()))?;
             let der = b64decode(&name, raw)?;
             // PKCS1_* key details carry a bare PKCS#1 RSAPublicKey.
             let key = if e.public_key.key_details.starts_with("PKCS1_") {
@@ -279,7 +309,10 @@ fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
             } else {
                 PublicKey::from_spki_der(&der)
             }
-            .map_err(|err| err.context(&name))?;
+            .map_err(|source| TrustError::Key {
+                name: name.clone(),
+                source,
+            })?;
             let id_bytes = b64decode(&format!("{name} logId"), &e.log_id.key_id)?;
             let id: [u8; 32] = id_bytes
                 .as_slice()
@@ -287,7 +320,7 @@ fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
                 .map_err(|_| TrustError::LogIdLength(name.clone()))?;
             let validity = validity(&name, e.public_key.valid_for.as_ref())?;
             if validity.start.is_none() {
-                return Err(TrustError::NoValidityStart(name).into());
+                return Err(TrustError::NoValidityStart(name));
             }
             Ok(LogKey {
                 id,
@@ -299,7 +332,7 @@ fn logs(what: &str, entries: &[LogJson]) -> Result<Vec<LogKey>> {
         .collect()
 }
 
-fn cas(what: &str, entries: &[CaJson]) -> Result<Vec<CertificateAuthority>> {
+fn cas(what: &str, entries: &[CaJson]) -> Result<Vec<CertificateAuthority>, TrustError> {
     entries
         .iter()
         .map(|e| {
@@ -310,18 +343,22 @@ fn cas(what: &str, entries: &[CaJson]) -> Result<Vec<CertificateAuthority>> {
                 .map(|c| c.certificates.as_slice())
                 .unwrap_or_default();
             if chain.is_empty() {
-                return Err(TrustError::EmptyChain(name).into());
+                return Err(TrustError::EmptyChain(name));
             }
             if chain.len() > MAX_CA_CHAIN {
-                return Err(TrustError::ChainTooLong(name).into());
+                return Err(TrustError::ChainTooLong(name));
             }
             let certs = chain
                 .iter()
                 .map(|c| {
-                    Certificate::from_der(&b64decode(&name, &c.raw_bytes)?)
-                        .map_err(|err| err.context(&name))
+                    Certificate::from_der(&b64decode(&name, &c.raw_bytes)?).map_err(|source| {
+                        TrustError::Certificate {
+                            name: name.clone(),
+                            source,
+                        }
+                    })
                 })
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(CertificateAuthority {
                 certs,
                 validity: validity(&name, e.valid_for.as_ref())?,
@@ -331,18 +368,16 @@ fn cas(what: &str, entries: &[CaJson]) -> Result<Vec<CertificateAuthority>> {
         .collect()
 }
 
-fn validity(name: &str, v: Option<&ValidForJson>) -> Result<Validity> {
+fn validity(name: &str, v: Option<&ValidForJson>) -> Result<Validity, TrustError> {
     let Some(v) = v else {
         return Ok(Validity::default());
     };
-    let parse = |s: &Option<String>| -> Result<Option<i64>> {
+    let parse = |s: &Option<String>| -> Result<Option<i64>, TrustError> {
         s.as_deref()
             .map(|t| {
-                parse_rfc3339(t).ok_or_else(|| {
-                    VerifyError::from(TrustError::InvalidTime {
-                        name: name.to_string(),
-                        time: t.to_string(),
-                    })
+                parse_rfc3339(t).ok_or_else(|| TrustError::InvalidTime {
+                    name: name.to_string(),
+                    time: t.to_string(),
                 })
             })
             .transpose()
@@ -461,6 +496,8 @@ mod tests {
         assert_eq!(t.ca_certificates().len(), 3);
     }
 
+    use crate::VerifyError;
+
     #[test]
     fn rejects() {
         let good =
@@ -484,16 +521,16 @@ mod tests {
         let bad_key = good.replacen("MFkwEwYHKoZIzj0CAQYI", "MFkwEwYHKoZIzj0CAQYA", 1);
         // The first key is Rekor's; its curve OID is now empty, so the DER
         // ends early and the SPKI has trailing bytes.
-        let e = TrustMaterial::from_trusted_root_json(&bad_key).unwrap_err();
+        let e = TrustMaterial::read_trusted_root(&bad_key).unwrap_err();
         assert!(
             matches!(
                 &e,
-                VerifyError::Context { context, source }
-                    if context == "tlog https://rekor.sigstore.dev"
-                        && matches!(**source, VerifyError::Key(crate::keys::KeyError::Spki(_)))
+                TrustError::Key { name, source: KeyError::Spki(_) }
+                    if name == "tlog https://rekor.sigstore.dev"
             ),
             "{e:?}"
         );
+        assert_eq!(e.reason(), Reason::Malformed);
         let big = format!("{good}{}", " ".repeat(MAX_TRUSTED_ROOT));
         assert!(matches!(
             TrustMaterial::from_trusted_root_json(&big),

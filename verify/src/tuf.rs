@@ -22,10 +22,10 @@ use serde_json::Value;
 use sha2::{Digest, Sha256, Sha512};
 
 use super::encoding::unhex;
-use super::keys::{HashAlgorithm, PublicKey, Scheme};
+use super::keys::{HashAlgorithm, KeySpec, PublicKey, Scheme};
 use super::trust::parse_rfc3339;
 use super::Result;
-pub use error::TufError;
+pub use error::{KeyProblem, SignatureProblem, TufError};
 
 mod error;
 
@@ -60,11 +60,25 @@ where
 /// from the trusted `root_json`, checked at unix time `now`.
 pub fn trusted_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<String> {
     let bytes = target(root_json, repo, TRUSTED_ROOT_TARGET, now)?;
-    String::from_utf8(bytes).map_err(|_| TufError::TrustedRootNotUtf8.into())
+    Ok(String::from_utf8(bytes).map_err(TufError::TrustedRootNotUtf8)?)
 }
 
 /// The verified bytes of top-level target `name`.
 pub fn target(root_json: &[u8], repo: &impl Repository, name: &str, now: i64) -> Result<Vec<u8>> {
+    verified_target(root_json, repo, name, now).map_err(|e| match e {
+        // The repository's own failure, handed back as it came.
+        TufError::Repository(e) => *e,
+        e => e.into(),
+    })
+}
+
+/// As [`target`].
+fn verified_target(
+    root_json: &[u8],
+    repo: &impl Repository,
+    name: &str,
+    now: i64,
+) -> Result<Vec<u8>, TufError> {
     let root = update_root(root_json, repo, now)?;
     let timestamp = timestamp(&root, repo, now)?;
     let snapshot = snapshot(&root, &timestamp, repo, now)?;
@@ -163,27 +177,26 @@ struct DelegationsJson {
 }
 
 impl Envelope {
-    fn parse(file: &str, bytes: &[u8]) -> Result<Envelope> {
+    fn parse(file: &str, bytes: &[u8]) -> Result<Envelope, TufError> {
         if bytes.len() > MAX_METADATA {
             return Err(TufError::TooLarge {
                 file: file.to_string(),
                 size: bytes.len(),
                 max: MAX_METADATA,
-            }
-            .into());
+            });
         }
         let json: EnvelopeJson =
             serde_json::from_slice(bytes).map_err(|e| TufError::NotMetadata {
                 file: file.to_string(),
-                detail: e.to_string(),
+                source: e.into(),
             })?;
         if !json.signed.is_object() {
-            return Err(TufError::SignedNotObject(file.to_string()).into());
+            return Err(TufError::SignedNotObject(file.to_string()));
         }
         let mut canonical = Vec::new();
-        canonical_json(&json.signed, &mut canonical).map_err(|detail| TufError::NotCanonical {
+        canonical_json(&json.signed, &mut canonical).map_err(|number| TufError::NotCanonical {
             file: file.to_string(),
-            detail,
+            number,
         })?;
         Ok(Envelope {
             file: file.to_string(),
@@ -194,37 +207,32 @@ impl Envelope {
     }
 
     /// `signed` as `T`.
-    fn decode<T: DeserializeOwned>(&self) -> Result<T> {
-        T::deserialize(&self.signed).map_err(|e| {
-            TufError::InvalidSigned {
-                file: self.file.clone(),
-                detail: e.to_string(),
-            }
-            .into()
+    fn decode<T: DeserializeOwned>(&self) -> Result<T, TufError> {
+        T::deserialize(&self.signed).map_err(|e| TufError::InvalidSigned {
+            file: self.file.clone(),
+            source: e.into(),
         })
     }
 
     /// The common fields, checked: `_type` is `kind`, the spec version is
     /// 1.x, the version positive and `expires` a time.
-    fn common(&self, kind: &str) -> Result<(Common, i64)> {
+    fn common(&self, kind: &'static str) -> Result<(Common, i64), TufError> {
         let c: Common = self.decode()?;
         if c.kind != kind {
             return Err(TufError::WrongType {
                 file: self.file.clone(),
                 found: c.kind,
-                expected: kind.to_string(),
-            }
-            .into());
+                expected: kind,
+            });
         }
         if c.spec_version.split('.').next() != Some("1") {
             return Err(TufError::SpecVersion {
                 file: self.file.clone(),
                 version: c.spec_version,
-            }
-            .into());
+            });
         }
         if c.version == 0 {
-            return Err(TufError::ZeroVersion(self.file.clone()).into());
+            return Err(TufError::ZeroVersion(self.file.clone()));
         }
         let expires = parse_rfc3339(&c.expires).ok_or_else(|| TufError::ExpiresNotTime {
             file: self.file.clone(),
@@ -236,22 +244,28 @@ impl Envelope {
 
 /// Fails when metadata expiring at `expires` is expired at `now` (an
 /// expiry equal to now is expired, as in the specification).
-fn check_expiry(file: &str, version: u64, expires: i64, text: &str, now: i64) -> Result<()> {
+fn check_expiry(
+    file: &str,
+    version: u64,
+    expires: i64,
+    text: &str,
+    now: i64,
+) -> Result<(), TufError> {
     if expires <= now {
         return Err(TufError::Expired {
             file: file.to_string(),
             version,
             at: text.to_string(),
-        }
-        .into());
+        });
     }
     Ok(())
 }
 
 /// OLPC canonical JSON as securesystemslib writes it: objects with keys
 /// sorted by their UTF-8 bytes, no whitespace, strings with only `"` and
-/// `\` escaped, integers only.
-fn canonical_json(v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), String> {
+/// `\` escaped, integers only: a number that is not an integer is the
+/// error.
+fn canonical_json(v: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Number> {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -260,7 +274,7 @@ fn canonical_json(v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), Strin
             if n.is_i64() || n.is_u64() {
                 out.extend_from_slice(n.to_string().as_bytes());
             } else {
-                return Err(format!("canonical JSON has no non-integer numbers ({n})"));
+                return Err(n.clone());
             }
         }
         Value::String(s) => canonical_string(s, out),
@@ -321,16 +335,16 @@ const P256_SPKI_PREFIX: [u8; 26] = [
 ];
 
 impl Key {
-    fn parse(k: &KeyJson) -> std::result::Result<Key, String> {
+    fn parse(k: &KeyJson) -> Result<Key, KeyProblem> {
         let public = k.keyval.public.trim();
         match (k.keytype.as_str(), k.scheme.as_str()) {
             ("ed25519", "ed25519") => {
-                let raw = unhex("ed25519 key", public).map_err(|e| e.to_string())?;
+                let raw = unhex("ed25519 key", public).map_err(KeyProblem::Hex)?;
                 if raw.len() != 32 {
-                    return Err(format!("ed25519 key is {} bytes, not 32", raw.len()));
+                    return Err(KeyProblem::Ed25519Length(raw.len()));
                 }
                 let der = [ED25519_SPKI_PREFIX.as_slice(), &raw].concat();
-                let key = PublicKey::from_spki_der(&der).map_err(|e| e.to_string())?;
+                let key = PublicKey::from_spki_der(&der).map_err(KeyProblem::Key)?;
                 Ok(Key {
                     key,
                     scheme: Scheme::Ed25519,
@@ -338,24 +352,24 @@ impl Key {
             }
             ("ecdsa" | "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp256") => {
                 let key = if public.starts_with("-----BEGIN") {
-                    PublicKey::from_pem(public)
+                    PublicKey::read_pem(public)
                 } else {
-                    let raw = unhex("ecdsa key", public).map_err(|e| e.to_string())?;
+                    let raw = unhex("ecdsa key", public).map_err(KeyProblem::Hex)?;
                     PublicKey::from_spki_der(&[P256_SPKI_PREFIX.as_slice(), &raw].concat())
                 }
-                .map_err(|e| e.to_string())?;
-                if key.algorithm() != "ECDSA P-256" {
-                    return Err(format!(
-                        "ecdsa-sha2-nistp256 key is {}, not ECDSA P-256",
-                        key.algorithm()
-                    ));
+                .map_err(KeyProblem::Key)?;
+                if key.key_spec() != KeySpec::Ec(256) {
+                    return Err(KeyProblem::NotP256(key.key_spec()));
                 }
                 Ok(Key {
                     key,
                     scheme: Scheme::Ecdsa(HashAlgorithm::Sha256),
                 })
             }
-            (t, s) => Err(format!("unsupported key type {t:?} with scheme {s:?}")),
+            (keytype, scheme) => Err(KeyProblem::Unsupported {
+                keytype: keytype.to_string(),
+                scheme: scheme.to_string(),
+            }),
         }
     }
 }
@@ -365,13 +379,13 @@ struct Root {
     version: u64,
     expires: i64,
     expires_text: String,
-    keys: BTreeMap<String, std::result::Result<Key, String>>,
+    keys: BTreeMap<String, Result<Key, KeyProblem>>,
     roles: BTreeMap<String, RoleJson>,
     consistent_snapshot: bool,
 }
 
 impl Root {
-    fn from_envelope(env: &Envelope) -> Result<Root> {
+    fn from_envelope(env: &Envelope) -> Result<Root, TufError> {
         let (common, expires) = env.common("root")?;
         let json: RootJson = env.decode()?;
         for role in ["root", "timestamp", "snapshot", "targets"] {
@@ -379,15 +393,13 @@ impl Root {
                 return Err(TufError::NoRole {
                     file: env.file.clone(),
                     role,
-                }
-                .into());
+                });
             };
             if r.threshold == 0 {
                 return Err(TufError::ZeroThreshold {
                     file: env.file.clone(),
                     role,
-                }
-                .into());
+                });
             }
         }
         Ok(Root {
@@ -406,9 +418,9 @@ impl Root {
 
     /// Checks that `env` carries signatures of at least the threshold of
     /// distinct keys of `role`.
-    fn verify(&self, role: &str, env: &Envelope) -> std::result::Result<(), TufError> {
+    fn verify(&self, role: &'static str, env: &Envelope) -> Result<(), TufError> {
         let Some(r) = self.roles.get(role) else {
-            return Err(TufError::RootLacksRole(role.to_string()));
+            return Err(TufError::RootLacksRole(role));
         };
         let mut tried = BTreeSet::new();
         let mut signed_by = BTreeSet::new();
@@ -423,11 +435,14 @@ impl Root {
             let short = s.keyid.get(..8).unwrap_or(&s.keyid);
             let key = match self.keys.get(&s.keyid) {
                 None => {
-                    problems.push(format!("key {short} is not in the root"));
+                    problems.push(SignatureProblem::NotInRoot(short.to_string()));
                     continue;
                 }
-                Some(Err(e)) => {
-                    problems.push(format!("key {short}: {e}"));
+                Some(Err(problem)) => {
+                    problems.push(SignatureProblem::Key {
+                        key: short.to_string(),
+                        problem: problem.clone(),
+                    });
                     continue;
                 }
                 Some(Ok(k)) => k,
@@ -435,7 +450,7 @@ impl Root {
             let ok = unhex("signature", &s.sig)
                 .is_ok_and(|sig| key.key.verify_scheme(key.scheme, &env.canonical, &sig));
             if !ok {
-                problems.push(format!("key {short}: signature does not verify"));
+                problems.push(SignatureProblem::DoesNotVerify(short.to_string()));
                 continue;
             }
             // The same key listed under two ids counts once.
@@ -447,7 +462,7 @@ impl Root {
         }
         Err(TufError::Threshold {
             file: env.file.clone(),
-            role: role.to_string(),
+            role,
             valid: n,
             required: r.threshold,
             problems,
@@ -457,21 +472,26 @@ impl Root {
 
 // ----------------------------------------------------------- the workflow
 
-fn fetch_required(repo: &impl Repository, path: &str, max: usize) -> Result<Vec<u8>> {
-    match repo.fetch(path, max)? {
+/// The file at `path` from `repo`, the repository's own failure kept.
+fn fetch(repo: &impl Repository, path: &str, max: usize) -> Result<Option<Vec<u8>>, TufError> {
+    repo.fetch(path, max)
+        .map_err(|e| TufError::Repository(Box::new(e)))
+}
+
+fn fetch_required(repo: &impl Repository, path: &str, max: usize) -> Result<Vec<u8>, TufError> {
+    match fetch(repo, path, max)? {
         Some(bytes) if bytes.len() > max => Err(TufError::TooLarge {
             file: path.to_string(),
             size: bytes.len(),
             max,
-        }
-        .into()),
+        }),
         Some(bytes) => Ok(bytes),
-        None => Err(TufError::NotOnMirror(path.to_string()).into()),
+        None => Err(TufError::NotOnMirror(path.to_string())),
     }
 }
 
 /// §5.3: the trusted root, then each newer root until the mirror has none.
-fn update_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<Root> {
+fn update_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<Root, TufError> {
     let env = Envelope::parse("the trusted root.json", root_json)?;
     let mut root = Root::from_envelope(&env)?;
     root.verify("root", &env)?;
@@ -482,11 +502,11 @@ fn update_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<Roo
             .checked_add(1)
             .ok_or(TufError::RootVersionOverflow)?;
         let path = format!("{next}.root.json");
-        let Some(bytes) = repo.fetch(&path, MAX_METADATA)? else {
+        let Some(bytes) = fetch(repo, &path, MAX_METADATA)? else {
             break;
         };
         if rotations == MAX_ROOT_ROTATIONS {
-            return Err(TufError::TooManyRotations(path).into());
+            return Err(TufError::TooManyRotations(next));
         }
         rotations += 1;
         let env = Envelope::parse(&path, &bytes)?;
@@ -501,11 +521,9 @@ fn update_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<Roo
             .map_err(|e| TufError::NewRootRefuses(Box::new(e)))?;
         if new.version != next {
             return Err(TufError::RootVersion {
-                path,
                 found: new.version,
                 expected: next,
-            }
-            .into());
+            });
         }
         root = new;
     }
@@ -520,7 +538,7 @@ fn update_root(root_json: &[u8], repo: &impl Repository, now: i64) -> Result<Roo
 }
 
 /// The timestamp's record of the snapshot.
-fn timestamp(root: &Root, repo: &impl Repository, now: i64) -> Result<MetaFile> {
+fn timestamp(root: &Root, repo: &impl Repository, now: i64) -> Result<MetaFile, TufError> {
     let path = "timestamp.json";
     let env = Envelope::parse(path, &fetch_required(repo, path, MAX_METADATA)?)?;
     root.verify("timestamp", &env)?;
@@ -533,13 +551,18 @@ fn timestamp(root: &Root, repo: &impl Repository, now: i64) -> Result<MetaFile> 
         .cloned()
         .ok_or(TufError::NoSnapshot)?;
     if snapshot.version == 0 {
-        return Err(TufError::ZeroSnapshotVersion.into());
+        return Err(TufError::ZeroSnapshotVersion);
     }
     Ok(snapshot)
 }
 
 /// The snapshot's record of the targets.
-fn snapshot(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> Result<MetaFile> {
+fn snapshot(
+    root: &Root,
+    named: &MetaFile,
+    repo: &impl Repository,
+    now: i64,
+) -> Result<MetaFile, TufError> {
     let path = match root.consistent_snapshot {
         true => format!("{}.snapshot.json", named.version),
         false => "snapshot.json".to_string(),
@@ -553,8 +576,7 @@ fn snapshot(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> 
             found: common.version,
             by: "timestamp.json",
             named: named.version,
-        }
-        .into());
+        });
     }
     check_expiry(&path, common.version, expires, &common.expires, now)?;
     let meta: MetaJson = env.decode()?;
@@ -564,12 +586,17 @@ fn snapshot(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> 
         .cloned()
         .ok_or_else(|| TufError::NoTargets(path.clone()))?;
     if targets.version == 0 {
-        return Err(TufError::ZeroTargetsVersion(path).into());
+        return Err(TufError::ZeroTargetsVersion(path));
     }
     Ok(targets)
 }
 
-fn targets(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> Result<TargetsJson> {
+fn targets(
+    root: &Root,
+    named: &MetaFile,
+    repo: &impl Repository,
+    now: i64,
+) -> Result<TargetsJson, TufError> {
     let path = match root.consistent_snapshot {
         true => format!("{}.targets.json", named.version),
         false => "targets.json".to_string(),
@@ -583,8 +610,7 @@ fn targets(root: &Root, named: &MetaFile, repo: &impl Repository, now: i64) -> R
             found: common.version,
             by: "snapshot.json",
             named: named.version,
-        }
-        .into());
+        });
     }
     check_expiry(&path, common.version, expires, &common.expires, now)?;
     env.decode()
@@ -597,15 +623,14 @@ fn fetch_meta(
     path: &str,
     named: &MetaFile,
     by: &'static str,
-) -> Result<Envelope> {
+) -> Result<Envelope, TufError> {
     let max = match named.length {
         Some(n) if n > MAX_METADATA as u64 => {
             return Err(TufError::NamedTooLarge {
                 by,
                 path: path.to_string(),
                 length: n,
-            }
-            .into())
+            })
         }
         Some(n) => n as usize,
         None => MAX_METADATA,
@@ -618,8 +643,7 @@ fn fetch_meta(
                 size: bytes.len(),
                 by,
                 length: n,
-            }
-            .into());
+            });
         }
     }
     if let Some(hashes) = &named.hashes {
@@ -633,7 +657,7 @@ fn check_hashes(
     by: &'static str,
     bytes: &[u8],
     hashes: &BTreeMap<String, String>,
-) -> Result<()> {
+) -> Result<(), TufError> {
     for (alg, want) in hashes {
         let got = match alg.as_str() {
             "sha256" => Sha256::digest(bytes).to_vec(),
@@ -643,14 +667,11 @@ fn check_hashes(
                     by,
                     path: path.to_string(),
                     algorithm: other.to_string(),
-                }
-                .into())
+                })
             }
         };
-        let want_bytes = unhex(&format!("{by}: {alg} of {path}"), want).map_err(|e| match e {
-            crate::VerifyError::Encoding(e) => TufError::HashNotHex(e).into(),
-            other => other,
-        })?;
+        let want_bytes =
+            unhex(&format!("{by}: {alg} of {path}"), want).map_err(TufError::HashNotHex)?;
         if got != want_bytes {
             return Err(TufError::Hash {
                 path: path.to_string(),
@@ -658,8 +679,7 @@ fn check_hashes(
                 found: super::encoding::hex(&got),
                 by,
                 named: want.clone(),
-            }
-            .into());
+            });
         }
     }
     Ok(())
@@ -670,29 +690,28 @@ fn fetch_target(
     targets: &TargetsJson,
     repo: &impl Repository,
     name: &str,
-) -> Result<Vec<u8>> {
+) -> Result<Vec<u8>, TufError> {
     let Some(file) = targets.targets.get(name) else {
         if targets
             .delegations
             .as_ref()
             .is_some_and(|d| !d.roles.is_empty())
         {
-            return Err(TufError::Delegated(name.to_string()).into());
+            return Err(TufError::Delegated(name.to_string()));
         }
-        return Err(TufError::NoTarget(name.to_string()).into());
+        return Err(TufError::NoTarget(name.to_string()));
     };
     if file.length > MAX_TARGET as u64 {
         return Err(TufError::TargetTooLarge {
             name: name.to_string(),
             length: file.length,
-        }
-        .into());
+        });
     }
     let Some(sha256) = file.hashes.get("sha256") else {
-        return Err(TufError::NoSha256(name.to_string()).into());
+        return Err(TufError::NoSha256(name.to_string()));
     };
     if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(TufError::Sha256NotHex(name.to_string()).into());
+        return Err(TufError::Sha256NotHex(name.to_string()));
     }
     let path = match root.consistent_snapshot {
         true => match name.rsplit_once('/') {
@@ -708,8 +727,7 @@ fn fetch_target(
             size: bytes.len(),
             by: "targets.json",
             length: file.length,
-        }
-        .into());
+        });
     }
     check_hashes(&path, "targets.json", &bytes, &file.hashes)?;
     Ok(bytes)

@@ -4,16 +4,16 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{Layer, Options, Verified, Verifier};
-use crate::dsse::Envelope;
-use crate::encoding::{b64decode, pem_encode};
-use crate::keys::PublicKey;
-use crate::rekor::{Body, CosignBundle};
-use crate::timestamp::TimeStampToken;
+use crate::dsse::{DsseError, Envelope};
+use crate::encoding::{b64decode, pem_encode, EncodingError};
+use crate::keys::{KeyError, PublicKey};
+use crate::rekor::{Body, CosignBundle, RekorError};
+use crate::timestamp::{TimeStampToken, TimestampError};
 use crate::trust::CertificateAuthority;
 use crate::x509::fulcio::{identities_match, Identity, IdentityRule};
 use crate::x509::sct::verify_embedded_sct;
-use crate::x509::{verify_chain, Certificate, Purpose, MAX_PATH_LEN};
-use crate::{Classify, Reason, Result, VerifyError};
+use crate::x509::{verify_chain, Certificate, Purpose, X509Error, MAX_PATH_LEN};
+use crate::{Classify, Reason, Result, Shared};
 
 /// Why a cosign `.sig` or `.att` layer was not accepted. A signature that
 /// does not verify is [`Reason::BadSignature`], a payload for another image
@@ -25,6 +25,15 @@ pub enum LayerError {
     /// The certificate annotation holds no PEM block.
     #[error("certificate annotation is empty")]
     EmptyCertificateAnnotation,
+    /// The certificate annotation cannot be read.
+    #[error("certificate annotation: {0}")]
+    CertificateAnnotation(#[source] X509Error),
+    /// The chain annotation cannot be read.
+    #[error("chain annotation: {0}")]
+    ChainAnnotation(#[source] X509Error),
+    /// A certificate's key cannot be read.
+    #[error(transparent)]
+    Certificate(#[from] X509Error),
     /// A key attestor without keys.
     #[error("no public keys configured")]
     NoKeys,
@@ -41,7 +50,24 @@ pub enum LayerError {
     ChainAnnotationTooLong,
     /// The one configured key did not verify the signature (why).
     #[error("signature does not verify: {0}")]
-    BadSignature(String),
+    BadSignature(#[source] Box<LayerError>),
+    /// A key that does not verify the signature.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// A DSSE envelope that cannot be read, or that no signature of
+    /// verifies.
+    #[error(transparent)]
+    Dsse(#[from] DsseError),
+    /// A base64 annotation that cannot be decoded.
+    #[error(transparent)]
+    Encoding(#[from] EncodingError),
+    /// The Rekor bundle annotation, or the entry it carries, is not
+    /// accepted.
+    #[error(transparent)]
+    Rekor(#[from] RekorError),
+    /// The RFC 3161 timestamp does not read or does not verify.
+    #[error(transparent)]
+    Timestamp(#[from] TimestampError),
     /// None of the configured keys verified the signature (how many).
     #[error("signature does not verify with any of the {0} configured keys")]
     NoKeyVerifies(usize),
@@ -59,11 +85,16 @@ pub enum LayerError {
     /// `ctlog.tsaCertChain` is set and the layer carries no timestamp.
     #[error("no RFC 3161 timestamp ({ANNOTATION_RFC3161} annotation) on the signature, which ctlog.tsaCertChain requires")]
     NoTimestamp,
-    /// The timestamp annotation is not cosign's JSON.
+    /// The timestamp annotation is not JSON (the parser's error).
     #[error(
         "the {ANNOTATION_RFC3161} annotation is not {{\"SignedRFC3161Timestamp\": <base64>}}: {0}"
     )]
-    TimestampAnnotation(String),
+    TimestampAnnotation(#[source] Shared<serde_json::Error>),
+    /// The timestamp annotation's JSON has no `SignedRFC3161Timestamp` string.
+    #[error(
+        "the {ANNOTATION_RFC3161} annotation is not {{\"SignedRFC3161Timestamp\": <base64>}}: no SignedRFC3161Timestamp"
+    )]
+    NoSignedTimestamp,
     /// A layer over the payload bound.
     #[error("signature layer larger than 16 MiB")]
     TooLarge,
@@ -73,9 +104,9 @@ pub enum LayerError {
     /// A `.sig` layer of another media type.
     #[error("signature layer media type is {0:?}, not {MEDIA_TYPE_SIMPLESIGNING}")]
     SignatureMediaType(String),
-    /// A simple-signing payload that is not JSON.
+    /// A simple-signing payload that is not JSON (the parser's error).
     #[error("invalid simple-signing payload: {0}")]
-    SimpleSigningJson(String),
+    SimpleSigningJson(#[source] Shared<serde_json::Error>),
     /// A payload of another `critical.type`.
     #[error("signature payload type is {0:?}, not {SIMPLESIGNING_TYPE:?}")]
     PayloadType(Option<String>),
@@ -106,9 +137,9 @@ pub enum LayerError {
     /// A DSSE payload of another type.
     #[error("attestation payload type is {0:?}, not {INTOTO_PAYLOAD_TYPE}")]
     AttestationPayloadType(String),
-    /// A DSSE payload that is not JSON.
+    /// A DSSE payload that is not JSON (the parser's error).
     #[error("invalid in-toto statement: {0}")]
-    StatementJson(String),
+    StatementJson(#[source] Shared<serde_json::Error>),
     /// A payload that is not an in-toto statement (its `_type`).
     #[error("attestation is not an in-toto statement (_type {0:?})")]
     NotStatement(Option<String>),
@@ -141,7 +172,17 @@ impl LayerError {
             | LayerError::NoAnnotatedSubject(_)
             | LayerError::SubjectAnnotation { .. } => Reason::PayloadMismatch,
             LayerError::NoSctIssuer => Reason::TransparencyLog,
-            LayerError::NoTimestamp | LayerError::TimestampAnnotation(_) => Reason::Timestamp,
+            LayerError::NoTimestamp
+            | LayerError::TimestampAnnotation(_)
+            | LayerError::NoSignedTimestamp => Reason::Timestamp,
+            LayerError::CertificateAnnotation(e)
+            | LayerError::ChainAnnotation(e)
+            | LayerError::Certificate(e) => e.reason(),
+            LayerError::Key(e) => e.reason(),
+            LayerError::Dsse(e) => e.reason(),
+            LayerError::Encoding(e) => e.reason(),
+            LayerError::Rekor(e) => e.reason(),
+            LayerError::Timestamp(e) => e.reason(),
             _ => Reason::Malformed,
         }
     }
@@ -190,9 +231,9 @@ struct CertCheck<'a> {
 /// What the signed bytes are and how a Rekor entry must match them.
 trait Signed {
     /// Verifies under `key`; returns the signature that verified.
-    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>>;
+    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>, LayerError>;
     /// The entry logs this signature, made by the key named by `pem`.
-    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()>;
+    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<(), RekorError>;
     /// What an RFC 3161 timestamp is over, as cosign stamps it: the raw
     /// `signature` of a `.sig` layer, the whole envelope of an attestation.
     fn stamped<'s>(&'s self, signature: &'s [u8]) -> &'s [u8];
@@ -204,11 +245,11 @@ struct SimpleSigning<'a> {
 }
 
 impl Signed for SimpleSigning<'_> {
-    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>> {
+    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>, LayerError> {
         key.verify(self.payload, &self.signature, opts.hash)?;
         Ok(self.signature.clone())
     }
-    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
+    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<(), RekorError> {
         body.check_hashedrekord(&Sha256::digest(self.payload), signature, pem)
     }
     fn stamped<'s>(&'s self, signature: &'s [u8]) -> &'s [u8] {
@@ -222,10 +263,10 @@ struct Dsse<'a> {
 }
 
 impl Signed for Dsse<'_> {
-    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>> {
-        self.envelope.verify(key, opts.hash).map(<[u8]>::to_vec)
+    fn verify(&self, key: &PublicKey, opts: &Options) -> Result<Vec<u8>, LayerError> {
+        Ok(self.envelope.verify(key, opts.hash).map(<[u8]>::to_vec)?)
     }
-    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<()> {
+    fn check_entry(&self, body: &Body, signature: &[u8], pem: &str) -> Result<(), RekorError> {
         body.check_envelope(self.bytes, &self.envelope, signature, pem)
     }
     fn stamped<'s>(&'s self, _signature: &'s [u8]) -> &'s [u8] {
@@ -245,24 +286,27 @@ fn key_pem(key: &PublicKey) -> String {
     pem_encode("PUBLIC KEY", key.spki_der())
 }
 
-fn layer_certificate(layer: &Layer) -> Result<Option<Certificate>> {
+fn layer_certificate(layer: &Layer) -> Result<Option<Certificate>, LayerError> {
     annotation(layer, ANNOTATION_CERTIFICATE)
         .map(|pem| {
-            Certificate::parse_pem(pem)
-                .map_err(|e| e.context("certificate annotation"))?
+            Certificate::read_pem(pem)
+                .map_err(LayerError::CertificateAnnotation)?
                 .into_iter()
                 .next()
-                .ok_or_else(|| LayerError::EmptyCertificateAnnotation.into())
+                .ok_or(LayerError::EmptyCertificateAnnotation)
         })
         .transpose()
 }
 
 /// The keys that may have signed, and the certificate to validate.
-fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<CertCheck<'a>>)> {
+fn signers<'a>(
+    layer: &Layer,
+    opts: &'a Options,
+) -> Result<(Vec<Signer>, Option<CertCheck<'a>>), LayerError> {
     match &opts.verifier {
         Verifier::Keys(keys) => {
             if keys.is_empty() {
-                return Err(LayerError::NoKeys.into());
+                return Err(LayerError::NoKeys);
             }
             // Cosign's comparePublicKey names the layer's certificate when
             // it has one; accept it when its key is the verifying key.
@@ -272,7 +316,7 @@ fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<
                 .map(|key| {
                     let mut pems = vec![key_pem(key)];
                     if let Some(c) = &cert {
-                        if c.public_key().is_ok_and(|k| k == *key) {
+                        if c.subject_key().is_ok_and(|k| k == *key) {
                             pems.push(c.pem());
                         }
                     }
@@ -286,14 +330,14 @@ fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<
         }
         Verifier::Certificate { cert, chain } => {
             let signer = Signer {
-                key: cert.public_key()?,
+                key: cert.subject_key()?,
                 pems: vec![cert.pem()],
             };
             let check = match chain.split_last() {
                 None => None,
                 Some((root, intermediates)) => {
                     if chain.len() > MAX_PATH_LEN + 1 {
-                        return Err(LayerError::ChainTooLong(MAX_PATH_LEN + 1).into());
+                        return Err(LayerError::ChainTooLong(MAX_PATH_LEN + 1));
                     }
                     Some(CertCheck {
                         leaf: cert.clone(),
@@ -306,20 +350,17 @@ fn signers<'a>(layer: &Layer, opts: &'a Options) -> Result<(Vec<Signer>, Option<
             Ok((vec![signer], check))
         }
         Verifier::Keyless { identities, roots } => {
-            let leaf = layer_certificate(layer)?
-                .ok_or_else(|| VerifyError::from(LayerError::NoCertificate))?;
+            let leaf = layer_certificate(layer)?.ok_or(LayerError::NoCertificate)?;
             let mut intermediates = match annotation(layer, ANNOTATION_CHAIN) {
-                Some(pem) => {
-                    Certificate::parse_pem(pem).map_err(|e| e.context("chain annotation"))?
-                }
+                Some(pem) => Certificate::read_pem(pem).map_err(LayerError::ChainAnnotation)?,
                 None => Vec::new(),
             };
             if intermediates.len() > MAX_PATH_LEN {
-                return Err(LayerError::ChainAnnotationTooLong.into());
+                return Err(LayerError::ChainAnnotationTooLong);
             }
             intermediates.extend(roots.iter().cloned());
             let signer = Signer {
-                key: leaf.public_key()?,
+                key: leaf.subject_key()?,
                 pems: vec![leaf.pem()],
             };
             Ok((
@@ -350,10 +391,9 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
         }
     }
     let Some((signer, signature)) = found else {
-        let why = last_error.map(|e| e.to_string()).unwrap_or_default();
-        return Err(match signers.len() {
-            1 => LayerError::BadSignature(why),
-            n => LayerError::NoKeyVerifies(n),
+        return Err(match (signers.len(), last_error) {
+            (1, Some(why)) => LayerError::BadSignature(Box::new(why)),
+            (n, _) => LayerError::NoKeyVerifies(n),
         }
         .into());
     };
@@ -399,9 +439,7 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
             identities_match(rules, &id).class(Reason::Identity)?;
         }
         if !opts.ignore_sct {
-            let issuer = path
-                .get(1)
-                .ok_or_else(|| VerifyError::from(LayerError::NoSctIssuer))?;
+            let issuer = path.get(1).ok_or(LayerError::NoSctIssuer)?;
             verify_embedded_sct(&check.leaf, issuer, &opts.ctlogs)
                 .class(Reason::TransparencyLog)?;
         }
@@ -423,17 +461,20 @@ fn verify_common(layer: &Layer, opts: &Options, signed: &dyn Signed) -> Result<V
 
 /// The time of the layer's RFC 3161 timestamp over `message`, verified
 /// against `tsas`.
-fn signed_timestamp(layer: &Layer, message: &[u8], tsas: &[CertificateAuthority]) -> Result<i64> {
-    let json = annotation(layer, ANNOTATION_RFC3161)
-        .ok_or_else(|| VerifyError::from(LayerError::NoTimestamp))?;
-    let bad = |why: String| VerifyError::from(LayerError::TimestampAnnotation(why));
-    let doc: Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+fn signed_timestamp(
+    layer: &Layer,
+    message: &[u8],
+    tsas: &[CertificateAuthority],
+) -> Result<i64, LayerError> {
+    let json = annotation(layer, ANNOTATION_RFC3161).ok_or(LayerError::NoTimestamp)?;
+    let doc: Value =
+        serde_json::from_str(json).map_err(|e| LayerError::TimestampAnnotation(e.into()))?;
     let b64 = doc["SignedRFC3161Timestamp"]
         .as_str()
-        .ok_or_else(|| bad("no SignedRFC3161Timestamp".into()))?;
+        .ok_or(LayerError::NoSignedTimestamp)?;
     let der = crate::encoding::b64decode("SignedRFC3161Timestamp", b64)?;
     let token = TimeStampToken::parse(&der)?;
-    crate::timestamp::verify(&token, message, tsas)
+    Ok(crate::timestamp::verify(&token, message, tsas)?)
 }
 
 /// The layer's Rekor bundle, verified against the logs and the signature:
@@ -444,15 +485,16 @@ fn transparency(
     signed: &dyn Signed,
     signer: &Signer,
     signature: &[u8],
-) -> Result<i64> {
-    let json = annotation(layer, ANNOTATION_BUNDLE)
-        .ok_or_else(|| VerifyError::from(LayerError::NoRekorBundle))?;
+) -> Result<i64, LayerError> {
+    let json = annotation(layer, ANNOTATION_BUNDLE).ok_or(LayerError::NoRekorBundle)?;
     let bundle = CosignBundle::parse(json)?;
     let time = bundle.verify(&opts.tlogs)?;
     let body = bundle.entry()?;
-    let mut result = Err(LayerError::NoVerifier.into());
+    let mut result = Err(LayerError::NoVerifier);
     for pem in &signer.pems {
-        result = signed.check_entry(&body, signature, pem);
+        result = signed
+            .check_entry(&body, signature, pem)
+            .map_err(LayerError::from);
         if result.is_ok() {
             break;
         }
@@ -461,18 +503,18 @@ fn transparency(
     Ok(time)
 }
 
-fn check_size(layer: &Layer) -> Result<()> {
+fn check_size(layer: &Layer) -> Result<(), LayerError> {
     if layer.payload.len() > MAX_PAYLOAD {
-        return Err(LayerError::TooLarge.into());
+        return Err(LayerError::TooLarge);
     }
     Ok(())
 }
 
-fn digest_hex(digest: &str) -> Result<&str> {
+fn digest_hex(digest: &str) -> Result<&str, LayerError> {
     digest
         .strip_prefix("sha256:")
         .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-        .ok_or_else(|| LayerError::BadDigest(digest.to_string()).into())
+        .ok_or_else(|| LayerError::BadDigest(digest.to_string()))
 }
 
 /// Verifies a `.sig` layer for the image manifest `digest` (`sha256:<hex>`).
@@ -483,7 +525,7 @@ pub fn verify_signature(layer: &Layer, digest: &str, opts: &Options) -> Result<V
         return Err(LayerError::SignatureMediaType(layer.media_type.clone()).into());
     }
     let payload: Value = serde_json::from_slice(&layer.payload)
-        .map_err(|e| LayerError::SimpleSigningJson(e.to_string()))?;
+        .map_err(|e| LayerError::SimpleSigningJson(e.into()))?;
     let kind = payload.pointer("/critical/type").and_then(Value::as_str);
     if kind != Some(SIMPLESIGNING_TYPE) {
         return Err(LayerError::PayloadType(kind.map(str::to_string)).into());
@@ -511,11 +553,11 @@ pub fn verify_signature(layer: &Layer, digest: &str, opts: &Options) -> Result<V
             .into());
         }
     }
-    let sig_b64 = annotation(layer, ANNOTATION_SIGNATURE)
-        .ok_or_else(|| VerifyError::from(LayerError::NoSignatureAnnotation))?;
+    let sig_b64 =
+        annotation(layer, ANNOTATION_SIGNATURE).ok_or(LayerError::NoSignatureAnnotation)?;
     let signed = SimpleSigning {
         payload: &layer.payload,
-        signature: b64decode("signature annotation", sig_b64)?,
+        signature: b64decode("signature annotation", sig_b64).map_err(LayerError::from)?,
     };
     let mut verified = verify_common(layer, opts, &signed)?;
     verified.payload = payload;
@@ -540,7 +582,7 @@ pub fn verify_attestation_verified(
     if layer.media_type != MEDIA_TYPE_DSSE {
         return Err(LayerError::AttestationMediaType(layer.media_type.clone()).into());
     }
-    let envelope = Envelope::parse(&layer.payload)?;
+    let envelope = Envelope::parse(&layer.payload).map_err(LayerError::from)?;
     if envelope.payload_type != INTOTO_PAYLOAD_TYPE {
         return Err(LayerError::AttestationPayloadType(envelope.payload_type.clone()).into());
     }
@@ -552,7 +594,7 @@ pub fn verify_attestation_verified(
     // tampered bytes are a bad signature, not a malformed statement.
     let mut verified = verify_common(layer, opts, &signed)?;
     let statement: Value = serde_json::from_slice(&signed.envelope.payload)
-        .map_err(|e| LayerError::StatementJson(e.to_string()))?;
+        .map_err(|e| LayerError::StatementJson(e.into()))?;
     let kind = statement.get("_type").and_then(Value::as_str);
     if !kind.is_some_and(|k| STATEMENT_TYPES.contains(&k)) {
         return Err(LayerError::NotStatement(kind.map(str::to_string)).into());
@@ -560,7 +602,7 @@ pub fn verify_attestation_verified(
     if subject_of(&statement, hex).is_none() {
         return Err(LayerError::NoSubject(digest.to_string()).into());
     }
-    check_subject_annotations(&statement, digest, &opts.annotations)?;
+    subject_annotations(&statement, digest, &opts.annotations)?;
     verified.payload = statement;
     Ok(verified)
 }
@@ -586,12 +628,21 @@ pub fn check_subject_annotations(
     digest: &str,
     wanted: &std::collections::BTreeMap<String, String>,
 ) -> Result<()> {
+    Ok(subject_annotations(statement, digest, wanted)?)
+}
+
+/// As [`check_subject_annotations`].
+fn subject_annotations(
+    statement: &Value,
+    digest: &str,
+    wanted: &std::collections::BTreeMap<String, String>,
+) -> Result<(), LayerError> {
     if wanted.is_empty() {
         return Ok(());
     }
     let hex = digest_hex(digest)?;
     let subject = subject_of(statement, hex)
-        .ok_or_else(|| VerifyError::from(LayerError::NoAnnotatedSubject(digest.to_string())))?;
+        .ok_or_else(|| LayerError::NoAnnotatedSubject(digest.to_string()))?;
     let have = subject.get("annotations");
     for (k, want) in wanted {
         let value = have.and_then(|a| a.get(k));
@@ -602,8 +653,7 @@ pub fn check_subject_annotations(
                     .map(Value::to_string)
                     .unwrap_or_else(|| "missing".into()),
                 want: want.clone(),
-            }
-            .into());
+            });
         }
     }
     Ok(())

@@ -16,8 +16,8 @@
 //! Specification: <https://github.com/notaryproject/specifications/blob/main/specs/signature-specification.md>
 
 use crate::keys::KeySpec;
-use crate::x509::Certificate;
-use crate::{Result, VerifyError};
+use crate::x509::{Certificate, X509Error};
+use crate::Result;
 
 const OID_KEY_USAGE: &str = "2.5.29.15";
 const OID_BASIC_CONSTRAINTS: &str = "2.5.29.19";
@@ -45,14 +45,14 @@ pub enum ChainError {
         /// The certificate's subject.
         subject: String,
         /// Why its signature does not verify.
-        source: Box<VerifyError>,
+        source: X509Error,
     },
     /// A lone certificate whose issuer is not its subject.
     #[error("certificate-chain is invalid, invalid self-signed certificate. subject: {0:?}. Error: issuer and subject are not the same")]
     SelfIssuer(String),
     /// A lone certificate that breaks the leaf rules.
     #[error("certificate-chain is invalid, invalid self-signed certificate. Error: {0}")]
-    SelfSignedLeaf(Box<VerifyError>),
+    SelfSignedLeaf(#[source] Box<ChainError>),
     /// The last certificate is not a root.
     #[error("certificate-chain is invalid, root certificate with subject {0:?} is not self-signed. Certificate chain must end with a valid self-signed root certificate")]
     RootNotSelfSigned(String),
@@ -74,7 +74,10 @@ pub enum ChainError {
     },
     /// A certificate of a longer chain that breaks its rules.
     #[error("certificate-chain is invalid, {0}")]
-    InChain(Box<VerifyError>),
+    InChain(#[source] Box<ChainError>),
+    /// A certificate whose extensions or key cannot be read.
+    #[error(transparent)]
+    Certificate(#[from] X509Error),
     /// A certificate that breaks one of the rules.
     #[error("certificate with subject {subject:?}: {rule}")]
     Rule {
@@ -100,7 +103,10 @@ impl ChainError {
     /// The class of this failure: [`crate::Reason::Malformed`] until the
     /// integrity stage classes it.
     pub fn reason(&self) -> crate::Reason {
-        crate::Reason::Malformed
+        match self {
+            ChainError::Certificate(e) => e.reason(),
+            _ => crate::Reason::Malformed,
+        }
     }
 }
 
@@ -144,12 +150,11 @@ pub enum Rule {
     Ed25519,
 }
 
-fn broken(cert: &Certificate, rule: Rule) -> VerifyError {
+fn broken(cert: &Certificate, rule: Rule) -> ChainError {
     ChainError::Rule {
         subject: cert.subject(),
         rule,
     }
-    .into()
 }
 
 fn self_signed(cert: &Certificate) -> bool {
@@ -157,44 +162,41 @@ fn self_signed(cert: &Certificate) -> bool {
 }
 
 /// Checks `chain` (leaf first) against the Notary rules.
-pub fn validate_chain(chain: &[Certificate]) -> Result<()> {
+pub fn validate_chain(chain: &[Certificate]) -> Result<(), ChainError> {
     let Some(leaf) = chain.first() else {
-        return Err(ChainError::Empty.into());
+        return Err(ChainError::Empty);
     };
     if chain.len() == 1 {
-        if let Err(e) = leaf.verify_signed_by(leaf) {
+        if let Err(source) = leaf.verify_signed_by(leaf) {
             return Err(ChainError::SelfSignature {
                 subject: leaf.subject(),
-                source: Box::new(e),
-            }
-            .into());
+                source,
+            });
         }
         if leaf.subject_der() != leaf.issuer_der() {
-            return Err(ChainError::SelfIssuer(leaf.subject()).into());
+            return Err(ChainError::SelfIssuer(leaf.subject()));
         }
-        return validate_leaf(leaf).map_err(|e| ChainError::SelfSignedLeaf(Box::new(e)).into());
+        return validate_leaf(leaf).map_err(|e| ChainError::SelfSignedLeaf(Box::new(e)));
     }
     let last = chain.len() - 1;
     for (i, cert) in chain.iter().enumerate() {
         if i == last {
             if !self_signed(cert) {
-                return Err(ChainError::RootNotSelfSigned(cert.subject()).into());
+                return Err(ChainError::RootNotSelfSigned(cert.subject()));
             }
         } else {
             if self_signed(cert) {
                 return Err(ChainError::SelfSignedBelowRoot {
                     role: if i == 0 { "leaf" } else { "intermediate" },
                     subject: cert.subject(),
-                }
-                .into());
+                });
             }
             let parent = &chain[i + 1];
             if cert.issuer_der() != parent.subject_der() || cert.verify_signed_by(parent).is_err() {
                 return Err(ChainError::NotIssuedBy {
                     subject: cert.subject(),
                     issuer: parent.subject(),
-                }
-                .into());
+                });
             }
         }
         let valid = if i == 0 {
@@ -207,7 +209,7 @@ pub fn validate_chain(chain: &[Certificate]) -> Result<()> {
     Ok(())
 }
 
-fn key_usage_present_critical(cert: &Certificate) -> Result<()> {
+fn key_usage_present_critical(cert: &Certificate) -> Result<(), ChainError> {
     match cert.extension_critical(OID_KEY_USAGE) {
         None => Err(broken(cert, Rule::KeyUsageMissing)),
         Some(false) => Err(broken(cert, Rule::KeyUsageNotCritical)),
@@ -215,7 +217,7 @@ fn key_usage_present_critical(cert: &Certificate) -> Result<()> {
     }
 }
 
-fn validate_ca(cert: &Certificate, below: usize) -> Result<()> {
+fn validate_ca(cert: &Certificate, below: usize) -> Result<(), ChainError> {
     let bc = cert.basic_constraints()?;
     let critical = cert.extension_critical(OID_BASIC_CONSTRAINTS) == Some(true);
     match bc {
@@ -232,7 +234,7 @@ fn validate_ca(cert: &Certificate, below: usize) -> Result<()> {
     if !cert.key_usage()?.is_some_and(|ku| ku.key_cert_sign()) {
         return Err(broken(cert, Rule::NoKeyCertSign));
     }
-    if let KeySpec::Rsa(bits) = cert.public_key()?.key_spec() {
+    if let KeySpec::Rsa(bits) = cert.subject_key()?.key_spec() {
         if bits < 2048 {
             return Err(broken(cert, Rule::RsaKeySize(bits)));
         }
@@ -240,14 +242,14 @@ fn validate_ca(cert: &Certificate, below: usize) -> Result<()> {
     Ok(())
 }
 
-fn validate_leaf(cert: &Certificate) -> Result<()> {
+fn validate_leaf(cert: &Certificate) -> Result<(), ChainError> {
     if cert.basic_constraints()?.is_some_and(|bc| bc.ca) {
         return Err(broken(cert, Rule::LeafIsCa));
     }
     key_usage_present_critical(cert)?;
     let ku = cert.key_usage()?;
     let Some(ku) = ku.filter(|ku| ku.digital_signature()) else {
-        return Err(ChainError::NoDigitalSignature(cert.subject()).into());
+        return Err(ChainError::NoDigitalSignature(cert.subject()));
     };
     let invalid: Vec<&str> = [
         (ku.key_encipherment(), "\"KeyEncipherment\""),
@@ -265,8 +267,7 @@ fn validate_leaf(cert: &Certificate) -> Result<()> {
         return Err(ChainError::ExtraKeyUsage {
             subject: cert.subject(),
             found: invalid,
-        }
-        .into());
+        });
     }
     if let Some(ekus) = cert.ext_key_usage()? {
         for (oid, name) in EXCLUDED_EKUS {
@@ -280,10 +281,10 @@ fn validate_leaf(cert: &Certificate) -> Result<()> {
 }
 
 /// The signature algorithm (JWS name) the leaf's key implies.
-pub fn signing_algorithm(cert: &Certificate) -> Result<super::Alg> {
+pub fn signing_algorithm(cert: &Certificate) -> Result<super::Alg, ChainError> {
     use super::Alg;
     let bad = |rule| broken(cert, rule);
-    Ok(match cert.public_key()?.key_spec() {
+    Ok(match cert.subject_key()?.key_spec() {
         KeySpec::Rsa(2048) => Alg::PS256,
         KeySpec::Rsa(3072) => Alg::PS384,
         KeySpec::Rsa(4096) => Alg::PS512,

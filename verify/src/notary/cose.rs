@@ -27,21 +27,22 @@ fn label_name(l: &Label) -> String {
 }
 
 /// A tag-1 epoch time (integer seconds).
-fn epoch(what: &'static str, v: &Value) -> Result<i64> {
+fn epoch(what: &'static str, v: &Value) -> Result<i64, EnvelopeError> {
     match v {
         Value::Tag(1, inner) => match inner.as_ref() {
-            Value::Integer(i) => i64::try_from(i128::from(*i))
-                .map_err(|_| EnvelopeError::TimeOutOfRange(what).into()),
-            _ => Err(EnvelopeError::TimeNotInteger(what).into()),
+            Value::Integer(i) => {
+                i64::try_from(i128::from(*i)).map_err(|_| EnvelopeError::TimeOutOfRange(what))
+            }
+            _ => Err(EnvelopeError::TimeNotInteger(what)),
         },
-        Value::Tag(_, _) => Err(EnvelopeError::TimeTag(what).into()),
-        _ => Err(EnvelopeError::TimeUntagged(what).into()),
+        Value::Tag(_, _) => Err(EnvelopeError::TimeTag(what)),
+        _ => Err(EnvelopeError::TimeUntagged(what)),
     }
 }
 
-pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
-    let sign1 = CoseSign1::from_tagged_slice(bytes)
-        .map_err(|e| EnvelopeError::NotCoseSign1(e.to_string()))?;
+pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {
+    let sign1 =
+        CoseSign1::from_tagged_slice(bytes).map_err(|e| EnvelopeError::NotCoseSign1(e.into()))?;
     let p = &sign1.protected.header;
 
     // Unprotected: x5chain, signing agent, timestamp. The chain is read
@@ -56,21 +57,21 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
                 let items: Vec<&Value> = match value {
                     Value::Array(items) => items.iter().collect(),
                     Value::Bytes(_) => vec![value],
-                    _ => return Err(EnvelopeError::NoChain.into()),
+                    _ => return Err(EnvelopeError::NoChain),
                 };
                 if items.len() > super::MAX_CHAIN_CERTS {
-                    return Err(EnvelopeError::ChainTooLong(items.len()).into());
+                    return Err(EnvelopeError::ChainTooLong(items.len()));
                 }
                 for item in items {
                     match item {
                         Value::Bytes(b) => certs.push(b.clone()),
-                        _ => return Err(EnvelopeError::NoChain.into()),
+                        _ => return Err(EnvelopeError::NoChain),
                     }
                 }
             }
             Label::Text(t) if t == H_TIMESTAMP => match value {
                 Value::Bytes(b) => timestamp = Some(b.clone()),
-                _ => return Err(EnvelopeError::TimestampNotBytes.into()),
+                _ => return Err(EnvelopeError::TimestampNotBytes),
             },
             Label::Text(t) if t == H_SIGNING_AGENT => {}
             _ => {}
@@ -79,7 +80,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
 
     let signature = sign1.signature.clone();
     if signature.is_empty() {
-        return Err(EnvelopeError::NoCoseSignature.into());
+        return Err(EnvelopeError::NoCoseSignature);
     }
 
     // Protected headers.
@@ -88,11 +89,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         Some(Algorithm::PrivateUse(i)) => Alg::from_cose(*i),
         _ => None,
     }
-    .ok_or_else(|| EnvelopeError::CoseAlgorithm(format!("{:?}", p.alg.as_ref())))?;
+    .ok_or_else(|| EnvelopeError::CoseAlgorithm(p.alg.clone()))?;
     let cty = match &p.content_type {
         Some(ContentType::Text(t)) => t.clone(),
-        Some(ContentType::Assigned(_)) => return Err(EnvelopeError::ContentTypeNotText.into()),
-        None => return Err(EnvelopeError::NoContentType.into()),
+        Some(ContentType::Assigned(_)) => return Err(EnvelopeError::ContentTypeNotText),
+        None => return Err(EnvelopeError::NoContentType),
     };
     let mut crit = Vec::new();
     for c in &p.crit {
@@ -103,11 +104,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
             RegisteredLabelWithPrivate::Assigned(a) => {
                 let known = [1, 2, 3];
                 if !known.contains(&a.to_i64()) {
-                    return Err(EnvelopeError::UnknownCriticalLabel(a.to_i64()).into());
+                    return Err(EnvelopeError::UnknownCriticalLabel(a.to_i64()));
                 }
             }
             RegisteredLabelWithPrivate::PrivateUse(i) => {
-                return Err(EnvelopeError::UnknownCriticalLabel(*i).into())
+                return Err(EnvelopeError::UnknownCriticalLabel(*i))
             }
         }
     }
@@ -123,7 +124,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         match label {
             Label::Text(t) if t == H_SIGNING_SCHEME => match value {
                 Value::Text(s) => scheme = Some(s.clone()),
-                _ => return Err(EnvelopeError::SigningScheme.into()),
+                _ => return Err(EnvelopeError::SigningScheme),
             },
             Label::Text(t) if t == H_SIGNING_TIME => {
                 signing_time = Some(epoch("signingTime", value)?)
@@ -152,7 +153,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
         &present,
     )?;
     if sign1.protected.original_data.is_none() {
-        return Err(EnvelopeError::NoProtectedHeader.into());
+        return Err(EnvelopeError::NoProtectedHeader);
     }
     let payload = sign1
         .payload

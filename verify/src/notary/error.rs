@@ -5,15 +5,18 @@
 use super::{fmt_rfc1123z, Alg, Target, H_AUTHENTIC_SIGNING_TIME, H_PLUGIN, H_SIGNING_TIME};
 use super::{MAX_CHAIN_CERTS, MAX_ENVELOPE_BYTES, MEDIA_TYPE_COSE, MEDIA_TYPE_JWS};
 use super::{SCHEME_SIGNING_AUTHORITY, SCHEME_X509};
-use crate::{Reason, VerifyError};
+use crate::encoding::EncodingError;
+use crate::timestamp::TimestampError;
+use crate::x509::X509Error;
+use crate::{Reason, Shared};
 
 /// A JWS or COSE envelope that cannot be read, or whose protected headers
 /// break the Notary rules.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvelopeError {
-    /// The JWS envelope is not JSON.
+    /// The JWS envelope is not JSON (the parser's error).
     #[error("unable to parse the digital signature, error : {0}")]
-    NotJson(String),
+    NotJson(#[source] Shared<serde_json::Error>),
     /// The JWS envelope is JSON but not an object.
     #[error(
         "unable to parse the digital signature, error : the JWS envelope is not a JSON object"
@@ -28,7 +31,7 @@ pub enum EnvelopeError {
         /// Where the field is.
         what: &'static str,
         /// Its name.
-        key: String,
+        key: &'static str,
     },
     /// A JWS member or header that is missing.
     #[error("{what} {key:?} is missing")]
@@ -36,7 +39,7 @@ pub enum EnvelopeError {
         /// Where the field should be.
         what: &'static str,
         /// Its name.
-        key: String,
+        key: &'static str,
     },
     /// The JWS unprotected header is not an object.
     #[error("JWS unprotected header is not an object")]
@@ -53,26 +56,39 @@ pub enum EnvelopeError {
     /// The JWS timestamp countersignature is not a string.
     #[error("io.cncf.notary.timestampSignature is not a string")]
     TimestampNotString,
-    /// A JWS part that is not base64url, or an empty signature: notation
-    /// calls these an invalid signature.
+    /// A JWS part that is not base64url: notation calls it an invalid
+    /// signature.
     #[error("signature is invalid. Error: {0}")]
-    InvalidSignature(String),
-    /// The JWS protected header cannot be decoded.
+    InvalidSignature(#[source] IllegalBase64),
+    /// An empty JWS signature: notation calls it an invalid signature.
+    #[error("signature is invalid. Error: signature missing in jws-json envelope")]
+    NoJwsSignature,
+    /// The JWS protected header is not base64url.
     #[error("jws envelope protected header can't be decoded: {0}")]
-    ProtectedHeader(String),
+    ProtectedHeaderBase64(#[source] IllegalBase64),
+    /// The JWS protected header is not JSON (the parser's error).
+    #[error("jws envelope protected header can't be decoded: {0}")]
+    ProtectedHeader(#[source] Shared<serde_json::Error>),
+    /// The JWS protected header is JSON but not an object.
+    #[error("jws envelope protected header can't be decoded: not a JSON object")]
+    ProtectedHeaderNotObject,
     /// A JWS time header that is not an RFC 3339 string.
     #[error(
         "jws envelope protected header can't be decoded: {key} {value:?} is not an RFC 3339 time"
     )]
     TimeNotRfc3339 {
         /// The header.
-        key: String,
+        key: &'static str,
         /// Its value.
         value: String,
     },
     /// A JWS time header that is not a string.
     #[error("jws envelope protected header can't be decoded: {0} is not a string")]
-    TimeNotString(String),
+    TimeNotString(&'static str),
+    /// An `x5c` certificate or the timestamp countersignature that is not
+    /// base64.
+    #[error(transparent)]
+    Encoding(#[from] EncodingError),
     /// A JWS `alg` outside the Notary algorithms.
     #[error("signature algorithm {0:?} is not supported")]
     JwsAlgorithm(String),
@@ -85,9 +101,9 @@ pub enum EnvelopeError {
     /// A JWS `crit` entry is not a string.
     #[error("JWS protected header \"crit\" has a non-string entry")]
     CritEntryNotString,
-    /// The bytes are not a tagged COSE_Sign1 message.
+    /// The bytes are not a tagged COSE_Sign1 message (the decoder's error).
     #[error("unable to parse the digital signature, error : not a COSE_Sign1_Tagged message: {0}")]
-    NotCoseSign1(String),
+    NotCoseSign1(#[source] Shared<coset::CoseError>),
     /// The COSE `x5chain` is not certificates.
     #[error("certificate chain is not present")]
     NoChain,
@@ -97,9 +113,9 @@ pub enum EnvelopeError {
     /// The COSE signature is empty.
     #[error("signature missing in COSE envelope")]
     NoCoseSignature,
-    /// A COSE `alg` outside the Notary algorithms.
-    #[error("signature algorithm not supported: {0}")]
-    CoseAlgorithm(String),
+    /// A COSE `alg` outside the Notary algorithms (or none).
+    #[error("signature algorithm not supported: {0:?}")]
+    CoseAlgorithm(Option<coset::Algorithm>),
     /// A COSE content type given as a number.
     #[error("content type should be of 'tstr' type")]
     ContentTypeNotText,
@@ -152,7 +168,7 @@ pub enum EnvelopeError {
     NoCrit,
     /// Headers that must be critical and are not.
     #[error("these required headers are not marked as critical: [{}]", .0.join(" "))]
-    NotCritical(Vec<String>),
+    NotCritical(Vec<&'static str>),
     /// A header marked critical that is absent.
     #[error("{0:?} header is marked critical but not present")]
     CriticalAbsent(String),
@@ -165,9 +181,18 @@ impl EnvelopeError {
     /// The class of this failure: [`Reason::Malformed`] until the integrity
     /// stage classes it.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            EnvelopeError::Encoding(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
+
+/// Base64url text that Go's `base64.RawURLEncoding` refuses, in Go's words:
+/// the offset of the first byte it cannot use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("illegal base64 data at input byte {0}")]
+pub struct IllegalBase64(pub usize);
 
 /// A readable envelope that does not verify for the target under Kyverno's
 /// trust policy.
@@ -199,9 +224,9 @@ pub enum NotaryError {
     /// An empty payload.
     #[error("content not present")]
     NoContent,
-    /// A payload that is not JSON.
+    /// A payload that is not JSON (the parser's error).
     #[error("signature payload is not JSON: {0}")]
-    PayloadNotJson(String),
+    PayloadNotJson(#[source] Shared<serde_json::Error>),
     /// A payload without `targetArtifact`.
     #[error("signature payload has no targetArtifact")]
     NoTargetArtifact,
@@ -262,10 +287,10 @@ pub enum NotaryError {
     NoCountersignature,
     /// The countersignature cannot be read.
     #[error("failed to parse timestamp countersignature with error: {0}")]
-    CountersignatureUnreadable(Box<VerifyError>),
+    CountersignatureUnreadable(#[source] Box<TimestampError>),
     /// The countersignature does not verify.
     #[error("failed to verify the timestamp countersignature with error: {0}")]
-    CountersignatureInvalid(Box<VerifyError>),
+    CountersignatureInvalid(#[source] Box<TimestampError>),
     /// The timestamp is before a certificate's validity.
     #[error("timestamp can be before certificate {subject:?} validity period, it will be valid from {:?}", fmt_rfc1123z(*.not_before))]
     TimestampBeforeValidity {
@@ -282,6 +307,15 @@ pub enum NotaryError {
         /// Its notAfter.
         not_after: i64,
     },
+    /// The envelope's chain is empty or too long.
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    /// A certificate of the envelope's chain that cannot be read.
+    #[error(transparent)]
+    Certificate(#[from] X509Error),
+    /// The envelope's chain breaks the Notary certificate rules.
+    #[error(transparent)]
+    Chain(#[from] super::certs::ChainError),
 }
 
 /// What a payload's `targetArtifact` names, as the mismatch message shows it.
@@ -312,6 +346,9 @@ impl NotaryError {
             | CountersignatureInvalid(_)
             | TimestampBeforeValidity { .. }
             | TimestampAfterValidity { .. } => Reason::Timestamp,
+            Envelope(e) => e.reason(),
+            Certificate(e) => e.reason(),
+            Chain(e) => e.reason(),
             _ => Reason::Malformed,
         }
     }

@@ -5,13 +5,13 @@
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use super::EnvelopeError;
 use super::{
     check_scheme_headers, parse_rfc3339, Alg, Envelope, Extra, H_AUTHENTIC_SIGNING_TIME, H_EXPIRY,
     H_SIGNING_SCHEME, H_SIGNING_TIME,
 };
+use super::{EnvelopeError, IllegalBase64};
 use crate::encoding::b64decode;
-use crate::{Result, VerifyError};
+use crate::Result;
 
 /// Headers with a meaning here; any other protected header is "extended".
 const KNOWN: &[&str] = &[
@@ -25,8 +25,8 @@ const KNOWN: &[&str] = &[
 ];
 
 /// Go's `base64.RawURLEncoding` (no padding, trailing bits tolerated), with
-/// its error text.
-fn b64url(s: &str) -> std::result::Result<Vec<u8>, String> {
+/// its error.
+fn b64url(s: &str) -> Result<Vec<u8>, IllegalBase64> {
     const ENGINE: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
         &base64::alphabet::URL_SAFE,
         base64::engine::GeneralPurposeConfig::new()
@@ -34,56 +34,51 @@ fn b64url(s: &str) -> std::result::Result<Vec<u8>, String> {
             .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone),
     );
     ENGINE.decode(s).map_err(|e| match e {
-        base64::DecodeError::InvalidByte(at, _) | base64::DecodeError::InvalidLastSymbol(at, _) => {
-            format!("illegal base64 data at input byte {at}")
-        }
-        base64::DecodeError::InvalidLength(at) => format!("illegal base64 data at input byte {at}"),
+        base64::DecodeError::InvalidByte(at, _)
+        | base64::DecodeError::InvalidLastSymbol(at, _)
+        | base64::DecodeError::InvalidLength(at) => IllegalBase64(at),
         // Go reports the first '=' (RawURLEncoding has no padding).
-        base64::DecodeError::InvalidPadding => format!(
-            "illegal base64 data at input byte {}",
-            s.find('=').unwrap_or(s.len())
-        ),
+        base64::DecodeError::InvalidPadding => IllegalBase64(s.find('=').unwrap_or(s.len())),
     })
 }
 
-fn invalid(m: impl std::fmt::Display) -> VerifyError {
-    EnvelopeError::InvalidSignature(m.to_string()).into()
-}
-
-fn str_field<'a>(obj: &'a Map<String, Value>, key: &str, what: &'static str) -> Result<&'a str> {
-    let key = key.to_string();
-    match obj.get(&key) {
+fn str_field<'a>(
+    obj: &'a Map<String, Value>,
+    key: &'static str,
+    what: &'static str,
+) -> Result<&'a str, EnvelopeError> {
+    match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(EnvelopeError::NotString { what, key }.into()),
-        None => Err(EnvelopeError::Missing { what, key }.into()),
+        Some(_) => Err(EnvelopeError::NotString { what, key }),
+        None => Err(EnvelopeError::Missing { what, key }),
     }
 }
 
-fn time_field(obj: &Map<String, Value>, key: &str) -> Result<Option<i64>> {
+fn time_field(obj: &Map<String, Value>, key: &'static str) -> Result<Option<i64>, EnvelopeError> {
     match obj.get(key) {
         None => Ok(None),
-        Some(Value::String(s)) => parse_rfc3339(s).map(Some).ok_or_else(|| {
-            EnvelopeError::TimeNotRfc3339 {
-                key: key.to_string(),
-                value: s.clone(),
-            }
-            .into()
-        }),
-        Some(_) => Err(EnvelopeError::TimeNotString(key.to_string()).into()),
+        Some(Value::String(s)) => {
+            parse_rfc3339(s)
+                .map(Some)
+                .ok_or_else(|| EnvelopeError::TimeNotRfc3339 {
+                    key,
+                    value: s.clone(),
+                })
+        }
+        Some(_) => Err(EnvelopeError::TimeNotString(key)),
     }
 }
 
-pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
-    let top: Value =
-        serde_json::from_slice(bytes).map_err(|e| EnvelopeError::NotJson(e.to_string()))?;
+pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {
+    let top: Value = serde_json::from_slice(bytes).map_err(|e| EnvelopeError::NotJson(e.into()))?;
     let Value::Object(top) = top else {
-        return Err(EnvelopeError::NotObject.into());
+        return Err(EnvelopeError::NotObject);
     };
     if let Some(k) = top
         .keys()
         .find(|k| !matches!(k.as_str(), "payload" | "protected" | "header" | "signature"))
     {
-        return Err(EnvelopeError::UnknownMember(k.clone()).into());
+        return Err(EnvelopeError::UnknownMember(k.clone()));
     }
     let what = "JWS envelope member";
     let payload_b64 = str_field(&top, "payload", what)?;
@@ -92,47 +87,47 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
     let header = match top.get("header") {
         Some(Value::Object(h)) => h.clone(),
         None => Map::new(),
-        Some(_) => return Err(EnvelopeError::UnprotectedNotObject.into()),
+        Some(_) => return Err(EnvelopeError::UnprotectedNotObject),
     };
 
     // Unprotected header: x5c, signing agent, timestamp.
     let certs = match header.get("x5c") {
         Some(Value::Array(items)) => {
             if items.len() > super::MAX_CHAIN_CERTS {
-                return Err(EnvelopeError::ChainTooLong(items.len()).into());
+                return Err(EnvelopeError::ChainTooLong(items.len()));
             }
             items
                 .iter()
                 .map(|v| match v {
-                    Value::String(s) => b64decode("x5c certificate", s),
-                    _ => Err(EnvelopeError::X5cEntryNotString.into()),
+                    Value::String(s) => Ok(b64decode("x5c certificate", s)?),
+                    _ => Err(EnvelopeError::X5cEntryNotString),
                 })
-                .collect::<Result<Vec<_>>>()?
+                .collect::<Result<Vec<_>, _>>()?
         }
         None | Some(Value::Null) => Vec::new(),
-        Some(_) => return Err(EnvelopeError::X5cNotArray.into()),
+        Some(_) => return Err(EnvelopeError::X5cNotArray),
     };
     let timestamp = match header.get("io.cncf.notary.timestampSignature") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(b64decode("io.cncf.notary.timestampSignature", s)?),
-        Some(_) => return Err(EnvelopeError::TimestampNotString.into()),
+        Some(_) => return Err(EnvelopeError::TimestampNotString),
     };
 
     // notation's JWT check decodes header, payload and signature, in that
     // order, before anything else, and calls any failure an invalid
     // signature.
-    b64url(protected_b64).map_err(invalid)?;
-    let payload = b64url(payload_b64).map_err(invalid)?;
-    let signature = b64url(signature_b64).map_err(invalid)?;
+    b64url(protected_b64).map_err(EnvelopeError::InvalidSignature)?;
+    let payload = b64url(payload_b64).map_err(EnvelopeError::InvalidSignature)?;
+    let signature = b64url(signature_b64).map_err(EnvelopeError::InvalidSignature)?;
     if signature.is_empty() {
-        return Err(invalid("signature missing in jws-json envelope"));
+        return Err(EnvelopeError::NoJwsSignature);
     }
 
-    let protected_raw = b64url(protected_b64).map_err(EnvelopeError::ProtectedHeader)?;
+    let protected_raw = b64url(protected_b64).map_err(EnvelopeError::ProtectedHeaderBase64)?;
     let protected: Value = serde_json::from_slice(&protected_raw)
-        .map_err(|e| EnvelopeError::ProtectedHeader(e.to_string()))?;
+        .map_err(|e| EnvelopeError::ProtectedHeader(e.into()))?;
     let Value::Object(protected) = protected else {
-        return Err(EnvelopeError::ProtectedHeader("not a JSON object".into()).into());
+        return Err(EnvelopeError::ProtectedHeaderNotObject);
     };
     let what = "JWS protected header";
     let alg_name = str_field(&protected, "alg", what)?;
@@ -141,7 +136,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
     let cty = match protected.get("cty") {
         Some(Value::String(s)) => s.clone(),
         None => String::new(),
-        Some(_) => return Err(EnvelopeError::CtyNotString.into()),
+        Some(_) => return Err(EnvelopeError::CtyNotString),
     };
     let scheme = str_field(&protected, H_SIGNING_SCHEME, what)?.to_string();
     let crit: Vec<String> = match protected.get("crit") {
@@ -151,10 +146,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope> {
             .map(|v| {
                 v.as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| EnvelopeError::CritEntryNotString.into())
+                    .ok_or(EnvelopeError::CritEntryNotString)
             })
-            .collect::<Result<_>>()?,
-        Some(_) => return Err(EnvelopeError::CritNotArray.into()),
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(EnvelopeError::CritNotArray),
     };
     let signing_time = time_field(&protected, H_SIGNING_TIME)?;
     let authentic_time = time_field(&protected, H_AUTHENTIC_SIGNING_TIME)?;

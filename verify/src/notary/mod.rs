@@ -45,7 +45,7 @@ mod tests;
 use crate::timestamp::{self, TimeStampToken};
 use crate::x509::Certificate;
 use crate::{Classify, Reason, Result};
-pub use error::{EnvelopeError, NotaryError, SignedTarget};
+pub use error::{EnvelopeError, IllegalBase64, NotaryError, SignedTarget};
 
 /// The media type of a JWS signature envelope.
 pub const MEDIA_TYPE_JWS: &str = "application/jose+json";
@@ -230,31 +230,30 @@ pub(crate) fn check_scheme_headers(
     expiry: Option<i64>,
     crit: &[String],
     present: &[String],
-) -> Result<i64> {
+) -> Result<i64, EnvelopeError> {
     let (has_signing_time, has_authentic_time) = (signing_time.is_some(), authentic_time.is_some());
     let has_expiry = expiry.is_some();
-    let invalid = |e: EnvelopeError| Err(e.into());
     match scheme {
         SCHEME_X509 => {
             if has_authentic_time {
-                return invalid(EnvelopeError::AuthenticTimeForX509);
+                return Err(EnvelopeError::AuthenticTimeForX509);
             }
             if !has_signing_time {
-                return invalid(EnvelopeError::NoSigningTime);
+                return Err(EnvelopeError::NoSigningTime);
             }
         }
         SCHEME_SIGNING_AUTHORITY => {
             if has_signing_time {
-                return invalid(EnvelopeError::SigningTimeForAuthority);
+                return Err(EnvelopeError::SigningTimeForAuthority);
             }
             if !has_authentic_time {
-                return invalid(EnvelopeError::NoAuthenticTime);
+                return Err(EnvelopeError::NoAuthenticTime);
             }
         }
-        other => return invalid(EnvelopeError::UnsupportedScheme(other.to_string())),
+        other => return Err(EnvelopeError::UnsupportedScheme(other.to_string())),
     }
     if crit.is_empty() {
-        return invalid(EnvelopeError::NoCrit);
+        return Err(EnvelopeError::NoCrit);
     }
     let mut required = vec![H_SIGNING_SCHEME];
     if has_expiry {
@@ -263,22 +262,21 @@ pub(crate) fn check_scheme_headers(
     if scheme == SCHEME_SIGNING_AUTHORITY {
         required.push(H_AUTHENTIC_SIGNING_TIME);
     }
-    let missing: Vec<String> = required
+    let missing: Vec<&'static str> = required
         .into_iter()
         .filter(|r| !crit.iter().any(|c| c == r))
-        .map(str::to_string)
         .collect();
     if !missing.is_empty() {
-        return invalid(EnvelopeError::NotCritical(missing));
+        return Err(EnvelopeError::NotCritical(missing));
     }
     for c in crit {
         if !present.iter().any(|p| p == c) {
-            return invalid(EnvelopeError::CriticalAbsent(c.clone()));
+            return Err(EnvelopeError::CriticalAbsent(c.clone()));
         }
     }
     let signing_time = signing_time.or(authentic_time).unwrap_or_default();
     if expiry.is_some_and(|e| e <= signing_time) {
-        return invalid(EnvelopeError::ExpiryBeforeSigning);
+        return Err(EnvelopeError::ExpiryBeforeSigning);
     }
     Ok(signing_time)
 }
@@ -362,7 +360,7 @@ pub fn check_revocation(
 
 /// Signature, chain and algorithm checks; returns the chain and the
 /// payload JSON.
-fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
+fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value), NotaryError> {
     if env.certs.is_empty() {
         return Err(EnvelopeError::NoChain.into());
     }
@@ -373,11 +371,11 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
         .certs
         .iter()
         .map(|d| Certificate::from_der(d))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let leaf = &chain[0];
-    let key = leaf.public_key()?;
+    let key = leaf.subject_key()?;
     if !key.verify_scheme(env.alg.scheme(), &env.signed, &env.signature) {
-        return Err(NotaryError::BadSignature(env.alg).into());
+        return Err(NotaryError::BadSignature(env.alg));
     }
     certs::validate_chain(&chain)?;
     let leaf_alg = certs::signing_algorithm(leaf)?;
@@ -385,21 +383,20 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value)> {
         return Err(NotaryError::AlgorithmMismatch {
             leaf: leaf_alg,
             envelope: env.alg,
-        }
-        .into());
+        });
     }
     if env.cty != MEDIA_TYPE_PAYLOAD {
-        return Err(NotaryError::ContentType(env.cty.clone()).into());
+        return Err(NotaryError::ContentType(env.cty.clone()));
     }
     if env.payload.is_empty() {
-        return Err(NotaryError::NoContent.into());
+        return Err(NotaryError::NoContent);
     }
-    let payload: serde_json::Value = serde_json::from_slice(&env.payload)
-        .map_err(|e| NotaryError::PayloadNotJson(e.to_string()))?;
+    let payload: serde_json::Value =
+        serde_json::from_slice(&env.payload).map_err(|e| NotaryError::PayloadNotJson(e.into()))?;
     Ok((chain, payload))
 }
 
-fn check_target(payload: &serde_json::Value, target: &Target) -> Result<()> {
+fn check_target(payload: &serde_json::Value, target: &Target) -> Result<(), NotaryError> {
     let t = payload
         .get("targetArtifact")
         .and_then(|t| t.as_object())
@@ -418,39 +415,38 @@ fn check_target(payload: &serde_json::Value, target: &Target) -> Result<()> {
                 size: size.map_or_else(|| "?".to_string(), |s| s.to_string()),
             }),
             artifact: Box::new(target.clone()),
-        }
-        .into());
+        });
     }
     Ok(())
 }
 
 /// No plugins here: a signature that names one, or has any other critical
 /// header beyond the Notary ones, is refused.
-fn check_extended(env: &Envelope) -> Result<()> {
+fn check_extended(env: &Envelope) -> Result<(), NotaryError> {
     if let Some((_, value, _)) = env.extended.iter().find(|(k, _, _)| k == H_PLUGIN) {
         let Extra::Text(name) = value else {
-            return Err(NotaryError::PluginNotString.into());
+            return Err(NotaryError::PluginNotString);
         };
-        return Err(NotaryError::PluginNotFound(name.clone()).into());
+        return Err(NotaryError::PluginNotFound(name.clone()));
     }
     if let Some((k, _, _)) = env
         .extended
         .iter()
         .find(|(k, _, critical)| *critical || k == H_PLUGIN_MIN_VERSION)
     {
-        return Err(NotaryError::UnknownCritical(k.clone()).into());
+        return Err(NotaryError::UnknownCritical(k.clone()));
     }
     Ok(())
 }
 
-fn authenticity(chain: &[Certificate], trusted: &[Certificate]) -> Result<()> {
+fn authenticity(chain: &[Certificate], trusted: &[Certificate]) -> Result<(), NotaryError> {
     if trusted.is_empty() {
-        return Err(NotaryError::NoTrustedCertificates.into());
+        return Err(NotaryError::NoTrustedCertificates);
     }
     if chain.iter().any(|c| trusted.contains(c)) {
         Ok(())
     } else {
-        Err(NotaryError::NotTrusted.into())
+        Err(NotaryError::NotTrusted)
     }
 }
 
@@ -459,7 +455,7 @@ fn authentic_timestamp(
     chain: &[Certificate],
     tsa_roots: &[Certificate],
     now: i64,
-) -> Result<(Option<i64>, Vec<Certificate>)> {
+) -> Result<(Option<i64>, Vec<Certificate>), NotaryError> {
     if env.scheme == SCHEME_SIGNING_AUTHORITY {
         let t = env.signing_time;
         for cert in chain {
@@ -467,8 +463,7 @@ fn authentic_timestamp(
                 return Err(NotaryError::NotValidWhenSigned {
                     subject: go_subject(cert),
                     time: t,
-                }
-                .into());
+                });
             }
         }
         return Ok((Some(t), Vec::new()));
@@ -479,21 +474,19 @@ fn authentic_timestamp(
                 return Err(NotaryError::NotYetValid {
                     subject: go_subject(cert),
                     not_before: cert.not_before(),
-                }
-                .into());
+                });
             }
             if now > cert.not_after() {
                 return Err(NotaryError::CertificateExpired {
                     subject: go_subject(cert),
                     not_after: cert.not_after(),
-                }
-                .into());
+                });
             }
         }
         return Ok((None, Vec::new()));
     }
     let Some(token) = &env.timestamp else {
-        return Err(NotaryError::NoCountersignature.into());
+        return Err(NotaryError::NoCountersignature);
     };
     let token = TimeStampToken::parse_token(token)
         .map_err(|e| NotaryError::CountersignatureUnreadable(Box::new(e)))?;
@@ -505,15 +498,13 @@ fn authentic_timestamp(
             return Err(NotaryError::TimestampBeforeValidity {
                 subject: go_subject(cert),
                 not_before: cert.not_before(),
-            }
-            .into());
+            });
         }
         if gen_time > cert.not_after() {
             return Err(NotaryError::TimestampAfterValidity {
                 subject: go_subject(cert),
                 not_after: cert.not_after(),
-            }
-            .into());
+            });
         }
     }
     Ok((Some(gen_time), tsa_chain))

@@ -13,7 +13,7 @@ use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use serde::Deserialize;
 
-use crate::{Result, VerifyError};
+use crate::Result;
 
 mod error;
 pub use error::BundleError;
@@ -42,13 +42,13 @@ pub enum BundleVersion {
 
 impl BundleVersion {
     /// The version a `mediaType` names.
-    pub fn from_media_type(media_type: &str) -> Result<BundleVersion> {
+    pub fn from_media_type(media_type: &str) -> Result<BundleVersion, BundleError> {
         match media_type {
             "application/vnd.dev.sigstore.bundle+json;version=0.1" => Ok(BundleVersion::V01),
             "application/vnd.dev.sigstore.bundle+json;version=0.2" => Ok(BundleVersion::V02),
             "application/vnd.dev.sigstore.bundle+json;version=0.3"
             | "application/vnd.dev.sigstore.bundle.v0.3+json" => Ok(BundleVersion::V03),
-            other => Err(BundleError::MediaType(other.to_string()).into()),
+            other => Err(BundleError::MediaType(other.to_string())),
         }
     }
 }
@@ -331,34 +331,25 @@ enum Int64 {
 }
 
 impl Int64 {
-    fn value(&self, what: &str) -> Result<i64> {
+    fn value(&self, what: &'static str) -> Result<i64, BundleError> {
         match self {
             Int64::Num(n) => Ok(*n),
-            Int64::Str(s) => s.parse::<i64>().map_err(|_| {
-                BundleError::NotInteger {
-                    what: what.to_string(),
-                    value: s.clone(),
-                }
-                .into()
+            Int64::Str(s) => s.parse::<i64>().map_err(|_| BundleError::NotInteger {
+                what,
+                value: s.clone(),
             }),
         }
     }
 
-    fn non_negative(&self, what: &str) -> Result<u64> {
+    fn non_negative(&self, what: &'static str) -> Result<u64, BundleError> {
         let v = self.value(what)?;
-        u64::try_from(v).map_err(|_| {
-            BundleError::Negative {
-                what: what.to_string(),
-                value: v,
-            }
-            .into()
-        })
+        u64::try_from(v).map_err(|_| BundleError::Negative { what, value: v })
     }
 }
 
 /// Decodes protobuf-JSON `bytes`: standard or URL-safe base64, padded or
 /// not; line breaks are skipped, as Go's decoder (protojson) skips them.
-pub fn b64(value: &str, what: &str) -> Result<Vec<u8>> {
+pub fn b64(value: &str, what: &'static str) -> Result<Vec<u8>, BundleError> {
     let unwrapped;
     let value = if value.contains(['\r', '\n']) {
         unwrapped = value.replace(['\r', '\n'], "");
@@ -372,46 +363,38 @@ pub fn b64(value: &str, what: &str) -> Result<Vec<u8>> {
     const URL: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, CONFIG);
     STD.decode(value)
         .or_else(|_| URL.decode(value))
-        .map_err(|e| {
-            BundleError::Base64 {
-                what: what.to_string(),
-                detail: e.to_string(),
-            }
-            .into()
-        })
+        .map_err(|source| BundleError::Base64 { what, source })
 }
 
-fn required<T>(value: Option<T>, what: &str) -> Result<T> {
-    value.ok_or_else(|| BundleError::Missing(what.to_string()).into())
+fn required<T>(value: Option<T>, what: &'static str) -> Result<T, BundleError> {
+    value.ok_or(BundleError::Missing(what))
 }
 
-fn b64_field(value: Option<String>, what: &str) -> Result<Vec<u8>> {
+fn b64_field(value: Option<String>, what: &'static str) -> Result<Vec<u8>, BundleError> {
     let v = required(value, what)?;
     let bytes = b64(&v, what)?;
     if bytes.is_empty() {
-        return Err(BundleError::Empty(what.to_string()).into());
+        return Err(BundleError::Empty(what));
     }
     Ok(bytes)
 }
 
-fn hash32(value: &str, what: &str) -> Result<[u8; 32]> {
+fn hash32(value: &str, what: &'static str) -> Result<[u8; 32], BundleError> {
     let bytes = b64(value, what)?;
-    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
-        VerifyError::from(BundleError::HashLength {
-            what: what.to_string(),
-            len: bytes.len(),
-        })
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| BundleError::HashLength {
+        what,
+        len: bytes.len(),
     })
 }
 
 impl Bundle {
     /// Parses and checks a bundle's JSON.
-    pub fn parse(json: &[u8]) -> Result<Bundle> {
+    pub fn parse(json: &[u8]) -> Result<Bundle, BundleError> {
         if json.len() > MAX_BUNDLE_BYTES {
-            return Err(BundleError::TooLarge(json.len()).into());
+            return Err(BundleError::TooLarge(json.len()));
         }
         let raw: RawBundle =
-            serde_json::from_slice(json).map_err(|e| BundleError::Json(e.to_string()))?;
+            serde_json::from_slice(json).map_err(|e| BundleError::Json(e.into()))?;
         let media_type = required(raw.media_type, "mediaType")?;
         let version = BundleVersion::from_media_type(&media_type)?;
         let vm = required(raw.verification_material, "verificationMaterial")?;
@@ -419,28 +402,28 @@ impl Bundle {
         let material = parse_material(version, &vm)?;
 
         if vm.tlog_entries.len() > MAX_TLOG_ENTRIES {
-            return Err(BundleError::TooManyEntries(vm.tlog_entries.len()).into());
+            return Err(BundleError::TooManyEntries(vm.tlog_entries.len()));
         }
         let tlog_entries = vm
             .tlog_entries
             .into_iter()
             .map(|e| parse_entry(version, e))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
 
         let raw_ts = vm
             .timestamp_verification_data
             .map(|t| t.rfc3161_timestamps)
             .unwrap_or_default();
         if raw_ts.len() > MAX_TIMESTAMPS {
-            return Err(BundleError::TooManyTimestamps(raw_ts.len()).into());
+            return Err(BundleError::TooManyTimestamps(raw_ts.len()));
         }
         let timestamps = raw_ts
             .into_iter()
             .map(|t| b64_field(t.signed_timestamp, "rfc3161Timestamps[].signedTimestamp"))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         for (i, a) in timestamps.iter().enumerate() {
             if timestamps.iter().skip(i + 1).any(|b| a == b) {
-                return Err(BundleError::DuplicateTimestamp.into());
+                return Err(BundleError::DuplicateTimestamp);
             }
         }
 
@@ -463,7 +446,7 @@ impl Bundle {
                 )?;
                 let payload_type = required(env.payload_type, "dsseEnvelope.payloadType")?;
                 if env.signatures.len() != 1 {
-                    return Err(BundleError::DsseSignatures(env.signatures.len()).into());
+                    return Err(BundleError::DsseSignatures(env.signatures.len()));
                 }
                 let signatures = env
                     .signatures
@@ -474,28 +457,28 @@ impl Bundle {
                             keyid: s.keyid,
                         })
                     })
-                    .collect::<Result<Vec<_>>>()?;
+                    .collect::<Result<Vec<_>, _>>()?;
                 Content::Dsse(DsseEnvelope {
                     payload_type,
                     payload,
                     signatures,
                 })
             }
-            (Some(_), Some(_)) => return Err(BundleError::BothContents.into()),
-            (None, None) => return Err(BundleError::NoContent.into()),
+            (Some(_), Some(_)) => return Err(BundleError::BothContents),
+            (None, None) => return Err(BundleError::NoContent),
         };
 
         // Per-version requirements on the log entries.
         for entry in &tlog_entries {
             if version == BundleVersion::V01 {
                 if entry.set.is_none() {
-                    return Err(BundleError::NoPromise.into());
+                    return Err(BundleError::NoPromise);
                 }
             } else {
                 match &entry.proof {
-                    None => return Err(BundleError::NoProof(entry.log_index.to_string()).into()),
+                    None => return Err(BundleError::NoProof(entry.log_index)),
                     Some(p) if p.checkpoint.is_none() => {
-                        return Err(BundleError::NoCheckpoint(entry.log_index.to_string()).into())
+                        return Err(BundleError::NoCheckpoint(entry.log_index))
                     }
                     Some(_) => {}
                 }
@@ -512,14 +495,14 @@ impl Bundle {
     }
 }
 
-fn parse_material(version: BundleVersion, vm: &RawMaterial) -> Result<Material> {
+fn parse_material(version: BundleVersion, vm: &RawMaterial) -> Result<Material, BundleError> {
     let present = [
         vm.public_key.is_some(),
         vm.x509_certificate_chain.is_some(),
         vm.certificate.is_some(),
     ];
     if present.iter().filter(|p| **p).count() != 1 {
-        return Err(BundleError::MaterialKinds.into());
+        return Err(BundleError::MaterialKinds);
     }
     if let Some(pk) = &vm.public_key {
         return Ok(Material::PublicKey {
@@ -528,13 +511,13 @@ fn parse_material(version: BundleVersion, vm: &RawMaterial) -> Result<Material> 
     }
     if let Some(chain) = &vm.x509_certificate_chain {
         if version >= BundleVersion::V03 {
-            return Err(BundleError::ChainInV03.into());
+            return Err(BundleError::ChainInV03);
         }
         if chain.certificates.is_empty() {
-            return Err(BundleError::EmptyChain.into());
+            return Err(BundleError::EmptyChain);
         }
         if chain.certificates.len() > MAX_CHAIN_CERTS {
-            return Err(BundleError::ChainTooLong(chain.certificates.len()).into());
+            return Err(BundleError::ChainTooLong(chain.certificates.len()));
         }
         let certs = chain
             .certificates
@@ -545,22 +528,22 @@ fn parse_material(version: BundleVersion, vm: &RawMaterial) -> Result<Material> 
                     "x509CertificateChain.certificates[].rawBytes",
                 )
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         return Ok(Material::Chain(certs));
     }
     if let Some(cert) = &vm.certificate {
         if version < BundleVersion::V03 {
-            return Err(BundleError::CertificateInV02.into());
+            return Err(BundleError::CertificateInV02);
         }
         return Ok(Material::Certificate(b64_field(
             cert.raw_bytes.clone(),
             "certificate.rawBytes",
         )?));
     }
-    Err(BundleError::NoMaterial.into())
+    Err(BundleError::NoMaterial)
 }
 
-fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry> {
+fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry, BundleError> {
     let log_index =
         required(e.log_index, "tlogEntries[].logIndex")?.non_negative("log entry logIndex")?;
     let log_id = b64_field(
@@ -575,7 +558,7 @@ fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry> {
         Some(t) => {
             let t = t.value("log entry integratedTime")?;
             if t < 0 {
-                return Err(BundleError::NegativeTime(t).into());
+                return Err(BundleError::NegativeTime(t));
             }
             (t != 0).then_some(t)
         }
@@ -591,7 +574,7 @@ fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry> {
         None => None,
         Some(p) => {
             if p.hashes.len() > MAX_PROOF_HASHES {
-                return Err(BundleError::TooManyProofHashes(p.hashes.len()).into());
+                return Err(BundleError::TooManyProofHashes(p.hashes.len()));
             }
             let proof_index = required(p.log_index, "inclusionProof.logIndex")?
                 .non_negative("inclusion proof logIndex")?;
@@ -605,7 +588,7 @@ fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry> {
                 .hashes
                 .iter()
                 .map(|h| hash32(h, "inclusion proof hash"))
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
             let checkpoint = p
                 .checkpoint
                 .and_then(|c| c.envelope)
@@ -621,7 +604,7 @@ fn parse_entry(version: BundleVersion, e: RawTlogEntry) -> Result<TlogEntry> {
     };
     let body = b64_field(e.canonicalized_body, "tlogEntries[].canonicalizedBody")?;
     if set.is_some() && integrated_time.is_none() && version == BundleVersion::V01 {
-        return Err(BundleError::PromiseWithoutTime.into());
+        return Err(BundleError::PromiseWithoutTime);
     }
     Ok(TlogEntry {
         log_index,
@@ -689,19 +672,45 @@ mod tests {
 
     #[test]
     fn rejects_malformed_bundles() {
-        for (name, why) in [
-            ("bundle-malformed-json_fail", "not valid JSON"),
-            ("bundle-unknown-version_fail", "media type"),
+        type Is = fn(&BundleError) -> bool;
+        let cases: [(&str, &str, Is); 7] = [
+            ("bundle-malformed-json_fail", "not valid JSON", |e| {
+                matches!(e, BundleError::Json(_))
+            }),
+            ("bundle-unknown-version_fail", "media type", |e| {
+                matches!(e, BundleError::MediaType(_))
+            }),
             (
                 "bundle-empty-certificate-chain_fail",
                 "empty certificate chain",
+                |e| matches!(e, BundleError::EmptyChain),
             ),
-            ("bundle-invalid-base64-signature_fail", "base64"),
-            ("bundle-negative-log-index_fail", "negative"),
-            ("intoto-missing-inclusion-proof_fail", "no inclusion proof"),
-            ("rekor2-no-inclusion-proof_fail", "no inclusion proof"),
-        ] {
+            ("bundle-invalid-base64-signature_fail", "base64", |e| {
+                matches!(
+                    e,
+                    BundleError::Base64 {
+                        what: "messageSignature.signature",
+                        ..
+                    }
+                )
+            }),
+            ("bundle-negative-log-index_fail", "negative", |e| {
+                matches!(e, BundleError::Negative { .. })
+            }),
+            (
+                "intoto-missing-inclusion-proof_fail",
+                "no inclusion proof",
+                |e| matches!(e, BundleError::NoProof(_)),
+            ),
+            (
+                "rekor2-no-inclusion-proof_fail",
+                "no inclusion proof",
+                |e| matches!(e, BundleError::NoProof(_)),
+            ),
+        ];
+        for (name, why, is) in cases {
             let e = Bundle::parse(&case(name)).unwrap_err();
+            assert!(is(&e), "{name}: {e:?}");
             assert!(e.to_string().contains(why), "{name}: {e}");
         }
     }
@@ -713,29 +722,29 @@ mod tests {
                 serde_json::json!({"payload":"", "payloadType":"x", "signatures":[]});
         }))
         .unwrap_err();
-        assert_eq!(e, BundleError::BothContents.into());
+        assert_eq!(e, BundleError::BothContents);
         let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
             v.as_object_mut().unwrap().remove("messageSignature");
         }))
         .unwrap_err();
-        assert_eq!(e, BundleError::NoContent.into());
+        assert_eq!(e, BundleError::NoContent);
         // a v0.3 bundle with a chain, and a v0.1 bundle with a bare certificate
         let e = Bundle::parse(&edit("happy-path-v0.1", |v| {
             v["mediaType"] = "application/vnd.dev.sigstore.bundle.v0.3+json".into();
         }))
         .unwrap_err();
-        assert_eq!(e, BundleError::ChainInV03.into());
+        assert_eq!(e, BundleError::ChainInV03);
         let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
             v["mediaType"] = "application/vnd.dev.sigstore.bundle+json;version=0.1".into();
         }))
         .unwrap_err();
-        assert_eq!(e, BundleError::CertificateInV02.into());
+        assert_eq!(e, BundleError::CertificateInV02);
         // two kinds of material
         let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
             v["verificationMaterial"]["publicKey"] = serde_json::json!({"hint": "x"});
         }))
         .unwrap_err();
-        assert_eq!(e, BundleError::MaterialKinds.into());
+        assert_eq!(e, BundleError::MaterialKinds);
         // a DSSE envelope with two signatures
         let e = Bundle::parse(&edit("happy-path-intoto-in-dsse-v3", |v| {
             let s = v["dsseEnvelope"]["signatures"][0].clone();
@@ -745,7 +754,7 @@ mod tests {
                 .push(s);
         }))
         .unwrap_err();
-        assert_eq!(e, BundleError::DsseSignatures(2).into());
+        assert_eq!(e, BundleError::DsseSignatures(2));
         // a v0.1 entry without a SET
         let e = Bundle::parse(&edit("happy-path-v0.1", |v| {
             v["verificationMaterial"]["tlogEntries"][0]
@@ -754,7 +763,7 @@ mod tests {
                 .remove("inclusionPromise");
         }))
         .unwrap_err();
-        assert_eq!(e, BundleError::NoPromise.into());
+        assert_eq!(e, BundleError::NoPromise);
         assert_eq!(e.reason(), Reason::TransparencyLog);
         // a root hash that is not 32 bytes
         let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
@@ -764,22 +773,25 @@ mod tests {
         .unwrap_err();
         assert!(matches!(
             e,
-            VerifyError::Bundle(BundleError::HashLength { len: 3, .. })
+            BundleError::HashLength {
+                what: "inclusion proof rootHash",
+                len: 3
+            }
         ));
     }
 
     #[test]
     fn enforces_the_size_limits() {
         let big = vec![b' '; MAX_BUNDLE_BYTES + 1];
-        assert!(Bundle::parse(&big)
-            .unwrap_err()
-            .to_string()
-            .contains("allowed"));
+        let e = Bundle::parse(&big).unwrap_err();
+        assert_eq!(e, BundleError::TooLarge(MAX_BUNDLE_BYTES + 1));
+        assert!(e.to_string().contains("allowed"), "{e}");
         let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
             let entry = v["verificationMaterial"]["tlogEntries"][0].clone();
             v["verificationMaterial"]["tlogEntries"] = vec![entry; MAX_TLOG_ENTRIES + 1].into();
         }))
         .unwrap_err();
+        assert_eq!(e, BundleError::TooManyEntries(MAX_TLOG_ENTRIES + 1));
         assert!(e.to_string().contains("allowed"), "{e}");
         let e = Bundle::parse(&edit("happy-path-v0.3", |v| {
             let p = &mut v["verificationMaterial"]["tlogEntries"][0]["inclusionProof"];
@@ -787,6 +799,7 @@ mod tests {
             p["hashes"] = vec![h; MAX_PROOF_HASHES + 1].into();
         }))
         .unwrap_err();
+        assert_eq!(e, BundleError::TooManyProofHashes(MAX_PROOF_HASHES + 1));
         assert!(e.to_string().contains("allowed"), "{e}");
         let e = Bundle::parse(&edit("rekor2-happy-path", |v| {
             let t =
@@ -795,6 +808,7 @@ mod tests {
             *t = vec![one; 2].into();
         }))
         .unwrap_err();
+        assert_eq!(e, BundleError::DuplicateTimestamp);
         assert!(e.to_string().contains("twice"), "{e}");
     }
 }

@@ -11,7 +11,7 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
-use crate::{Reason, Result, VerifyError};
+use crate::Reason;
 
 /// Why a checkpoint (a signed note) could not be read. All of these are
 /// [`Reason::Malformed`]; the transparency-log stage classes them.
@@ -123,28 +123,28 @@ pub struct SignedCheckpoint {
 
 impl SignedNote {
     /// Splits a note into text and signature lines, bounded in bytes and lines.
-    pub fn parse(envelope: &str) -> Result<SignedNote> {
+    pub fn parse(envelope: &str) -> Result<SignedNote, CheckpointError> {
         if envelope.len() > MAX_NOTE_BYTES {
-            return Err(CheckpointError::TooLarge(envelope.len()).into());
+            return Err(CheckpointError::TooLarge(envelope.len()));
         }
         let mut parts = envelope.match_indices("\n\n");
         let split = match (parts.next(), parts.next()) {
             (Some((i, _)), None) if !envelope[i + 2..].starts_with('\n') => i,
-            (None, _) => return Err(CheckpointError::NoSeparator.into()),
-            (Some(_), _) => return Err(CheckpointError::SeveralSeparators.into()),
+            (None, _) => return Err(CheckpointError::NoSeparator),
+            (Some(_), _) => return Err(CheckpointError::SeveralSeparators),
         };
         let text = &envelope[..split + 1];
         let sigs = &envelope[split + 2..];
         if sigs.is_empty() {
-            return Err(CheckpointError::NoSignatures.into());
+            return Err(CheckpointError::NoSignatures);
         }
         let Some(sigs) = sigs.strip_suffix('\n') else {
-            return Err(CheckpointError::UnterminatedSignatures.into());
+            return Err(CheckpointError::UnterminatedSignatures);
         };
         let mut signatures = Vec::new();
         for line in sigs.split('\n') {
             if signatures.len() >= MAX_NOTE_SIGNATURES {
-                return Err(CheckpointError::TooManySignatures.into());
+                return Err(CheckpointError::TooManySignatures);
             }
             signatures.push(parse_signature_line(line)?);
         }
@@ -155,8 +155,8 @@ impl SignedNote {
     }
 }
 
-fn parse_signature_line(line: &str) -> Result<NoteSignature> {
-    let bad = || VerifyError::from(CheckpointError::BadSignatureLine(line.to_string()));
+fn parse_signature_line(line: &str) -> Result<NoteSignature, CheckpointError> {
+    let bad = || CheckpointError::BadSignatureLine(line.to_string());
     let rest = line.strip_prefix("\u{2014} ").ok_or_else(bad)?;
     let (name, sig_b64) = rest.split_once(' ').ok_or_else(bad)?;
     if name.is_empty()
@@ -169,7 +169,7 @@ fn parse_signature_line(line: &str) -> Result<NoteSignature> {
     }
     let raw = STANDARD.decode(sig_b64).map_err(|_| bad())?;
     if raw.len() < 5 {
-        return Err(CheckpointError::ShortSignature(name.to_string()).into());
+        return Err(CheckpointError::ShortSignature(name.to_string()));
     }
     let (hint, signature) = raw.split_at(4);
     let key_hint = <[u8; 4]>::try_from(hint).map_err(|_| bad())?;
@@ -182,33 +182,33 @@ fn parse_signature_line(line: &str) -> Result<NoteSignature> {
 
 impl Checkpoint {
     /// Parses a checkpoint body (the signed text of the note).
-    pub fn parse(text: &str) -> Result<Checkpoint> {
+    pub fn parse(text: &str) -> Result<Checkpoint, CheckpointError> {
         let Some(body) = text.strip_suffix('\n') else {
-            return Err(CheckpointError::UnterminatedText.into());
+            return Err(CheckpointError::UnterminatedText);
         };
         let lines: Vec<&str> = body.split('\n').collect();
         let [origin, size, root, extra @ ..] = lines.as_slice() else {
-            return Err(CheckpointError::TooFewLines.into());
+            return Err(CheckpointError::TooFewLines);
         };
         if origin.is_empty() {
-            return Err(CheckpointError::EmptyOrigin.into());
+            return Err(CheckpointError::EmptyOrigin);
         }
         if size.is_empty()
             || !size.bytes().all(|b| b.is_ascii_digit())
             || (size.len() > 1 && size.starts_with('0'))
         {
-            return Err(CheckpointError::SizeNotDecimal(size.to_string()).into());
+            return Err(CheckpointError::SizeNotDecimal(size.to_string()));
         }
         let size: u64 = size
             .parse()
             .map_err(|_| CheckpointError::SizeTooLarge(size.to_string()))?;
         let root_bytes = STANDARD
             .decode(root)
-            .map_err(|_| VerifyError::from(CheckpointError::RootNotBase64(root.to_string())))?;
+            .map_err(|_| CheckpointError::RootNotBase64(root.to_string()))?;
         let root_hash = <[u8; 32]>::try_from(root_bytes.as_slice())
-            .map_err(|_| VerifyError::from(CheckpointError::RootLength(root_bytes.len())))?;
+            .map_err(|_| CheckpointError::RootLength(root_bytes.len()))?;
         if extra.iter().any(|l| l.is_empty()) {
-            return Err(CheckpointError::EmptyExtension.into());
+            return Err(CheckpointError::EmptyExtension);
         }
         Ok(Checkpoint {
             origin: origin.to_string(),
@@ -228,7 +228,7 @@ impl Checkpoint {
 
 impl SignedCheckpoint {
     /// Reads a signed note and the checkpoint in its text.
-    pub fn parse(envelope: &str) -> Result<SignedCheckpoint> {
+    pub fn parse(envelope: &str) -> Result<SignedCheckpoint, CheckpointError> {
         let note = SignedNote::parse(envelope)?;
         let checkpoint = Checkpoint::parse(&note.text)?;
         Ok(SignedCheckpoint { note, checkpoint })
@@ -289,7 +289,7 @@ mod tests {
     fn rejects_malformed_notes() {
         let body = format!("origin\n1\n{ROOT}\n");
         let fails = |note: &str, e: CheckpointError| {
-            assert_eq!(SignedNote::parse(note), Err(e.into()), "{note:?}");
+            assert_eq!(SignedNote::parse(note), Err(e), "{note:?}");
         };
         let bad_line = |l: &str| CheckpointError::BadSignatureLine(l.into());
         // no signatures at all
@@ -342,7 +342,7 @@ mod tests {
     fn rejects_malformed_checkpoint_bodies() {
         let ok = |b: &str| Checkpoint::parse(b);
         let fails = |b: &str, e: CheckpointError| {
-            assert_eq!(Checkpoint::parse(b), Err(e.into()), "{b:?}");
+            assert_eq!(Checkpoint::parse(b), Err(e), "{b:?}");
         };
         assert!(ok(&format!("o\n1\n{ROOT}\n")).is_ok());
         // missing origin / size / root

@@ -2,7 +2,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::{Reason, Result};
+use crate::Reason;
 
 /// Why an RFC 6962 inclusion proof was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,15 +21,15 @@ pub enum MerkleError {
     /// Fewer hashes than reach the root.
     #[error("inclusion proof has fewer hashes than the tree size requires")]
     TooFewHashes,
-    /// The proof leads to another root (both in hex).
+    /// The proof leads to another root (both shown in hex).
     #[error(
-        "inclusion proof does not lead to the root hash: computed {computed}, expected {expected}"
+        "inclusion proof does not lead to the root hash: computed {}, expected {}", hex(.computed), hex(.expected)
     )]
     RootMismatch {
         /// The root the proof leads to.
-        computed: String,
+        computed: [u8; 32],
         /// The root the log signed.
-        expected: String,
+        expected: [u8; 32],
     },
 }
 
@@ -65,16 +65,16 @@ pub fn root_from_inclusion_proof(
     tree_size: u64,
     leaf: &[u8; 32],
     proof: &[[u8; 32]],
-) -> Result<[u8; 32]> {
+) -> Result<[u8; 32], MerkleError> {
     if index >= tree_size {
-        return Err(MerkleError::IndexOutsideTree { index, tree_size }.into());
+        return Err(MerkleError::IndexOutsideTree { index, tree_size });
     }
     let mut f_n = index;
     let mut s_n = tree_size - 1;
     let mut r = *leaf;
     for p in proof {
         if s_n == 0 {
-            return Err(MerkleError::TooManyHashes.into());
+            return Err(MerkleError::TooManyHashes);
         }
         if f_n & 1 == 1 || f_n == s_n {
             r = node_hash(p, &r);
@@ -89,7 +89,7 @@ pub fn root_from_inclusion_proof(
         s_n >>= 1;
     }
     if s_n != 0 {
-        return Err(MerkleError::TooFewHashes.into());
+        return Err(MerkleError::TooFewHashes);
     }
     Ok(r)
 }
@@ -102,14 +102,13 @@ pub fn verify_inclusion(
     leaf: &[u8],
     proof: &[[u8; 32]],
     root: &[u8; 32],
-) -> Result<()> {
+) -> Result<(), MerkleError> {
     let computed = root_from_inclusion_proof(index, tree_size, &leaf_hash(leaf), proof)?;
     if &computed != root {
         return Err(MerkleError::RootMismatch {
-            computed: hex(&computed),
-            expected: hex(root),
-        }
-        .into());
+            computed,
+            expected: *root,
+        });
     }
     Ok(())
 }
@@ -119,20 +118,19 @@ pub(crate) use crate::encoding::hex;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::VerifyError;
 
     /// Whether `r` is a well-formed proof that leads to a root other than
     /// `root`.
-    fn leads_elsewhere(r: Result<()>, root: &[u8; 32]) -> bool {
+    fn leads_elsewhere(r: Result<(), MerkleError>, root: &[u8; 32]) -> bool {
         matches!(
             r,
-            Err(VerifyError::Merkle(MerkleError::RootMismatch { computed, expected }))
-                if expected == hex(root) && computed != expected
+            Err(MerkleError::RootMismatch { computed, expected })
+                if expected == *root && computed != expected
         )
     }
 
-    fn outside(index: u64, tree_size: u64) -> VerifyError {
-        MerkleError::IndexOutsideTree { index, tree_size }.into()
+    fn outside(index: u64, tree_size: u64) -> MerkleError {
+        MerkleError::IndexOutsideTree { index, tree_size }
     }
 
     /// The root of `leaves` by the RFC 6962 definition (MTH), for checking.
@@ -199,11 +197,11 @@ mod tests {
         // a tree of 4 is one level shallower, one of 12 one level deeper
         assert_eq!(
             verify_inclusion(3, 4, &ls[3], &p, &root),
-            Err(MerkleError::TooManyHashes.into())
+            Err(MerkleError::TooManyHashes)
         );
         assert_eq!(
             verify_inclusion(3, 12, &ls[3], &p, &root),
-            Err(MerkleError::TooFewHashes.into())
+            Err(MerkleError::TooFewHashes)
         );
         let mut bad = p.clone();
         bad[1][0] ^= 1;
@@ -215,11 +213,11 @@ mod tests {
         longer.push([0; 32]);
         assert_eq!(
             verify_inclusion(3, 7, &ls[3], &longer, &root),
-            Err(MerkleError::TooManyHashes.into())
+            Err(MerkleError::TooManyHashes)
         );
         assert_eq!(
             verify_inclusion(3, 7, &ls[3], &p[..p.len() - 1], &root),
-            Err(MerkleError::TooFewHashes.into())
+            Err(MerkleError::TooFewHashes)
         );
         assert_eq!(
             verify_inclusion(7, 7, &ls[3], &p, &root),
@@ -237,7 +235,7 @@ mod tests {
         assert!(verify_inclusion(0, 1, b"x", &[], &root).is_ok());
         assert_eq!(
             verify_inclusion(0, 1, b"x", &[[0; 32]], &root),
-            Err(MerkleError::TooManyHashes.into())
+            Err(MerkleError::TooManyHashes)
         );
     }
 
@@ -249,7 +247,7 @@ mod tests {
         );
         assert_eq!(
             root_from_inclusion_proof(u64::MAX - 1, u64::MAX, &[0; 32], &[[1; 32]; 64]),
-            Err(MerkleError::TooManyHashes.into())
+            Err(MerkleError::TooManyHashes)
         );
         assert!(root_from_inclusion_proof(0, u64::MAX, &[0; 32], &[[1; 32]; 64]).is_ok());
         assert_eq!(

@@ -19,7 +19,7 @@ pub mod merkle;
 pub use crate::timestamp;
 mod verify;
 
-pub use verify::{CheckError, EntryError};
+pub use verify::{CheckError, EntryError, Inconsistency};
 
 #[cfg(test)]
 mod conformance_tests;

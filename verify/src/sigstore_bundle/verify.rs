@@ -9,20 +9,20 @@
 use sha2::{Digest, Sha256};
 
 use super::bundle::{Bundle, Content, DsseEnvelope, InclusionProof, Material, TlogEntry};
-use super::checkpoint::SignedCheckpoint;
-use super::merkle;
-use super::timestamp::TimeStampToken;
+use super::checkpoint::{CheckpointError, SignedCheckpoint};
+use super::merkle::{self, MerkleError};
+use super::timestamp::{TimeStampToken, TimestampError};
 use super::{Artifact, Options, Policy, Verified};
 use crate::dsse::Envelope;
-use crate::keys::{HashAlgorithm, PublicKey};
-use crate::rekor;
+use crate::keys::{HashAlgorithm, KeyError, PublicKey};
+use crate::rekor::{self, RekorError};
 use crate::trust::{CertificateAuthority, LogKey, TrustMaterial};
 use crate::x509::fulcio::{identities_match, Identity};
-use crate::x509::sct::verify_embedded_sct;
-use crate::x509::{verify_chain, Certificate, Purpose};
-use crate::{Classify, Reason, Result, VerifyError};
+use crate::x509::sct::{verify_embedded_sct, SctError};
+use crate::x509::{verify_chain, Certificate, Purpose, X509Error};
+use crate::{Classify, Reason, Result, Shared};
 use entry::verify_body;
-pub use entry::EntryError;
+pub use entry::{EntryError, Inconsistency};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -70,32 +70,38 @@ pub enum CheckError {
     /// A message digest of another algorithm.
     #[error("bundle message digest uses {0}, but only SHA2_256 artifacts are supported")]
     DigestAlgorithm(String),
-    /// The message digest is not the artifact's.
-    #[error("bundle message digest {bundle} does not match the artifact's sha256 {artifact}")]
+    /// The message digest is not the artifact's (both shown in hex).
+    #[error("bundle message digest {} does not match the artifact's sha256 {}", hex(.bundle), hex(.artifact))]
     DigestMismatch {
-        /// The bundle's digest, hex.
-        bundle: String,
-        /// The artifact's, hex.
-        artifact: String,
+        /// The bundle's digest.
+        bundle: Vec<u8>,
+        /// The artifact's.
+        artifact: [u8; 32],
     },
+    /// The bundle's signature over the artifact does not verify.
+    #[error("bundle signature over the artifact: {0}")]
+    ArtifactSignature(#[source] KeyError),
+    /// The DSSE envelope's signature does not verify.
+    #[error("DSSE envelope signature: {0}")]
+    EnvelopeSignature(#[source] KeyError),
     /// A DSSE envelope with no signature.
     #[error("DSSE envelope has no signature")]
     NoEnvelopeSignature,
     /// A DSSE payload of another type.
     #[error("DSSE payload type {0:?} is not an in-toto statement")]
     NotInToto(String),
-    /// The DSSE payload is not JSON.
+    /// The DSSE payload is not JSON (the parser's error).
     #[error("in-toto statement is not JSON: {0}")]
-    StatementNotJson(String),
+    StatementNotJson(#[source] Shared<serde_json::Error>),
     /// The DSSE payload is JSON but not an object.
     #[error("in-toto statement is not a JSON object")]
     StatementNotObject,
     /// The statement has no `subject` list.
     #[error("in-toto statement has no subject list")]
     NoSubjects,
-    /// No subject names the artifact.
-    #[error("no subject of the in-toto statement has the artifact's sha256 {0}")]
-    NoSubjectMatches(String),
+    /// No subject names the artifact (its sha256, shown in hex).
+    #[error("no subject of the in-toto statement has the artifact's sha256 {}", hex(.0))]
+    NoSubjectMatches([u8; 32]),
     /// No certificate authority of the trust root covers the time.
     #[error("no certificate authority in the trust root is valid at time {0}")]
     NoAuthorityAt(i64),
@@ -105,11 +111,34 @@ pub enum CheckError {
         /// The verified time, Unix seconds.
         time: i64,
         /// The last authority's refusal.
-        source: Box<VerifyError>,
+        source: Box<X509Error>,
     },
-    /// A log the trust root does not have.
-    #[error("log id {0} is not a transparency log of the trust root")]
-    UnknownLog(String),
+    /// The signing certificate, or its key, cannot be read.
+    #[error(transparent)]
+    Certificate(#[from] X509Error),
+    /// The signing certificate's embedded SCT is not accepted.
+    #[error("signing certificate SCT: {0}")]
+    Sct(#[source] SctError),
+    /// An RFC 3161 timestamp (its index in the bundle) that does not read
+    /// or does not verify.
+    #[error("timestamp {index}: {source}")]
+    Timestamp {
+        /// The timestamp's index.
+        index: usize,
+        /// What is wrong with it.
+        source: TimestampError,
+    },
+    /// A transparency log entry (its log index) that does not verify.
+    #[error("transparency log entry {log_index}: {source}")]
+    LogEntry {
+        /// The entry's index in its log.
+        log_index: u64,
+        /// What is wrong with it.
+        source: Box<CheckError>,
+    },
+    /// A log the trust root does not have (its id, shown in hex).
+    #[error("log id {} is not a transparency log of the trust root", hex(.0))]
+    UnknownLog(Vec<u8>),
     /// An integrated time after now.
     #[error("integrated time {time} is in the future (now is {now})")]
     FutureTime {
@@ -158,12 +187,21 @@ pub enum CheckError {
         host: String,
     },
     /// No signature of the log on the checkpoint.
-    #[error("checkpoint has no signature by log {url} (key hint {hint})")]
+    #[error("checkpoint has no signature by log {url} (key hint {})", hex(.hint))]
     CheckpointUnsigned {
         /// The log's base URL.
         url: String,
-        /// The key hint looked for, hex.
-        hint: String,
+        /// The key hint looked for (shown in hex).
+        hint: Vec<u8>,
+    },
+    /// The log's signature on the checkpoint (its signer's name) does not
+    /// verify.
+    #[error("checkpoint signature by {name}: {source}")]
+    CheckpointSignature {
+        /// The signature line's key name.
+        name: String,
+        /// Why it does not verify.
+        source: KeyError,
     },
     /// A checkpoint of another tree size.
     #[error("checkpoint tree size {checkpoint} is not the inclusion proof's {proof}")]
@@ -173,14 +211,26 @@ pub enum CheckError {
         /// The proof's.
         proof: u64,
     },
-    /// A checkpoint of another root.
-    #[error("checkpoint root hash {checkpoint} is not the inclusion proof's {proof}")]
+    /// A checkpoint of another root (both shown in hex).
+    #[error("checkpoint root hash {} is not the inclusion proof's {}", hex(.checkpoint), hex(.proof))]
     CheckpointRoot {
-        /// The checkpoint's root, hex.
-        checkpoint: String,
-        /// The proof's, hex.
-        proof: String,
+        /// The checkpoint's root.
+        checkpoint: [u8; 32],
+        /// The proof's.
+        proof: [u8; 32],
     },
+    /// An inclusion proof that does not lead to its root.
+    #[error(transparent)]
+    Merkle(#[from] MerkleError),
+    /// A checkpoint that cannot be read.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// An inclusion promise (SET) that does not verify.
+    #[error(transparent)]
+    Rekor(#[from] RekorError),
+    /// A log entry's body that does not describe the bundle.
+    #[error(transparent)]
+    Entry(#[from] EntryError),
 }
 
 impl CheckError {
@@ -198,6 +248,17 @@ impl CheckError {
                 Reason::Timestamp
             }
             NotChainedAt { .. } => Reason::UntrustedChain,
+            Certificate(e) => e.reason(),
+            Sct(e) => e.reason(),
+            Timestamp { source, .. } => source.reason(),
+            LogEntry { source, .. } => source.reason(),
+            ArtifactSignature(e) | EnvelopeSignature(e) | CheckpointSignature { source: e, .. } => {
+                e.reason()
+            }
+            Merkle(e) => e.reason(),
+            Checkpoint(e) => e.reason(),
+            Rekor(e) => e.reason(),
+            Entry(e) => e.reason(),
             _ => Reason::Malformed,
         }
     }
@@ -246,10 +307,11 @@ pub fn verify_bundle(
         return Err(CheckError::NoTimestampAuthority.into());
     }
     let signature = bundle.content.signature();
-    for (i, der) in bundle.timestamps.iter().enumerate() {
-        let token = TimeStampToken::parse(der).map_err(|e| e.context(format!("timestamp {i}")))?;
+    for (index, der) in bundle.timestamps.iter().enumerate() {
+        let in_bundle = |source| CheckError::Timestamp { index, source };
+        let token = TimeStampToken::parse(der).map_err(in_bundle)?;
         let t = super::timestamp::verify(&token, signature, &trust.tsas)
-            .map_err(|e| e.context(format!("timestamp {i}")))
+            .map_err(in_bundle)
             .class(Reason::Timestamp)?;
         times.push(t);
     }
@@ -273,7 +335,10 @@ pub fn verify_bundle(
         }
         for entry in &bundle.tlog_entries {
             if let Some(t) = verify_entry(bundle, entry, &signer, &digest, trust, opts, &tsa_times)
-                .map_err(|e| e.context(format!("transparency log entry {}", entry.log_index)))
+                .map_err(|e| CheckError::LogEntry {
+                    log_index: entry.log_index,
+                    source: Box::new(e),
+                })
                 .class(Reason::TransparencyLog)?
             {
                 times.push(t);
@@ -301,7 +366,7 @@ pub fn verify_bundle(
             if !opts.ignore_sct {
                 let issuer = issuer.ok_or(CheckError::NoSctIssuer)?;
                 verify_embedded_sct(leaf, &issuer, &trust.ctlogs)
-                    .map_err(|e| e.context("signing certificate SCT"))
+                    .map_err(CheckError::Sct)
                     .class(Reason::TransparencyLog)?;
             }
             let identity = Identity::of(leaf).class(Reason::Identity)?;
@@ -320,28 +385,28 @@ pub fn verify_bundle(
     })
 }
 
-fn signer(bundle: &Bundle, policy: &Policy) -> Result<Signer> {
+fn signer(bundle: &Bundle, policy: &Policy) -> Result<Signer, CheckError> {
     match (&bundle.material, policy) {
         (Material::PublicKey { .. }, Policy::Key(key)) => Ok(Signer::Key(key.clone())),
         (Material::PublicKey { .. }, Policy::Identities(_)) => {
-            Err(CheckError::KeyBundleForIdentities.into())
+            Err(CheckError::KeyBundleForIdentities)
         }
-        (_, Policy::Key(_)) => Err(CheckError::CertificateBundleForKey.into()),
+        (_, Policy::Key(_)) => Err(CheckError::CertificateBundleForKey),
         (Material::Chain(ders), Policy::Identities(_)) => {
             let mut certs = ders
                 .iter()
                 .map(|d| Certificate::from_der(d))
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
             if certs.is_empty() {
-                return Err(CheckError::EmptyChain.into());
+                return Err(CheckError::EmptyChain);
             }
             let leaf = Box::new(certs.remove(0));
             for c in &certs {
                 if is_self_signed(c.der()) {
-                    return Err(CheckError::RootInChain.into());
+                    return Err(CheckError::RootInChain);
                 }
             }
-            let key = leaf.public_key()?;
+            let key = leaf.subject_key()?;
             Ok(Signer::Certificate {
                 leaf,
                 intermediates: certs,
@@ -350,7 +415,7 @@ fn signer(bundle: &Bundle, policy: &Policy) -> Result<Signer> {
         }
         (Material::Certificate(der), Policy::Identities(_)) => {
             let leaf = Box::new(Certificate::from_der(der)?);
-            let key = leaf.public_key()?;
+            let key = leaf.subject_key()?;
             Ok(Signer::Certificate {
                 leaf,
                 intermediates: Vec::new(),
@@ -378,7 +443,7 @@ fn verify_content(
     artifact: &Artifact<'_>,
     digest: &[u8; 32],
     key: &PublicKey,
-) -> Result<Option<serde_json::Value>> {
+) -> Result<Option<serde_json::Value>, CheckError> {
     match content {
         Content::MessageSignature {
             digest: md,
@@ -386,21 +451,20 @@ fn verify_content(
         } => {
             if let Some(md) = md {
                 if md.algorithm != "SHA2_256" {
-                    return Err(CheckError::DigestAlgorithm(md.algorithm.clone()).into());
+                    return Err(CheckError::DigestAlgorithm(md.algorithm.clone()));
                 }
                 if md.digest.as_slice() != digest {
                     return Err(CheckError::DigestMismatch {
-                        bundle: hex(&md.digest),
-                        artifact: hex(digest),
-                    }
-                    .into());
+                        bundle: md.digest.clone(),
+                        artifact: *digest,
+                    });
                 }
             }
             let ok = match artifact {
                 Artifact::Bytes(b) => key.verify(b, signature, Some(HashAlgorithm::Sha256)),
                 Artifact::Sha256(d) => key.verify_digest(d, HashAlgorithm::Sha256, signature),
             };
-            ok.map_err(|e| e.context("bundle signature over the artifact"))?;
+            ok.map_err(CheckError::ArtifactSignature)?;
             Ok(None)
         }
         Content::Dsse(env) => {
@@ -410,7 +474,7 @@ fn verify_content(
                 .ok_or(CheckError::NoEnvelopeSignature)?;
             let pae = Envelope::pae(&env.payload_type, &env.payload);
             key.verify(&pae, &sig.sig, None)
-                .map_err(|e| e.context("DSSE envelope signature"))?;
+                .map_err(CheckError::EnvelopeSignature)?;
             let statement = in_toto_statement(env)?;
             let want = hex(digest);
             let subjects = statement
@@ -424,21 +488,21 @@ fn verify_content(
                     .is_some_and(|h| h.eq_ignore_ascii_case(&want))
             });
             if !found {
-                return Err(CheckError::NoSubjectMatches(want).into());
+                return Err(CheckError::NoSubjectMatches(*digest));
             }
             Ok(Some(statement))
         }
     }
 }
 
-fn in_toto_statement(env: &DsseEnvelope) -> Result<serde_json::Value> {
+fn in_toto_statement(env: &DsseEnvelope) -> Result<serde_json::Value, CheckError> {
     if env.payload_type != "application/vnd.in-toto+json" {
-        return Err(CheckError::NotInToto(env.payload_type.clone()).into());
+        return Err(CheckError::NotInToto(env.payload_type.clone()));
     }
-    let v: serde_json::Value = serde_json::from_slice(&env.payload)
-        .map_err(|e| CheckError::StatementNotJson(e.to_string()))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&env.payload).map_err(|e| CheckError::StatementNotJson(e.into()))?;
     if !v.is_object() {
-        return Err(CheckError::StatementNotObject.into());
+        return Err(CheckError::StatementNotObject);
     }
     Ok(v)
 }
@@ -450,7 +514,7 @@ fn verify_cert_at(
     intermediates: &[Certificate],
     cas: &[CertificateAuthority],
     t: i64,
-) -> Result<Vec<Certificate>> {
+) -> Result<Vec<Certificate>, CheckError> {
     let mut last_err = None;
     for ca in cas.iter().filter(|ca| ca.validity.contains(t)) {
         let Some((root, ca_intermediates)) = ca.certs.split_last() else {
@@ -475,8 +539,7 @@ fn verify_cert_at(
             source: Box::new(e),
         },
         None => CheckError::NoAuthorityAt(t),
-    }
-    .into())
+    })
 }
 
 /// The authority (`host[:port]`) and host of a log's base URL.
@@ -496,36 +559,35 @@ fn verify_entry(
     trust: &TrustMaterial,
     opts: &Options,
     tsa_times: &[i64],
-) -> Result<Option<i64>> {
+) -> Result<Option<i64>, CheckError> {
     let log = trust
         .tlogs
         .iter()
         .find(|l| l.id.as_slice() == entry.log_id.as_slice())
-        .ok_or_else(|| CheckError::UnknownLog(hex(&entry.log_id)))?;
+        .ok_or_else(|| CheckError::UnknownLog(entry.log_id.clone()))?;
 
     if let Some(t) = entry.integrated_time {
         if t > opts.now {
             return Err(CheckError::FutureTime {
                 time: t,
                 now: opts.now,
-            }
-            .into());
+            });
         }
     }
 
     if entry.is_rekor_v2() {
         if entry.proof.is_none() {
-            return Err(CheckError::V2WithoutProof.into());
+            return Err(CheckError::V2WithoutProof);
         }
         if tsa_times.is_empty() {
-            return Err(CheckError::V2WithoutTimestamp.into());
+            return Err(CheckError::V2WithoutTimestamp);
         }
     }
 
     // The inclusion proof and its checkpoint.
     match &entry.proof {
         Some(proof) => verify_proof(entry, proof, log)?,
-        None if entry.set.is_none() => return Err(CheckError::NoInclusion.into()),
+        None if entry.set.is_none() => return Err(CheckError::NoInclusion),
         None => {}
     }
 
@@ -557,8 +619,7 @@ fn verify_entry(
             return Err(CheckError::LogKeyNotValid {
                 url: log.base_url.clone(),
                 time: t,
-            }
-            .into());
+            });
         }
     }
 
@@ -566,15 +627,14 @@ fn verify_entry(
     Ok(verified_time)
 }
 
-fn verify_proof(entry: &TlogEntry, proof: &InclusionProof, log: &LogKey) -> Result<()> {
+fn verify_proof(entry: &TlogEntry, proof: &InclusionProof, log: &LogKey) -> Result<(), CheckError> {
     // Rekor v1 proofs index the shard's tree and entries the whole log, so
     // only Rekor v2 promises the two agree.
     if entry.is_rekor_v2() && proof.log_index != entry.log_index {
         return Err(CheckError::ProofIndex {
             proof: proof.log_index,
             entry: entry.log_index,
-        }
-        .into());
+        });
     }
     merkle::verify_inclusion(
         proof.log_index,
@@ -595,21 +655,20 @@ fn verify_checkpoint(
     entry: &TlogEntry,
     proof: &InclusionProof,
     log: &LogKey,
-) -> Result<()> {
+) -> Result<(), CheckError> {
     let cp = SignedCheckpoint::parse(envelope)?;
     let (authority, host) = url_host(&log.base_url);
     let name_ok = |name: &str| log.base_url.is_empty() || name == authority || name == host;
     let v2 = entry.is_rekor_v2() || cp.checkpoint.rekor_v1_tree_id().is_none();
     if v2 {
         if log.base_url.is_empty() {
-            return Err(CheckError::CheckpointWithoutLogUrl.into());
+            return Err(CheckError::CheckpointWithoutLogUrl);
         }
         if cp.checkpoint.origin != authority && cp.checkpoint.origin != host {
             return Err(CheckError::CheckpointOrigin {
                 origin: cp.checkpoint.origin.clone(),
                 host: host.to_string(),
-            }
-            .into());
+            });
         }
     }
     let hint = log.id.get(..4).unwrap_or(&[]);
@@ -623,29 +682,29 @@ fn verify_checkpoint(
         }
         log.key
             .verify(cp.note.text.as_bytes(), &sig.signature, None)
-            .map_err(|e| e.context(format!("checkpoint signature by {}", sig.name)))?;
+            .map_err(|source| CheckError::CheckpointSignature {
+                name: sig.name.clone(),
+                source,
+            })?;
         verified = true;
     }
     if !verified {
         return Err(CheckError::CheckpointUnsigned {
             url: log.base_url.clone(),
-            hint: hex(hint),
-        }
-        .into());
+            hint: hint.to_vec(),
+        });
     }
     if cp.checkpoint.size != proof.tree_size {
         return Err(CheckError::CheckpointSize {
             checkpoint: cp.checkpoint.size,
             proof: proof.tree_size,
-        }
-        .into());
+        });
     }
     if cp.checkpoint.root_hash != proof.root_hash {
         return Err(CheckError::CheckpointRoot {
-            checkpoint: hex(&cp.checkpoint.root_hash),
-            proof: hex(&proof.root_hash),
-        }
-        .into());
+            checkpoint: cp.checkpoint.root_hash,
+            proof: proof.root_hash,
+        });
     }
     Ok(())
 }

@@ -3,7 +3,11 @@ use super::*;
 
 const MESSAGE: &[u8] = b"the envelope's signature bytes";
 
-fn notary(token_der: &[u8], hash: HashAlgorithm, roots: &[Certificate]) -> Result<i64> {
+fn notary(
+    token_der: &[u8],
+    hash: HashAlgorithm,
+    roots: &[Certificate],
+) -> Result<i64, TimestampError> {
     let token = TimeStampToken::parse_token(token_der)?;
     verify_with_roots(&token, MESSAGE, hash, roots).map(|(t, _)| t)
 }

@@ -42,7 +42,9 @@ fn generalized_time() {
     ] {
         assert_eq!(
             parse_generalized_time(bad),
-            Err(TimestampError::GenTime(String::from_utf8_lossy(bad).into_owned()).into())
+            Err(TimestampError::GenTime(
+                String::from_utf8_lossy(bad).into_owned()
+            ))
         );
     }
 }
@@ -71,9 +73,9 @@ fn rejects_damaged_responses() {
     let der = conformance_timestamp("rekor2-happy-path");
     // The outer TimeStampResp does not read: `detail` is the DER parser's.
     let unreadable = |d: &[u8], detail: &str| match TimeStampToken::parse(d) {
-        Err(VerifyError::Timestamp(TimestampError::Der { what, detail: got })) => {
+        Err(TimestampError::Der { what, source }) => {
             assert_eq!(what, "TimeStampResp");
-            assert!(got.contains(detail), "{got}");
+            assert!(source.to_string().contains(detail), "{source}");
         }
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("accepted"),
@@ -101,7 +103,7 @@ fn rejects_damaged_responses() {
                 panic!("flip at {i} inside TSTInfo was accepted");
             };
             let want = match parse_tst_info(&d[tst]) {
-                Ok(_) => TimestampError::MessageDigest.into(),
+                Ok(_) => TimestampError::MessageDigest,
                 Err(unreadable) => unreadable,
             };
             assert_eq!(e, want, "flip at {i}");
@@ -111,13 +113,13 @@ fn rejects_damaged_responses() {
     let rejection = [0x30, 0x05, 0x30, 0x03, 0x02, 0x01, 0x02];
     let e = TimeStampToken::parse(&rejection).unwrap_err();
     assert!(
-        matches!(e, VerifyError::Timestamp(TimestampError::NotGranted(_))),
+        matches!(&e, TimestampError::NotGranted(status) if status == &[2]),
         "{e}"
     );
     // granted, but no token
     let empty = [0x30, 0x05, 0x30, 0x03, 0x02, 0x01, 0x00];
     assert_eq!(
         TimeStampToken::parse(&empty).unwrap_err(),
-        TimestampError::NoToken.into()
+        TimestampError::NoToken
     );
 }

@@ -3,7 +3,8 @@
 
 use super::{MAX_METADATA, MAX_ROOT_ROTATIONS, MAX_TARGET, TRUSTED_ROOT_TARGET};
 use crate::encoding::EncodingError;
-use crate::Reason;
+use crate::keys::{KeyError, KeySpec};
+use crate::{joined, Reason, Shared, VerifyError};
 
 /// A repository, mirror or metadata file the client refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,31 +20,32 @@ pub enum TufError {
         max: usize,
     },
     /// Not the `{signed, signatures}` envelope.
-    #[error("TUF: {file} is not TUF metadata: {detail}")]
+    #[error("TUF: {file} is not TUF metadata: {source}")]
     NotMetadata {
         /// The file.
         file: String,
         /// The JSON error.
-        detail: String,
+        source: Shared<serde_json::Error>,
     },
     /// `signed` is not an object.
     #[error("TUF: {0}: signed is not an object")]
     SignedNotObject(String),
-    /// `signed` has no canonical JSON form (a float, for one).
-    #[error("TUF: {file}: {detail}")]
+    /// `signed` has no canonical JSON form: it holds a number that is not
+    /// an integer.
+    #[error("TUF: {file}: canonical JSON has no non-integer numbers ({number})")]
     NotCanonical {
         /// The file.
         file: String,
-        /// What cannot be encoded.
-        detail: String,
+        /// The number.
+        number: serde_json::Number,
     },
     /// `signed` is not the role's shape.
-    #[error("TUF: {file}: invalid signed metadata: {detail}")]
+    #[error("TUF: {file}: invalid signed metadata: {source}")]
     InvalidSigned {
         /// The file.
         file: String,
         /// The JSON error.
-        detail: String,
+        source: Shared<serde_json::Error>,
     },
     /// `_type` is another role's.
     #[error("TUF: {file}: _type is {found:?}, expected {expected:?}")]
@@ -53,7 +55,7 @@ pub enum TufError {
         /// Its `_type`.
         found: String,
         /// The role expected.
-        expected: String,
+        expected: &'static str,
     },
     /// A spec version other than 1.x.
     #[error("TUF: {file}: unsupported spec_version {version:?} (expected 1.x)")]
@@ -102,20 +104,20 @@ pub enum TufError {
     },
     /// The trusted root lacks a role it is asked to check.
     #[error("TUF: root has no {0} role")]
-    RootLacksRole(String),
+    RootLacksRole(&'static str),
     /// Fewer valid signatures than the role's threshold.
-    #[error("TUF: {file}: {valid} valid signature(s) from the {role} role's keys, {required} required{}", problems_in_parens(.problems))]
+    #[error("TUF: {file}: {valid} valid signature(s) from the {role} role's keys, {required} required{}", in_parens(.problems))]
     Threshold {
         /// The file.
         file: String,
         /// The role.
-        role: String,
+        role: &'static str,
         /// Distinct keys whose signature verified.
         valid: u64,
         /// The threshold.
         required: u64,
         /// Why the other signatures did not count.
-        problems: Vec<String>,
+        problems: Vec<SignatureProblem>,
     },
     /// A required file the mirror does not have.
     #[error("TUF: {0} not found on the mirror")]
@@ -123,9 +125,10 @@ pub enum TufError {
     /// The root's version cannot be incremented.
     #[error("TUF: root version overflows")]
     RootVersionOverflow,
-    /// More root versions than [`MAX_ROOT_ROTATIONS`].
-    #[error("TUF: the mirror has more than {MAX_ROOT_ROTATIONS} root versions newer than the trusted one (stopped at {0}); give a newer tuf.root")]
-    TooManyRotations(String),
+    /// More root versions than [`MAX_ROOT_ROTATIONS`] (the version it
+    /// stopped at).
+    #[error("TUF: the mirror has more than {MAX_ROOT_ROTATIONS} root versions newer than the trusted one (stopped at {0}.root.json); give a newer tuf.root")]
+    TooManyRotations(u64),
     /// A new root that the trusted one did not sign.
     #[error("{source} (old root, version {version})")]
     OldRootRefuses {
@@ -137,14 +140,13 @@ pub enum TufError {
     /// A new root that does not sign itself.
     #[error("{0} (new root)")]
     NewRootRefuses(Box<TufError>),
-    /// A root of another version than its file name.
-    #[error("TUF: {path} has version {found}, expected {expected} (rollback or a bad mirror)")]
+    /// A root (`<expected>.root.json`) of another version than its file
+    /// name.
+    #[error("TUF: {expected}.root.json has version {found}, expected {expected} (rollback or a bad mirror)")]
     RootVersion {
-        /// The file.
-        path: String,
         /// Its version.
         found: u64,
-        /// The one after the trusted root's.
+        /// The one after the trusted root's, which its name gives.
         expected: u64,
     },
     /// The timestamp names no snapshot.
@@ -262,19 +264,70 @@ pub enum TufError {
     },
     /// The trusted root target is not text.
     #[error("TUF target {TRUSTED_ROOT_TARGET} is not UTF-8")]
-    TrustedRootNotUtf8,
+    TrustedRootNotUtf8(#[source] std::string::FromUtf8Error),
+    /// The caller's [`super::Repository`] did not hand out a file.
+    #[error(transparent)]
+    Repository(Box<VerifyError>),
 }
 
 impl TufError {
-    /// The class of this failure: trust material that cannot be read.
+    /// The class of this failure: trust material that cannot be read, or
+    /// the repository's own failure's.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            TufError::Repository(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
 
-fn problems_in_parens(problems: &[String]) -> String {
+/// Why one signature on a metadata file did not count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureProblem {
+    /// A key id (its first 8 characters) the root does not list.
+    #[error("key {0} is not in the root")]
+    NotInRoot(String),
+    /// A key (its id's first 8 characters) that cannot be used.
+    #[error("key {key}: {problem}")]
+    Key {
+        /// The key id's first 8 characters.
+        key: String,
+        /// Why it cannot be used.
+        problem: KeyProblem,
+    },
+    /// A signature that is not the key's (its id's first 8 characters).
+    #[error("key {0}: signature does not verify")]
+    DoesNotVerify(String),
+}
+
+/// Why a key of a TUF root cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyProblem {
+    /// A hex key that is not hex.
+    #[error(transparent)]
+    Hex(EncodingError),
+    /// An ed25519 key that is not 32 bytes (its length).
+    #[error("ed25519 key is {0} bytes, not 32")]
+    Ed25519Length(usize),
+    /// A key that does not parse.
+    #[error(transparent)]
+    Key(KeyError),
+    /// An `ecdsa-sha2-nistp256` key of another type (what it is).
+    #[error("ecdsa-sha2-nistp256 key is {0}, not ECDSA P-256")]
+    NotP256(KeySpec),
+    /// A key type and scheme this client does not verify.
+    #[error("unsupported key type {keytype:?} with scheme {scheme:?}")]
+    Unsupported {
+        /// The key's `keytype`.
+        keytype: String,
+        /// The key's `scheme`.
+        scheme: String,
+    },
+}
+
+fn in_parens(problems: &[SignatureProblem]) -> String {
     match problems {
         [] => String::new(),
-        _ => format!(" ({})", problems.join("; ")),
+        _ => format!(" ({})", joined(problems, "; ")),
     }
 }

@@ -1,6 +1,10 @@
 //! Why a certificate or a certificate path was not accepted.
 
-use super::MAX_PATH_LEN;
+use der::asn1::ObjectIdentifier;
+
+use super::{fmt_time, MAX_PATH_LEN};
+use crate::encoding::EncodingError;
+use crate::keys::KeyError;
 use crate::Reason;
 
 /// Why a certificate or a certificate path was not accepted. A chain that
@@ -15,22 +19,33 @@ pub enum X509Error {
     TooLarge,
     /// DER that is not an X.509 certificate.
     #[error("invalid X.509 certificate: {0}")]
-    Invalid(String),
+    Invalid(#[source] der::Error),
     /// PEM text without a CERTIFICATE block.
     #[error("no CERTIFICATE PEM block found")]
     NoPemBlock,
+    /// PEM text that cannot be decoded.
+    #[error(transparent)]
+    Pem(#[from] EncodingError),
     /// The certificate's key could not be encoded again.
     #[error("certificate key: {0}")]
-    KeyEncoding(String),
+    KeyEncoding(#[source] der::Error),
+    /// The certificate's key is refused.
+    #[error("certificate {subject}: {source}")]
+    Key {
+        /// The certificate's subject.
+        subject: String,
+        /// Why its key is refused.
+        source: Box<KeyError>,
+    },
     /// An extension that does not parse.
-    #[error("certificate {subject}: invalid {extension} extension: {detail}")]
+    #[error("certificate {subject}: invalid {extension} extension: {source}")]
     BadExtension {
         /// The certificate's subject.
         subject: String,
         /// The extension's name.
         extension: &'static str,
         /// The parser's error.
-        detail: String,
+        source: Box<der::Error>,
     },
     /// A critical extension this verifier does not process.
     #[error("certificate {subject} has an unsupported critical extension {oid}")]
@@ -38,7 +53,7 @@ pub enum X509Error {
         /// The certificate's subject.
         subject: String,
         /// The extension's OID.
-        oid: String,
+        oid: ObjectIdentifier,
     },
     /// A signature BIT STRING with unused bits.
     #[error("certificate signature has unused bits")]
@@ -51,36 +66,36 @@ pub enum X509Error {
         /// The candidate issuer's subject.
         issuer: String,
     },
-    /// Used outside its validity window (times in RFC 3339).
-    #[error("certificate {subject} is not valid at {at} (valid {not_before} to {not_after})")]
+    /// Used outside its validity window (unix seconds, shown in RFC 3339).
+    #[error("certificate {subject} is not valid at {} (valid {} to {})", fmt_time(*.at), fmt_time(*.not_before), fmt_time(*.not_after))]
     NotValidAt {
         /// The certificate's subject.
         subject: String,
         /// The time it was checked at.
-        at: String,
+        at: i64,
         /// Its notBefore.
-        not_before: String,
+        not_before: i64,
         /// Its notAfter.
-        not_after: String,
+        not_after: i64,
     },
     /// RSASSA-PSS without its parameters.
     #[error("RSASSA-PSS certificate without parameters")]
     PssWithoutParameters,
     /// RSASSA-PSS parameters that do not parse.
     #[error("RSASSA-PSS parameters: {0}")]
-    PssParameters(String),
+    PssParameters(#[source] der::Error),
     /// RSASSA-PSS over SHA-1.
     #[error("certificate signed with RSASSA-PSS over SHA-1, which is refused")]
     PssSha1,
-    /// RSASSA-PSS over a hash (its OID) not supported.
+    /// RSASSA-PSS over a hash not supported.
     #[error("RSASSA-PSS with unsupported hash {0}")]
-    PssHash(String),
+    PssHash(ObjectIdentifier),
     /// A SHA-1 signature.
     #[error("certificate signed with SHA-1, which is refused")]
     Sha1,
-    /// A signature algorithm (its OID) not supported.
+    /// A signature algorithm not supported.
     #[error("unsupported certificate signature algorithm {0}")]
-    SignatureAlgorithm(String),
+    SignatureAlgorithm(ObjectIdentifier),
     /// No roots to build a path to.
     #[error("no trusted root certificates configured")]
     NoRoots,
@@ -90,7 +105,7 @@ pub enum X509Error {
         /// The leaf's subject.
         subject: String,
         /// Why the last candidate path failed.
-        source: Box<crate::VerifyError>,
+        source: Box<X509Error>,
     },
     /// No certificate named the leaf's issuer.
     #[error("certificate {subject} does not chain to a trusted root (no issuer {issuer} found)")]
@@ -145,6 +160,8 @@ impl X509Error {
                 Reason::Timestamp
             }
             X509Error::NoChain { .. } | X509Error::NoIssuer { .. } => Reason::UntrustedChain,
+            X509Error::Pem(e) => e.reason(),
+            X509Error::Key { source, .. } => source.reason(),
             _ => Reason::Malformed,
         }
     }

@@ -11,7 +11,7 @@ use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::SubjectAltName;
 
 use super::Certificate;
-use crate::{Reason, Result};
+use crate::{Reason, Result, Shared};
 
 /// Why a Fulcio certificate's identity could not be read, or did not
 /// match. A mismatch is [`Reason::Identity`]; the rest is unreadable.
@@ -19,13 +19,13 @@ use crate::{Reason, Result};
 pub enum FulcioError {
     /// The subjectAltName extension does not parse.
     #[error("invalid subjectAltName extension: {0}")]
-    SubjectAltName(String),
+    SubjectAltName(#[source] der::Error),
     /// Fulcio's username otherName does not parse.
     #[error("invalid Fulcio username otherName: {0}")]
-    Username(String),
+    Username(#[source] der::Error),
     /// The issuer extension (v2, 1.3.6.1.4.1.57264.1.8) does not parse.
     #[error("invalid Fulcio issuer (1.3.6.1.4.1.57264.1.8): {0}")]
-    IssuerV2(String),
+    IssuerV2(#[source] der::Error),
     /// The issuer extension (v1, 1.3.6.1.4.1.57264.1.1) is not UTF-8.
     #[error("Fulcio issuer (1.3.6.1.4.1.57264.1.1) is not UTF-8")]
     IssuerV1,
@@ -33,24 +33,36 @@ pub enum FulcioError {
     #[error("identity regular expression too long")]
     RegexTooLong,
     /// An identity regular expression that does not compile.
-    #[error("malformed identity regular expression {pattern:?}: {detail}")]
+    #[error("malformed identity regular expression {pattern:?}: {source}")]
     BadRegex {
         /// The expression.
         pattern: String,
         /// The compiler's error.
-        detail: String,
+        source: Shared<regex::Error>,
     },
     /// No expected identity matched (Kyverno's wording: what the
-    /// certificate holds, with `extensions` when rules asked for some).
-    #[error("none of the expected identities matched what was in the certificate, got subjects [{subjects}] with issuer {issuer}{extensions}")]
+    /// certificate holds, with its extensions when rules asked for some).
+    #[error("none of the expected identities matched what was in the certificate, got subjects [{}] with issuer {}{}", .subjects.join(", "), .issuer.as_deref().unwrap_or("(none)"), extensions_text(.extensions.as_ref()))]
     NoIdentityMatched {
-        /// The certificate's subject alternative names, joined.
-        subjects: String,
-        /// Its issuer, or `(none)`.
-        issuer: String,
-        /// ` and extensions [...]`, or empty.
-        extensions: String,
+        /// The certificate's subject alternative names.
+        subjects: Vec<String>,
+        /// Its issuer, if it names one.
+        issuer: Option<String>,
+        /// Its GitHub workflow extensions, when a rule asked for some.
+        extensions: Option<BTreeMap<String, String>>,
     },
+}
+
+/// ` and extensions [k="v", ...]`, as Kyverno's message shows them.
+fn extensions_text(extensions: Option<&BTreeMap<String, String>>) -> String {
+    let Some(extensions) = extensions else {
+        return String::new();
+    };
+    let have: Vec<String> = extensions
+        .iter()
+        .map(|(k, v)| format!("{k}={v:?}"))
+        .collect();
+    format!(" and extensions [{}]", have.join(", "))
 }
 
 impl FulcioError {
@@ -107,13 +119,13 @@ pub struct Identity {
 impl Identity {
     /// Reads the identity of `cert`. A malformed SAN or issuer extension is
     /// an error.
-    pub fn of(cert: &Certificate) -> Result<Identity> {
+    pub fn of(cert: &Certificate) -> Result<Identity, FulcioError> {
         let mut sans = Vec::new();
         let san = cert
             .inner()
             .tbs_certificate()
             .get_extension::<SubjectAltName>()
-            .map_err(|e| FulcioError::SubjectAltName(e.to_string()))?;
+            .map_err(FulcioError::SubjectAltName)?;
         if let Some((_, SubjectAltName(names))) = san {
             for name in names {
                 match name {
@@ -126,7 +138,7 @@ impl Identity {
                         let s = other
                             .value
                             .decode_as::<der::asn1::Utf8StringRef<'_>>()
-                            .map_err(|e| FulcioError::Username(e.to_string()))?;
+                            .map_err(FulcioError::Username)?;
                         sans.push(s.to_string());
                     }
                     _ => {}
@@ -134,8 +146,7 @@ impl Identity {
             }
         }
         let issuer = if let Some(v2) = cert.extension(OID_ISSUER_V2) {
-            let s = der::asn1::Utf8StringRef::from_der(v2)
-                .map_err(|e| FulcioError::IssuerV2(e.to_string()))?;
+            let s = der::asn1::Utf8StringRef::from_der(v2).map_err(FulcioError::IssuerV2)?;
             Some(s.to_string())
         } else if let Some(v1) = cert.extension(OID_ISSUER_V1) {
             Some(String::from_utf8(v1.to_vec()).map_err(|_| FulcioError::IssuerV1)?)
@@ -186,25 +197,22 @@ fn nonempty(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
 
-fn compile(re: &str) -> Result<regex::Regex> {
+fn compile(re: &str) -> Result<regex::Regex, FulcioError> {
     if re.len() > MAX_REGEX {
-        return Err(FulcioError::RegexTooLong.into());
+        return Err(FulcioError::RegexTooLong);
     }
     regex::RegexBuilder::new(re)
         .size_limit(1 << 20)
         .build()
-        .map_err(|e| {
-            FulcioError::BadRegex {
-                pattern: re.to_string(),
-                detail: e.to_string(),
-            }
-            .into()
+        .map_err(|e| FulcioError::BadRegex {
+            pattern: re.to_string(),
+            source: e.into(),
         })
 }
 
 impl IdentityRule {
     /// Checks the rule's regular expressions compile.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> Result<(), FulcioError> {
         for re in [
             nonempty(&self.issuer_regexp),
             nonempty(&self.subject_regexp),
@@ -239,36 +247,28 @@ impl IdentityRule {
 }
 
 /// At least one rule must match (no rules: anything matches, as cosign).
-pub fn identities_match(rules: &[IdentityRule], id: &Identity) -> Result<()> {
+pub fn identities_match(rules: &[IdentityRule], id: &Identity) -> Result<(), FulcioError> {
     for rule in rules {
         rule.validate()?;
     }
     if rules.is_empty() || rules.iter().any(|r| r.matches(id)) {
         return Ok(());
     }
-    let extensions = if rules.iter().any(|r| !r.extensions.is_empty()) {
-        let have: Vec<String> = id
-            .extensions
-            .iter()
-            .map(|(k, v)| format!("{k}={v:?}"))
-            .collect();
-        format!(" and extensions [{}]", have.join(", "))
-    } else {
-        String::new()
-    };
+    let extensions = rules
+        .iter()
+        .any(|r| !r.extensions.is_empty())
+        .then(|| id.extensions.clone());
     Err(FulcioError::NoIdentityMatched {
-        subjects: id.sans.join(", "),
-        issuer: id.issuer.as_deref().unwrap_or("(none)").to_string(),
+        subjects: id.sans.clone(),
+        issuer: id.issuer.clone(),
         extensions,
-    }
-    .into())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::x509::tests::{certs, DERIVED};
-    use crate::VerifyError;
 
     fn rule(issuer: &str, subject: &str, ire: &str, sre: &str) -> IdentityRule {
         let o = |s: &str| (!s.is_empty()).then(|| s.to_string());
@@ -290,6 +290,12 @@ mod tests {
         assert_eq!(id.sans, vec!["mitr@redhat.com"]);
         assert_eq!(id.issuer.as_deref(), Some("https://github.com/login/oauth"));
         let ok = |r: IdentityRule| identities_match(&[r], &id).is_ok();
+        let refused = |r: IdentityRule| {
+            matches!(
+                identities_match(&[r], &id),
+                Err(FulcioError::NoIdentityMatched { .. })
+            )
+        };
         assert!(ok(rule(
             "https://github.com/login/oauth",
             "mitr@redhat.com",
@@ -300,34 +306,45 @@ mod tests {
         assert!(ok(rule("", "", "github", "")));
         assert!(ok(rule("", "", "", "@redhat\\.com$")));
         assert!(ok(IdentityRule::default()));
-        assert!(!ok(rule(
+        assert!(refused(rule(
             "https://accounts.google.com",
             "mitr@redhat.com",
             "",
             ""
         )));
-        assert!(!ok(rule("", "this-does-not-match@example.com", "", "")));
-        assert!(!ok(rule("", "", "", "^redhat")));
+        assert!(refused(rule("", "this-does-not-match@example.com", "", "")));
+        assert!(refused(rule("", "", "", "^redhat")));
         // An exact value and a regexp for the same name must both hold.
-        assert!(!ok(rule("wrong", "", "oauth$", "")));
+        assert!(refused(rule("wrong", "", "oauth$", "")));
         assert!(ok(rule("https://github.com/login/oauth", "", "oauth$", "")));
-        assert!(!ok(rule("", "x@y", "", "redhat")));
+        assert!(refused(rule("", "x@y", "", "redhat")));
         assert!(ok(rule("", "mitr@redhat.com", "", "redhat")));
         let e = identities_match(&[rule("", "x@y", "", "")], &id).unwrap_err();
         assert!(matches!(
-            e,
-            VerifyError::Fulcio(FulcioError::NoIdentityMatched { .. })
+            &e,
+            FulcioError::NoIdentityMatched { subjects, issuer: Some(issuer), extensions: None }
+                if subjects == &["mitr@redhat.com"] && issuer == "https://github.com/login/oauth"
         ));
         assert_eq!(e.reason(), Reason::Identity);
         // Kyverno's message, which users see.
+        assert_eq!(
+            e.to_string(),
+            "none of the expected identities matched what was in the certificate, \
+             got subjects [mitr@redhat.com] with issuer https://github.com/login/oauth"
+        );
+        let mut wants_trigger = IdentityRule::default();
+        wants_trigger
+            .extensions
+            .insert("githubWorkflowTrigger".into(), "push".into());
+        let e = identities_match(&[wants_trigger], &id).unwrap_err();
         assert!(
-            e.to_string().contains("mitr@redhat.com")
-                && e.to_string().contains("github.com/login/oauth"),
+            matches!(&e, FulcioError::NoIdentityMatched { extensions: Some(have), .. } if have.is_empty()),
             "{e}"
         );
+        assert!(e.to_string().ends_with(" and extensions []"), "{e}");
         assert!(matches!(
             identities_match(&[rule("", "", "(", "")], &id),
-            Err(VerifyError::Fulcio(FulcioError::BadRegex { .. }))
+            Err(FulcioError::BadRegex { .. })
         ));
         assert!(identities_match(&[], &id).is_ok());
         assert!(identities_match(

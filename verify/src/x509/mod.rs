@@ -26,7 +26,7 @@ use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage};
 
 use super::encoding::{pem_blocks, pem_encode};
 use super::keys::{HashAlgorithm, PublicKey};
-use super::{Result, VerifyError};
+use super::Result;
 
 /// Largest DER certificate, and largest PEM text of one certificate.
 pub const MAX_CERT_SIZE: usize = 64 * 1024;
@@ -84,12 +84,11 @@ pub enum Purpose {
 
 impl Certificate {
     /// Parses one DER certificate (at most 64 KiB, no trailing bytes).
-    pub fn from_der(der: &[u8]) -> Result<Certificate> {
+    pub fn from_der(der: &[u8]) -> Result<Certificate, X509Error> {
         if der.len() > MAX_CERT_SIZE {
-            return Err(X509Error::TooLarge.into());
+            return Err(X509Error::TooLarge);
         }
-        let cert =
-            x509_cert::Certificate::from_der(der).map_err(|e| X509Error::Invalid(e.to_string()))?;
+        let cert = x509_cert::Certificate::from_der(der).map_err(X509Error::Invalid)?;
         // The TBSCertificate exactly as signed: the first element of the
         // outer SEQUENCE.
         let (_, outer, _) = der_tlv(der)?;
@@ -103,15 +102,22 @@ impl Certificate {
 
     /// Every CERTIFICATE block of `pem`, in order (at most 32, each at most
     /// 64 KiB); other PEM blocks are skipped. An empty result is an error.
+    /// The attestors' entry point; [`Certificate::read_pem`] says why as an
+    /// [`X509Error`].
     pub fn parse_pem(pem: &str) -> Result<Vec<Certificate>> {
+        Ok(Certificate::read_pem(pem)?)
+    }
+
+    /// As [`Certificate::parse_pem`].
+    pub fn read_pem(pem: &str) -> Result<Vec<Certificate>, X509Error> {
         let blocks = pem_blocks(pem, MAX_PEM_CERTS, MAX_CERT_SIZE * 2)?;
         let certs = blocks
             .iter()
             .filter(|b| b.label == "CERTIFICATE")
             .map(|b| Certificate::from_der(&b.der))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         if certs.is_empty() {
-            return Err(X509Error::NoPemBlock.into());
+            return Err(X509Error::NoPemBlock);
         }
         Ok(certs)
     }
@@ -136,16 +142,24 @@ impl Certificate {
         &self.cert
     }
 
-    /// The certificate's subject public key.
+    /// The certificate's subject public key. The attestors' entry point;
+    /// [`Certificate::subject_key`] says why as an [`X509Error`].
     pub fn public_key(&self) -> Result<PublicKey> {
+        Ok(self.subject_key()?)
+    }
+
+    /// As [`Certificate::public_key`].
+    pub fn subject_key(&self) -> Result<PublicKey, X509Error> {
         let spki = self
             .cert
             .tbs_certificate()
             .subject_public_key_info()
             .to_der()
-            .map_err(|e| X509Error::KeyEncoding(e.to_string()))?;
-        PublicKey::from_spki_der(&spki)
-            .map_err(|e| e.context(format!("certificate {}", self.subject())))
+            .map_err(X509Error::KeyEncoding)?;
+        PublicKey::from_spki_der(&spki).map_err(|source| X509Error::Key {
+            subject: self.subject(),
+            source: Box::new(source),
+        })
     }
 
     /// notBefore, unix seconds.
@@ -173,7 +187,7 @@ impl Certificate {
         matches!(self.basic_constraints(), Ok(Some(bc)) if bc.ca)
     }
 
-    pub(crate) fn basic_constraints(&self) -> Result<Option<BasicConstraints>> {
+    pub(crate) fn basic_constraints(&self) -> Result<Option<BasicConstraints>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<BasicConstraints>()
@@ -181,7 +195,7 @@ impl Certificate {
             .map_err(|e| self.bad_ext("basicConstraints", e))
     }
 
-    pub(crate) fn key_usage(&self) -> Result<Option<KeyUsage>> {
+    pub(crate) fn key_usage(&self) -> Result<Option<KeyUsage>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<KeyUsage>()
@@ -189,7 +203,7 @@ impl Certificate {
             .map_err(|e| self.bad_ext("keyUsage", e))
     }
 
-    pub(crate) fn ext_key_usage(&self) -> Result<Option<Vec<String>>> {
+    pub(crate) fn ext_key_usage(&self) -> Result<Option<Vec<String>>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<ExtendedKeyUsage>()
@@ -197,13 +211,12 @@ impl Certificate {
             .map_err(|e| self.bad_ext("extKeyUsage", e))
     }
 
-    fn bad_ext(&self, name: &'static str, e: der::Error) -> VerifyError {
+    fn bad_ext(&self, name: &'static str, source: der::Error) -> X509Error {
         X509Error::BadExtension {
             subject: self.subject(),
             extension: name,
-            detail: e.to_string(),
+            source: Box::new(source),
         }
-        .into()
     }
 
     /// The raw value (extnValue contents) of extension `oid`, if present.
@@ -227,7 +240,7 @@ impl Certificate {
             .map(|e| e.critical)
     }
 
-    fn check_critical_extensions(&self) -> Result<()> {
+    fn check_critical_extensions(&self) -> Result<(), X509Error> {
         for ext in self
             .cert
             .tbs_certificate()
@@ -239,9 +252,8 @@ impl Certificate {
             if ext.critical && !KNOWN_CRITICAL.contains(&oid.as_str()) {
                 return Err(X509Error::UnknownCritical {
                     subject: self.subject(),
-                    oid: oid.to_string(),
-                }
-                .into());
+                    oid: ext.extn_id,
+                });
             }
         }
         Ok(())
@@ -264,8 +276,8 @@ impl Certificate {
     }
 
     /// Whether `issuer`'s key signed this certificate.
-    pub fn verify_signed_by(&self, issuer: &Certificate) -> Result<()> {
-        let key = issuer.public_key()?;
+    pub fn verify_signed_by(&self, issuer: &Certificate) -> Result<(), X509Error> {
+        let key = issuer.subject_key()?;
         if signed_by(
             self.cert.signature_algorithm(),
             self.cert.signature(),
@@ -277,20 +289,18 @@ impl Certificate {
             Err(X509Error::NotSignedBy {
                 subject: self.subject(),
                 issuer: issuer.subject(),
-            }
-            .into())
+            })
         }
     }
 
-    fn check_valid_at(&self, at: i64) -> Result<()> {
+    fn check_valid_at(&self, at: i64) -> Result<(), X509Error> {
         if at < self.not_before() || at > self.not_after() {
             return Err(X509Error::NotValidAt {
                 subject: self.subject(),
-                at: fmt_time(at),
-                not_before: fmt_time(self.not_before()),
-                not_after: fmt_time(self.not_after()),
-            }
-            .into());
+                at,
+                not_before: self.not_before(),
+                not_after: self.not_after(),
+            });
         }
         Ok(())
     }
@@ -340,7 +350,7 @@ pub(crate) fn signed_by(
     signature: &der::asn1::BitString,
     key: &PublicKey,
     signed: &[u8],
-) -> Result<bool> {
+) -> Result<bool, X509Error> {
     let alg = SignatureAlgorithm::of(algorithm)?;
     let signature = signature.as_bytes().ok_or(X509Error::SignatureUnusedBits)?;
     Ok(alg.verify(key, signed, signature))
@@ -356,7 +366,7 @@ enum SignatureAlgorithm {
 }
 
 impl SignatureAlgorithm {
-    fn of(alg: &spki::AlgorithmIdentifierOwned) -> Result<SignatureAlgorithm> {
+    fn of(alg: &spki::AlgorithmIdentifierOwned) -> Result<SignatureAlgorithm, X509Error> {
         let oid = alg.oid.to_string();
         Ok(match oid.as_str() {
             "1.2.840.10045.4.3.2" => SignatureAlgorithm::Ecdsa(HashAlgorithm::Sha256),
@@ -372,22 +382,22 @@ impl SignatureAlgorithm {
                     .as_ref()
                     .ok_or(X509Error::PssWithoutParameters)?
                     .to_der()
-                    .map_err(|e| X509Error::PssParameters(e.to_string()))?;
+                    .map_err(X509Error::PssParameters)?;
                 let params = rsa::pkcs1::RsaPssParams::<der::Any>::from_der(&params_der)
-                    .map_err(|e| X509Error::PssParameters(e.to_string()))?;
+                    .map_err(X509Error::PssParameters)?;
                 let hash = match params.hash.oid.to_string().as_str() {
                     "2.16.840.1.101.3.4.2.1" => HashAlgorithm::Sha256,
                     "2.16.840.1.101.3.4.2.2" => HashAlgorithm::Sha384,
                     "2.16.840.1.101.3.4.2.3" => HashAlgorithm::Sha512,
-                    "1.3.14.3.2.26" => return Err(X509Error::PssSha1.into()),
-                    other => return Err(X509Error::PssHash(other.to_string()).into()),
+                    "1.3.14.3.2.26" => return Err(X509Error::PssSha1),
+                    _ => return Err(X509Error::PssHash(params.hash.oid)),
                 };
                 SignatureAlgorithm::RsaPss(hash)
             }
             "1.2.840.113549.1.1.5" | "1.2.840.10045.4.1" | "1.3.14.3.2.29" => {
-                return Err(X509Error::Sha1.into())
+                return Err(X509Error::Sha1)
             }
-            other => return Err(X509Error::SignatureAlgorithm(other.to_string()).into()),
+            _ => return Err(X509Error::SignatureAlgorithm(alg.oid)),
         })
     }
 
@@ -413,9 +423,9 @@ pub fn verify_chain(
     roots: &[Certificate],
     at: i64,
     purpose: Purpose,
-) -> Result<Vec<Certificate>> {
+) -> Result<Vec<Certificate>, X509Error> {
     if roots.is_empty() {
-        return Err(X509Error::NoRoots.into());
+        return Err(X509Error::NoRoots);
     }
     leaf.check_valid_at(at)?;
     leaf.check_critical_extensions()?;
@@ -441,17 +451,15 @@ pub fn verify_chain(
         Some(e) => X509Error::NoChain {
             subject: leaf.subject(),
             source: Box::new(e),
-        }
-        .into(),
+        },
         None => X509Error::NoIssuer {
             subject: leaf.subject(),
             issuer: leaf.cert.tbs_certificate().issuer().to_string(),
-        }
-        .into(),
+        },
     })
 }
 
-fn check_leaf_purpose(leaf: &Certificate, purpose: Purpose) -> Result<()> {
+fn check_leaf_purpose(leaf: &Certificate, purpose: Purpose) -> Result<(), X509Error> {
     if purpose != Purpose::CodeSigning {
         return Ok(());
     }
@@ -461,11 +469,11 @@ fn check_leaf_purpose(leaf: &Certificate, purpose: Purpose) -> Result<()> {
         !eku.iter()
             .any(|o| o == OID_CODE_SIGNING || o == OID_ANY_EKU)
     }) {
-        return Err(X509Error::NotCodeSigning(leaf.subject()).into());
+        return Err(X509Error::NotCodeSigning(leaf.subject()));
     }
     if let Some(ku) = leaf.key_usage()? {
         if !ku.digital_signature() {
-            return Err(X509Error::NoDigitalSignature(leaf.subject()).into());
+            return Err(X509Error::NoDigitalSignature(leaf.subject()));
         }
     }
     Ok(())
@@ -473,7 +481,12 @@ fn check_leaf_purpose(leaf: &Certificate, purpose: Purpose) -> Result<()> {
 
 /// Checks `issuer` may issue for a path with `below` CA certificates under
 /// it (excluding the leaf).
-fn check_issuer(issuer: &Certificate, below: usize, at: i64, purpose: Purpose) -> Result<()> {
+fn check_issuer(
+    issuer: &Certificate,
+    below: usize,
+    at: i64,
+    purpose: Purpose,
+) -> Result<(), X509Error> {
     issuer.check_valid_at(at)?;
     issuer.check_critical_extensions()?;
     match issuer.basic_constraints()? {
@@ -484,16 +497,15 @@ fn check_issuer(issuer: &Certificate, below: usize, at: i64, purpose: Purpose) -
                         subject: issuer.subject(),
                         max,
                         below,
-                    }
-                    .into());
+                    });
                 }
             }
         }
-        _ => return Err(X509Error::NotCa(issuer.subject()).into()),
+        _ => return Err(X509Error::NotCa(issuer.subject())),
     }
     if let Some(ku) = issuer.key_usage()? {
         if !ku.key_cert_sign() {
-            return Err(X509Error::NoKeyCertSign(issuer.subject()).into());
+            return Err(X509Error::NoKeyCertSign(issuer.subject()));
         }
     }
     if purpose == Purpose::CodeSigning {
@@ -502,7 +514,7 @@ fn check_issuer(issuer: &Certificate, below: usize, at: i64, purpose: Purpose) -
                 .iter()
                 .any(|o| o == OID_CODE_SIGNING || o == OID_ANY_EKU)
             {
-                return Err(X509Error::CaNotCodeSigning(issuer.subject()).into());
+                return Err(X509Error::CaNotCodeSigning(issuer.subject()));
             }
         }
     }
@@ -516,7 +528,7 @@ fn build(
     at: i64,
     purpose: Purpose,
     budget: &mut usize,
-    last_error: &mut Option<VerifyError>,
+    last_error: &mut Option<X509Error>,
 ) -> bool {
     let Some(current) = path.last().cloned() else {
         return false;
@@ -536,7 +548,7 @@ fn build(
         }
         let is_anchor = is_root || roots.iter().any(|r| r == candidate);
         if *budget == 0 {
-            *last_error = Some(X509Error::Budget.into());
+            *last_error = Some(X509Error::Budget);
             return false;
         }
         *budget -= 1;
@@ -560,7 +572,7 @@ fn build(
             return true;
         }
         if path.len() >= MAX_PATH_LEN {
-            *last_error = Some(X509Error::PathTooLong.into());
+            *last_error = Some(X509Error::PathTooLong);
         }
         path.pop();
     }
@@ -569,7 +581,7 @@ fn build(
 
 /// Splits one DER TLV off `input`: (tag byte, contents, whole TLV) and
 /// the rest after it.
-pub fn der_tlv(input: &[u8]) -> Result<(u8, &[u8], &[u8])> {
+pub fn der_tlv(input: &[u8]) -> Result<(u8, &[u8], &[u8]), X509Error> {
     let tlv = Tlv::read(input)?;
     Ok((tlv.tag, tlv.contents, tlv.whole))
 }
@@ -588,13 +600,13 @@ pub struct Tlv<'a> {
 
 impl<'a> Tlv<'a> {
     /// Splits one TLV off `input`.
-    pub fn read(input: &'a [u8]) -> Result<Tlv<'a>> {
+    pub fn read(input: &'a [u8]) -> Result<Tlv<'a>, X509Error> {
         der_tlv_rest(input)
     }
 }
 
-fn der_tlv_rest(input: &[u8]) -> Result<Tlv<'_>> {
-    let bad = || VerifyError::from(X509Error::MalformedDer);
+fn der_tlv_rest(input: &[u8]) -> Result<Tlv<'_>, X509Error> {
+    let bad = || X509Error::MalformedDer;
     let tag = *input.first().ok_or_else(bad)?;
     if tag & 0x1f == 0x1f {
         return Err(bad()); // multi-byte tags are not used in certificates
@@ -673,13 +685,10 @@ pub(crate) mod tests {
         // The chain annotation alone carries the root too, but only `roots`
         // are anchors.
         let e = verify_chain(leaf, &chain, &[], FULCIO_T, Purpose::CodeSigning).unwrap_err();
-        assert_eq!(e, X509Error::NoRoots.into());
+        assert_eq!(e, X509Error::NoRoots);
         // Expired today.
         let e = verify_chain(leaf, &chain, &root, 1_800_000_000, Purpose::Any).unwrap_err();
-        assert!(
-            matches!(e, VerifyError::X509(X509Error::NotValidAt { .. })),
-            "{e}"
-        );
+        assert!(matches!(e, X509Error::NotValidAt { .. }), "{e}");
         assert_eq!(e.reason(), Reason::Timestamp);
         // Missing intermediate.
         let e = verify_chain(leaf, &[], &root, FULCIO_T, Purpose::Any).unwrap_err();
@@ -719,10 +728,7 @@ pub(crate) mod tests {
         );
         let e = verify_chain(&root[0], &[], &pki, t, Purpose::Any).unwrap_err();
         assert!(
-            matches!(
-                e,
-                VerifyError::X509(X509Error::NoChain { .. } | X509Error::NoIssuer { .. })
-            ),
+            matches!(e, X509Error::NoChain { .. } | X509Error::NoIssuer { .. }),
             "{e}"
         );
         assert_eq!(e.reason(), Reason::UntrustedChain);
@@ -731,7 +737,7 @@ pub(crate) mod tests {
         assert!(
             matches!(
                 e,
-                VerifyError::X509(X509Error::NotCodeSigning(_) | X509Error::NoDigitalSignature(_))
+                X509Error::NotCodeSigning(_) | X509Error::NoDigitalSignature(_)
             ),
             "{e}"
         );
@@ -740,16 +746,16 @@ pub(crate) mod tests {
     #[test]
     fn parse_errors() {
         // `detail` is in the DER parser's text.
-        let invalid = |r: Result<Certificate>, detail: &str| match r {
-            Err(VerifyError::X509(X509Error::Invalid(got))) => {
-                assert!(got.contains(detail), "{got}")
+        let invalid = |r: Result<Certificate, X509Error>, detail: &str| match r {
+            Err(X509Error::Invalid(got)) => {
+                assert!(got.to_string().contains(detail), "{got}")
             }
             Err(e) => panic!("{e}"),
             Ok(_) => panic!("accepted"),
         };
         assert!(matches!(
             Certificate::parse_pem(""),
-            Err(VerifyError::X509(X509Error::NoPemBlock))
+            Err(crate::VerifyError::X509(X509Error::NoPemBlock))
         ));
         // a SEQUENCE holding only an INTEGER
         invalid(
@@ -763,11 +769,11 @@ pub(crate) mod tests {
         // a five-byte length, and a length past the end
         assert!(matches!(
             der_tlv(&[0x30, 0x85, 1, 1, 1, 1, 1]),
-            Err(VerifyError::X509(X509Error::MalformedDer))
+            Err(X509Error::MalformedDer)
         ));
         assert!(matches!(
             der_tlv(&[0x30, 0x05, 1]),
-            Err(VerifyError::X509(X509Error::MalformedDer))
+            Err(X509Error::MalformedDer)
         ));
         assert_eq!(der_wrap(0x04, &[1, 2]), vec![4, 2, 1, 2]);
         assert_eq!(der_wrap(0x04, &[0; 300])[..4], [4, 0x82, 1, 44]);
@@ -793,8 +799,8 @@ pub(crate) mod tests {
         let bad = Certificate::from_der(&der).unwrap();
         let e = verify_chain(&bad, &chain, &root, FULCIO_T, Purpose::Any).unwrap_err();
         assert!(
-            matches!(&e, VerifyError::X509(X509Error::NoChain { source, .. })
-                if matches!(**source, VerifyError::X509(X509Error::NotSignedBy { .. }))),
+            matches!(&e, X509Error::NoChain { source, .. }
+                if matches!(**source, X509Error::NotSignedBy { .. })),
             "{e}"
         );
     }

@@ -7,11 +7,11 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{der_wrap, Certificate, Tlv};
+use super::{der_wrap, Certificate, Tlv, X509Error};
 use crate::encoding::hex;
-use crate::keys::HashAlgorithm;
+use crate::keys::{HashAlgorithm, KeyError};
 use crate::trust::LogKey;
-use crate::{Reason, Result};
+use crate::{joined, Reason, Result};
 
 /// Why a certificate's embedded SCTs were not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,16 +34,44 @@ pub enum SctError {
     /// The TBSCertificate is past what an SCT can sign.
     #[error("TBSCertificate too large for an SCT")]
     TbsTooLarge,
+    /// The certificate's DER, or its issuer's key, cannot be read.
+    #[error(transparent)]
+    Certificate(#[from] X509Error),
     /// No SCT verified; what was wrong with each.
-    #[error("no valid SCT: {}", .0.join("; "))]
-    NoneValid(Vec<String>),
+    #[error("no valid SCT: {}", joined(.0, "; "))]
+    NoneValid(Vec<SctProblem>),
+}
+
+/// Why one embedded SCT did not count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SctProblem {
+    /// No trusted CT log has its log id.
+    #[error("SCT from unknown CT log {}", hex(.0))]
+    UnknownLog([u8; 32]),
+    /// The log's key was not valid at the SCT's time.
+    #[error("CT log {} key not valid at the SCT time", hex(.0))]
+    KeyNotValid([u8; 32]),
+    /// A TLS hash algorithm other than SHA-256/384/512.
+    #[error("SCT hash algorithm {0} unsupported")]
+    HashAlgorithm(u8),
+    /// The log's signature does not verify.
+    #[error("SCT from CT log {} does not verify", hex(.log_id))]
+    DoesNotVerify {
+        /// The log's id.
+        log_id: [u8; 32],
+        /// Why the signature does not verify.
+        source: KeyError,
+    },
 }
 
 impl SctError {
     /// The class of this failure: [`Reason::Malformed`] until the stage
     /// that asked for SCTs classes it.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            SctError::Certificate(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
 
@@ -75,35 +103,35 @@ pub struct Sct {
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SctError> {
         if n > self.0.len() {
-            return Err(SctError::Truncated.into());
+            return Err(SctError::Truncated);
         }
         let (head, rest) = self.0.split_at(n);
         self.0 = rest;
         Ok(head)
     }
-    fn u8(&mut self) -> Result<u8> {
+    fn u8(&mut self) -> Result<u8, SctError> {
         Ok(self.take(1)?.first().copied().unwrap_or_default())
     }
-    fn u16(&mut self) -> Result<usize> {
+    fn u16(&mut self) -> Result<usize, SctError> {
         let b = self.take(2)?;
         Ok(b.iter().fold(0usize, |a, x| a << 8 | usize::from(*x)))
     }
-    fn u64(&mut self) -> Result<u64> {
+    fn u64(&mut self) -> Result<u64, SctError> {
         let b = self.take(8)?;
         Ok(b.iter().fold(0u64, |a, x| a << 8 | u64::from(*x)))
     }
 }
 
 /// The SCTs embedded in `cert` (none if it has no SCT extension).
-pub fn embedded_scts(cert: &Certificate) -> Result<Vec<Sct>> {
+pub fn embedded_scts(cert: &Certificate) -> Result<Vec<Sct>, SctError> {
     let Some(value) = cert.extension(OID_SCT_LIST) else {
         return Ok(Vec::new());
     };
     let tlv = Tlv::read(value)?;
     if tlv.tag != 0x04 || !tlv.rest.is_empty() {
-        return Err(SctError::NotOctetString.into());
+        return Err(SctError::NotOctetString);
     }
     let mut list = Reader(tlv.contents);
     let total = list.u16()?;
@@ -111,12 +139,12 @@ pub fn embedded_scts(cert: &Certificate) -> Result<Vec<Sct>> {
     let mut out = Vec::new();
     while !r.0.is_empty() {
         if out.len() >= MAX_SCTS {
-            return Err(SctError::TooMany.into());
+            return Err(SctError::TooMany);
         }
         let len = r.u16()?;
         let mut s = Reader(r.take(len)?);
         if s.u8()? != 0 {
-            return Err(SctError::UnsupportedVersion.into());
+            return Err(SctError::UnsupportedVersion);
         }
         let mut log_id = [0u8; 32];
         log_id.copy_from_slice(s.take(32)?);
@@ -140,7 +168,7 @@ pub fn embedded_scts(cert: &Certificate) -> Result<Vec<Sct>> {
 }
 
 /// The leaf's TBSCertificate with the SCT list extension removed.
-pub fn tbs_without_scts(cert: &Certificate) -> Result<Vec<u8>> {
+pub fn tbs_without_scts(cert: &Certificate) -> Result<Vec<u8>, X509Error> {
     let outer = Tlv::read(cert.tbs_der())?;
     let mut elements = Vec::new();
     let mut rest = outer.contents;
@@ -173,29 +201,26 @@ pub fn verify_embedded_sct(
     leaf: &Certificate,
     issuer: &Certificate,
     ctlogs: &[LogKey],
-) -> Result<()> {
+) -> Result<(), SctError> {
     let scts = embedded_scts(leaf)?;
     if scts.is_empty() {
-        return Err(SctError::Missing.into());
+        return Err(SctError::Missing);
     }
     let tbs = tbs_without_scts(leaf)?;
     let tbs_len = u32::try_from(tbs.len())
         .ok()
         .filter(|l| *l < 1 << 24)
         .ok_or(SctError::TbsTooLarge)?;
-    let issuer_key_hash = Sha256::digest(issuer.public_key()?.spki_der());
+    let issuer_key_hash = Sha256::digest(issuer.subject_key()?.spki_der());
     let mut problems = Vec::new();
     for sct in &scts {
         let Some(log) = LogKey::find(ctlogs, &sct.log_id) else {
-            problems.push(format!("SCT from unknown CT log {}", hex(&sct.log_id)));
+            problems.push(SctProblem::UnknownLog(sct.log_id));
             continue;
         };
         let secs = i64::try_from(sct.timestamp / 1000).unwrap_or(i64::MAX);
         if !log.validity.contains(secs) {
-            problems.push(format!(
-                "CT log {} key not valid at the SCT time",
-                hex(&sct.log_id)
-            ));
+            problems.push(SctProblem::KeyNotValid(sct.log_id));
             continue;
         }
         let hash = match sct.hash {
@@ -203,7 +228,7 @@ pub fn verify_embedded_sct(
             5 => HashAlgorithm::Sha384,
             6 => HashAlgorithm::Sha512,
             other => {
-                problems.push(format!("SCT hash algorithm {other} unsupported"));
+                problems.push(SctProblem::HashAlgorithm(other));
                 continue;
             }
         };
@@ -217,13 +242,13 @@ pub fn verify_embedded_sct(
         signed.extend_from_slice(&sct.extensions);
         match log.key.verify(&signed, &sct.signature, Some(hash)) {
             Ok(()) => return Ok(()),
-            Err(_) => problems.push(format!(
-                "SCT from CT log {} does not verify",
-                hex(&sct.log_id)
-            )),
+            Err(source) => problems.push(SctProblem::DoesNotVerify {
+                log_id: sct.log_id,
+                source,
+            }),
         }
     }
-    Err(SctError::NoneValid(problems).into())
+    Err(SctError::NoneValid(problems))
 }
 
 #[cfg(test)]
@@ -232,7 +257,6 @@ mod tests {
     use crate::encoding::b64decode;
     use crate::trust::TrustMaterial;
     use crate::x509::{verify_chain, Purpose};
-    use crate::VerifyError;
 
     const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/sigstore/");
 
@@ -272,12 +296,14 @@ mod tests {
         // Unknown logs / wrong issuer.
         let e = verify_embedded_sct(&leaf, &issuer, &[]).unwrap_err();
         assert!(
-            matches!(&e, VerifyError::Sct(SctError::NoneValid(p)) if p.iter().all(|p| p.contains("unknown CT log"))),
+            matches!(&e, SctError::NoneValid(p)
+                if !p.is_empty() && p.iter().all(|p| matches!(p, SctProblem::UnknownLog(_)))),
             "{e}"
         );
         let wrong_issuer = verify_embedded_sct(&leaf, &leaf, &trust.ctlogs).unwrap_err();
         assert!(
-            matches!(&wrong_issuer, VerifyError::Sct(SctError::NoneValid(_))),
+            matches!(&wrong_issuer, SctError::NoneValid(p)
+                if p.iter().all(|p| matches!(p, SctProblem::DoesNotVerify { .. }))),
             "{wrong_issuer}"
         );
         // Log key not valid at the SCT time.
@@ -285,14 +311,20 @@ mod tests {
         for l in &mut logs {
             l.validity.end = Some(0);
         }
-        assert!(verify_embedded_sct(&leaf, &issuer, &logs)
-            .unwrap_err()
-            .to_string()
-            .contains("not valid"));
+        let e = verify_embedded_sct(&leaf, &issuer, &logs).unwrap_err();
+        assert!(
+            matches!(&e, SctError::NoneValid(p)
+                if p.iter().all(|p| matches!(p, SctProblem::KeyNotValid(_)))),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("key not valid at the SCT time"),
+            "{e}"
+        );
         // No SCT at all (the Fulcio CA certificate).
         assert_eq!(
             verify_embedded_sct(&issuer, &issuer, &trust.ctlogs),
-            Err(SctError::Missing.into())
+            Err(SctError::Missing)
         );
     }
 
@@ -302,9 +334,6 @@ mod tests {
         verify_embedded_sct(&leaf, &issuer, &trust.ctlogs).unwrap();
         let (leaf, issuer, trust) = case("invalid-ct-key_fail");
         let e = verify_embedded_sct(&leaf, &issuer, &trust.ctlogs).unwrap_err();
-        assert!(
-            matches!(&e, VerifyError::Sct(SctError::NoneValid(_))),
-            "{e}"
-        );
+        assert!(matches!(&e, SctError::NoneValid(_)), "{e}");
     }
 }

@@ -9,10 +9,10 @@
 //! Delta CRLs (a certificate naming a freshest CRL) are not fetched: such
 //! a certificate's status is unknown, where notation would read the delta.
 
-use super::{check_scheme, fetch_judged, unix, Answer, Context};
+use super::{check_scheme, fetch_judged, unix, Answer, Context, SchemeProblem, StatusProblem};
 use super::{MAX_CRL_BYTES, MAX_CRL_ENTRIES};
-use crate::x509::{fmt_time, signed_by, Certificate, Tlv};
-use der::asn1::GeneralizedTime;
+use crate::x509::{fmt_time, signed_by, Certificate, Tlv, X509Error};
+use der::asn1::{GeneralizedTime, ObjectIdentifier};
 use der::Decode;
 use x509_cert::crl::{CertificateList, RevokedCert};
 use x509_cert::ext::pkix::name::DistributionPointName;
@@ -26,8 +26,72 @@ const ID_CE_REASON_CODE: &str = "2.5.29.21";
 const REASON_CERTIFICATE_HOLD: u8 = 6;
 const REASON_REMOVE_FROM_CRL: u8 = 8;
 
+/// Why a CRL distribution point gave no status, in notation's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CrlProblem {
+    /// A URL notation does not fetch.
+    #[error(transparent)]
+    Scheme(#[from] SchemeProblem),
+    /// The CRL could not be fetched (the fetcher's words).
+    #[error("{0}")]
+    Fetch(String),
+    /// The body is not a CRL.
+    #[error("unreadable CRL: {0}")]
+    Unreadable(#[source] der::Error),
+    /// More entries than are read.
+    #[error("the CRL lists {0} certificates, more than the {MAX_CRL_ENTRIES} allowed")]
+    TooManyEntries(usize),
+    /// The CRL is not the issuer's (its subject), or cannot be checked.
+    #[error("CRL is not signed by CA {issuer}: {why}")]
+    NotSignedBy {
+        /// The issuer's subject.
+        issuer: String,
+        /// Why.
+        why: NotSigned,
+    },
+    /// No `nextUpdate`.
+    #[error("CRL NextUpdate is not set")]
+    NoNextUpdate,
+    /// `nextUpdate` has passed (both unix seconds, shown in RFC 3339).
+    #[error("expired CRL. Current time {} is after CRL NextUpdate {}", fmt_time(*.now), fmt_time(*.next_update))]
+    Expired {
+        /// The time of the check.
+        now: i64,
+        /// The CRL's `nextUpdate`.
+        next_update: i64,
+    },
+    /// A critical extension (of the CRL or of an entry) notation does not
+    /// process.
+    #[error("unsupported critical extension found in CRL: {0}")]
+    CriticalExtension(ObjectIdentifier),
+    /// An entry's invalidity date that does not parse.
+    #[error("failed to parse invalidity date: {0}")]
+    InvalidityDate(#[source] der::Error),
+    /// An entry's reason code that is not a one-byte ENUMERATED.
+    #[error("unreadable CRL reason code")]
+    ReasonCode,
+}
+
+/// Why a CRL is not taken as its issuer's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotSigned {
+    /// The issuer is not a CA.
+    #[error("the issuer is not a CA")]
+    NotCa,
+    /// The issuer's key usage does not allow signing CRLs.
+    #[error("the issuer's key usage does not allow cRLSign")]
+    NoCrlSign,
+    /// The issuer's signature does not verify.
+    #[error("the signature does not verify")]
+    Signature,
+    /// The issuer's key usage or key, or the CRL's DER or signature
+    /// algorithm, cannot be read.
+    #[error(transparent)]
+    Unreadable(X509Error),
+}
+
 /// The full-name URIs of `cert`'s CRL distribution points.
-pub(super) fn distribution_points(cert: &Certificate) -> Result<Vec<String>, String> {
+pub(super) fn distribution_points(cert: &Certificate) -> Result<Vec<String>, StatusProblem> {
     let Some(points) = super::extension::<CrlDistributionPoints>(cert, "CRL distribution points")?
     else {
         return Ok(Vec::new());
@@ -53,20 +117,25 @@ pub(super) fn check(
     ctx: &Context<'_>,
 ) -> Answer {
     if cert.extension(ID_CE_FRESHEST_CRL).is_some() {
-        return Answer::Unknown(
-            "CRL: freshest CRL (delta CRLs) from the certificate extension is not supported".into(),
-        );
+        return Answer::Unknown(vec![StatusProblem::DeltaCrl]);
     }
     for url in urls {
-        let answer = check_scheme(url, "CRL").and_then(|()| {
-            fetch_judged(ctx, url, issuer, MAX_CRL_BYTES, |body| {
-                judge(body, cert, issuer, ctx)
-            })
-        });
+        let answer = check_scheme(url, "CRL")
+            .map_err(CrlProblem::from)
+            .and_then(|()| {
+                fetch_judged(ctx, url, issuer, MAX_CRL_BYTES, CrlProblem::Fetch, |body| {
+                    judge(body, cert, issuer, ctx)
+                })
+            });
         match answer {
             Ok(true) => return Answer::Revoked,
             Ok(false) => {}
-            Err(why) => return Answer::Unknown(format!("CRL {url}: {why}")),
+            Err(problem) => {
+                return Answer::Unknown(vec![StatusProblem::Crl {
+                    url: url.clone(),
+                    problem,
+                }])
+            }
         }
     }
     Answer::Good
@@ -79,8 +148,8 @@ fn judge(
     cert: &Certificate,
     issuer: &Certificate,
     ctx: &Context<'_>,
-) -> Result<bool, String> {
-    let crl = CertificateList::from_der(body).map_err(|e| format!("unreadable CRL: {e}"))?;
+) -> Result<bool, CrlProblem> {
+    let crl = CertificateList::from_der(body).map_err(CrlProblem::Unreadable)?;
     validate(&crl, body, issuer, ctx.now)?;
     let serial = cert.inner().tbs_certificate().serial_number();
     let entries = crl.tbs_cert_list.revoked_certificates.iter().flatten();
@@ -111,37 +180,32 @@ fn validate(
     der: &[u8],
     issuer: &Certificate,
     now: i64,
-) -> Result<(), String> {
+) -> Result<(), CrlProblem> {
     let entries = crl
         .tbs_cert_list
         .revoked_certificates
         .as_ref()
         .map_or(0, Vec::len);
     if entries > MAX_CRL_ENTRIES {
-        return Err(format!(
-            "the CRL lists {entries} certificates, more than the {MAX_CRL_ENTRIES} allowed"
-        ));
+        return Err(CrlProblem::TooManyEntries(entries));
     }
-    check_issuer(crl, der, issuer)?;
-    let next = crl
+    check_issuer(crl, der, issuer).map_err(|why| CrlProblem::NotSignedBy {
+        issuer: issuer.subject(),
+        why,
+    })?;
+    let next_update = crl
         .tbs_cert_list
         .next_update
         .map(|t| unix(t.to_unix_duration()))
-        .ok_or("CRL NextUpdate is not set")?;
-    if now > next {
-        return Err(format!(
-            "expired CRL. Current time {} is after CRL NextUpdate {}",
-            fmt_time(now),
-            fmt_time(next)
-        ));
+        .ok_or(CrlProblem::NoNextUpdate)?;
+    if now > next_update {
+        return Err(CrlProblem::Expired { now, next_update });
     }
     for ext in crl.tbs_cert_list.crl_extensions.iter().flatten() {
         let oid = ext.extn_id.to_string();
         let allowed = [ID_CE_ISSUING_DISTRIBUTION_POINT, ID_CE_DELTA_CRL_INDICATOR];
         if ext.critical && !allowed.contains(&oid.as_str()) {
-            return Err(format!(
-                "unsupported critical extension found in CRL: {oid}"
-            ));
+            return Err(CrlProblem::CriticalExtension(ext.extn_id));
         }
     }
     Ok(())
@@ -149,24 +213,21 @@ fn validate(
 
 /// Go's `RevocationList.CheckSignatureFrom`: the issuer is a CA allowed to
 /// sign CRLs, and its key signed the CRL's exact `tbsCertList`.
-fn check_issuer(crl: &CertificateList, der: &[u8], issuer: &Certificate) -> Result<(), String> {
-    let not_signed = |why: String| format!("CRL is not signed by CA {}: {why}", issuer.subject());
+fn check_issuer(crl: &CertificateList, der: &[u8], issuer: &Certificate) -> Result<(), NotSigned> {
     if !issuer.is_ca() {
-        return Err(not_signed("the issuer is not a CA".into()));
+        return Err(NotSigned::NotCa);
     }
-    let key_usage = issuer.key_usage().map_err(|e| not_signed(e.to_string()))?;
+    let key_usage = issuer.key_usage().map_err(NotSigned::Unreadable)?;
     if key_usage.is_some_and(|ku| !ku.crl_sign()) {
-        return Err(not_signed(
-            "the issuer's key usage does not allow cRLSign".into(),
-        ));
+        return Err(NotSigned::NoCrlSign);
     }
-    let outer = Tlv::read(der).map_err(|e| not_signed(e.to_string()))?;
-    let tbs = Tlv::read(outer.contents).map_err(|e| not_signed(e.to_string()))?;
-    let key = issuer.public_key().map_err(|e| not_signed(e.to_string()))?;
+    let outer = Tlv::read(der).map_err(NotSigned::Unreadable)?;
+    let tbs = Tlv::read(outer.contents).map_err(NotSigned::Unreadable)?;
+    let key = issuer.subject_key().map_err(NotSigned::Unreadable)?;
     match signed_by(&crl.signature_algorithm, &crl.signature, &key, tbs.whole) {
         Ok(true) => Ok(()),
-        Ok(false) => Err(not_signed("the signature does not verify".into())),
-        Err(e) => Err(not_signed(e.to_string())),
+        Ok(false) => Err(NotSigned::Signature),
+        Err(e) => Err(NotSigned::Unreadable(e)),
     }
 }
 
@@ -177,7 +238,7 @@ struct EntryExtensions {
 }
 
 impl EntryExtensions {
-    fn of(entry: &RevokedCert) -> Result<EntryExtensions, String> {
+    fn of(entry: &RevokedCert) -> Result<EntryExtensions, CrlProblem> {
         let mut out = EntryExtensions {
             invalidity_date: None,
             reason: None,
@@ -186,16 +247,11 @@ impl EntryExtensions {
             let value = ext.extn_value.as_bytes();
             match ext.extn_id.to_string().as_str() {
                 ID_CE_INVALIDITY_DATE => {
-                    let t = GeneralizedTime::from_der(value)
-                        .map_err(|e| format!("failed to parse invalidity date: {e}"))?;
+                    let t = GeneralizedTime::from_der(value).map_err(CrlProblem::InvalidityDate)?;
                     out.invalidity_date = Some(unix(t.to_unix_duration()));
                 }
                 ID_CE_REASON_CODE => out.reason = Some(reason_code(value)?),
-                oid if ext.critical => {
-                    return Err(format!(
-                        "unsupported critical extension found in CRL: {oid}"
-                    ))
-                }
+                _ if ext.critical => return Err(CrlProblem::CriticalExtension(ext.extn_id)),
                 _ => {}
             }
         }
@@ -204,10 +260,10 @@ impl EntryExtensions {
 }
 
 /// A `CRLReason` (an ENUMERATED of one byte).
-fn reason_code(value: &[u8]) -> Result<u8, String> {
+fn reason_code(value: &[u8]) -> Result<u8, CrlProblem> {
     match value {
         [0x0a, 0x01, code] => Ok(*code),
-        _ => Err("unreadable CRL reason code".into()),
+        _ => Err(CrlProblem::ReasonCode),
     }
 }
 
@@ -218,7 +274,7 @@ mod tests {
     #[test]
     fn reason_codes_are_one_byte_enumerations() {
         assert_eq!(reason_code(&[0x0a, 0x01, 6]), Ok(6));
-        let unreadable = Err("unreadable CRL reason code".to_string());
+        let unreadable = Err(CrlProblem::ReasonCode);
         // an INTEGER, not an ENUMERATED
         assert_eq!(reason_code(&[0x02, 0x01, 6]), unreadable);
         // two bytes long

@@ -23,6 +23,10 @@
 mod crl;
 mod ocsp;
 
+pub use crl::CrlProblem;
+pub use ocsp::OcspProblem;
+
+use crate::joined;
 use crate::x509::Certificate;
 
 /// Largest OCSP response read (notation's bound).
@@ -91,14 +95,67 @@ pub enum RevocationError {
         subject: String,
     },
     /// A certificate's status could not be learnt.
-    #[error("{role} certificate with subject {subject:?} revocation status is unknown: {why}")]
+    #[error("{role} certificate with subject {subject:?} revocation status is unknown: {}", joined(.why, "; "))]
     Unknown {
         /// `signing` or `timestamping`.
         role: &'static str,
         /// The certificate's subject, as notation prints it.
         subject: String,
         /// Each endpoint asked and what went wrong there.
-        why: String,
+        why: Vec<StatusProblem>,
+    },
+}
+
+/// Why one way of learning a certificate's status gave none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StatusProblem {
+    /// An extension naming the endpoints (named) that cannot be read.
+    #[error("unreadable {what}: {source}")]
+    Extension {
+        /// The extension.
+        what: &'static str,
+        /// The parser's error.
+        source: der::Error,
+    },
+    /// An OCSP server that gave no status.
+    #[error("OCSP {server}: {problem}")]
+    Ocsp {
+        /// The server's URL.
+        server: String,
+        /// What went wrong there.
+        problem: OcspProblem,
+    },
+    /// A certificate naming a freshest CRL, which is not fetched.
+    #[error("CRL: freshest CRL (delta CRLs) from the certificate extension is not supported")]
+    DeltaCrl,
+    /// A CRL distribution point that gave no status.
+    #[error("CRL {url}: {problem}")]
+    Crl {
+        /// The CRL's URL.
+        url: String,
+        /// What went wrong there.
+        problem: CrlProblem,
+    },
+}
+
+/// An endpoint URL of a scheme notation does not fetch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemeProblem {
+    /// A scheme other than plain HTTP.
+    #[error("{what} protocol {scheme} is not supported; only HTTP")]
+    Unsupported {
+        /// `CRL` or `OCSPServer`.
+        what: &'static str,
+        /// The URL's scheme.
+        scheme: String,
+    },
+    /// A URL without a scheme.
+    #[error("{what} URL {url:?} has no scheme")]
+    NoScheme {
+        /// `CRL` or `OCSPServer`.
+        what: &'static str,
+        /// The URL.
+        url: String,
     },
 }
 
@@ -114,8 +171,8 @@ impl RevocationError {
 enum Answer {
     Good,
     Revoked,
-    /// No status: why, prefixed with the method and the endpoint.
-    Unknown(String),
+    /// No status: why, with the method and the endpoint.
+    Unknown(Vec<StatusProblem>),
 }
 
 /// When and where a chain is checked.
@@ -166,11 +223,11 @@ pub fn check_chain(
 fn check_certificate(cert: &Certificate, issuer: &Certificate, ctx: &Context<'_>) -> Answer {
     let ocsp_urls = match ocsp::servers(cert) {
         Ok(urls) => urls,
-        Err(e) => return Answer::Unknown(e),
+        Err(e) => return Answer::Unknown(vec![e]),
     };
     let crl_urls = match crl::distribution_points(cert) {
         Ok(urls) => urls,
-        Err(e) => return Answer::Unknown(e),
+        Err(e) => return Answer::Unknown(vec![e]),
     };
     if ocsp_urls.is_empty() {
         return match crl_urls.is_empty() {
@@ -179,9 +236,12 @@ fn check_certificate(cert: &Certificate, issuer: &Certificate, ctx: &Context<'_>
         };
     }
     match ocsp::check(cert, issuer, &ocsp_urls, ctx) {
-        Answer::Unknown(why) if !crl_urls.is_empty() => {
+        Answer::Unknown(mut why) if !crl_urls.is_empty() => {
             match crl::check(cert, issuer, &crl_urls, ctx) {
-                Answer::Unknown(crl_why) => Answer::Unknown(format!("{why}; {crl_why}")),
+                Answer::Unknown(crl_why) => {
+                    why.extend(crl_why);
+                    Answer::Unknown(why)
+                }
                 answer => answer,
             }
         }
@@ -191,20 +251,28 @@ fn check_certificate(cert: &Certificate, issuer: &Certificate, ctx: &Context<'_>
 
 /// Fetches `url` and judges the body with `judge`; when a cached body
 /// does not pass (stale by now, say), the endpoint is asked afresh. A body
-/// that passes is offered to the cache.
-fn fetch_judged<T>(
+/// that passes is offered to the cache. The fetcher's refusal becomes `E`
+/// through `fetch_failed`.
+fn fetch_judged<T, E>(
     ctx: &Context<'_>,
     url: &str,
     issuer: &Certificate,
     max: usize,
-    judge: impl Fn(&[u8]) -> Result<T, String>,
-) -> Result<T, String> {
-    let first = ctx.fetch.get(url, issuer, max, false)?;
+    fetch_failed: impl Fn(String) -> E,
+    judge: impl Fn(&[u8]) -> Result<T, E>,
+) -> Result<T, E> {
+    let first = ctx
+        .fetch
+        .get(url, issuer, max, false)
+        .map_err(&fetch_failed)?;
     let fetched = match judge(&first.body) {
         Ok(verdict) if first.cached => return Ok(verdict),
         Ok(verdict) => (verdict, first.body),
         Err(_) if first.cached => {
-            let fresh = ctx.fetch.get(url, issuer, max, true)?;
+            let fresh = ctx
+                .fetch
+                .get(url, issuer, max, true)
+                .map_err(&fetch_failed)?;
             (judge(&fresh.body)?, fresh.body)
         }
         Err(e) => return Err(e),
@@ -218,13 +286,13 @@ fn fetch_judged<T>(
 
 /// The extension `T` of `cert`, if present; `what` names it when it
 /// cannot be read.
-fn extension<T>(cert: &Certificate, what: &str) -> Result<Option<T>, String>
+fn extension<T>(cert: &Certificate, what: &'static str) -> Result<Option<T>, StatusProblem>
 where
-    T: for<'a> der::Decode<'a> + der::oid::AssociatedOid,
+    T: for<'a> der::Decode<'a, Error = der::Error> + der::oid::AssociatedOid,
 {
     match cert.inner().tbs_certificate().get_extension::<T>() {
         Ok(found) => Ok(found.map(|(_, value)| value)),
-        Err(e) => Err(format!("unreadable {what}: {e}")),
+        Err(source) => Err(StatusProblem::Extension { what, source }),
     }
 }
 
@@ -243,13 +311,17 @@ fn uris(names: &[x509_cert::ext::pkix::name::GeneralName]) -> Vec<String> {
 
 /// Only plain HTTP, as notation: the answers are signed, and an HTTPS
 /// endpoint would need a revocation check of its own.
-fn check_scheme(url: &str, what: &str) -> Result<(), String> {
+fn check_scheme(url: &str, what: &'static str) -> Result<(), SchemeProblem> {
     match url.split_once("://") {
         Some((scheme, _)) if scheme.eq_ignore_ascii_case("http") => Ok(()),
-        Some((scheme, _)) => Err(format!(
-            "{what} protocol {scheme} is not supported; only HTTP"
-        )),
-        None => Err(format!("{what} URL {url:?} has no scheme")),
+        Some((scheme, _)) => Err(SchemeProblem::Unsupported {
+            what,
+            scheme: scheme.to_string(),
+        }),
+        None => Err(SchemeProblem::NoScheme {
+            what,
+            url: url.to_string(),
+        }),
     }
 }
 

@@ -9,8 +9,8 @@
 //! leaves the status unknown here where notation would accept it).
 
 use super::MAX_OCSP_RESPONSE_BYTES;
-use super::{check_scheme, fetch_judged, unix, Answer, Context};
-use crate::x509::{signed_by, Certificate};
+use super::{check_scheme, fetch_judged, unix, Answer, Context, SchemeProblem, StatusProblem};
+use crate::x509::{signed_by, Certificate, X509Error};
 use base64::Engine;
 use der::asn1::{BitString, GeneralizedTime, Null, ObjectIdentifier, OctetString};
 use der::{Any, Choice, Decode, Encode, Enumerated, Sequence};
@@ -31,6 +31,77 @@ const ID_CE_INVALIDITY_DATE: &str = "2.5.29.24";
 /// host lets the component GET only, and a SHA-1 `CertID` with an RFC 5280
 /// serial (at most 20 bytes) never comes near it.
 const MAX_GET_REQUEST: usize = 255;
+
+/// Why an OCSP server gave no status, in notation's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OcspProblem {
+    /// A URL notation does not fetch.
+    #[error(transparent)]
+    Scheme(#[from] SchemeProblem),
+    /// The response could not be fetched (the fetcher's words).
+    #[error("{0}")]
+    Fetch(String),
+    /// The responder answered unknown.
+    #[error("the responder does not know the certificate")]
+    NotKnown,
+    /// A CertID hash that is not SHA-1 or SHA-256.
+    #[error("unsupported CertID hash {0}")]
+    CertIdHash(ObjectIdentifier),
+    /// DER that could not be encoded again.
+    #[error(transparent)]
+    Der(der::Error),
+    /// The request could not be encoded.
+    #[error("encoding the request: {0}")]
+    Request(#[source] der::Error),
+    /// The request is too long to send as a GET.
+    #[error("the OCSP request is too long for a GET")]
+    RequestTooLong,
+    /// The body is not an OCSP response.
+    #[error("unreadable OCSP response: {0}")]
+    Unreadable(#[source] der::Error),
+    /// A successful response without its body.
+    #[error("OCSP response without a body")]
+    NoBody,
+    /// The responder refused (notation's text for its status).
+    #[error("{0}")]
+    Refused(&'static str),
+    /// A response type other than the basic one.
+    #[error("unsupported OCSP response type {0}")]
+    ResponseType(ObjectIdentifier),
+    /// The basic response does not read.
+    #[error("unreadable basic OCSP response: {0}")]
+    UnreadableBasic(#[source] der::Error),
+    /// The response data do not read.
+    #[error("unreadable OCSP response data: {0}")]
+    UnreadableData(#[source] der::Error),
+    /// The signer's key or extensions cannot be read.
+    #[error(transparent)]
+    Certificate(X509Error),
+    /// The signature's algorithm is refused.
+    #[error("bad OCSP signature: {0}")]
+    SignatureAlgorithm(#[source] X509Error),
+    /// The signature does not verify.
+    #[error("bad OCSP signature")]
+    Signature,
+    /// The response does not name the certificate.
+    #[error("no response matching the certificate")]
+    NoMatchingResponse,
+    /// `nextUpdate` is missing or has passed.
+    #[error("expired OCSP response")]
+    Expired,
+    /// The responder certificate does not read.
+    #[error("responder certificate: {0}")]
+    Responder(#[source] X509Error),
+    /// The issuer did not sign the responder certificate.
+    #[error("bad signature on the responder certificate: {0}")]
+    ResponderSignature(#[source] X509Error),
+    /// The responder certificate (its subject) lacks OCSP signing.
+    #[error("responder certificate {0} is not authorized for OCSP signing")]
+    ResponderNotOcspSigning(String),
+    /// The responder certificate (its subject) is not valid now.
+    #[error("responder certificate {0} is not valid now")]
+    ResponderNotValid(String),
+}
 
 #[derive(Clone, Debug, Sequence)]
 struct CertId {
@@ -134,7 +205,7 @@ struct RevokedInfo {
 }
 
 /// The OCSP servers `cert` names (its Authority Information Access).
-pub(super) fn servers(cert: &Certificate) -> Result<Vec<String>, String> {
+pub(super) fn servers(cert: &Certificate) -> Result<Vec<String>, StatusProblem> {
     let Some(aia) =
         super::extension::<AuthorityInfoAccessSyntax>(cert, "authority information access")?
     else {
@@ -159,18 +230,18 @@ pub(super) fn check(
 ) -> Answer {
     let mut failures = Vec::new();
     for server in servers {
+        let at = |problem| StatusProblem::Ocsp {
+            server: server.clone(),
+            problem,
+        };
         match ask(cert, issuer, server, ctx) {
             Ok(Status::Good) => return Answer::Good,
             Ok(Status::Revoked) => return Answer::Revoked,
-            Ok(Status::Unknown) => {
-                return Answer::Unknown(format!(
-                    "OCSP {server}: the responder does not know the certificate"
-                ))
-            }
-            Err(why) => failures.push(format!("OCSP {server}: {why}")),
+            Ok(Status::Unknown) => return Answer::Unknown(vec![at(OcspProblem::NotKnown)]),
+            Err(problem) => failures.push(at(problem)),
         }
     }
-    Answer::Unknown(failures.join("; "))
+    Answer::Unknown(failures)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,7 +256,7 @@ fn ask(
     issuer: &Certificate,
     server: &str,
     ctx: &Context<'_>,
-) -> Result<Status, String> {
+) -> Result<Status, OcspProblem> {
     check_scheme(server, "OCSPServer")?;
     let id = cert_id(cert, issuer)?;
     let request = OcspRequest {
@@ -196,20 +267,25 @@ fn ask(
         },
     }
     .to_der()
-    .map_err(|e| format!("encoding the request: {e}"))?;
+    .map_err(OcspProblem::Request)?;
     let escaped = query_escape(&base64::engine::general_purpose::STANDARD.encode(request));
     if escaped.len() >= MAX_GET_REQUEST {
-        return Err("the OCSP request is too long for a GET".into());
+        return Err(OcspProblem::RequestTooLong);
     }
     let url = format!("{}/{escaped}", server.trim_end_matches('/'));
-    fetch_judged(ctx, &url, issuer, MAX_OCSP_RESPONSE_BYTES, |body| {
-        judge(body, &id, issuer, ctx)
-    })
+    fetch_judged(
+        ctx,
+        &url,
+        issuer,
+        MAX_OCSP_RESPONSE_BYTES,
+        OcspProblem::Fetch,
+        |body| judge(body, &id, issuer, ctx),
+    )
 }
 
 /// The SHA-1 `CertID` of `cert` under `issuer`.
-fn cert_id(cert: &Certificate, issuer: &Certificate) -> Result<CertId, String> {
-    let (name_hash, key_hash) = issuer_hashes(issuer, ID_SHA1)?;
+fn cert_id(cert: &Certificate, issuer: &Certificate) -> Result<CertId, OcspProblem> {
+    let (name_hash, key_hash) = issuer_hashes(issuer, &ObjectIdentifier::new_unwrap(ID_SHA1))?;
     Ok(CertId {
         hash_algorithm: AlgorithmIdentifierOwned {
             oid: ObjectIdentifier::new_unwrap(ID_SHA1),
@@ -223,7 +299,10 @@ fn cert_id(cert: &Certificate, issuer: &Certificate) -> Result<CertId, String> {
 
 /// The hashes of `issuer`'s name and key under the hash `oid` (SHA-1 or
 /// SHA-256, the ones responders use).
-fn issuer_hashes(issuer: &Certificate, oid: &str) -> Result<(Vec<u8>, Vec<u8>), String> {
+fn issuer_hashes(
+    issuer: &Certificate,
+    oid: &ObjectIdentifier,
+) -> Result<(Vec<u8>, Vec<u8>), OcspProblem> {
     let name = issuer.subject_der();
     let key = issuer
         .inner()
@@ -232,18 +311,18 @@ fn issuer_hashes(issuer: &Certificate, oid: &str) -> Result<(Vec<u8>, Vec<u8>), 
         .subject_public_key
         .raw_bytes()
         .to_vec();
-    match oid {
+    match oid.to_string().as_str() {
         ID_SHA1 => Ok((Sha1::digest(&name).to_vec(), Sha1::digest(&key).to_vec())),
         ID_SHA256 => Ok((
             Sha256::digest(&name).to_vec(),
             Sha256::digest(&key).to_vec(),
         )),
-        other => Err(format!("unsupported CertID hash {other}")),
+        _ => Err(OcspProblem::CertIdHash(*oid)),
     }
 }
 
-fn octets(bytes: Vec<u8>) -> Result<OctetString, String> {
-    OctetString::new(bytes).map_err(|e| e.to_string())
+fn octets(bytes: Vec<u8>) -> Result<OctetString, OcspProblem> {
+    OctetString::new(bytes).map_err(OcspProblem::Der)
 }
 
 /// Go's `url.QueryEscape` of base64 text: all but `A-Za-z0-9-_.~` escaped.
@@ -268,35 +347,30 @@ fn judge(
     id: &CertId,
     issuer: &Certificate,
     ctx: &Context<'_>,
-) -> Result<Status, String> {
-    let response =
-        OcspResponse::from_der(body).map_err(|e| format!("unreadable OCSP response: {e}"))?;
+) -> Result<Status, OcspProblem> {
+    let response = OcspResponse::from_der(body).map_err(OcspProblem::Unreadable)?;
     let basic = match (response.status, response.bytes) {
         (ResponseStatus::Successful, Some(bytes)) => basic_response(&bytes)?,
-        (ResponseStatus::Successful, None) => return Err("OCSP response without a body".into()),
-        (status, _) => return Err(refusal(status).into()),
+        (ResponseStatus::Successful, None) => return Err(OcspProblem::NoBody),
+        (status, _) => return Err(OcspProblem::Refused(refusal(status))),
     };
-    let tbs = basic
-        .tbs_response_data
-        .to_der()
-        .map_err(|e| e.to_string())?;
-    let data =
-        ResponseData::from_der(&tbs).map_err(|e| format!("unreadable OCSP response data: {e}"))?;
+    let tbs = basic.tbs_response_data.to_der().map_err(OcspProblem::Der)?;
+    let data = ResponseData::from_der(&tbs).map_err(OcspProblem::UnreadableData)?;
     let signer = signer(&basic, issuer, ctx.now)?;
-    let key = signer.public_key().map_err(|e| e.to_string())?;
+    let key = signer.subject_key().map_err(OcspProblem::Certificate)?;
     let signed = signed_by(&basic.signature_algorithm, &basic.signature, &key, &tbs)
-        .map_err(|e| format!("bad OCSP signature: {e}"))?;
+        .map_err(OcspProblem::SignatureAlgorithm)?;
     if !signed {
-        return Err("bad OCSP signature".into());
+        return Err(OcspProblem::Signature);
     }
     let single = data
         .responses
         .iter()
         .find(|r| names(r, id, issuer))
-        .ok_or("no response matching the certificate")?;
+        .ok_or(OcspProblem::NoMatchingResponse)?;
     let next_update = single.next_update.map(|t| unix(t.to_unix_duration()));
     if next_update.is_none_or(|next| ctx.now > next) {
-        return Err("expired OCSP response".into());
+        return Err(OcspProblem::Expired);
     }
     Ok(match &single.cert_status {
         CertStatus::Good(_) => Status::Good,
@@ -318,15 +392,11 @@ fn refusal(status: ResponseStatus) -> &'static str {
     }
 }
 
-fn basic_response(bytes: &ResponseBytes) -> Result<BasicOcspResponse, String> {
+fn basic_response(bytes: &ResponseBytes) -> Result<BasicOcspResponse, OcspProblem> {
     if bytes.response_type.to_string() != ID_PKIX_OCSP_BASIC {
-        return Err(format!(
-            "unsupported OCSP response type {}",
-            bytes.response_type
-        ));
+        return Err(OcspProblem::ResponseType(bytes.response_type));
     }
-    BasicOcspResponse::from_der(bytes.response.as_bytes())
-        .map_err(|e| format!("unreadable basic OCSP response: {e}"))
+    BasicOcspResponse::from_der(bytes.response.as_bytes()).map_err(OcspProblem::UnreadableBasic)
 }
 
 /// Who must have signed: the issuer, or the responder certificate the
@@ -336,31 +406,26 @@ fn signer(
     basic: &BasicOcspResponse,
     issuer: &Certificate,
     now: i64,
-) -> Result<Certificate, String> {
+) -> Result<Certificate, OcspProblem> {
     let Some(first) = basic.certs.as_ref().and_then(|c| c.first()) else {
         return Ok(issuer.clone());
     };
-    let der = first.to_der().map_err(|e| e.to_string())?;
+    let der = first.to_der().map_err(OcspProblem::Der)?;
     if der == issuer.der() {
         return Ok(issuer.clone());
     }
-    let responder =
-        Certificate::from_der(&der).map_err(|e| format!("responder certificate: {e}"))?;
+    let responder = Certificate::from_der(&der).map_err(OcspProblem::Responder)?;
     responder
         .verify_signed_by(issuer)
-        .map_err(|e| format!("bad signature on the responder certificate: {e}"))?;
-    let ekus = responder.ext_key_usage().map_err(|e| e.to_string())?;
+        .map_err(OcspProblem::ResponderSignature)?;
+    let ekus = responder
+        .ext_key_usage()
+        .map_err(OcspProblem::Certificate)?;
     if !ekus.is_some_and(|ekus| ekus.iter().any(|e| e == ID_KP_OCSP_SIGNING)) {
-        return Err(format!(
-            "responder certificate {} is not authorized for OCSP signing",
-            responder.subject()
-        ));
+        return Err(OcspProblem::ResponderNotOcspSigning(responder.subject()));
     }
     if now < responder.not_before() || now > responder.not_after() {
-        return Err(format!(
-            "responder certificate {} is not valid now",
-            responder.subject()
-        ));
+        return Err(OcspProblem::ResponderNotValid(responder.subject()));
     }
     Ok(responder)
 }
@@ -372,7 +437,7 @@ fn names(single: &SingleResponse, id: &CertId, issuer: &Certificate) -> bool {
     if theirs.serial_number != id.serial_number {
         return false;
     }
-    let Ok((name, key)) = issuer_hashes(issuer, &theirs.hash_algorithm.oid.to_string()) else {
+    let Ok((name, key)) = issuer_hashes(issuer, &theirs.hash_algorithm.oid) else {
         return false;
     };
     theirs.issuer_name_hash.as_bytes() == name && theirs.issuer_key_hash.as_bytes() == key

@@ -3,7 +3,7 @@
 use super::{
     MAX_BUNDLE_BYTES, MAX_CHAIN_CERTS, MAX_PROOF_HASHES, MAX_TIMESTAMPS, MAX_TLOG_ENTRIES,
 };
-use crate::Reason;
+use crate::{Reason, Shared};
 
 /// Why a Sigstore bundle could not be read. A log entry without the proof
 /// its bundle version requires is [`Reason::TransparencyLog`]; the rest is
@@ -17,7 +17,7 @@ pub enum BundleError {
     #[error("{what} {value:?} is not an integer")]
     NotInteger {
         /// The field.
-        what: String,
+        what: &'static str,
         /// Its text.
         value: String,
     },
@@ -25,38 +25,38 @@ pub enum BundleError {
     #[error("{what} {value} is negative")]
     Negative {
         /// The field.
-        what: String,
+        what: &'static str,
         /// Its value.
         value: i64,
     },
     /// A bytes field (named) that is not base64.
-    #[error("{what} is not valid base64: {detail}")]
+    #[error("{what} is not valid base64: {source}")]
     Base64 {
         /// The field.
-        what: String,
+        what: &'static str,
         /// The decoder's error.
-        detail: String,
+        source: base64::DecodeError,
     },
     /// A required field (named) that is absent.
     #[error("bundle has no {0}")]
-    Missing(String),
+    Missing(&'static str),
     /// A bytes field (named) that is empty.
     #[error("bundle {0} is empty")]
-    Empty(String),
+    Empty(&'static str),
     /// A hash field (named) that is not 32 bytes (its length).
     #[error("{what} is {len} bytes, not a 32-byte SHA-256 hash")]
     HashLength {
         /// The field.
-        what: String,
+        what: &'static str,
         /// Its length.
         len: usize,
     },
     /// The document is over the size bound (its size).
     #[error("bundle is {0} bytes, more than the {MAX_BUNDLE_BYTES} allowed")]
     TooLarge(usize),
-    /// Not JSON.
+    /// Not JSON (the parser's error).
     #[error("bundle is not valid JSON: {0}")]
-    Json(String),
+    Json(#[source] Shared<serde_json::Error>),
     /// More log entries than the bound (how many).
     #[error("bundle has {0} transparency log entries, more than the {MAX_TLOG_ENTRIES} allowed")]
     TooManyEntries(usize),
@@ -82,10 +82,10 @@ pub enum BundleError {
     #[error(
         "log entry {0} has no inclusion proof, which a bundle of version 0.2 or later requires"
     )]
-    NoProof(String),
+    NoProof(u64),
     /// An inclusion proof (its entry's index) without a checkpoint.
     #[error("log entry {0}'s inclusion proof has no checkpoint")]
-    NoCheckpoint(String),
+    NoCheckpoint(u64),
     /// Not exactly one kind of verification material.
     #[error("bundle verificationMaterial must hold exactly one of publicKey, x509CertificateChain and certificate")]
     MaterialKinds,

@@ -6,24 +6,34 @@
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::super::bundle::{Bundle, Content, TlogEntry};
+use super::super::bundle::{Bundle, BundleError, Content, TlogEntry};
 use super::{hex, Signer};
 use crate::dsse::Envelope;
-use crate::encoding::pem_encode;
+use crate::encoding::{pem_encode, EncodingError};
 use crate::keys::{HashAlgorithm, PublicKey};
-use crate::rekor::Body;
-use crate::{Reason, Result, VerifyError};
+use crate::rekor::{Body, RekorError};
+use crate::{Reason, Result, Shared};
 
 /// Why a log entry's body does not describe the bundle. Malformed until
 /// the transparency-log stage classes it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EntryError {
-    /// The body is not JSON, or not the shape its kind has.
+    /// The body is not JSON, or not the shape its kind has (the parser's
+    /// error).
     #[error("canonicalizedBody is not JSON: {0}")]
-    NotJson(String),
+    NotJson(#[source] Shared<serde_json::Error>),
     /// The body says something other than the bundle.
     #[error("log entry is inconsistent with the bundle: {0}")]
-    Inconsistent(String),
+    Inconsistent(Inconsistency),
+    /// A base64 field of a Rekor v2 body that cannot be decoded.
+    #[error(transparent)]
+    Field(#[from] BundleError),
+    /// A Rekor v1 body that cannot be read or does not log the bundle.
+    #[error(transparent)]
+    Rekor(#[from] RekorError),
+    /// A logged verifier whose PEM text cannot be decoded.
+    #[error(transparent)]
+    Pem(#[from] EncodingError),
     /// A kind and version not checked for this content.
     #[error("unsupported log entry type {kind}/{version} for this bundle's content")]
     Unsupported {
@@ -46,12 +56,80 @@ impl EntryError {
     /// The class of this failure: [`Reason::Malformed`] until the
     /// transparency-log stage classes it.
     pub fn reason(&self) -> Reason {
-        Reason::Malformed
+        match self {
+            EntryError::Field(e) => e.reason(),
+            EntryError::Rekor(e) => e.reason(),
+            EntryError::Pem(e) => e.reason(),
+            _ => Reason::Malformed,
+        }
     }
 }
 
-fn inconsistent(what: impl Into<String>) -> VerifyError {
-    EntryError::Inconsistent(what.into()).into()
+/// What a log entry's body says that the bundle does not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Inconsistency {
+    /// The body's kind or version is not the entry's `kindVersion`.
+    #[error("body is {body_kind}/{body_version} but kindVersion says {kind}/{version}")]
+    KindVersion {
+        /// The body's kind.
+        body_kind: String,
+        /// The body's apiVersion.
+        body_version: String,
+        /// The entry's kind.
+        kind: String,
+        /// The entry's version.
+        version: String,
+    },
+    /// A logged hash algorithm (its field) other than the one expected.
+    #[error("{field}.algorithm {got:?} is not {want}")]
+    Algorithm {
+        /// The hash's field (`data`, `payloadHash`).
+        field: &'static str,
+        /// The algorithm logged.
+        got: String,
+        /// The algorithm expected.
+        want: &'static str,
+    },
+    /// A field the body lacks.
+    #[error("{0} is missing")]
+    Missing(&'static str),
+    /// The logged digest is not of the envelope's PAE.
+    #[error("data.digest is not the digest of the envelope's PAE")]
+    NotPaeDigest,
+    /// The logged digest (its field) is not the artifact's.
+    #[error("{0}.digest is not the artifact's digest")]
+    NotArtifactDigest(&'static str),
+    /// A dsse entry without signatures.
+    #[error("no signatures")]
+    NoSignatures,
+    /// An entry logging other than one signature.
+    #[error("the entry must log exactly one signature")]
+    NotOneSignature,
+    /// The logged signature is not the bundle's.
+    #[error("the logged signature is not the bundle's")]
+    BundleSignature,
+    /// The logged certificate is not the bundle's.
+    #[error("the logged certificate is not the bundle's")]
+    Certificate,
+    /// The logged public key is not the policy's.
+    #[error("the logged public key is not the policy's")]
+    PublicKey,
+    /// The logged payload hash is not the envelope payload's.
+    #[error("the logged payload hash is not the envelope payload's")]
+    PayloadHash,
+    /// The logged signature is not the envelope's.
+    #[error("the logged signature is not the envelope's")]
+    EnvelopeSignature,
+    /// The logged verifier is not the bundle's signer.
+    #[error("the logged verifier is not the bundle's signer")]
+    Verifier,
+    /// The logged verifier is not PEM text.
+    #[error("the logged verifier is not PEM")]
+    VerifierNotPem,
+}
+
+fn inconsistent(what: Inconsistency) -> EntryError {
+    EntryError::Inconsistent(what)
 }
 
 /// The kind and version every body starts with.
@@ -130,8 +208,8 @@ struct RawBytes {
     raw_bytes: Option<String>,
 }
 
-fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T> {
-    serde_json::from_slice(body).map_err(|e| EntryError::NotJson(e.to_string()).into())
+fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, EntryError> {
+    serde_json::from_slice(body).map_err(|e| EntryError::NotJson(e.into()))
 }
 
 /// Checks that the entry's body describes this bundle's signature, signer
@@ -141,18 +219,20 @@ pub(super) fn verify_body(
     entry: &TlogEntry,
     signer: &Signer,
     digest: &[u8; 32],
-) -> Result<()> {
+) -> Result<(), EntryError> {
     let Header { kind, api_version } = parse(&entry.body)?;
     if kind != entry.kind || api_version != entry.version {
-        return Err(inconsistent(format!(
-            "body is {kind}/{api_version} but kindVersion says {}/{}",
-            entry.kind, entry.version
-        )));
+        return Err(inconsistent(Inconsistency::KindVersion {
+            body_kind: kind,
+            body_version: api_version,
+            kind: entry.kind.clone(),
+            version: entry.version.clone(),
+        }));
     }
     match (&bundle.content, kind.as_str(), api_version.as_str()) {
         (Content::MessageSignature { signature, .. }, "hashedrekord", "0.0.2") => {
             let spec = parse::<V2Body>(&entry.body)?.spec.hashed_rekord_v002;
-            check_hash_output(&spec.data, digest, "data")?;
+            check_hash_output(&spec.data, digest, "data", "data.digest")?;
             check_v2_signature(&spec.signature, signature, signer)
         }
         (Content::Dsse(env), "hashedrekord", "0.0.2") => {
@@ -162,16 +242,15 @@ pub(super) fn verify_body(
             let hash = prehash_for(signer.key());
             let algorithm = &spec.data.algorithm;
             if algorithm != hash_name(hash) {
-                return Err(inconsistent(format!(
-                    "data.algorithm {algorithm:?} is not {}",
-                    hash_name(hash)
-                )));
+                return Err(inconsistent(Inconsistency::Algorithm {
+                    field: "data",
+                    got: algorithm.clone(),
+                    want: hash_name(hash),
+                }));
             }
             let logged = b64_value(spec.data.digest.as_deref(), "data.digest")?;
             if logged != hash.digest(&pae) {
-                return Err(inconsistent(
-                    "data.digest is not the digest of the envelope's PAE",
-                ));
+                return Err(inconsistent(Inconsistency::NotPaeDigest));
             }
             check_v2_signature(&spec.signature, sig, signer)
         }
@@ -181,12 +260,13 @@ pub(super) fn verify_body(
                 &spec.payload_hash,
                 &Sha256::digest(&env.payload).into(),
                 "payloadHash",
+                "payloadHash.digest",
             )?;
             let sigs = spec
                 .signatures
-                .ok_or_else(|| inconsistent("no signatures"))?;
+                .ok_or(EntryError::Inconsistent(Inconsistency::NoSignatures))?;
             let [logged] = sigs.as_slice() else {
-                return Err(inconsistent("the entry must log exactly one signature"));
+                return Err(inconsistent(Inconsistency::NotOneSignature));
             };
             let sig = bundle.content.signature();
             check_v2_signature(logged, sig, signer)
@@ -197,35 +277,45 @@ pub(super) fn verify_body(
         (_, kind, version) => Err(EntryError::Unsupported {
             kind: kind.to_string(),
             version: version.to_string(),
-        }
-        .into()),
+        }),
     }
 }
 
-fn b64_value(v: Option<&str>, what: &str) -> Result<Vec<u8>> {
-    let s = v.ok_or_else(|| inconsistent(format!("{what} is missing")))?;
-    super::super::bundle::b64(s, what)
+fn b64_value(v: Option<&str>, what: &'static str) -> Result<Vec<u8>, EntryError> {
+    let s = v.ok_or(EntryError::Inconsistent(Inconsistency::Missing(what)))?;
+    Ok(super::super::bundle::b64(s, what)?)
 }
 
-fn check_hash_output(v: &HashOutput, digest: &[u8; 32], what: &str) -> Result<()> {
+/// The `HashOutput` at `field` (its digest at `digest_field`) is the
+/// SHA-256 `digest`.
+fn check_hash_output(
+    v: &HashOutput,
+    digest: &[u8; 32],
+    field: &'static str,
+    digest_field: &'static str,
+) -> Result<(), EntryError> {
     let algorithm = &v.algorithm;
     if algorithm != "SHA2_256" {
-        return Err(inconsistent(format!(
-            "{what}.algorithm {algorithm:?} is not SHA2_256"
-        )));
+        return Err(inconsistent(Inconsistency::Algorithm {
+            field,
+            got: algorithm.clone(),
+            want: "SHA2_256",
+        }));
     }
-    if b64_value(v.digest.as_deref(), &format!("{what}.digest"))?.as_slice() != digest {
-        return Err(inconsistent(format!(
-            "{what}.digest is not the artifact's digest"
-        )));
+    if b64_value(v.digest.as_deref(), digest_field)?.as_slice() != digest {
+        return Err(inconsistent(Inconsistency::NotArtifactDigest(field)));
     }
     Ok(())
 }
 
 /// A Rekor v2 `Signature {content, verifier}`.
-fn check_v2_signature(v: &V2Signature, signature: &[u8], signer: &Signer) -> Result<()> {
+fn check_v2_signature(
+    v: &V2Signature,
+    signature: &[u8],
+    signer: &Signer,
+) -> Result<(), EntryError> {
     if b64_value(v.content.as_deref(), "signature.content")? != signature {
-        return Err(inconsistent("the logged signature is not the bundle's"));
+        return Err(inconsistent(Inconsistency::BundleSignature));
     }
     match signer {
         Signer::Certificate { leaf, .. } => {
@@ -234,7 +324,7 @@ fn check_v2_signature(v: &V2Signature, signature: &[u8], signer: &Signer) -> Res
                 "verifier.x509Certificate",
             )?;
             if raw != leaf.der() {
-                return Err(inconsistent("the logged certificate is not the bundle's"));
+                return Err(inconsistent(Inconsistency::Certificate));
             }
         }
         Signer::Key(key) => {
@@ -243,7 +333,7 @@ fn check_v2_signature(v: &V2Signature, signature: &[u8], signer: &Signer) -> Res
                 "verifier.publicKey",
             )?;
             if raw != key.spki_der() {
-                return Err(inconsistent("the logged public key is not the policy's"));
+                return Err(inconsistent(Inconsistency::PublicKey));
             }
         }
     }
@@ -283,7 +373,7 @@ fn verify_v1_body(
     entry: &TlogEntry,
     signer: &Signer,
     digest: &[u8; 32],
-) -> Result<()> {
+) -> Result<(), EntryError> {
     let body = Body::parse(&entry.body)?;
     let verifier_pem = match signer {
         Signer::Certificate { leaf, .. } => leaf.pem(),
@@ -291,7 +381,7 @@ fn verify_v1_body(
     };
     match (&bundle.content, &body) {
         (Content::MessageSignature { signature, .. }, Body::HashedRekord { .. }) => {
-            body.check_hashedrekord(digest, signature, &verifier_pem)
+            Ok(body.check_hashedrekord(digest, signature, &verifier_pem)?)
         }
         (
             Content::Dsse(env),
@@ -309,39 +399,32 @@ fn verify_v1_body(
             let want = hex(&Sha256::digest(&env.payload));
             match payload_hash {
                 Some(h) if h.algorithm == "sha256" && h.value == want => {}
-                _ => {
-                    return Err(inconsistent(
-                        "the logged payload hash is not the envelope payload's",
-                    ))
-                }
+                _ => return Err(inconsistent(Inconsistency::PayloadHash)),
             }
             let [logged] = signatures.as_slice() else {
-                return Err(inconsistent("the entry must log exactly one signature"));
+                return Err(inconsistent(Inconsistency::NotOneSignature));
             };
             let sig = bundle.content.signature();
             if logged.signature != sig {
-                return Err(inconsistent("the logged signature is not the envelope's"));
+                return Err(inconsistent(Inconsistency::EnvelopeSignature));
             }
             let logged_der = first_pem_der(&logged.verifier_pem)?;
             if logged_der != first_pem_der(&verifier_pem)? {
-                return Err(inconsistent(
-                    "the logged verifier is not the bundle's signer",
-                ));
+                return Err(inconsistent(Inconsistency::Verifier));
             }
             Ok(())
         }
         _ => Err(EntryError::DoesNotFit {
             kind: entry.kind.clone(),
             version: entry.version.clone(),
-        }
-        .into()),
+        }),
     }
 }
 
-fn first_pem_der(pem: &str) -> Result<Vec<u8>> {
+fn first_pem_der(pem: &str) -> Result<Vec<u8>, EntryError> {
     crate::encoding::pem_blocks(pem, 16, 256 * 1024)?
         .into_iter()
         .next()
         .map(|b| b.der)
-        .ok_or_else(|| inconsistent("the logged verifier is not PEM"))
+        .ok_or(EntryError::Inconsistent(Inconsistency::VerifierNotPem))
 }

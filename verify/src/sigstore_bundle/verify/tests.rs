@@ -1,6 +1,7 @@
 use super::*;
 use crate::sigstore_bundle::verify as verify_json;
-use crate::x509::fulcio::IdentityRule;
+use crate::x509::fulcio::{FulcioError, IdentityRule};
+use crate::VerifyError;
 
 const IDENTITY: &str = "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main";
 const ISSUER: &str = "https://token.actions.githubusercontent.com";
@@ -25,6 +26,28 @@ fn trust(case: &str) -> TrustMaterial {
         dir("_public-good-trusted_root.sigstore.dev.json")
     };
     TrustMaterial::from_trusted_root_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The bundle check that failed, through the stage's class and the log
+/// entry it concerns.
+fn check_error(e: &VerifyError) -> Option<&CheckError> {
+    match e {
+        VerifyError::Classified { source, .. } | VerifyError::Context { source, .. } => {
+            check_error(source)
+        }
+        VerifyError::Check(CheckError::LogEntry { source, .. }) => Some(source),
+        VerifyError::Check(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// The Fulcio identity check that failed, through the stage's class.
+fn fulcio_error(e: &VerifyError) -> Option<&FulcioError> {
+    match e {
+        VerifyError::Classified { source, .. } => fulcio_error(source),
+        VerifyError::Fulcio(e) => Some(e),
+        _ => None,
+    }
 }
 
 fn a_txt() -> Vec<u8> {
@@ -78,6 +101,16 @@ fn additional_extensions_must_match_the_certificate() {
             &opts(),
         )
         .unwrap_err();
+        assert!(
+            matches!(
+                fulcio_error(&e),
+                Some(FulcioError::NoIdentityMatched {
+                    extensions: Some(_),
+                    ..
+                })
+            ),
+            "{key}: {e:?}"
+        );
         assert!(e.to_string().contains("extensions ["), "{key}: {e}");
     }
     // a prefix is no match: values compare exactly
@@ -140,7 +173,12 @@ fn subject_expression_results_are_matched_against_the_sans() {
     assert!(ok("^https://github.com/sigstore-conformance/").is_ok());
     let other = ok("^https://github.com/someone-else/").unwrap_err();
     assert_eq!(other.reason(), Reason::Identity);
-    assert!(ok("(").unwrap_err().to_string().contains("malformed"));
+    let bad = ok("(").unwrap_err();
+    assert!(
+        matches!(fulcio_error(&bad), Some(FulcioError::BadRegex { pattern, .. }) if pattern == "("),
+        "{bad:?}"
+    );
+    assert!(bad.to_string().contains("malformed"), "{bad}");
 }
 
 fn opts() -> Options {
@@ -188,6 +226,12 @@ fn returns_the_in_toto_statement_of_a_dsse_bundle() {
         &opts(),
     )
     .unwrap_err();
+    assert_eq!(
+        check_error(&e),
+        Some(&CheckError::NoSubjectMatches([7; 32])),
+        "{e:?}"
+    );
+    assert_eq!(e.reason(), Reason::PayloadMismatch);
     assert!(e.to_string().contains("no subject"), "{e}");
 }
 
@@ -196,6 +240,15 @@ fn an_integrated_time_after_now_fails() {
     let mut o = opts();
     o.now = 1_710_869_186 - 1;
     let e = run("happy-path-v0.3", &keyless(IDENTITY), &o).unwrap_err();
+    assert_eq!(
+        check_error(&e),
+        Some(&CheckError::FutureTime {
+            time: 1_710_869_186,
+            now: 1_710_869_185
+        }),
+        "{e:?}"
+    );
+    assert_eq!(e.reason(), Reason::TransparencyLog);
     assert!(e.to_string().contains("in the future"), "{e}");
     o.now = 1_710_869_186;
     assert!(run("happy-path-v0.3", &keyless(IDENTITY), &o).is_ok());
@@ -205,8 +258,10 @@ fn an_integrated_time_after_now_fails() {
 fn the_policy_kind_must_fit_the_bundle() {
     let key = trust("happy-path-v0.3").tlogs[0].key.clone();
     let e = run("happy-path-v0.3", &Policy::Key(key), &opts()).unwrap_err();
+    assert_eq!(check_error(&e), Some(&CheckError::CertificateBundleForKey));
     assert!(e.to_string().contains("expects a public key"), "{e}");
     let e = run("managed-key-happy-path", &keyless(IDENTITY), &opts()).unwrap_err();
+    assert_eq!(check_error(&e), Some(&CheckError::KeyBundleForIdentities));
     assert!(
         e.to_string().contains("expects a certificate identity"),
         "{e}"
@@ -231,6 +286,7 @@ fn ignoring_the_log_leaves_keyless_bundles_without_time_unless_timestamped() {
         ..opts()
     };
     let e = run("happy-path-v0.3", &keyless(IDENTITY), &o).unwrap_err();
+    assert_eq!(check_error(&e), Some(&CheckError::NoVerifiedTime));
     assert!(e.to_string().contains("no verified time"), "{e}");
     let v = run("rekor2-happy-path", &keyless(IDENTITY), &o).unwrap();
     assert_eq!(v.times.len(), 1);
@@ -245,6 +301,8 @@ fn a_required_timestamp_must_be_there() {
         ..opts()
     };
     let e = run("happy-path-v0.3", &keyless(IDENTITY), &o).unwrap_err();
+    assert_eq!(check_error(&e), Some(&CheckError::TimestampRequired));
+    assert_eq!(e.reason(), Reason::Timestamp);
     assert!(e.to_string().contains("no RFC 3161 timestamp"), "{e}");
     assert!(run("rekor2-happy-path", &keyless(IDENTITY), &o).is_ok());
 }
@@ -252,6 +310,14 @@ fn a_required_timestamp_must_be_there() {
 #[test]
 fn ignore_sct_skips_only_the_sct() {
     let e = run("invalid-ct-key_fail", &keyless(IDENTITY), &opts()).unwrap_err();
+    assert!(
+        matches!(
+            check_error(&e),
+            Some(CheckError::Sct(crate::x509::sct::SctError::NoneValid(_)))
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.reason(), Reason::TransparencyLog);
     assert!(e.to_string().contains("SCT"), "{e}");
     let o = Options {
         ignore_sct: true,
@@ -276,6 +342,14 @@ fn a_checkpoint_for_another_tree_fails() {
         &opts(),
     )
     .unwrap_err();
+    assert!(
+        matches!(
+            check_error(&e),
+            Some(CheckError::CheckpointSignature { .. })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.reason(), Reason::TransparencyLog);
     assert!(e.to_string().contains("checkpoint signature"), "{e}");
 }
 
@@ -292,6 +366,7 @@ fn timestamps_need_trusted_authorities() {
         &opts(),
     )
     .unwrap_err();
+    assert_eq!(check_error(&e), Some(&CheckError::NoTimestampAuthority));
     assert!(e.to_string().contains("no timestamp authorities"), "{e}");
 }
 
@@ -303,8 +378,10 @@ fn timestamp_over_other_bytes_fails() {
     let at = super::super::timestamp::verify(&token, b.content.signature(), &t.tsas).unwrap();
     assert_eq!(at, token.tst_info.gen_time);
     let e = super::super::timestamp::verify(&token, b"other", &t.tsas).unwrap_err();
+    assert_eq!(e, TimestampError::BundleImprint);
     assert!(e.to_string().contains("message imprint"), "{e}");
     let e = super::super::timestamp::verify(&token, b.content.signature(), &[]).unwrap_err();
+    assert_eq!(e, TimestampError::NoAuthority(Vec::new()));
     assert!(e.to_string().contains("has none"), "{e}");
 }
 
