@@ -12,7 +12,7 @@
 //! the one given, and nothing is relaxed (certificate chain, SCT, identity
 //! and issuer, transparency log inclusion and timestamps are all checked).
 
-use crate::sigstore_conformance::{cases, sha256_of, Signer};
+use ivpol_tests::conformance::{cases, sha256_of, Signer};
 use sigstore_verify::trust_root::TrustedRoot;
 use sigstore_verify::types::{Artifact, Bundle, DerPublicKey, Sha256Hash};
 use sigstore_verify::{PublicKeyVerificationPolicy, VerificationPolicy, Verifier};
