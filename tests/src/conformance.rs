@@ -1,8 +1,8 @@
 //! The sigstore-conformance bundle-verify cases (vendored in
 //! `conformance/sigstore/`) and the inputs the suite hands a client for
 //! each: the end-to-end tests run them through `ivpol sigstore
-//! verify-bundle` (`sigstore_conformance`), and hand them to sigstore-verify
-//! as well (`sigstore_rust`).
+//! verify-bundle`, and the oracle tests (`oracles/`) hand them to
+//! sigstore-verify as well.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

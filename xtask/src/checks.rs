@@ -1,10 +1,11 @@
 //! The style and supply-chain checks `cargo xtask test` runs with the
 //! tests (and `cargo xtask lint` runs alone): rustfmt, clippy with
-//! `-D warnings` on the workspace and on the component as it is built (for
-//! wasm32-wasip2), the crates' allowed edges (`layers.rs`), and `cargo
-//! deny` over licenses, bans and sources.
+//! `-D warnings` on the workspace, on the oracles' workspace (`oracles/`)
+//! and on the component as it is built (for wasm32-wasip2), the crates'
+//! allowed edges (`layers.rs`), and `cargo deny` over licenses, bans and
+//! sources.
 
-use super::{cargo, run, target_dir, workspace};
+use super::{cargo, oracles_cargo, run, target_dir, workspace, ORACLES_MANIFEST};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -20,13 +21,21 @@ pub fn lint() -> Result<()> {
     build_linted()
 }
 
-/// `cargo fmt --all --check`.
+/// `cargo fmt --all --check`, in the root workspace and the oracles'.
 pub fn fmt() -> Result<()> {
-    run(cargo().args(["fmt", "--all", "--check"]))
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args([
+        "fmt",
+        "--all",
+        "--check",
+        "--manifest-path",
+        ORACLES_MANIFEST,
+    ]))
 }
 
 /// `cargo build --workspace --all-targets` with clippy as the compiler of
-/// the workspace's own crates, warnings denied.
+/// the workspace's own crates, warnings denied; then the same for the
+/// oracles' workspace, into the same target dir.
 ///
 /// `cargo clippy` checks every dependency again in check mode, a second
 /// compile of wasmtime that took 10 of CI's minutes; as
@@ -37,6 +46,9 @@ pub fn fmt() -> Result<()> {
 pub fn build_linted() -> Result<()> {
     run(cargo()
         .args(["build", "--workspace", "--all-targets"])
+        .envs(clippy_env()?))?;
+    run(oracles_cargo("build")
+        .arg("--all-targets")
         .envs(clippy_env()?))
 }
 

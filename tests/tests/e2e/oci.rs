@@ -481,9 +481,6 @@ fn push_and_pull_through_basic_auth_over_tls() {
     .expect_err("push without the CA", "failed");
 }
 
-/// `oci-wasm`, the crate `wkg oci` is built on, as the other side.
-mod wkg;
-
 /// The component's own signature: pulled components signed by the
 /// fixture generator, as `cosign sign` (v2 `.sig` images, v3 bundle
 /// referrers) would, checked by `--component-key` / `--component-identity`.

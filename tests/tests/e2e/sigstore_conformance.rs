@@ -2,8 +2,8 @@
 //! `conformance/sigstore/`), run through `ivpol sigstore verify-bundle` as
 //! the conformance suite runs a client: every case in PATH and DIGEST mode,
 //! exit status 0 for a pass, anything else for a fail. The cases' inputs
-//! come from `ivpol_tests::conformance`, which `sigstore_rust` reads as
-//! well.
+//! come from `ivpol_tests::conformance`, which the sigstore-rust oracle
+//! (`oracles/`) reads as well.
 
 use ivpol_tests::cli::Run;
 use ivpol_tests::conformance::{cases, sha256_of, Case, Signer};
