@@ -81,19 +81,24 @@ pub fn clippy_env() -> Result<Vec<(&'static str, String)>> {
 /// What `cargo clippy -- -D warnings` hands clippy-driver.
 const CLIPPY_ARGS: &[&str] = &["-D", "warnings"];
 
-/// `cargo deny check licenses bans sources` with `deny.toml`, and bans
-/// again over the component's tree alone with `guest/deny.toml`, which
-/// also refuses duplicate crate versions there. Advisories are not
-/// checked: the RustSec database cannot be fetched here (`docs/security.md`).
+/// `cargo deny check licenses bans sources` with `deny.toml`, over the
+/// root workspace and over the oracles' (their crates are linked into
+/// tests CI runs, so the same licenses and sources apply), and bans again
+/// over the component's tree alone with `guest/deny.toml`, which also
+/// refuses duplicate crate versions there. Advisories are not checked: the
+/// RustSec database cannot be fetched here (`docs/security.md`).
 pub fn deny() -> Result<()> {
     let deny = install_cargo_deny()?;
-    run(Command::new(&deny).current_dir(workspace()).args([
-        "--all-features",
-        "check",
-        "licenses",
-        "bans",
-        "sources",
-    ]))?;
+    let check = ["check", "licenses", "bans", "sources"];
+    run(Command::new(&deny)
+        .current_dir(workspace())
+        .arg("--all-features")
+        .args(check))?;
+    run(Command::new(&deny)
+        .current_dir(workspace())
+        .args(["--manifest-path", ORACLES_MANIFEST, "--config", "deny.toml"])
+        .arg("--all-features")
+        .args(check))?;
     // Its dev-dependencies are not shipped; guest/deny.toml picks the target.
     run(Command::new(&deny)
         .current_dir(workspace())

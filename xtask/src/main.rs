@@ -12,8 +12,8 @@
 //!   with clippy-driver as the members' compiler, `-D warnings`, the
 //!   component (built for wasm32-wasip2) included.
 //! - `cargo xtask deny`: `cargo deny check` over licenses, bans and sources
-//!   (`deny.toml`), and duplicate versions in the component's tree
-//!   (`guest/deny.toml`).
+//!   (`deny.toml`) of both workspaces, and duplicate versions in the
+//!   component's tree (`guest/deny.toml`).
 //! - `cargo xtask soak [--minutes N]`: mixed traffic against `ivpol serve`
 //!   for N minutes (default 1), RSS sampled every second; fails on any
 //!   wrong answer to a good request (not part of `test`).
