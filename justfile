@@ -8,9 +8,10 @@ serve *ARGS:
 test *ARGS:
     cargo xtask test {{ARGS}}
 
-# Only the end-to-end tests against the real binary. Without the oracles
-# `cargo xtask oracles` installs, the fixture cross-checks are skipped, and
-# said so; `cargo xtask test` never skips them.
+# Only the end-to-end tests against the real binary (the root's, then
+# oracles/'s). Without the oracles `cargo xtask oracles` installs, the
+# fixture cross-checks are skipped, and said so; `cargo xtask test` never
+# skips them.
 e2e:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -21,10 +22,14 @@ e2e:
         echo 'just e2e: skipping the fixture cross-checks: no oracles (run eval "$(cargo xtask oracles)" first to include them)' >&2
         cargo test -p ivpol-tests -- --skip fixtures_crosscheck
     fi
+    # The oracles linked in as crates (oracles/, a workspace of its own):
+    # nothing to install; built into the same target dir.
+    CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" cargo test --manifest-path oracles/Cargo.toml
 
-# Format everything.
+# Format everything (the oracles' workspace too).
 fmt:
     cargo fmt --all
+    cargo fmt --all --manifest-path oracles/Cargo.toml
 
 # rustfmt check and clippy -D warnings.
 lint:

@@ -7,6 +7,7 @@
 pub mod azure;
 pub mod certs;
 pub mod cli;
+pub mod conformance;
 pub mod faulty;
 pub mod fixtures;
 pub mod gcp;

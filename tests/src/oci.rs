@@ -1,8 +1,12 @@
 //! Helpers for the OCI packaging tests: running `ivpol push|pull|inspect`,
-//! the component file the host embeds, and hand-made Wasm artifacts (good
-//! and broken) pushed straight to a registry.
+//! the component file the host embeds, hand-made Wasm artifacts (good
+//! and broken) pushed straight to a registry, and `ivpol serve
+//! --component oci://` with a rule that needs no registry.
 
 use crate::fixtures::{sha256, Pusher, OCI_MANIFEST};
+use crate::policy::pod_policy;
+use crate::review::create_pod;
+use crate::{Options, Server};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -123,4 +127,59 @@ pub fn push_edited(
     edit(&mut manifest);
     let body = serde_json::to_vec(&manifest).expect("json");
     p.manifest(repo, tag, OCI_MANIFEST, &body)
+}
+
+/// The interface the component exports.
+pub const ENGINE: &str = "ivpol:admission/engine@0.1.0";
+
+/// Pushes the embedded component to `addr/repo:tag`; returns what push printed.
+pub fn push(addr: &str, repo: &str, tag: &str) -> String {
+    let target = format!("oci://{addr}/{repo}:{tag}");
+    ivpol(&["push", "--insecure-registry", addr, &target]).expect_ok("push")
+}
+
+/// Only images from ghcr.io: a verdict that needs no registry.
+pub fn registry_rule() -> String {
+    pod_policy(
+        "ghcr-only",
+        "\"CREATE\"",
+        r#"  attestors: []
+  validationConfigurations:
+    mutateDigest: false
+    verifyDigest: false
+    required: false
+  validations:
+    - expression: "images.containers.all(i, parseImageReference(i).registry() == 'ghcr.io')"
+      message: images must come from ghcr.io
+"#,
+    )
+}
+
+/// `ivpol serve --component oci://REF` with the registry rule.
+pub fn serve(component: &str, flags: &[&str]) -> Server {
+    let mut extra_args = vec!["--component".to_string(), component.to_string()];
+    extra_args.extend(flags.iter().map(|s| s.to_string()));
+    Server::start_with(
+        &[("p.yaml", &registry_rule())],
+        Options {
+            extra_args,
+            ..Options::default()
+        },
+    )
+}
+
+/// Asserts that `s` serves the registry rule's verdicts: a pod from
+/// docker.io refused, one from ghcr.io admitted.
+pub fn assert_serves_verdicts(s: &Server) {
+    let r = s.review(
+        "/ivpol/validate/ghcr-only",
+        &create_pod(&["docker.io/library/nginx:1"]),
+    );
+    assert_eq!(r["allowed"], false, "{r}\n{}", s.log());
+    assert_eq!(
+        r["status"]["message"],
+        "Policy ghcr-only failed: images must come from ghcr.io"
+    );
+    let r = s.review("/ivpol/validate/ghcr-only", &create_pod(&["ghcr.io/a/b:1"]));
+    assert_eq!(r["allowed"], true, "{r}");
 }

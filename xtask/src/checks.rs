@@ -1,10 +1,11 @@
 //! The style and supply-chain checks `cargo xtask test` runs with the
 //! tests (and `cargo xtask lint` runs alone): rustfmt, clippy with
-//! `-D warnings` on the workspace and on the component as it is built (for
-//! wasm32-wasip2), the crates' allowed edges (`layers.rs`), and `cargo
-//! deny` over licenses, bans and sources.
+//! `-D warnings` on the workspace, on the oracles' workspace (`oracles/`)
+//! and on the component as it is built (for wasm32-wasip2), the crates'
+//! allowed edges (`layers.rs`), and `cargo deny` over licenses, bans and
+//! sources.
 
-use super::{cargo, run, target_dir, workspace};
+use super::{cargo, oracles_cargo, run, target_dir, workspace, ORACLES_MANIFEST};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -20,13 +21,21 @@ pub fn lint() -> Result<()> {
     build_linted()
 }
 
-/// `cargo fmt --all --check`.
+/// `cargo fmt --all --check`, in the root workspace and the oracles'.
 pub fn fmt() -> Result<()> {
-    run(cargo().args(["fmt", "--all", "--check"]))
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args([
+        "fmt",
+        "--all",
+        "--check",
+        "--manifest-path",
+        ORACLES_MANIFEST,
+    ]))
 }
 
 /// `cargo build --workspace --all-targets` with clippy as the compiler of
-/// the workspace's own crates, warnings denied.
+/// the workspace's own crates, warnings denied; then the same for the
+/// oracles' workspace, into the same target dir.
 ///
 /// `cargo clippy` checks every dependency again in check mode, a second
 /// compile of wasmtime that took 10 of CI's minutes; as
@@ -37,6 +46,9 @@ pub fn fmt() -> Result<()> {
 pub fn build_linted() -> Result<()> {
     run(cargo()
         .args(["build", "--workspace", "--all-targets"])
+        .envs(clippy_env()?))?;
+    run(oracles_cargo("build")
+        .arg("--all-targets")
         .envs(clippy_env()?))
 }
 
@@ -69,19 +81,24 @@ pub fn clippy_env() -> Result<Vec<(&'static str, String)>> {
 /// What `cargo clippy -- -D warnings` hands clippy-driver.
 const CLIPPY_ARGS: &[&str] = &["-D", "warnings"];
 
-/// `cargo deny check licenses bans sources` with `deny.toml`, and bans
-/// again over the component's tree alone with `guest/deny.toml`, which
-/// also refuses duplicate crate versions there. Advisories are not
-/// checked: the RustSec database cannot be fetched here (`docs/security.md`).
+/// `cargo deny check licenses bans sources` with `deny.toml`, over the
+/// root workspace and over the oracles' (their crates are linked into
+/// tests CI runs, so the same licenses and sources apply), and bans again
+/// over the component's tree alone with `guest/deny.toml`, which also
+/// refuses duplicate crate versions there. Advisories are not checked: the
+/// RustSec database cannot be fetched here (`docs/security.md`).
 pub fn deny() -> Result<()> {
     let deny = install_cargo_deny()?;
-    run(Command::new(&deny).current_dir(workspace()).args([
-        "--all-features",
-        "check",
-        "licenses",
-        "bans",
-        "sources",
-    ]))?;
+    let check = ["check", "licenses", "bans", "sources"];
+    run(Command::new(&deny)
+        .current_dir(workspace())
+        .arg("--all-features")
+        .args(check))?;
+    run(Command::new(&deny)
+        .current_dir(workspace())
+        .args(["--manifest-path", ORACLES_MANIFEST, "--config", "deny.toml"])
+        .arg("--all-features")
+        .args(check))?;
     // Its dev-dependencies are not shipped; guest/deny.toml picks the target.
     run(Command::new(&deny)
         .current_dir(workspace())

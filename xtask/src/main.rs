@@ -5,20 +5,22 @@
 //!   sigstore-python in a venv under the target dir) and moto's server (a
 //!   stand-in for AWS, in a venv of its own), builds the `ivpol`
 //!   binary with its embedded component, and runs every test of the
-//!   workspace, end-to-end ones included, after rustfmt and `deny`; its
-//!   build is the `lint` build.
-//! - `cargo xtask lint`: rustfmt check, then the workspace build with
-//!   clippy-driver as the members' compiler, `-D warnings`, the component
-//!   (built for wasm32-wasip2) included.
+//!   workspace, end-to-end ones included, then the tests of the oracles'
+//!   workspace (`oracles/`), after rustfmt and `deny`; its build is the
+//!   `lint` build.
+//! - `cargo xtask lint`: rustfmt check, then the build of both workspaces
+//!   with clippy-driver as the members' compiler, `-D warnings`, the
+//!   component (built for wasm32-wasip2) included.
 //! - `cargo xtask deny`: `cargo deny check` over licenses, bans and sources
-//!   (`deny.toml`), and duplicate versions in the component's tree
-//!   (`guest/deny.toml`).
+//!   (`deny.toml`) of both workspaces, and duplicate versions in the
+//!   component's tree (`guest/deny.toml`).
 //! - `cargo xtask soak [--minutes N]`: mixed traffic against `ivpol serve`
 //!   for N minutes (default 1), RSS sampled every second; fails on any
 //!   wrong answer to a good request (not part of `test`).
 //! - `cargo xtask oracles`: installs only the cross-check oracles and prints
 //!   the `export` lines that let `cargo test -p ivpol-tests --test e2e
 //!   fixtures_crosscheck` run on its own: `eval "$(cargo xtask oracles)"`.
+//!   (The oracles linked in as crates, in `oracles/`, need no install.)
 //! - `cargo xtask fuzz [--seconds N] [TARGET...]`: runs the libFuzzer
 //!   targets of `fuzz/` (`fuzz.rs`); not part of `test`.
 
@@ -52,8 +54,9 @@ const SYSTEM_PACKAGES: &[(&str, &str)] = &[
 const LIBRARY_PACKAGES: &[&str] = &[
     // `python3 -m venv` for the sigstore-python oracle (pulls in python3).
     "python3-venv",
-    // openssl-sys, under the oci-wasm crate the wkg interop tests pull and
-    // push with (native-tls): the headers and pkg-config to find them.
+    // openssl-sys, under the oci-wasm crate the wkg interop tests
+    // (oracles/) pull and push with (native-tls): the headers and
+    // pkg-config to find them.
     "libssl-dev",
     "pkg-config",
 ];
@@ -148,6 +151,22 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace().join("target"))
 }
 
+/// The oracles' workspace: the tests whose oracle is a crate linked in
+/// (sigstore-verify, oci-wasm) and brings a second RustCrypto generation,
+/// kept out of the product's Cargo.lock with a lockfile of their own.
+const ORACLES_MANIFEST: &str = "oracles/Cargo.toml";
+
+/// `cargo SUBCOMMAND --manifest-path oracles/Cargo.toml`, building into the
+/// root workspace's target dir (not `oracles/target`), so that a crate both
+/// workspaces build with the same version, features and profile is built
+/// once.
+fn oracles_cargo(subcommand: &str) -> Command {
+    let mut cmd = cargo();
+    cmd.args([subcommand, "--manifest-path", ORACLES_MANIFEST])
+        .env("CARGO_TARGET_DIR", target_dir());
+    cmd
+}
+
 /// Installs what the fixture cross-checks need; returns the environment
 /// that tells the tests where each oracle is.
 fn install_oracles() -> Result<Vec<(&'static str, PathBuf)>> {
@@ -220,18 +239,34 @@ fn test(extra: &[String]) -> Result<()> {
     // The end-to-end tests drive the real binary, so build it first, with
     // every target of the workspace: features are then resolved as
     // `cargo test --workspace` resolves them (dev-dependencies such as
-    // oci-wasm included), so the test build reuses all of it. Building only
+    // kube included), so the test build reuses all of it. Building only
     // `-p ivpol-host` resolved them differently and compiled wasmtime twice.
-    // This build is also the clippy run; the tests keep its environment so
-    // that cargo does not compile the members again without it.
+    // This build (the oracles' workspace's too) is also the clippy run; the
+    // tests keep its environment so that cargo does not compile the members
+    // again without it.
     checks::build_linted()?;
     let bin = target_dir().join("debug").join("ivpol");
+    let env = checks::clippy_env()?;
     run(cargo()
         .args(["test", "--workspace"])
         .args(extra)
-        .envs(checks::clippy_env()?)
-        .env("IVPOL_BIN", bin)
+        .envs(env.clone())
+        .env("IVPOL_BIN", &bin)
+        .envs(oracles.clone()))?;
+    // The oracles' workspace next, with the same binary and environment.
+    // Cargo's own options (`-p`, ...) name the root's packages; only the
+    // test binaries' arguments, after `--` (a name filter, ...), apply here.
+    run(oracles_cargo("test")
+        .args(harness_args(extra))
+        .envs(env)
+        .env("IVPOL_BIN", &bin)
         .envs(oracles))
+}
+
+/// The arguments after `--` in `cargo xtask test ARGS`, with the `--`.
+fn harness_args(extra: &[String]) -> &[String] {
+    let at = extra.iter().position(|a| a == "--").unwrap_or(extra.len());
+    &extra[at..]
 }
 
 /// A venv under the target dir holding `packages` (`name`, pip's
@@ -393,4 +428,20 @@ fn dpkg_installed(package: &str) -> bool {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::harness_args;
+
+    #[test]
+    fn only_the_test_binaries_arguments_reach_the_oracles_workspace() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(harness_args(&[]).is_empty());
+        assert!(harness_args(&args(&["-p", "ivpol-host"])).is_empty());
+        assert_eq!(
+            harness_args(&args(&["-p", "ivpol-tests", "--", "wkg", "--nocapture"])),
+            args(&["--", "wkg", "--nocapture"])
+        );
+    }
 }

@@ -92,3 +92,41 @@ pub fn descriptor(
     s.push('}');
     s
 }
+
+/// The referrer manifests of `artifact_type` recorded for `digest` in the
+/// referrers tag-schema index, each checked for the OCI 1.1 referrer shape
+/// (its subject, artifactType and empty config).
+pub fn referrer_manifests(
+    p: &Pusher,
+    repo: &str,
+    digest: &str,
+    artifact_type: &str,
+) -> Vec<serde_json::Value> {
+    let tag = digest_tag(digest, "", "");
+    let (ct, body) = get_manifest(p, repo, &tag).expect("referrers index");
+    assert_eq!(ct, crate::fixtures::OCI_INDEX);
+    let index: serde_json::Value = serde_json::from_slice(&body).expect("index JSON");
+    index["manifests"]
+        .as_array()
+        .expect("manifests")
+        .iter()
+        .filter(|d| d["artifactType"] == artifact_type)
+        .map(|d| {
+            let (_, body) =
+                get_manifest(p, repo, d["digest"].as_str().expect("digest")).expect("referrer");
+            let m: serde_json::Value = serde_json::from_slice(&body).expect("referrer JSON");
+            assert_eq!(m["subject"]["digest"], digest, "referrer subject");
+            assert_eq!(m["artifactType"], artifact_type);
+            assert_eq!(m["config"]["mediaType"], OCI_EMPTY);
+            m
+        })
+        .collect()
+}
+
+/// The bundles recorded for `digest` in the referrers tag-schema index.
+pub fn read_bundles(p: &Pusher, repo: &str, digest: &str) -> Vec<Vec<u8>> {
+    referrer_manifests(p, repo, digest, BUNDLE_V03)
+        .iter()
+        .map(|m| get_blob(p, repo, m["layers"][0]["digest"].as_str().expect("layer")))
+        .collect()
+}

@@ -2,16 +2,19 @@
 //! with independent verifiers: every fixture is pushed to a real registry,
 //! read back over the distribution API, and handed to openssl,
 //! sigstore-python 4.5.1 (Notary envelopes: jwcrypto and pycose, in the same
-//! venv), sigstore-js or sigstore-rust (`sigstore-verify`, linked in). Tampered
-//! fixtures must be rejected by the same oracles, so these checks can fail.
+//! venv) or sigstore-js. Tampered fixtures must be rejected by the same
+//! oracles, so these checks can fail. The sigstore-rust cross-check
+//! (`sigstore-verify`, linked in) lives in the oracles' own workspace,
+//! `oracles/`, so that its RustCrypto generation stays out of this lockfile.
 //!
 //! The external oracles come from `cargo xtask test`, which sets
 //! `IVPOL_OPENSSL`, `IVPOL_SIGSTORE_PYTHON`, `IVPOL_NODE` and
 //! `IVPOL_SIGSTORE_JS`; without them these tests fail (never skip).
 
-use ivpol_tests::fixtures::{sha256, Pusher, OCI_INDEX, OCI_MANIFEST};
+use ivpol_tests::fixtures::{sha256, Pusher, OCI_MANIFEST};
 use ivpol_tests::registry::Registry;
 use ivpol_tests::sign::cosign::pae;
+use ivpol_tests::sign::oci::{read_bundles, referrer_manifests};
 use ivpol_tests::sign::{
     attach_referrer, b64, notary, now, oci, rfc3339, unb64, AttOpts, BundleOpts, Content, CtLog,
     Format, Fulcio, Identity, KeyKind, KeyPair, LeafSpec, NotaryAlg, NotaryCa, NotaryLeaf,
@@ -147,39 +150,6 @@ fn ann<'a>(layer: &'a Value, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("annotation {key} missing in {layer}"))
 }
 
-/// The referrer manifests of `artifact_type` recorded for `digest` in the
-/// referrers tag-schema index, each checked for the OCI 1.1 referrer shape
-/// (its subject, artifactType and empty config).
-fn referrer_manifests(p: &Pusher, repo: &str, digest: &str, artifact_type: &str) -> Vec<Value> {
-    let tag = oci::digest_tag(digest, "", "");
-    let (ct, body) = oci::get_manifest(p, repo, &tag).expect("referrers index");
-    assert_eq!(ct, OCI_INDEX);
-    let index: Value = serde_json::from_slice(&body).expect("index JSON");
-    index["manifests"]
-        .as_array()
-        .expect("manifests")
-        .iter()
-        .filter(|d| d["artifactType"] == artifact_type)
-        .map(|d| {
-            let (_, body) = oci::get_manifest(p, repo, d["digest"].as_str().expect("digest"))
-                .expect("referrer");
-            let m: Value = serde_json::from_slice(&body).expect("referrer JSON");
-            assert_eq!(m["subject"]["digest"], digest, "referrer subject");
-            assert_eq!(m["artifactType"], artifact_type);
-            assert_eq!(m["config"]["mediaType"], oci::OCI_EMPTY);
-            m
-        })
-        .collect()
-}
-
-/// The bundles recorded for `digest` in the referrers tag-schema index.
-fn read_bundles(p: &Pusher, repo: &str, digest: &str) -> Vec<Vec<u8>> {
-    referrer_manifests(p, repo, digest, oci::BUNDLE_V03)
-        .iter()
-        .map(|m| oci::get_blob(p, repo, m["layers"][0]["digest"].as_str().expect("layer")))
-        .collect()
-}
-
 fn canonical_with_sigstore_python(dir: &Path, v: &Value) -> Vec<u8> {
     let input = write(dir, "payload.json", v.to_string());
     let out = Command::new(sigstore_python())
@@ -214,4 +184,3 @@ mod cosign;
 mod notation;
 mod sigstore_js;
 mod sigstore_python;
-mod sigstore_rust;

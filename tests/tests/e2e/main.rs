@@ -35,7 +35,6 @@ mod samples;
 mod scan;
 mod security;
 mod sigstore_conformance;
-mod sigstore_rust;
 mod stalled_clients;
 mod tenants;
 mod tls;

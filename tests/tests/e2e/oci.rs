@@ -7,71 +7,17 @@
 use ivpol_tests::faulty::{Answer, Faulty};
 use ivpol_tests::fixtures::{sha256, Pusher, OCI_MANIFEST};
 use ivpol_tests::oci::{
-    component_file, descriptor, ivpol, push_edited, registry_digest, wasm_config, wasm_manifest,
-    WASM_CONFIG, WASM_LAYER,
+    assert_serves_verdicts, component_file, descriptor, ivpol, push, push_edited, registry_digest,
+    registry_rule, serve, wasm_config, wasm_manifest, ENGINE, WASM_CONFIG, WASM_LAYER,
 };
-use ivpol_tests::policy::pod_policy;
+use ivpol_tests::precompile_cache_dir;
 use ivpol_tests::registry::Registry;
-use ivpol_tests::review::create_pod;
 use ivpol_tests::sign::{
     now, BundleOpts, Content, CtLog, Fulcio, Identity, KeyKind, KeyPair, Rekor, SignOpts, Signer,
     TrustedRoot, Window,
 };
 use ivpol_tests::token::{TokenServer, PASSWORD, USER};
-use ivpol_tests::{precompile_cache_dir, Options, Server};
 use std::sync::atomic::Ordering;
-
-const ENGINE: &str = "ivpol:admission/engine@0.1.0";
-
-/// Pushes the embedded component to `addr/repo:tag`; returns what push printed.
-fn push(addr: &str, repo: &str, tag: &str) -> String {
-    let target = format!("oci://{addr}/{repo}:{tag}");
-    ivpol(&["push", "--insecure-registry", addr, &target]).expect_ok("push")
-}
-
-/// Only images from ghcr.io: a verdict that needs no registry.
-fn registry_rule() -> String {
-    pod_policy(
-        "ghcr-only",
-        "\"CREATE\"",
-        r#"  attestors: []
-  validationConfigurations:
-    mutateDigest: false
-    verifyDigest: false
-    required: false
-  validations:
-    - expression: "images.containers.all(i, parseImageReference(i).registry() == 'ghcr.io')"
-      message: images must come from ghcr.io
-"#,
-    )
-}
-
-/// `ivpol serve --component oci://REF` with the registry rule.
-fn serve(component: &str, flags: &[&str]) -> Server {
-    let mut extra_args = vec!["--component".to_string(), component.to_string()];
-    extra_args.extend(flags.iter().map(|s| s.to_string()));
-    Server::start_with(
-        &[("p.yaml", &registry_rule())],
-        Options {
-            extra_args,
-            ..Options::default()
-        },
-    )
-}
-
-fn assert_serves_verdicts(s: &Server) {
-    let r = s.review(
-        "/ivpol/validate/ghcr-only",
-        &create_pod(&["docker.io/library/nginx:1"]),
-    );
-    assert_eq!(r["allowed"], false, "{r}\n{}", s.log());
-    assert_eq!(
-        r["status"]["message"],
-        "Policy ghcr-only failed: images must come from ghcr.io"
-    );
-    let r = s.review("/ivpol/validate/ghcr-only", &create_pod(&["ghcr.io/a/b:1"]));
-    assert_eq!(r["allowed"], true, "{r}");
-}
 
 /// `ivpol serve` that must refuse to start, with `message`.
 fn serve_refused(component: &str, flags: &[&str], message: &str) {
@@ -534,9 +480,6 @@ fn push_and_pull_through_basic_auth_over_tls() {
     ])
     .expect_err("push without the CA", "failed");
 }
-
-/// `oci-wasm`, the crate `wkg oci` is built on, as the other side.
-mod wkg;
 
 /// The component's own signature: pulled components signed by the
 /// fixture generator, as `cosign sign` (v2 `.sig` images, v3 bundle

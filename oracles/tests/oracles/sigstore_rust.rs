@@ -4,15 +4,17 @@
 //!
 //! It cannot be the component's verifier (aws-lc-rs does not build for
 //! wasm32; docs/architecture.md), but it builds natively, so the tests use
-//! it here: over every sigstore-conformance bundle case that
-//! `sigstore_conformance` runs through ivpol (below), and over every bundle
-//! the fixture generator makes (`fixtures_crosscheck::sigstore_rust`).
+//! it here: over every sigstore-conformance bundle case that the root's
+//! end-to-end tests run through ivpol (`tests/tests/e2e/
+//! sigstore_conformance.rs`; the cases come from `ivpol_tests::conformance`),
+//! below, and over every bundle the fixture generator makes
+//! (`fixtures_crosscheck::sigstore_rust`).
 //!
 //! Nothing is fetched: the trusted root is the JSON given, the policy is
 //! the one given, and nothing is relaxed (certificate chain, SCT, identity
 //! and issuer, transparency log inclusion and timestamps are all checked).
 
-use crate::sigstore_conformance::{cases, sha256_of, Signer};
+use ivpol_tests::conformance::{cases, sha256_of, Signer};
 use sigstore_verify::trust_root::TrustedRoot;
 use sigstore_verify::types::{Artifact, Bundle, DerPublicKey, Sha256Hash};
 use sigstore_verify::{PublicKeyVerificationPolicy, VerificationPolicy, Verifier};
