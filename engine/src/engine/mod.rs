@@ -13,6 +13,7 @@ mod image_data;
 mod images;
 pub mod keys;
 mod mutate;
+mod namespace;
 mod notary;
 mod policy_error;
 mod policy_review;
@@ -27,6 +28,7 @@ pub mod status;
 pub use failure::Failure;
 #[cfg(test)]
 mod tests;
+mod validate;
 mod verifier;
 
 use crate::admission::{labels_of, Request, RequestError};
@@ -40,11 +42,14 @@ use crate::oci::{
 use crate::policy::{self, CompiledPolicy, Diagnostic, PolicyKind, SourceDocument};
 pub use cosign::{verify_artifact, Fetched};
 use evaluate::{Input, Outcome};
+use namespace::parse_namespace;
+pub use namespace::{NamespaceError, NamespaceInfo};
 use policy_error::{Cause, PolicyError};
 pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification, VerifierKind};
 use review::{Route, Trapped};
 use std::collections::HashSet;
 use std::sync::Arc;
+use validate::{validate, Collected, Judged};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 /// The webhook phase a request is judged in.
@@ -402,32 +407,6 @@ fn attach_exceptions(loaded: &mut policy::LoadedSet) {
     }
 }
 
-/// The request's namespace, for selectors and `namespaceObject`.
-pub struct NamespaceInfo {
-    /// The Namespace object, as `namespaceObject` sees it.
-    pub object: serde_json::Value,
-    /// Its labels, for `namespaceSelector`; none when unknown.
-    pub labels: Option<std::collections::BTreeMap<String, String>>,
-    /// The request is in a namespace whose object the host does not know.
-    pub unknown: bool,
-}
-
-impl NamespaceInfo {
-    /// No policy in scope reads the namespace: nothing was asked for.
-    fn unread() -> NamespaceInfo {
-        NamespaceInfo {
-            object: serde_json::Value::Null,
-            labels: None,
-            unknown: false,
-        }
-    }
-}
-
-/// The host's Namespace object for the request's namespace is not JSON.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("namespace object is not valid JSON: {0}")]
-pub struct NamespaceError(String);
-
 /// Why a request, a resource or a payload given to the engine outside
 /// admission cannot be judged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -444,27 +423,6 @@ pub enum InputError {
     /// A JSON-mode payload that is not JSON.
     #[error("payload is not valid JSON: {0}")]
     PayloadNotJson(String),
-}
-
-fn parse_namespace(json: Option<&str>, name: &str) -> Result<NamespaceInfo, NamespaceError> {
-    let object = match json {
-        Some(j) => serde_json::from_str(j).map_err(|e| NamespaceError(e.to_string()))?,
-        None => serde_json::Value::Null,
-    };
-    // No namespace object: `None`, so that matching stands in Kyverno's
-    // minimal namespace carrying only `kubernetes.io/metadata.name`
-    // (`namespace.Matcher.GetNamespace` with a nil namespace) instead of a
-    // namespace without labels.
-    let labels = if name.is_empty() {
-        None
-    } else {
-        labels_of(&object)
-    };
-    Ok(NamespaceInfo {
-        object,
-        labels,
-        unknown: json.is_none() && !name.is_empty(),
-    })
 }
 
 /// The policy names a route selects (Kyverno's `MatchNames`); none
@@ -665,152 +623,5 @@ fn result(
         verifications: vec![],
         background: p.spec.background_enabled(),
         report: p.report.clone(),
-    }
-}
-
-/// The validate phase (`HandleValidating`).
-fn validate(
-    policies: &[&CompiledPolicy],
-    req: &Request,
-    ns: &NamespaceInfo,
-    transport: Arc<dyn Transport + Send + Sync>,
-    budget: &Budget,
-    host: &keys::HostServices,
-    resources: &Option<Arc<dyn ResourceSource>>,
-) -> Verdict {
-    let builder = admission_bindings(req, ns);
-    let matching = match_input(req, ns);
-    let mut collected = Collected::default();
-    for p in policies.iter().copied() {
-        // Autogen variants share the policy's name; one result per name.
-        if collected.judged.contains(p) {
-            continue;
-        }
-        match constraints_match(p, req, ns, &matching) {
-            Ok(true) => {}
-            Ok(false) => continue,
-            Err(error) => {
-                let none = verifier::DecisionLog::default();
-                collected.record(p, Outcome::Error(error), &none, |e| e);
-                continue;
-            }
-        }
-        let log = verifier::DecisionLog::default();
-        let input = Input {
-            bindings: bindings_for(
-                p,
-                &builder,
-                &transport,
-                host,
-                &collected.verifications,
-                &log,
-                resources.as_ref(),
-            ),
-            resource: Some(req.resource.resource.as_str()),
-            object: req.resource_object(),
-        };
-        let outcome = within_budget(budget, || evaluate::evaluate(p, &input));
-        collected.record(p, outcome, &log, |e| e);
-    }
-    results::verdict(collected.finish(), None)
-}
-
-/// The results of one request's policies, and the passes `required` must
-/// re-check once every policy has run.
-#[derive(Default)]
-struct Collected<'p> {
-    results: Vec<PolicyResult>,
-    /// The name and namespace of each result's policy.
-    judged: Judged<'p>,
-    /// Index of each passing result, with its matched images.
-    passed: Vec<(usize, Vec<String>)>,
-    /// What the request's policies verified, shared by all of them.
-    verifications: verifier::SharedVerifications,
-}
-
-/// The policies (by name and namespace) that already have a result: a
-/// policy's autogen variants share its name, and it gets one result.
-#[derive(Default)]
-struct Judged<'p>(HashSet<(&'p str, Option<&'p str>)>);
-
-impl<'p> Judged<'p> {
-    fn contains(&self, p: &CompiledPolicy) -> bool {
-        self.0.contains(&(p.name.as_str(), p.namespace.as_deref()))
-    }
-
-    fn insert(&mut self, p: &'p CompiledPolicy) {
-        self.0.insert((&p.name, p.namespace.as_deref()));
-    }
-}
-
-impl<'p> Collected<'p> {
-    /// Records `outcome` with what `log` holds; `error` words an evaluation
-    /// error for this path.
-    fn record(
-        &mut self,
-        p: &'p CompiledPolicy,
-        outcome: Outcome,
-        log: &verifier::DecisionLog,
-        error: impl Fn(String) -> String,
-    ) {
-        let r = match outcome {
-            Outcome::NotMatched => return,
-            Outcome::Pass {
-                annotations,
-                matched,
-            } => {
-                if p.spec.required() {
-                    self.passed.push((self.results.len(), matched));
-                }
-                result(p, Status::Pass, "success".into(), annotations)
-            }
-            Outcome::Fail {
-                message,
-                annotations,
-            } => result(p, Status::Fail, message, annotations),
-            Outcome::Error(e) => result(p, Status::Error, error(e.to_string()), vec![]),
-            Outcome::Excepted { keys, report_as } => {
-                let status = match report_as {
-                    policy::exception::ReportAs::Skip => Status::Skip,
-                    policy::exception::ReportAs::Pass => Status::Pass,
-                };
-                let message = format!(
-                    "rule is skipped due to policy exception: {}",
-                    keys.join(", ")
-                );
-                let mut r = result(p, status, message, vec![]);
-                r.exceptions = keys;
-                r
-            }
-        };
-        let mut r = r;
-        r.verifications = verifier::take(log);
-        self.judged.insert(p);
-        self.results.push(r);
-    }
-
-    /// The results, with `required` enforced across all of them.
-    fn finish(mut self) -> Vec<PolicyResult> {
-        let verifications = self.verifications.lock().unwrap_or_else(|p| p.into_inner());
-        enforce_required(&mut self.results, self.passed, &verifications);
-        drop(verifications);
-        self.results
-    }
-}
-
-/// `required` runs after every policy, so checks made by any policy count.
-/// `passed` holds the index of each passing result and its matched images.
-fn enforce_required(
-    results: &mut [PolicyResult],
-    passed: Vec<(usize, Vec<String>)>,
-    verifications: &required::Verifications,
-) {
-    for (index, matched) in passed {
-        if let Err(unverified) = verifications.enforce(&matched) {
-            if let Some(r) = results.get_mut(index) {
-                r.status = Status::Fail;
-                r.message = unverified.to_string();
-            }
-        }
     }
 }
