@@ -1,6 +1,7 @@
 //! Grouping, naming, paths, mutateDigest, admission-disabled and NIVP
 //! pinning of the generated webhook configurations.
 
+use super::selectors::{go_html_escape, selector_key};
 use super::*;
 use crate::engine::PolicySet;
 use crate::policy::SourceDocument;
