@@ -1,5 +1,8 @@
+use super::challenge::repository_of;
 use super::*;
+use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http_body_util::BodyExt;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
