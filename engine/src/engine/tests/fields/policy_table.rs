@@ -601,24 +601,12 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
             "certificates_annotations_and_bundles_signed_with_keys",
         ),
         (
-            "spec.attestors[].cosign.ctlog.insecureIgnoreSCT",
-            "keyless_certificates_need_an_sct_unless_ignored",
-        ),
-        (
             "spec.attestors[].cosign.source.repository",
             "several_attestors_are_counted_and_signatures_can_live_elsewhere",
         ),
         (
             "spec.attestors[].cosign.source.tagPrefix",
             "several_attestors_are_counted_and_signatures_can_live_elsewhere",
-        ),
-        (
-            "spec.attestors[].cosign.tuf.mirror",
-            "tuf_mirrors_supply_the_trusted_root_from_data_or_a_file",
-        ),
-        (
-            "spec.attestors[].cosign.tuf.root.data",
-            "tuf_mirrors_supply_the_trusted_root_from_data_or_a_file",
         ),
         (
             "spec.attestors[].cosign.annotations",
@@ -630,6 +618,25 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
             Elsewhere {
                 file: COSIGN_E2E,
                 test,
+            },
+        );
+    }
+    add(
+        "spec.attestors[].cosign.ctlog.insecureIgnoreSCT",
+        Elsewhere {
+            file: "tests/tests/e2e/cosign/keyless.rs",
+            test: "keyless_certificates_need_an_sct_unless_ignored",
+        },
+    );
+    for path in [
+        "spec.attestors[].cosign.tuf.mirror",
+        "spec.attestors[].cosign.tuf.root.data",
+    ] {
+        add(
+            path,
+            Elsewhere {
+                file: "tests/tests/e2e/cosign/trust.rs",
+                test: "tuf_mirrors_supply_the_trusted_root_from_data_or_a_file",
             },
         );
     }
@@ -650,7 +657,7 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
     add(
         "spec.attestors[].cosign.ctlog.tsaCertChain",
         Elsewhere {
-            file: "tests/tests/e2e/cosign.rs",
+            file: "tests/tests/e2e/cosign/trust.rs",
             test: "tsa_cert_chain_requires_a_timestamp_by_that_authority",
         },
     );
@@ -672,7 +679,7 @@ pub(super) fn policy_table() -> BTreeMap<&'static str, Proof> {
     add(
         "spec.attestors[].cosign.tuf.root.path",
         Elsewhere {
-            file: "tests/tests/e2e/cosign.rs",
+            file: "tests/tests/e2e/cosign/trust.rs",
             test: "tuf_mirrors_supply_the_trusted_root_from_data_or_a_file",
         },
     );
