@@ -422,16 +422,10 @@ mod tests {
             exceptions: vec![],
             verifications: vec![],
             report: wit::ReportEntry {
-                policy: policy.into(),
-                rule: policy.into(),
-                message: "m".into(),
-                warn_message: "m".into(),
                 properties: vec![("process".into(), "admission review".into())],
-                category: None,
-                severity: None,
-                scored: true,
                 reported,
                 audit: true,
+                ..crate::test_entry(policy, "m")
             },
         }
     }

@@ -203,3 +203,22 @@ pub fn reason_name(r: wit::Reason) -> &'static str {
         wit::Reason::Malformed => "malformed",
     }
 }
+
+/// A report entry as the component words one for `policy` with `message`
+/// (a background scan's, of a policy that denies), for the tests'
+/// outcomes.
+#[cfg(test)]
+pub(crate) fn test_entry(policy: &str, message: &str) -> wit::ReportEntry {
+    wit::ReportEntry {
+        policy: policy.into(),
+        rule: policy.into(),
+        message: message.into(),
+        warn_message: message.into(),
+        properties: vec![("process".into(), "background scan".into())],
+        category: None,
+        severity: None,
+        scored: true,
+        reported: true,
+        audit: false,
+    }
+}

@@ -329,18 +329,7 @@ mod tests {
             status,
             message: String::new(),
             why: Vec::new(),
-            report: ivpol_runtime::wit::ReportEntry {
-                policy: policy.into(),
-                rule: policy.into(),
-                message: String::new(),
-                warn_message: String::new(),
-                properties: vec![("process".into(), "background scan".into())],
-                category: None,
-                severity: None,
-                scored: true,
-                reported: true,
-                audit: false,
-            },
+            report: crate::test_entry(policy, ""),
         }
     }
 

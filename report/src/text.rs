@@ -89,18 +89,7 @@ mod tests {
             status,
             message: message.into(),
             why: vec![],
-            report: ivpol_runtime::wit::ReportEntry {
-                policy: "ivpol-sample".into(),
-                rule: "ivpol-sample".into(),
-                message: message.into(),
-                warn_message: message.into(),
-                properties: vec![],
-                category: None,
-                severity: None,
-                scored: true,
-                reported: true,
-                audit: false,
-            },
+            report: crate::test_entry("ivpol-sample", message),
         }
     }
 

@@ -70,12 +70,6 @@ impl Actions {
         .map(|(_, name)| name)
         .collect()
     }
-
-    /// Whether a failure of the policy denies: `Deny` is among its
-    /// actions, or it names none (Kyverno's default).
-    pub fn denies(self) -> bool {
-        self == Actions::empty() || self.contains(Actions::DENY)
-    }
 }
 
 impl Unjudgeable {

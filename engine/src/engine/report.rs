@@ -4,7 +4,7 @@
 //! reports) from these entries without reading a policy or choosing a
 //! message itself.
 
-use super::results::{PolicyResult, Status};
+use super::results::PolicyResult;
 use ivpol_policy::policy::ReportMeta;
 use std::collections::BTreeMap;
 
@@ -74,7 +74,7 @@ pub fn entry(r: &PolicyResult, process: Process) -> ReportEntry {
     ReportEntry {
         policy,
         rule,
-        message: message(r, &properties, status_name(r.status)),
+        message: message(r, &properties, r.status.as_str()),
         warn_message: message(r, &properties, "warn"),
         properties: properties.into_iter().collect(),
         meta: r.report.clone(),
@@ -96,18 +96,10 @@ fn message(r: &PolicyResult, properties: &BTreeMap<String, String>, status: &str
         .clone()
 }
 
-fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Pass => "pass",
-        Status::Fail => "fail",
-        Status::Skip => "skip",
-        Status::Error => "error",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::results::Status;
 
     fn result(status: Status) -> PolicyResult {
         PolicyResult {
