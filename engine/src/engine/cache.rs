@@ -154,65 +154,6 @@ pub fn fingerprint<'a>(values: impl IntoIterator<Item = (&'a str, &'a str)>) -> 
     crate::verify::encoding::hex(&h.finalize())
 }
 
-/// An in-memory cache for the engine's own tests: it remembers every put
-/// and counts lookups.
-#[cfg(test)]
-#[derive(Default)]
-pub struct MemoryCache {
-    /// Every stored value, by key.
-    pub entries: std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>,
-    /// Every recorded tag digest, by image.
-    pub digests: std::sync::Mutex<std::collections::HashMap<String, String>>,
-    /// How many `get`s were made.
-    pub gets: std::sync::atomic::AtomicUsize,
-}
-
-#[cfg(test)]
-impl MemoryCache {
-    /// What the host does: the key completed with the credential scope
-    /// (here the scope itself stands in for the credentials' identity).
-    fn scoped(key: &str, credentials: &Credentials) -> String {
-        format!("{key}|{credentials:?}")
-    }
-
-    /// Stores an entry as a `put` within `credentials` would.
-    pub fn insert(&self, key: &str, credentials: &Credentials, value: Vec<u8>) {
-        if let Ok(mut m) = self.entries.lock() {
-            m.insert(Self::scoped(key, credentials), value);
-        }
-    }
-
-    /// Records a tag's digest as a `put_digest` within `credentials` would.
-    pub fn insert_digest(&self, image: &str, credentials: &Credentials, digest: &str) {
-        if let Ok(mut m) = self.digests.lock() {
-            m.insert(Self::scoped(image, credentials), digest.to_string());
-        }
-    }
-}
-
-#[cfg(test)]
-impl VerificationCache for MemoryCache {
-    fn get(&self, key: &str, credentials: &Credentials) -> Option<Vec<u8>> {
-        self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let key = Self::scoped(key, credentials);
-        self.entries.lock().ok()?.get(&key).cloned()
-    }
-    fn put(&self, key: &str, credentials: &Credentials, value: &[u8]) {
-        if let Ok(mut m) = self.entries.lock() {
-            m.insert(Self::scoped(key, credentials), value.to_vec());
-        }
-    }
-    fn get_digest(&self, image: &str, credentials: &Credentials) -> Option<String> {
-        let key = Self::scoped(image, credentials);
-        self.digests.lock().ok()?.get(&key).cloned()
-    }
-    fn put_digest(&self, image: &str, credentials: &Credentials, digest: &str) {
-        if let Ok(mut m) = self.digests.lock() {
-            m.insert(Self::scoped(image, credentials), digest.to_string());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

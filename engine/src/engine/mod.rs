@@ -26,8 +26,6 @@ pub mod review;
 mod revocation;
 pub mod status;
 pub use failure::Failure;
-#[cfg(test)]
-mod tests;
 mod validate;
 mod verifier;
 

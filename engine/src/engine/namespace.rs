@@ -27,7 +27,10 @@ impl NamespaceInfo {
 /// The host's Namespace object for the request's namespace is not JSON.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("namespace object is not valid JSON: {0}")]
-pub struct NamespaceError(pub(super) String);
+pub struct NamespaceError(
+    /// Why it does not read (serde_json's error).
+    pub String,
+);
 
 pub(super) fn parse_namespace(
     json: Option<&str>,

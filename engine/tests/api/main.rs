@@ -4,9 +4,9 @@
 //! Kyverno's (`docs/compatibility.md`), byte for byte where Kyverno's text does not
 //! depend on the CEL implementation.
 
-use super::{Phase, PolicySet, Scope, Status, Verdict};
-use crate::oci::transport::Offline;
-use crate::policy::SourceDocument;
+use ivpol_engine::engine::{Phase, PolicySet, Scope, Status, Verdict};
+use ivpol_oci::transport::Offline;
+use ivpol_policy::policy::SourceDocument;
 use serde_json::{json, Value};
 
 // The shared fixtures are below; the tests are in one module per area

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/kyverno");
-const DOC: &str = include_str!("../../../../docs/compatibility.md");
+const DOC: &str = include_str!("../../../docs/compatibility.md");
 
 /// `(status, note)` by file, from the rows of the status table (the section
 /// "Status of each policy file"; later tables list cases, not files).
@@ -77,7 +77,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 /// A host that grants these resources and holds no objects.
 struct Grants(Vec<String>);
 
-impl crate::cel::resource_lib::ResourceSource for Grants {
+impl ivpol_cel::resource_lib::ResourceSource for Grants {
     fn granted(&self) -> Vec<String> {
         self.0.clone()
     }

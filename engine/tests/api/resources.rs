@@ -3,7 +3,7 @@
 //! to a namespaced policy's own namespace.
 
 use super::*;
-use crate::cel::resource_lib::ResourceSource;
+use ivpol_cel::resource_lib::ResourceSource;
 use std::sync::{Arc, Mutex};
 
 /// ConfigMaps by (namespace, name), and every read asked for.

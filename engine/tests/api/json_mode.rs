@@ -1,6 +1,7 @@
 //! The engine against requests: JSON mode.
 
 use super::*;
+use ivpol_engine::engine::InputError;
 
 fn json_policy(name: &str, config: &str) -> String {
     ivp(
@@ -152,17 +153,17 @@ fn json_mode_rejects_a_payload_that_is_not_json() {
     let set = load(&[json_policy("check-json", RELAXED)]);
     assert_eq!(
         set.evaluate_json_offline("{not json").unwrap_err(),
-        crate::engine::InputError::PayloadNotJson("key must be a string at line 1 column 2".into())
+        InputError::PayloadNotJson("key must be a string at line 1 column 2".into())
     );
 }
 
 /// JSON mode without a network.
 trait OfflineJson {
-    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, crate::engine::InputError>;
+    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, InputError>;
 }
 
 impl OfflineJson for PolicySet {
-    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, crate::engine::InputError> {
+    fn evaluate_json_offline(&self, payload: &str) -> Result<Verdict, InputError> {
         self.evaluate_json(payload, std::sync::Arc::new(Offline))
     }
 }

@@ -147,16 +147,16 @@ fn namespaced(doc: &str) -> String {
 
 fn webhooks(doc: &str) -> Value {
     let set = loaded(doc);
-    let options = crate::webhooks::Options {
+    let options = ivpol_engine::webhooks::Options {
         service_name: "ivpol".into(),
         service_namespace: "ivpol-system".into(),
         service_port: 443,
-        ca: crate::webhooks::Ca::Bundle(b"PEM".to_vec()),
+        ca: ivpol_engine::webhooks::Ca::Bundle(b"PEM".to_vec()),
         exclude_namespaces: Vec::new(),
         force_failure_policy_ignore: false,
-        naming: crate::webhooks::Naming::Kyverno,
+        naming: ivpol_engine::webhooks::Naming::Kyverno,
     };
-    crate::webhooks::configurations(set.policies().filter(|p| p.autogen.is_none()), &options)
+    ivpol_engine::webhooks::configurations(set.policies().filter(|p| p.autogen.is_none()), &options)
         .expect("configurations")
 }
 
@@ -209,7 +209,7 @@ fn prove(path: &str, proof: &Proof, scope: &Scope) -> Result<(), String> {
                         &resource.to_string(),
                         "CREATE",
                         None,
-                        super::super::Mode::Background,
+                        ivpol_engine::engine::Mode::Background,
                         std::sync::Arc::new(Offline),
                     )
                     .map_err(|e| e.to_string());

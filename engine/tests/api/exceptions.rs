@@ -3,7 +3,7 @@
 //! and mutate phases and outside admission.
 
 use super::*;
-use crate::policy::exception::ExceptionScope;
+use ivpol_policy::policy::exception::ExceptionScope;
 
 /// A `policies.kyverno.io` PolicyException for `policy` (an IVP) with one
 /// matchCondition, plus extra spec lines.
@@ -202,7 +202,7 @@ fn exceptions_apply_outside_admission() {
             &pod("skipped-pod", &[UNSIGNED]).to_string(),
             "CREATE",
             None,
-            crate::engine::Mode::Background,
+            ivpol_engine::engine::Mode::Background,
             std::sync::Arc::new(Offline),
         )
         .expect("evaluates");
@@ -212,7 +212,7 @@ fn exceptions_apply_outside_admission() {
 #[test]
 fn kyvernos_cli_exception_loads_and_skips() {
     let exception = include_str!(
-        "../../../../conformance/kyverno/test/cli/test-image-validating-policy/with-cel-exceptions/exception.yaml"
+        "../../../conformance/kyverno/test/cli/test-image-validating-policy/with-cel-exceptions/exception.yaml"
     );
     let set = load(&[sample(), exception.to_string()]);
     let v = validate(&set, &create(&pod("skipped-pod", &[UNSIGNED])));

@@ -4,14 +4,14 @@
 //! mirror is a failed verification (counted 0), never a pass.
 
 use super::*;
-use crate::oci::transport::{host_of, HttpRequest, HttpResponse, Transport, TransportError};
-use crate::verify::encoding::b64encode;
-use crate::verify::tuf::fixture::Fixture;
+use ivpol_oci::transport::{host_of, HttpRequest, HttpResponse, Transport, TransportError};
+use ivpol_verify::encoding::b64encode;
+use ivpol_verify::tuf::fixture::Fixture;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 const MIRROR: &str = "https://tuf.example.test";
-const TRUSTED_ROOT: &str = include_str!("../../../../verify/src/public-good-trusted-root.json");
+const TRUSTED_ROOT: &str = include_str!("../../../verify/src/public-good-trusted-root.json");
 
 /// Serves `files` under `MIRROR`; every other URL is a 404. Records what
 /// was asked.
@@ -115,7 +115,7 @@ fn a_tuf_attestor_loads_and_reads_its_trust_root_from_the_mirror() {
     let asked = mirror.asked();
     let sha = {
         use sha2::Digest;
-        crate::verify::encoding::hex(&sha2::Sha256::digest(TRUSTED_ROOT.as_bytes()))
+        ivpol_verify::encoding::hex(&sha2::Sha256::digest(TRUSTED_ROOT.as_bytes()))
     };
     assert_eq!(
         mirror_requests(&asked),

@@ -2,7 +2,7 @@
 //! bytes, as the host hands it over and sends it back.
 
 use super::*;
-use crate::engine::review::{annotation_key, Namespaces, Route, Trapped, Unjudgeable};
+use ivpol_engine::engine::review::{annotation_key, Namespaces, Route, Trapped, Unjudgeable};
 use std::cell::RefCell;
 
 /// Namespaces that count how often they are asked.
@@ -43,7 +43,7 @@ fn judge(
     route: &Route,
     body: &[u8],
     ns: &Known,
-) -> Result<crate::engine::review::Answer, Unjudgeable> {
+) -> Result<ivpol_engine::engine::review::Answer, Unjudgeable> {
     set.review(route, body, ns, std::sync::Arc::new(Offline))
 }
 
@@ -183,7 +183,7 @@ fn bodies_that_cannot_be_judged_say_why() {
     .expect_err("no uid");
     assert_eq!(
         err,
-        Unjudgeable::MalformedRequest(crate::admission::RequestError::Missing("uid"))
+        Unjudgeable::MalformedRequest(ivpol_policy::admission::RequestError::Missing("uid"))
     );
 }
 

@@ -5,9 +5,9 @@
 //! verification.
 
 use super::*;
-use crate::oci::digest::sha256;
-use crate::oci::transport::{host_of, HttpRequest, HttpResponse, Transport, TransportError};
-use crate::oci::MAX_REGISTRY_BYTES_PER_EVALUATION;
+use ivpol_oci::digest::sha256;
+use ivpol_oci::transport::{host_of, HttpRequest, HttpResponse, Transport, TransportError};
+use ivpol_oci::MAX_REGISTRY_BYTES_PER_EVALUATION;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -197,7 +197,7 @@ fn referrers_within_the_budget_are_each_tried_and_fail_verification() {
 
 #[test]
 fn more_referrers_than_the_bound_are_never_read() {
-    let registry = Hostile::new(crate::oci::MAX_REFERRERS + 1, 64);
+    let registry = Hostile::new(ivpol_oci::MAX_REFERRERS + 1, 64);
     let set = load(&[policy(
         "images.containers.all(i, verifyImageSignatures(i, [attestors.cosign]) == 0)",
     )]);

@@ -2,7 +2,7 @@
 //! the host's writer applies it.
 
 use super::*;
-use crate::engine::status::StatusQuery;
+use ivpol_engine::engine::status::StatusQuery;
 
 fn query(name: &str) -> StatusQuery {
     StatusQuery {

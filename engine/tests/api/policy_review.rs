@@ -3,7 +3,7 @@
 //! under the set's own exception scope.
 
 use super::*;
-use crate::policy::exception::ExceptionScope;
+use ivpol_policy::policy::exception::ExceptionScope;
 
 /// The AdmissionReview of `operation` on the policy object `yaml` (in
 /// `namespace`, empty for a cluster-scoped one).
@@ -105,7 +105,7 @@ fn other_kinds_pass_and_a_body_that_is_no_review_is_unjudgeable() {
         empty_set(ExceptionScope::Any)
             .review_policy(b"{\"kind\":\"Pod\"}")
             .unwrap_err(),
-        crate::engine::review::Unjudgeable::NotAdmissionReview(
+        ivpol_engine::engine::review::Unjudgeable::NotAdmissionReview(
             "kind must be AdmissionReview, got \"Pod\"".into()
         )
     );

@@ -1,13 +1,10 @@
 //! The engine against requests: outside admission.
 
 use super::*;
+use ivpol_engine::engine::{InputError, Mode};
+use ivpol_policy::admission::synthetic::ResourceError;
 
-fn evaluate(
-    set: &PolicySet,
-    resource: &Value,
-    operation: &str,
-    mode: crate::engine::Mode,
-) -> Verdict {
+fn evaluate(set: &PolicySet, resource: &Value, operation: &str, mode: Mode) -> Verdict {
     set.evaluate(
         &resource.to_string(),
         operation,
@@ -31,7 +28,7 @@ fn the_cli_runs_admission_disabled_policies_and_the_scan_only_background_ones() 
         ),
     ]);
     let p = pod("p", &[SIGNED]);
-    let cli = evaluate(&set, &p, "CREATE", crate::engine::Mode::Cli);
+    let cli = evaluate(&set, &p, "CREATE", Mode::Cli);
     assert_eq!(
         outcomes(&cli),
         vec![
@@ -43,7 +40,7 @@ fn the_cli_runs_admission_disabled_policies_and_the_scan_only_background_ones() 
             ),
         ]
     );
-    let scan = evaluate(&set, &p, "CREATE", crate::engine::Mode::Background);
+    let scan = evaluate(&set, &p, "CREATE", Mode::Background);
     assert_eq!(
         outcomes(&scan),
         one(
@@ -67,10 +64,10 @@ fn outside_admission_namespaced_policies_see_only_their_namespace() {
         ivp("cluster-policy", &check),
     ]);
     let mut p = pod("p", &[SIGNED]);
-    let in_default = evaluate(&set, &p, "CREATE", crate::engine::Mode::Cli);
+    let in_default = evaluate(&set, &p, "CREATE", Mode::Cli);
     assert_eq!(policies_of(&in_default), vec!["cluster-policy"]);
     p["metadata"]["namespace"] = json!("team-a");
-    let in_team = evaluate(&set, &p, "CREATE", crate::engine::Mode::Cli);
+    let in_team = evaluate(&set, &p, "CREATE", Mode::Cli);
     assert_eq!(
         policies_of(&in_team),
         vec!["cluster-policy", "team-a-policy"]
@@ -83,23 +80,21 @@ fn outside_admission_the_operation_picks_the_matching_rules() {
     let set = load(&[simple("p", "validations:\n  - expression: \"true\"\n")]);
     let p = pod("p", &[SIGNED]);
     assert_eq!(
-        policies_of(&evaluate(&set, &p, "UPDATE", crate::engine::Mode::Cli)),
+        policies_of(&evaluate(&set, &p, "UPDATE", Mode::Cli)),
         vec!["p"]
     );
-    assert_no_results(&evaluate(&set, &p, "DELETE", crate::engine::Mode::Cli));
+    assert_no_results(&evaluate(&set, &p, "DELETE", Mode::Cli));
     let err = set
         .evaluate(
             &p.to_string(),
             "PATCH",
             None,
-            crate::engine::Mode::Cli,
+            Mode::Cli,
             std::sync::Arc::new(Offline),
         )
         .expect_err("PATCH is not an operation");
     assert_eq!(
         err,
-        crate::engine::InputError::Resource(crate::admission::synthetic::ResourceError::Operation(
-            "PATCH".into()
-        ))
+        InputError::Resource(ResourceError::Operation("PATCH".into()))
     );
 }

@@ -1,8 +1,8 @@
 //! The engine against requests: bad requests.
 
 use super::*;
-use crate::admission::RequestError;
-use crate::engine::{InputError, NamespaceError};
+use ivpol_engine::engine::{InputError, NamespaceError};
+use ivpol_policy::admission::RequestError;
 
 #[test]
 fn malformed_requests_are_errors() {

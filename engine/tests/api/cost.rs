@@ -5,7 +5,7 @@
 //! `failurePolicy: Ignore`), while the sample policies stay well inside it.
 
 use super::*;
-use crate::cel::COST_LIMIT_MESSAGE;
+use ivpol_cel::COST_LIMIT_MESSAGE;
 
 /// A pod with `n` containers and a 20 KB annotation.
 fn large_pod(n: usize) -> Value {
