@@ -26,6 +26,7 @@ fn main() {
         "oci",
         "policy",
         "engine",
+        "shapes",
         "refs",
         "verify",
         "wit",

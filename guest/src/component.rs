@@ -28,6 +28,8 @@ wit_bindgen::generate!({
 
 use ivpol::admission::registry_credentials;
 
+mod reports;
+
 use crate::verify::standalone;
 use crate::verify::{Reason as VReason, VerifyError};
 use exports::ivpol::admission::engine::WebhookOptions;

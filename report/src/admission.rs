@@ -22,15 +22,20 @@
 //!    resource's results into its report (a result replaces an older one of
 //!    the same policy and rule, as Kyverno's aggregation keeps the newest),
 //!    writes the reports and deletes what it merged.
+//!
+//! The entries and the reports are the component's shapes (WIT `reports`),
+//! made by the live generation's pool; the host only carries them.
 
 use super::policy_report::{self, Style};
 use super::resources::Subject;
 use super::Outcome;
 use anyhow::{Context, Result};
+use ivpol_cluster::live::Live;
 use ivpol_cluster::Cluster;
 use ivpol_runtime::metrics::{metrics, ResultLabels};
+use ivpol_runtime::reports::ReportShape;
 use ivpol_runtime::resources::api_resource;
-use ivpol_runtime::wit;
+use ivpol_runtime::{wit, Pool};
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::{Api, Client};
 use serde_json::{json, Value};
@@ -161,9 +166,11 @@ fn subject(request: &Request<'_>) -> Subject {
 }
 
 /// Starts writing what `collector` gathers (every replica), and merging
-/// it into reports (while `leading`).
+/// it into reports (while `leading`), with the component of `live`'s
+/// current generation shaping both.
 pub fn start(
     collector: Arc<Collector>,
+    live: Arc<Live>,
     cluster: Arc<Cluster>,
     style: Style,
     leading: watch::Receiver<bool>,
@@ -171,6 +178,7 @@ pub fn start(
     let client = cluster.client.clone();
     let namespace = cluster.own_namespace.clone();
     let (flush_client, flush_namespace) = (client.clone(), namespace.clone());
+    let flush_live = live.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(FLUSH_EVERY);
         loop {
@@ -179,8 +187,11 @@ pub fn start(
             if batch.is_empty() {
                 continue;
             }
-            let entries = entries(batch, policy_report::now_seconds());
-            if let Err(e) = write(&flush_client, &flush_namespace, entries).await {
+            let written = async {
+                let entries = entries(&flush_live, batch).await?;
+                write(&flush_client, &flush_namespace, entries).await
+            };
+            if let Err(e) = written.await {
                 tracing::warn!("admission results for reports not written: {e:#}");
             }
         }
@@ -192,35 +203,23 @@ pub fn start(
             if !*leading.borrow() {
                 continue;
             }
-            if let Err(e) = merge_round(&client, &namespace, style).await {
+            if let Err(e) = merge_round(&live, &client, &namespace, style).await {
                 tracing::warn!("admission results not merged into reports: {e:#}");
             }
         }
     });
 }
 
-/// One `{scope, results}` entry per resource, results as its report holds
-/// them, stamped `seconds`.
-fn entries(batch: Vec<(Subject, Vec<Outcome>)>, seconds: u64) -> Vec<Value> {
-    let mut out = Vec::new();
-    for (subject, outcomes) in batch {
-        let refs: Vec<&Outcome> = outcomes.iter().collect();
-        out.push(json!({
-            "scope": scope(&subject),
-            "results": policy_report::resource_results(&refs, seconds),
-        }));
+/// One `{scope, results}` entry per resource, as the component shapes
+/// them. A batch it cannot shape is dropped (and counted).
+async fn entries(live: &Live, batch: Vec<(Subject, Vec<Outcome>)>) -> Result<Vec<Value>> {
+    let outcomes: Vec<Outcome> = batch.into_iter().flat_map(|(_, o)| o).collect();
+    let pool = live.current().pool.clone();
+    let shaped = policy_report::documents(&pool, &outcomes, ReportShape::AdmissionEntries).await;
+    if shaped.is_err() {
+        count("dropped", outcomes.len());
     }
-    out
-}
-
-fn scope(s: &Subject) -> Value {
-    json!({
-        "apiVersion": s.api_version,
-        "kind": s.kind,
-        "name": s.name,
-        "namespace": s.namespace,
-        "uid": s.uid,
-    })
+    shaped
 }
 
 /// Writes `entries` as `AdmissionResults` objects of at most
@@ -275,7 +274,7 @@ fn chunks(entries: Vec<Value>, max: usize) -> Vec<Vec<Value>> {
 
 /// One round of the leader: the oldest `AdmissionResults`, merged into
 /// their resources' reports, then deleted.
-async fn merge_round(client: &Client, namespace: &str, style: Style) -> Result<()> {
+async fn merge_round(live: &Live, client: &Client, namespace: &str, style: Style) -> Result<()> {
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &results_resource());
     let mut objects = api
         .list(&ListParams::default().limit(MAX_OBJECTS_PER_ROUND))
@@ -306,13 +305,14 @@ async fn merge_round(client: &Client, namespace: &str, style: Style) -> Result<(
                 .entry(key)
                 .or_insert_with(|| (subject, Vec::new()));
             let results = entry["results"].as_array().cloned().unwrap_or_default();
-            slot.1 = merged(std::mem::take(&mut slot.1), results);
+            slot.1.extend(results);
         }
     }
     let mut written = 0;
+    let pool = live.current().pool.clone();
     for (subject, results) in by_resource.into_values() {
         written += results.len();
-        merge_into_report(client, style, &subject, results).await?;
+        merge_into_report(&pool, client, style, &subject, results).await?;
     }
     count("written", written);
     for object in objects {
@@ -341,68 +341,43 @@ fn subject_of(scope: &Value) -> Option<Subject> {
     })
 }
 
-/// `older` with `newer` merged in: a result of the same policy and rule
-/// is replaced, unless it is the newer of the two by its timestamp.
-fn merged(older: Vec<Value>, newer: Vec<Value>) -> Vec<Value> {
-    let key = |r: &Value| (r["policy"].to_string(), r["rule"].to_string());
-    let seconds = |r: &Value| r["timestamp"]["seconds"].as_u64().unwrap_or(0);
-    let mut by_key: BTreeMap<(String, String), Value> =
-        older.into_iter().map(|r| (key(&r), r)).collect();
-    for r in newer {
-        match by_key.get(&key(&r)) {
-            Some(kept) if seconds(kept) > seconds(&r) => {}
-            _ => {
-                by_key.insert(key(&r), r);
-            }
-        }
-    }
-    by_key.into_values().collect()
-}
-
-/// Merges `results` into the report about `subject` as it is now, and
-/// writes it back.
+/// Merges `results` (in the order they were written) into the report about
+/// `subject` as it is now, as the component merges them, and writes it
+/// back.
 async fn merge_into_report(
+    pool: &Pool,
     client: &Client,
     style: Style,
     subject: &Subject,
     results: Vec<Value>,
 ) -> Result<()> {
+    let Some(place) = style.placement(subject) else {
+        return Ok(());
+    };
     let namespace = subject.namespace.as_deref().unwrap_or_default();
-    let uid = subject.uid.as_deref().unwrap_or_default();
-    let existing = super::kubernetes::get_report(client, style, namespace, &style.name_for(uid))
+    let existing = super::kubernetes::get_report(client, style, namespace, &place.name)
         .await?
         .and_then(|r| r["results"].as_array().cloned())
         .unwrap_or_default();
-    let results = merged(existing, results);
-    let Some(report) = policy_report::resource_report(style, subject, results) else {
+    let texts = |values: &[Value]| values.iter().map(Value::to_string).collect::<Vec<_>>();
+    let merged = pool
+        .merge_resource_report(
+            &place,
+            &subject.to_wit(),
+            &texts(&existing),
+            &texts(&results),
+        )
+        .await?;
+    let Some(report) = merged else {
         return Ok(());
     };
+    let report = serde_json::from_str(&report).context("the component's report")?;
     super::kubernetes::apply_reports(client, style, &[report]).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn result(policy: &str, status: &str, seconds: u64) -> Value {
-        json!({"policy": policy, "rule": policy, "result": status,
-            "timestamp": {"nanos": 0, "seconds": seconds}})
-    }
-
-    #[test]
-    fn the_newest_result_of_a_policy_and_rule_wins() {
-        let older = vec![result("a", "fail", 10), result("b", "pass", 10)];
-        let newer = vec![result("a", "pass", 20), result("c", "fail", 20)];
-        let m = merged(older.clone(), newer);
-        let statuses: Vec<(&str, &str)> = m
-            .iter()
-            .map(|r| (r["policy"].as_str().unwrap(), r["result"].as_str().unwrap()))
-            .collect();
-        assert_eq!(statuses, [("a", "pass"), ("b", "pass"), ("c", "fail")]);
-        // An older result arriving late does not replace a newer one.
-        let late = merged(older, vec![result("a", "pass", 5)]);
-        assert_eq!(late[0]["result"], "fail");
-    }
 
     #[test]
     fn objects_stay_within_their_byte_bound() {
@@ -466,10 +441,9 @@ mod tests {
         assert_eq!(subject.uid.as_deref(), Some("u1"));
         let policies: Vec<&str> = outcomes.iter().map(|o| o.policy.as_str()).collect();
         assert_eq!(policies, ["a"]);
-        let entries = entries(taken, 7);
         assert_eq!(
-            entries[0]["results"][0]["properties"]["process"],
-            "admission review"
+            outcomes[0].to_wit().entry.properties,
+            [("process".to_string(), "admission review".to_string())]
         );
     }
 }

@@ -1,7 +1,8 @@
 //! Results as reports: for `apply`, `test` and `scan` the resources they
-//! read, one [`Outcome`] per policy and resource, and the shapes they are
-//! printed in (Kyverno's apply text, policy reports, Kyverno's test table,
-//! JUnit XML); and the admission results `serve` adds to the same reports
+//! read, one [`Outcome`] per policy and resource, and where they go: policy
+//! reports and Kyverno's apply text as the component shapes them
+//! ([`policy_report`], WIT `reports`), the test runner's own table and
+//! JUnit XML; and the admission results `serve` adds to the same reports
 //! ([`admission`]).
 //!
 //! `ivpol-report` sits over `ivpol-runtime` (the component's types) and
@@ -17,9 +18,8 @@ pub mod kubernetes;
 pub mod policy_report;
 pub mod resources;
 pub mod table;
-pub mod text;
 
-use ivpol_runtime::wit;
+use ivpol_runtime::{reports, wit};
 use resources::Subject;
 
 /// A result's status, as in a policy report.
@@ -43,6 +43,7 @@ impl Status {
         }
     }
 
+    /// The status a report's (or a Kyverno Test's) `result` names.
     pub fn parse(s: &str) -> Option<Status> {
         Some(match s {
             "pass" => Status::Pass,
@@ -52,6 +53,16 @@ impl Status {
             "skip" => Status::Skip,
             _ => return None,
         })
+    }
+
+    fn to_wit(self) -> reports::ReportStatus {
+        match self {
+            Status::Pass => reports::ReportStatus::Pass,
+            Status::Fail => reports::ReportStatus::Fail,
+            Status::Warn => reports::ReportStatus::Warn,
+            Status::Error => reports::ReportStatus::Error,
+            Status::Skip => reports::ReportStatus::Skip,
+        }
     }
 }
 
@@ -100,6 +111,20 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// The outcome as the component's report shapes take it.
+    pub(crate) fn to_wit(&self) -> reports::Outcome {
+        reports::Outcome {
+            resource: self.subject.as_ref().map(Subject::to_wit),
+            policy: self.policy.clone(),
+            policy_namespace: self.policy_namespace.clone(),
+            status: self.status.to_wit(),
+            message: self.message.clone(),
+            entry: self.report.clone(),
+        }
+    }
+}
+
 /// `--audit-warn`, as `kyverno apply --audit-warn`: the failures of
 /// policies that do not deny become warnings. Errors stay errors.
 pub fn audit_failures_as_warnings(outcomes: &mut [Outcome]) {
@@ -123,21 +148,8 @@ pub struct Counts {
 
 impl Counts {
     pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Counts {
-        Counts::of_statuses(outcomes.into_iter().map(|o| o.status))
-    }
-
-    /// The counts of report results (their `result` field).
-    pub(crate) fn of_results(results: &[serde_json::Value]) -> Counts {
-        Counts::of_statuses(
-            results
-                .iter()
-                .filter_map(|r| Status::parse(r["result"].as_str()?)),
-        )
-    }
-
-    fn of_statuses(statuses: impl IntoIterator<Item = Status>) -> Counts {
         let mut c = Counts::default();
-        for status in statuses {
+        for status in outcomes.into_iter().map(|o| o.status) {
             match status {
                 Status::Pass => c.pass += 1,
                 Status::Fail => c.fail += 1,
@@ -147,14 +159,6 @@ impl Counts {
             }
         }
         c
-    }
-
-    pub fn to_json(self) -> serde_json::Value {
-        // In Kyverno's (sorted) key order.
-        serde_json::json!({
-            "error": self.error, "fail": self.fail, "pass": self.pass,
-            "skip": self.skip, "warn": self.warn,
-        })
     }
 }
 
@@ -220,5 +224,42 @@ pub(crate) fn test_entry(policy: &str, message: &str) -> wit::ReportEntry {
         scored: true,
         reported: true,
         audit: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(audit: bool) -> Outcome {
+        Outcome {
+            subject: None,
+            policy: "check".into(),
+            policy_namespace: None,
+            rule: "check".into(),
+            status: Status::Fail,
+            message: "the policy's own".into(),
+            why: Vec::new(),
+            report: wit::ReportEntry {
+                audit,
+                warn_message: "soon".into(),
+                ..test_entry("check", "unsigned")
+            },
+        }
+    }
+
+    /// Whether a policy denies is the component's word (`report.audit`);
+    /// `--audit-warn` applies it, with the component's `warn-message`.
+    #[test]
+    fn audit_warn_makes_only_the_failures_of_audit_policies_warnings() {
+        let mut outcomes = [failed(false), failed(true)];
+        audit_failures_as_warnings(&mut outcomes);
+        assert_eq!(outcomes[0].status, Status::Fail, "a policy that denies");
+        assert_eq!(outcomes[0].to_wit().entry.message, "unsigned");
+        assert_eq!(outcomes[1].status, Status::Warn);
+        let shaped = outcomes[1].to_wit();
+        assert_eq!(shaped.status, reports::ReportStatus::Warn);
+        assert_eq!(shaped.entry.message, "soon");
+        assert_eq!(Counts::of(&outcomes).warn, 1);
     }
 }

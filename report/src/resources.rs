@@ -26,6 +26,17 @@ impl Subject {
         format!("{ns}/{}/{}", self.kind, self.name)
     }
 
+    /// The subject as the component's report shapes take it.
+    pub(crate) fn to_wit(&self) -> ivpol_runtime::reports::ResourceRef {
+        ivpol_runtime::reports::ResourceRef {
+            api_version: self.api_version.clone(),
+            kind: self.kind.clone(),
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+            uid: self.uid.clone(),
+        }
+    }
+
     /// `apiVersion/Kind/ns/name` as `kyverno test` prints it.
     pub fn test_path(&self) -> String {
         let ns = self.namespace.as_deref().unwrap_or("");

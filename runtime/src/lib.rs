@@ -376,6 +376,9 @@ pub use bindings::exports::ivpol::admission::notary;
 /// The WIT types the engine interface defines itself (`webhook-options`).
 pub use bindings::exports::ivpol::admission::engine;
 
+/// Kyverno's shapes of results, which the component words (`Pool::shape`).
+pub use bindings::exports::ivpol::admission::reports;
+
 /// The engine's settings. A precompiled artifact loads only into an engine
 /// with the same settings, so `ivpol compile-component` builds its engine
 /// here too, from the same instance memory limit.

@@ -136,6 +136,43 @@ impl Pool {
         Ok(self.settle(inst, out, deadline)?)
     }
 
+    /// Runs `reports.shape`: `outcomes` in Kyverno's `shape`, results
+    /// stamped `seconds`.
+    pub async fn shape(
+        &self,
+        outcomes: &[reports::Outcome],
+        shape: &reports::ReportShape,
+        seconds: u64,
+    ) -> Result<Vec<String>> {
+        let deadline = Duration::from_secs(10);
+        let (mut inst, _turn) = self.acquire(deadline, "").await?;
+        arm_deadline(&mut inst, deadline);
+        let shapes = inst.module.ivpol_admission_reports();
+        let out = shapes
+            .call_shape(&mut inst.store, outcomes, shape, seconds)
+            .await;
+        Ok(self.settle(inst, out, deadline)?)
+    }
+
+    /// Runs `reports.merge-resource-report`: the report about `resource`
+    /// with its `older` results and the `newer` ones merged.
+    pub async fn merge_resource_report(
+        &self,
+        placement: &reports::Placement,
+        resource: &reports::ResourceRef,
+        older: &[String],
+        newer: &[String],
+    ) -> Result<Option<String>> {
+        let deadline = Duration::from_secs(10);
+        let (mut inst, _turn) = self.acquire(deadline, "").await?;
+        arm_deadline(&mut inst, deadline);
+        let shapes = inst.module.ivpol_admission_reports();
+        let out = shapes
+            .call_merge_resource_report(&mut inst.store, placement, resource, older, newer)
+            .await;
+        Ok(self.settle(inst, out, deadline)?)
+    }
+
     /// An instance and the turns to use it: one of `namespace`'s (at most
     /// `namespace_instances` at once), then one of the pool's (at most
     /// `max_instances`), waiting for both no longer than `deadline`.

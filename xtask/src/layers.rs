@@ -26,6 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-verify", &["ivpol-refs"]),
     ("ivpol-cel", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-oci", &["ivpol-refs"]),
+    ("ivpol-shapes", &[]),
     (
         "ivpol-policy",
         &["ivpol-cel", "ivpol-oci", "ivpol-refs", "ivpol-verify"],
@@ -47,6 +48,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "ivpol-engine",
             "ivpol-oci",
             "ivpol-policy",
+            "ivpol-shapes",
             "ivpol-verify",
         ],
     ),

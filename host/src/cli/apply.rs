@@ -6,10 +6,11 @@ use super::engine::{self, PolicyRegistryArgs, Run};
 use super::{Exit, EXIT_USAGE};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use ivpol_report::{policy_report, resources, text, Counts, Outcome, Status};
+use ivpol_report::policy_report::{self, documents};
+use ivpol_report::{resources, Counts, Outcome};
 use ivpol_runtime::cache::CacheConfig;
-use ivpol_runtime::policies;
-use serde_json::json;
+use ivpol_runtime::reports::{ApplyHeader, ReportShape};
+use ivpol_runtime::{policies, Pool};
 use std::path::PathBuf;
 
 /// How results are printed.
@@ -114,11 +115,13 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
     let broken = engine::report_diagnostics(&pool);
     let text_out = args.output == Output::Table && !args.policy_report;
     if text_out {
-        let n = pool.summary().policies.len();
-        print!(
-            "{}",
-            text::applying(n, resources.len() + payloads.len(), exception_count)
-        );
+        let header = ApplyHeader {
+            policies: count(pool.summary().policies.len()),
+            resources: count(resources.len() + payloads.len()),
+            exceptions: count(exception_count),
+        };
+        let shape = ReportShape::ApplyHeader(header);
+        print!("{}", policy_report::text(&pool, &[], shape).await?);
     }
     let run = Run {
         operation: &args.operation,
@@ -132,38 +135,37 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
         ivpol_report::audit_failures_as_warnings(&mut outcomes);
     }
     let counts = Counts::of(&outcomes);
-    print!("{}", render(&args, &outcomes, &counts));
-    eprint!("{}", text::blocks(&outcomes, Status::Error, "error"));
+    print!("{}", render(&pool, &args, &outcomes).await?);
+    eprint!(
+        "{}",
+        policy_report::text(&pool, &outcomes, ReportShape::Errors).await?
+    );
     if args.explain {
         eprint!("{}", ivpol_report::explain(&outcomes));
     }
     Ok(exit(&counts, broken))
 }
 
-/// stdout for `args.output` and `--policy-report`.
-fn render(args: &ApplyArgs, outcomes: &[Outcome], counts: &Counts) -> String {
-    let seconds = policy_report::now_seconds();
+/// A count as the component's shapes take it.
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// stdout for `args.output` and `--policy-report`, as the component shapes it.
+async fn render(pool: &Pool, args: &ApplyArgs, outcomes: &[Outcome]) -> Result<String> {
     if args.policy_report {
-        let reports = policy_report::by_policy(outcomes, seconds);
-        return policy_report::render(&reports, args.output == Output::Json);
+        let reports = documents(pool, outcomes, ReportShape::ReportsByPolicy).await?;
+        return Ok(policy_report::render(&reports, args.output == Output::Json));
     }
-    let results = || -> Vec<serde_json::Value> {
-        outcomes
-            .iter()
-            .map(|o| policy_report::result(o, seconds))
-            .collect()
-    };
-    match args.output {
-        Output::Table => text::failures_and_counts(outcomes, counts),
-        Output::Json => {
-            let v = json!({"results": results(), "summary": counts.to_json()});
-            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
-        }
-        Output::Yaml => {
-            let v = json!({"results": results(), "summary": counts.to_json()});
-            serde_yaml_ng::to_string(&v).unwrap_or_default()
-        }
+    if args.output == Output::Table {
+        return policy_report::text(pool, outcomes, ReportShape::ApplyTable).await;
     }
+    let both = documents(pool, outcomes, ReportShape::ResultsAndSummary).await?;
+    let both = both.first().unwrap_or(&serde_json::Value::Null);
+    Ok(match args.output {
+        Output::Json => serde_json::to_string_pretty(both).unwrap_or_default() + "\n",
+        _ => serde_yaml_ng::to_string(both).unwrap_or_default(),
+    })
 }
 
 /// 2 when policies did not load, 1 when a result failed or errored, else 0.

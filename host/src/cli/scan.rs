@@ -17,9 +17,11 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use ivpol_cluster::{Cluster, ClusterArgs};
 pub(crate) use ivpol_report::policy_report::ReportApi;
-use ivpol_report::{kubernetes, policy_report, resources, text, Counts, Outcome, Status};
+use ivpol_report::policy_report::{self, documents};
+use ivpol_report::{kubernetes, resources, Counts, Outcome};
 use ivpol_runtime::cache::CacheConfig;
 use ivpol_runtime::policies::{self, Document};
+use ivpol_runtime::reports::ReportShape;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -148,15 +150,24 @@ pub(super) async fn run(args: ScanArgs) -> Result<Exit> {
 
 /// Prints the reports on stdout, and the errors (and with --explain, why)
 /// on stderr.
-fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Outcome]) {
+async fn print_reports(
+    pool: &ivpol_runtime::Pool,
+    args: &ScanArgs,
+    reports: &[serde_json::Value],
+    outcomes: &[Outcome],
+) -> Result<()> {
     print!(
         "{}",
         policy_report::render(reports, args.output == Format::Json)
     );
-    eprint!("{}", text::blocks(outcomes, Status::Error, "error"));
+    eprint!(
+        "{}",
+        policy_report::text(pool, outcomes, ReportShape::Errors).await?
+    );
     if args.explain {
         eprint!("{}", ivpol_report::explain(outcomes));
     }
+    Ok(())
 }
 
 /// Reads the resources (again: they may have changed), evaluates them and
@@ -164,10 +175,9 @@ fn print_reports(args: &ScanArgs, reports: &[serde_json::Value], outcomes: &[Out
 async fn scan_once(args: &ScanArgs, pool: &ivpol_runtime::Pool, run: &Run<'_>) -> Result<Counts> {
     let resources = resources::read(&args.resources)?;
     let outcomes = engine::evaluate_all(pool, &resources, run).await?;
-    let seconds = policy_report::now_seconds();
-    let reports =
-        policy_report::by_resource_namespace(args.report_api, &outcomes, REPORT_NAME, seconds);
-    print_reports(args, &reports, &outcomes);
+    let shape = ReportShape::ReportsByNamespace((args.report_api.to_wit(), REPORT_NAME.into()));
+    let reports = documents(pool, &outcomes, shape).await?;
+    print_reports(pool, args, &reports, &outcomes).await?;
     Ok(Counts::of(&outcomes))
 }
 
@@ -272,7 +282,6 @@ async fn scan_cluster(
         minimal_namespaces: false,
     };
     let outcomes = engine::evaluate_all(pool, &resources, &run).await?;
-    let seconds = policy_report::now_seconds();
     let mut by_uid: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
     for o in &outcomes {
         if let Some(uid) = o.subject.as_ref().and_then(|s| s.uid.as_deref()) {
@@ -288,7 +297,7 @@ async fn scan_cluster(
     for r in &resources {
         let uid = r.subject.uid.as_deref().unwrap_or_default();
         let own = by_uid.get(uid).map(Vec::as_slice).unwrap_or_default();
-        match policy_report::for_resource(style, &r.subject, own, seconds) {
+        match policy_report::for_resource(pool, style, &r.subject, own).await? {
             Some(report) => reports.push(report),
             None => {
                 if let (Some(ns), Some(uid)) = (&r.subject.namespace, &r.subject.uid) {
@@ -299,7 +308,7 @@ async fn scan_cluster(
     }
     kubernetes::apply_reports(client, style, &reports).await?;
     let deleted = kubernetes::delete_stale(client, style, &resultless, args.max_resources).await?;
-    print_reports(args, &reports, &outcomes);
+    print_reports(pool, args, &reports, &outcomes).await?;
     eprintln!(
         "ivpol: scanned {} resources; wrote {} {}, deleted {deleted} left without results",
         resources.len(),

@@ -320,6 +320,7 @@ fn start_writers(
         let collector = Arc::new(ivpol_report::admission::Collector::default());
         ivpol_report::admission::start(
             collector.clone(),
+            live.clone(),
             cluster.clone(),
             args.admission_reports.style(),
             leading.clone(),
