@@ -19,11 +19,12 @@ mod rss;
 
 use anyhow::{bail, Context, Result};
 use ivpol_tests::policy::{key_attestor, pod_policy, verifying_policy};
+use ivpol_tests::redis::Redis;
 use ivpol_tests::registry::Registry;
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::{metric_sum, Options, Server};
 use load::Measured;
-use report::{Report, Row, Scaling, BASELINE, COLD, HIT, MUTATE};
+use report::{ReplicaCalls, Report, Row, Scaling, BASELINE, COLD, HIT, MUTATE};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,6 +34,8 @@ const CONNECTIONS: [usize; 2] = [1, 64];
 /// Containers and matching policies in the scaling scenarios.
 const SCALE: usize = 10;
 const ALLOWED: &str = "\"allowed\":true";
+/// The registry requests a server made, from its `/metrics`.
+const CALLS: &str = "ivpol_registry_requests_total";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -239,9 +242,9 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
         rss.phase(format!("{MUTATE}, {conns} conns"));
         let mutate = run(ia.clone(), "/ivpol/mutate/bench-mutate").await?;
         rss.phase(format!("{COLD}, {conns} conns"));
-        let calls_before = cold.metric("ivpol_registry_requests_total");
+        let calls_before = cold.metric(CALLS);
         let cold_run = run(ca.clone(), "/ivpol/validate/bench-verify").await?;
-        let calls = cold.metric("ivpol_registry_requests_total") - calls_before;
+        let calls = cold.metric(CALLS) - calls_before;
         report.rows.push(Row::of(BASELINE, conns, &baseline, None));
         report.rows.push(Row::of(HIT, conns, &hit, Some(&baseline)));
         report
@@ -274,6 +277,7 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.cold_sampled_peak_rss_mb = cold_peak.map_or(f64::NAN, |p| p.mb);
     drop(cold);
     report.scaling = scaling(&f, duration).await?;
+    report.replicas = replicas(&f)?;
     report.native = native::time_all()?;
     report.peak_rss_mb = memory_mb(ivpol.pid(), "VmHWM:");
     report.instance_acquire_ms = acquire_ms(&ivpol);
@@ -317,6 +321,44 @@ async fn scaling(f: &Fixture, duration: Duration) -> Result<Scaling> {
         containers_ms: ms[1],
         policies_ms: ms[2],
         n: SCALE,
+    })
+}
+
+/// Two replicas judging the wide pod (`SCALE` signed images) at once for
+/// the first time: the registry requests each makes, sharing a store
+/// (`--shared-cache`, a real redis-server) and alone.
+fn replicas(f: &Fixture) -> Result<ReplicaCalls> {
+    let store = Redis::start();
+    let key = store.secret_file("mac.key", &"k".repeat(48));
+    let (url, key) = (store.url(), key.to_string_lossy().into_owned());
+    let shared = [
+        "--shared-cache",
+        url.as_str(),
+        "--shared-cache-key-file",
+        key.as_str(),
+    ];
+    let first_time = |flags: &[&str]| -> Result<(f64, f64)> {
+        let (a, b) = (serve(f, flags), serve(f, flags));
+        let before = (a.metric(CALLS), b.metric(CALLS));
+        let urls = [&a, &b].map(|s| format!("{}/ivpol/validate/bench-verify", s.base));
+        let answers = std::thread::scope(|s| {
+            let posts = urls.map(|url| {
+                s.spawn(move || ivpol_tests::post_with(&ureq::agent(), &url, &f.wide_review))
+            });
+            posts.map(|p| p.join())
+        });
+        for answer in answers {
+            let (_, body) = answer.map_err(|_| anyhow::anyhow!("a replica's request panicked"))?;
+            if body["response"]["allowed"] != true {
+                bail!("two replicas: the wide pod was not admitted: {body}");
+            }
+        }
+        Ok((a.metric(CALLS) - before.0, b.metric(CALLS) - before.1))
+    };
+    Ok(ReplicaCalls {
+        shared: first_time(&shared)?,
+        alone: first_time(&[])?,
+        images: SCALE,
     })
 }
 

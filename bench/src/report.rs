@@ -37,12 +37,32 @@ pub struct Report {
     pub instance_memory_mb: f64,
     /// Time per request at 1 connection with cache hits, by work.
     pub scaling: Scaling,
+    pub replicas: ReplicaCalls,
     /// Standalone verification natively and in the component, per case.
     pub native: Vec<crate::native::Timing>,
     pub instance_acquire_ms: f64,
     pub component_bytes: u64,
     pub startup_cold_ms: f64,
     pub startup_precompiled_ms: f64,
+}
+
+/// Registry requests of two replicas judging the same pod at once for the
+/// first time, (first, second): sharing a store, and each alone.
+#[derive(Default)]
+pub struct ReplicaCalls {
+    pub shared: (f64, f64),
+    pub alone: (f64, f64),
+    /// Signed images in the pod.
+    pub images: usize,
+}
+
+impl ReplicaCalls {
+    pub fn render(&self) -> String {
+        format!(
+            "two replicas judging a pod of {} signed images at once, registry requests per replica: {:.0} and {:.0} sharing a store (`--shared-cache`), {:.0} and {:.0} alone",
+            self.images, self.shared.0, self.shared.1, self.alone.0, self.alone.1
+        )
+    }
 }
 
 /// Mean time per request (1 / req/s at one connection, cache hits) for
@@ -166,6 +186,11 @@ impl Report {
             "instances_created": self.instances_created,
             "instances_retired": self.instances_retired,
             "instance_memory_mb": self.instance_memory_mb,
+            "replicas": {
+                "shared": [self.replicas.shared.0, self.replicas.shared.1],
+                "alone": [self.replicas.alone.0, self.replicas.alone.1],
+                "images": self.replicas.images,
+            },
             "scaling": {
                 "one_container_one_policy_ms": self.scaling.one_ms,
                 "containers_ms": self.scaling.containers_ms,
@@ -211,6 +236,7 @@ impl Report {
             self.instances_created, self.instances_retired, self.instance_memory_mb
         ));
         out.push_str(&format!("- {}\n", self.scaling.render()));
+        out.push_str(&format!("- {}\n", self.replicas.render()));
         out.push_str(&format!(
             "- component: {:.1} MB\n",
             self.component_bytes as f64 / 1e6

@@ -8,10 +8,18 @@
 //! identical verifications that run at the same time run once: a miss
 //! claims the key, and other instances asking for it wait until the
 //! claimant stores it or its call ends (single flight).
+//!
+//! With `--shared-cache`, a store shared by the replicas is the second
+//! level behind it ([`shared`]): a local miss looks there before verifying,
+//! and a success is stored there too.
+
+mod resp;
+pub mod shared;
 
 use crate::metrics::metrics;
 use moka::notification::RemovalCause;
-use std::collections::HashMap;
+use shared::{Lookup, SharedCache, SharedConfig};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -25,6 +33,8 @@ pub struct CacheConfig {
     pub ttl: Duration,
     /// How long a tag's digest is reused; zero turns that off.
     pub digest_ttl: Duration,
+    /// The store the replicas share successes through, if any.
+    pub shared: Option<SharedConfig>,
 }
 
 impl CacheConfig {
@@ -35,6 +45,7 @@ impl CacheConfig {
             size: 0,
             ttl: Duration::ZERO,
             digest_ttl: Duration::ZERO,
+            shared: None,
         }
     }
 }
@@ -62,6 +73,10 @@ pub struct VerificationCache {
     /// Keys being verified, each with a channel whose sender is dropped
     /// when its claim ends (waking every waiter).
     inflight: Mutex<HashMap<String, watch::Sender<()>>>,
+    /// The second level, with the TTL its entries get.
+    shared: Option<(Arc<SharedCache>, Duration)>,
+    /// The keys whose claim among the replicas this one holds.
+    shared_claims: Mutex<HashSet<String>>,
 }
 
 impl VerificationCache {
@@ -87,10 +102,22 @@ impl VerificationCache {
                 .time_to_live(config.digest_ttl)
                 .build()
         });
+        let shared = (config.shared.clone())
+            .filter(|_| entries.is_some())
+            .filter(|c| {
+                let shared = c.share_salt();
+                if !shared {
+                    tracing::warn!("the shared cache is off: this process keyed entries already");
+                }
+                shared
+            })
+            .map(|c| (Arc::new(SharedCache::new(c)), config.ttl));
         Arc::new(VerificationCache {
             entries,
             digests,
             inflight: Mutex::new(HashMap::new()),
+            shared,
+            shared_claims: Mutex::new(HashSet::new()),
         })
     }
 
@@ -120,8 +147,7 @@ impl VerificationCache {
                     None => {
                         inflight.insert(key.to_string(), watch::channel(()).0);
                         claims.keys.push(key.to_string());
-                        metrics().cache_misses.inc();
-                        return None;
+                        break;
                     }
                 }
             };
@@ -132,13 +158,54 @@ impl VerificationCache {
                 return None;
             }
         }
+        // This instance claimed the key: the replicas' store may have it.
+        if let Some(value) = self.get_shared(key, claims, deadline).await {
+            return Some(value);
+        }
+        metrics().cache_misses.inc();
+        None
+    }
+
+    /// The shared store's value of `key`, which the caller has claimed
+    /// locally: a hit is kept locally too, and ends the claim.
+    async fn get_shared(
+        &self,
+        key: &str,
+        claims: &mut Claims,
+        deadline: Instant,
+    ) -> Option<Vec<u8>> {
+        let (shared, _) = self.shared.as_ref()?;
+        match shared.get(key, deadline).await {
+            Lookup::Hit(value) => {
+                if let Some(entries) = &self.entries {
+                    entries.insert(key.to_string(), Arc::from(&value[..]));
+                }
+                self.end_claim(key, claims);
+                metrics().cache_hits.inc();
+                Some(value)
+            }
+            Lookup::Claimed => {
+                let mut held = self.shared_claims.lock().unwrap_or_else(|p| p.into_inner());
+                held.insert(key.to_string());
+                None
+            }
+            Lookup::Missed => None,
+        }
     }
 
     /// Stores a full success and ends the caller's claim on `key`.
     pub(crate) fn put(&self, key: &str, value: &[u8], claims: &mut Claims) {
         if let Some(entries) = &self.entries {
             entries.insert(key.to_string(), Arc::from(value));
+            if let Some((shared, ttl)) = &self.shared {
+                shared.put(key, value, *ttl, self.take_shared_claim(key));
+            }
         }
+        self.end_claim(key, claims);
+    }
+
+    /// Ends the caller's claim on `key`, if it holds one.
+    fn end_claim(&self, key: &str, claims: &mut Claims) {
         // Only a claimant releases: a caller that stopped waiting (and so
         // holds no claim) must not end another instance's claim.
         if let Some(i) = claims.keys.iter().position(|k| k == key) {
@@ -166,6 +233,21 @@ impl VerificationCache {
         // Dropping the sender wakes the waiters, which look again.
         let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
         inflight.remove(key);
+        drop(inflight);
+        // A claim among the replicas that no success ended: the others stop
+        // waiting for this one.
+        if let Some((shared, _)) = &self.shared {
+            if self.take_shared_claim(key) {
+                shared.release_claim(key);
+            }
+        }
+    }
+
+    /// Whether this replica held the replicas' claim on `key` (which it
+    /// now gives up).
+    fn take_shared_claim(&self, key: &str) -> bool {
+        let mut held = self.shared_claims.lock().unwrap_or_else(|p| p.into_inner());
+        held.remove(key)
     }
 
     /// Entries held now (for tests and the bench).
@@ -221,6 +303,7 @@ mod tests {
             size: 2,
             ttl: Duration::from_secs(60),
             digest_ttl: Duration::from_secs(60),
+            shared: None,
         }
     }
 

@@ -134,6 +134,14 @@ pub struct Metrics {
     pub cache_misses: Counter,
     pub cache_waits: Counter,
     pub cache_evictions: Counter,
+    /// The store the replicas share (`--shared-cache`): hits, misses,
+    /// waits on another replica's claim, entries that failed their MAC,
+    /// and exchanges that failed or timed out.
+    pub(crate) shared_cache_hits: Counter,
+    pub(crate) shared_cache_misses: Counter,
+    pub(crate) shared_cache_waits: Counter,
+    pub(crate) shared_cache_rejected: Counter,
+    pub(crate) shared_cache_errors: Counter,
     pub digest_hits: Counter,
     pub digest_misses: Counter,
     pub(crate) registry_requests: Family<RegistryLabels, Counter>,
@@ -238,6 +246,11 @@ impl Metrics {
             cache_misses: Counter::default(),
             cache_waits: Counter::default(),
             cache_evictions: Counter::default(),
+            shared_cache_hits: Counter::default(),
+            shared_cache_misses: Counter::default(),
+            shared_cache_waits: Counter::default(),
+            shared_cache_rejected: Counter::default(),
+            shared_cache_errors: Counter::default(),
             digest_hits: Counter::default(),
             digest_misses: Counter::default(),
             registry_requests: Family::default(),
@@ -306,6 +319,31 @@ impl Metrics {
             "verification_cache_evictions",
             "Entries removed for size or age",
             self.cache_evictions.clone(),
+        );
+        r.register(
+            "shared_cache_hits",
+            "Verifications answered from the store the replicas share",
+            self.shared_cache_hits.clone(),
+        );
+        r.register(
+            "shared_cache_misses",
+            "Lookups in the shared store that found nothing to use",
+            self.shared_cache_misses.clone(),
+        );
+        r.register(
+            "shared_cache_waits",
+            "Lookups that waited for another replica's verification",
+            self.shared_cache_waits.clone(),
+        );
+        r.register(
+            "shared_cache_rejected",
+            "Shared entries ignored because their MAC failed",
+            self.shared_cache_rejected.clone(),
+        );
+        r.register(
+            "shared_cache_errors",
+            "Exchanges with the shared store that failed or timed out",
+            self.shared_cache_errors.clone(),
         );
         r.register(
             "digest_cache_hits",

@@ -20,6 +20,7 @@ pub mod notary_cases;
 pub mod oci;
 pub mod policy;
 pub mod rbac;
+pub mod redis;
 pub mod registry;
 pub mod review;
 pub mod sign;

@@ -43,6 +43,9 @@ const SYSTEM_PACKAGES: &[(&str, &str)] = &[
     // sigstore-js runs on Debian's node (18 on Debian 12).
     ("node", "nodejs"),
     ("npm", "npm"),
+    // Valkey/Redis, the store the shared-cache tests' replicas share (its
+    // package brings redis-cli, which they read the store with).
+    ("redis-server", "redis-server"),
     // A real docker credential helper, run by the credential-helper tests.
     (
         "docker-credential-ecr-login",

@@ -189,6 +189,7 @@ fn cache_config(args: &ScanArgs) -> CacheConfig {
             size: args.cache_size,
             ttl: args.cache_ttl,
             digest_ttl: Duration::ZERO,
+            shared: None,
         },
         None => CacheConfig::disabled(),
     }

@@ -74,6 +74,8 @@ pub(super) struct ServeArgs {
     /// Verify every request from scratch: no verification or digest cache.
     #[arg(long = "no-cache")]
     no_cache: bool,
+    #[command(flatten)]
+    shared_cache: ivpol_runtime::cache::shared::SharedCacheArgs,
     /// PEM certificate chain for HTTPS.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -133,11 +135,15 @@ pub(super) struct ServeArgs {
 }
 
 pub(super) async fn run(args: ServeArgs) -> Result<()> {
+    if args.no_cache && args.shared_cache.shared_cache.is_some() {
+        bail!("--shared-cache shares the cache that --no-cache turns off: give one");
+    }
     let cache = CacheConfig {
         enabled: !args.no_cache,
         size: args.cache_size,
         ttl: args.cache_ttl,
         digest_ttl: args.digest_ttl,
+        shared: args.shared_cache.config()?,
     };
     let limits = Limits {
         instances: args.instances,

@@ -7,6 +7,8 @@
 //! entry fetched with one account is never a hit for another, and a
 //! rotated secret starts afresh. The salt is random per process: the keys
 //! never reveal a hash that could be tested against a guessed password.
+//! Replicas that share a cache (`--shared-cache`) must key alike, so they
+//! share a salt derived from the key only they hold ([`share_salt`]).
 
 #[cfg(test)]
 use super::auth::Keychain;
@@ -15,10 +17,18 @@ use sha2::{Digest, Sha256};
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
+static SALT: OnceLock<[u8; 16]> = OnceLock::new();
+
+/// Salts the credentials' identities with `salt` instead of random bits,
+/// so that replicas sharing a cache key their entries alike. False when
+/// this process has keyed with another salt already.
+pub(crate) fn share_salt(salt: [u8; 16]) -> bool {
+    SALT.set(salt).is_ok() || SALT.get() == Some(&salt)
+}
+
 /// 128 random bits for this process, from the standard library's seeded
-/// hasher (no extra dependency).
+/// hasher (no extra dependency), unless [`share_salt`] set them.
 fn salt() -> &'static [u8; 16] {
-    static SALT: OnceLock<[u8; 16]> = OnceLock::new();
     SALT.get_or_init(|| {
         let mut out = [0u8; 16];
         for (i, chunk) in out.chunks_mut(8).enumerate() {

@@ -17,7 +17,7 @@ pub(crate) mod credential;
 mod entra;
 mod exec;
 mod helpers;
-mod identity;
+pub(crate) mod identity;
 mod kms;
 pub mod kubelet;
 pub mod pinned;

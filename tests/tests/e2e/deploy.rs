@@ -377,6 +377,38 @@ fn the_cloud_identity_and_plugin_components_render_what_serve_reads() {
     assert_eq!(kubelet["kind"], "CredentialProviderConfig");
 }
 
+/// The shared-cache component hands `serve` its store, and the key and
+/// password files from the Secret it mounts where the flags point.
+#[test]
+fn the_shared_cache_component_mounts_what_serve_reads() {
+    let all: Vec<(String, Value)> = kustomize::with_components(&["shared-cache"])
+        .into_iter()
+        .map(|v| ("shared-cache".to_string(), v))
+        .collect();
+    for (_, v) in &all {
+        typed(v).unwrap_or_else(|e| panic!("shared-cache: {e}"));
+    }
+    let c = container(deployment(&all));
+    let args = strings(&c["args"]);
+    flags_exist("serve", &args);
+    assert!(value_of(&args, "--shared-cache").starts_with("redis://"));
+    for flag in ["--shared-cache-key-file", "--shared-cache-password-file"] {
+        let file = value_of(&args, flag);
+        let mount = (c["volumeMounts"].as_array().into_iter().flatten())
+            .find(|m| file.starts_with(&format!("{}/", text(&m["mountPath"]))))
+            .unwrap_or_else(|| panic!("nothing mounted at {file}"));
+        let volume = (deployment(&all)["spec"]["template"]["spec"]["volumes"].as_array())
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == mount["name"])
+            .expect("the mount's volume");
+        assert_eq!(
+            volume["secret"]["secretName"], "ivpol-shared-cache",
+            "{flag}"
+        );
+    }
+}
+
 /// Every `--flag` in `args` is one `ivpol <command> --help` lists.
 fn flags_exist(command: &str, args: &[String]) {
     let help = Command::new(ivpol_bin())

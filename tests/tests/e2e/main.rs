@@ -34,6 +34,7 @@ mod revocation;
 mod samples;
 mod scan;
 mod security;
+mod shared_cache;
 mod sigstore_conformance;
 mod stalled_clients;
 mod tenants;
