@@ -28,6 +28,7 @@ fn main() {
         "engine",
         "refs",
         "verify",
+        "notary",
         "wit",
         "Cargo.lock",
     ] {

@@ -762,9 +762,10 @@ pub fn parse_generalized_time(value: &[u8]) -> Result<i64, TimestampError> {
 mod tests;
 
 /// RFC 3161 tokens made here (P-256 TSA, self-signed), for the negative
-/// cases the vendored tokens do not cover.
-#[cfg(test)]
-pub(crate) mod made;
+/// cases the vendored tokens do not cover: this crate's tests, and
+/// ivpol-notary's through the `test-support` feature.
+#[cfg(any(test, feature = "test-support"))]
+pub mod made;
 
 #[cfg(test)]
 mod made_tests;

@@ -187,7 +187,8 @@ impl Certificate {
         matches!(self.basic_constraints(), Ok(Some(bc)) if bc.ca)
     }
 
-    pub(crate) fn basic_constraints(&self) -> Result<Option<BasicConstraints>, X509Error> {
+    /// The basicConstraints extension, if present.
+    pub fn basic_constraints(&self) -> Result<Option<BasicConstraints>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<BasicConstraints>()
@@ -195,7 +196,8 @@ impl Certificate {
             .map_err(|e| self.bad_ext("basicConstraints", e))
     }
 
-    pub(crate) fn key_usage(&self) -> Result<Option<KeyUsage>, X509Error> {
+    /// The keyUsage extension, if present.
+    pub fn key_usage(&self) -> Result<Option<KeyUsage>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<KeyUsage>()
@@ -203,7 +205,8 @@ impl Certificate {
             .map_err(|e| self.bad_ext("keyUsage", e))
     }
 
-    pub(crate) fn ext_key_usage(&self) -> Result<Option<Vec<String>>, X509Error> {
+    /// The extKeyUsage extension's purposes (dotted OIDs), if present.
+    pub fn ext_key_usage(&self) -> Result<Option<Vec<String>>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<ExtendedKeyUsage>()
@@ -259,7 +262,8 @@ impl Certificate {
         Ok(())
     }
 
-    pub(crate) fn issuer_der(&self) -> Vec<u8> {
+    /// The DER of the issuer name (empty if it cannot be encoded).
+    pub fn issuer_der(&self) -> Vec<u8> {
         self.cert
             .tbs_certificate()
             .issuer()
@@ -267,7 +271,8 @@ impl Certificate {
             .unwrap_or_default()
     }
 
-    pub(crate) fn subject_der(&self) -> Vec<u8> {
+    /// The DER of the subject name (empty if it cannot be encoded).
+    pub fn subject_der(&self) -> Vec<u8> {
         self.cert
             .tbs_certificate()
             .subject()
@@ -345,7 +350,7 @@ pub fn fmt_time(t: i64) -> String {
 /// Whether `key` made `signature` over `signed` with `algorithm`: the
 /// signature of a certificate, a CRL or an OCSP response. An algorithm
 /// not accepted here (SHA-1 among them) is an error.
-pub(crate) fn signed_by(
+pub fn signed_by(
     algorithm: &spki::AlgorithmIdentifierOwned,
     signature: &der::asn1::BitString,
     key: &PublicKey,
