@@ -29,6 +29,7 @@ fn main() {
         "refs",
         "verify",
         "notary",
+        "tuf",
         "wit",
         "Cargo.lock",
     ] {

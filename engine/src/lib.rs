@@ -6,11 +6,11 @@
 //! the policies.
 //!
 //! It depends on ivpol-cel, ivpol-oci, ivpol-policy, ivpol-verify,
-//! ivpol-notary and ivpol-refs only, and on nothing of WIT: no wit-bindgen, no WASI imports,
-//! no host. What it needs from outside (the verification cache, keys,
-//! cluster resources, the registry transport) it takes as traits the
-//! component implements over the world's imports and the tests implement
-//! natively.
+//! ivpol-notary, ivpol-tuf and ivpol-refs only, and on nothing of WIT: no
+//! wit-bindgen, no WASI imports, no host. What it needs from outside (the
+//! verification cache, keys, cluster resources, the registry transport) it
+//! takes as traits the component implements over the world's imports and
+//! the tests implement natively.
 
 // Nothing here needs unsafe code.
 #![forbid(unsafe_code)]
@@ -28,4 +28,5 @@ use ivpol_cel as cel;
 use ivpol_notary as notary;
 use ivpol_oci as oci;
 use ivpol_policy::{admission, images, matching, policy};
+use ivpol_tuf as tuf;
 use ivpol_verify as verify;

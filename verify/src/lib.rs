@@ -1,7 +1,6 @@
 //! Signature verification, for the component and for native tools: keys and X.509
-//! (`keys`, `x509`), Sigstore trust material (`trust`) and the TUF
-//! repositories it may come from (`tuf`), the Rekor log (`rekor`), DSSE
-//! (`dsse`), RFC 3161 timestamps (`timestamp`), cosign's legacy
+//! (`keys`, `x509`), Sigstore trust material (`trust`), the Rekor log
+//! (`rekor`), DSSE (`dsse`), RFC 3161 timestamps (`timestamp`), cosign's legacy
 //! `.sig`/`.att` layers (`cosign`) and Sigstore bundles (`sigstore_bundle`).
 //!
 //! Everything here is pure: bytes and trust material in, a verdict out.
@@ -10,10 +9,11 @@
 //! so that the compiler holds that line: nothing here can reach Kubernetes
 //! objects, policies or the network.
 //!
-//! Notary Project signatures are ivpol-notary's, a crate over this one
-//! that shares its keys, X.509, timestamps and errors. This crate may import
-//! ivpol-refs only, never the crates built on it: it carries their errors
-//! as [`VerifyError::Foreign`], without naming them.
+//! Notary Project signatures are ivpol-notary's, and the TUF client that
+//! checks a mirror's Sigstore trusted root is ivpol-tuf's: crates over this
+//! one that share its keys, encodings, times and errors. This crate may import ivpol-refs
+//! only, never the crates built on it: it carries their errors as
+//! [`VerifyError::Foreign`], without naming them.
 
 // Nothing here needs unsafe code; the component glue that does lives in
 // the guest crate.
@@ -75,9 +75,6 @@ pub enum VerifyError {
     /// A log entry whose body does not describe the bundle.
     #[error(transparent)]
     Entry(#[from] sigstore_bundle::EntryError),
-    /// A TUF repository that does not hand out the target.
-    #[error(transparent)]
-    Tuf(#[from] tuf::TufError),
     /// A signature given outside admission that was not accepted.
     #[error(transparent)]
     Standalone(#[from] standalone::StandaloneError),
@@ -183,7 +180,6 @@ impl VerifyError {
             VerifyError::Entry(e) => e.reason(),
             VerifyError::Check(e) => e.reason(),
             VerifyError::Standalone(e) => e.reason(),
-            VerifyError::Tuf(e) => e.reason(),
             VerifyError::Foreign(e) => e.reason(),
             VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
@@ -345,7 +341,6 @@ pub mod standalone;
 pub mod testdata;
 pub mod timestamp;
 pub mod trust;
-pub mod tuf;
 pub mod x509;
 
 /// `items`' texts joined with `separator`, for the messages that list

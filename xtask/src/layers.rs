@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 /// Each member and the members it may depend on. Lower layers first:
 /// `refs` under everything; the verifier, the CEL environment and the OCI
-/// client over it; Notary over the verifier; requests, matching and
+/// client over it; Notary and TUF over the verifier; requests, matching and
 /// policies over those; the engine (evaluation, verification, results,
 /// webhook configurations) over them all; the guest, the component's WIT
 /// glue, over the engine. On the host's side, which shares only `refs`
@@ -25,6 +25,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-refs", &[]),
     ("ivpol-verify", &["ivpol-refs"]),
     ("ivpol-notary", &["ivpol-refs", "ivpol-verify"]),
+    ("ivpol-tuf", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-cel", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-oci", &["ivpol-refs"]),
     (
@@ -39,6 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "ivpol-oci",
             "ivpol-policy",
             "ivpol-refs",
+            "ivpol-tuf",
             "ivpol-verify",
         ],
     ),
@@ -50,6 +52,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "ivpol-notary",
             "ivpol-oci",
             "ivpol-policy",
+            "ivpol-tuf",
             "ivpol-verify",
         ],
     ),

@@ -4,7 +4,7 @@
 //! repository and expect the client to refuse it.
 
 use super::*;
-use crate::encoding::{hex, pem_encode};
+use ivpol_verify::encoding::{hex, pem_encode};
 use serde_json::json;
 use spki::EncodePublicKey;
 

@@ -4,8 +4,8 @@
 
 use super::fixture::*;
 use super::*;
-use crate::encoding::hex;
-use crate::VerifyError;
+use ivpol_verify::encoding::hex;
+use ivpol_verify::VerifyError;
 use serde_json::json;
 
 const TARGET: &[u8] =
@@ -158,7 +158,8 @@ fn a_wrong_target_hash_is_rejected() {
     // A longer file is refused for its length.
     f.files.insert(path.clone(), [TARGET, b" "].concat());
     assert!(
-        matches!(f.run(), Err(VerifyError::Tuf(TufError::TooLarge { ref file, .. })) if *file == path),
+        matches!(f.run(), Err(VerifyError::Foreign(ref e))
+            if matches!(e.downcast_ref(), Some(TufError::TooLarge { file, .. }) if *file == path)),
         "{:?}",
         f.run()
     );

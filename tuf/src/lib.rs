@@ -13,6 +13,24 @@
 //! OLPC canonical JSON of `signed` (securesystemslib's encoding); consistent
 //! snapshots or not. Delegated targets are not followed: a target that is
 //! only reachable through delegations is an error.
+//!
+//! It owns the TUF client alone and builds on ivpol-verify for the pieces
+//! every verifier shares: keys, encodings, RFC 3339 times and
+//! [`VerifyError`](ivpol_verify::VerifyError), which carries its errors. It
+//! may import ivpol-verify and ivpol-refs only, never a crate above them
+//! (no policies, no Kubernetes, no network: the mirror's files come in
+//! through [`Repository`]), and ivpol-verify may not import it. It is its
+//! own crate so that the verifier stays small and a change to TUF rebuilds
+//! only what uses it.
+
+// Nothing here needs unsafe code.
+#![forbid(unsafe_code)]
+// Every public item says what it is: the engine and the guest read this
+// crate's API from its docs.
+#![deny(missing_docs)]
+// Public items are the ones the engine and the tests reach; the rest is
+// `pub(crate)`, and the lint keeps it that way.
+#![warn(unreachable_pub)]
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,11 +39,11 @@ use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256, Sha512};
 
-use super::encoding::unhex;
-use super::keys::{HashAlgorithm, KeySpec, PublicKey, Scheme};
-use super::trust::parse_rfc3339;
-use super::Result;
 pub use error::{KeyProblem, SignatureProblem, TufError};
+use ivpol_verify::encoding::unhex;
+use ivpol_verify::keys::{HashAlgorithm, KeySpec, PublicKey, Scheme};
+use ivpol_verify::trust::parse_rfc3339;
+use ivpol_verify::Result;
 
 mod error;
 
@@ -676,7 +694,7 @@ fn check_hashes(
             return Err(TufError::Hash {
                 path: path.to_string(),
                 algorithm: alg.clone(),
-                found: super::encoding::hex(&got),
+                found: ivpol_verify::encoding::hex(&got),
                 by,
                 named: want.clone(),
             });
