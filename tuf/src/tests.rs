@@ -3,10 +3,11 @@
 //! roots, whose signatures pin the canonical JSON encoding.
 
 use super::fixture::*;
+use super::metadata::canonical_json;
 use super::*;
 use ivpol_verify::encoding::hex;
 use ivpol_verify::VerifyError;
-use serde_json::json;
+use serde_json::{json, Value};
 
 const TARGET: &[u8] =
     br#"{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}"#;
