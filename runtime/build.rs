@@ -29,6 +29,8 @@ fn main() {
         "shapes",
         "refs",
         "verify",
+        "notary",
+        "tuf",
         "wit",
         "Cargo.lock",
     ] {

@@ -5,14 +5,15 @@
 //!   sigstore verify-bundle --repeat`), vendored sigstore-conformance
 //!   cases: a keyless bundle against the public-good root, a managed-key
 //!   bundle, and a DSSE (in-toto) bundle;
-//! - Notary envelopes (`verify::standalone::verify_notary` against `ivpol
+//! - Notary envelopes (`notary::standalone::verify_notary` against `ivpol
 //!   notary verify --repeat`), vendored notation-go envelopes: a JWS with a
 //!   CA chain, and a COSE_Sign1 with an RFC 3161 countersignature.
 
 use anyhow::{bail, Context, Result};
+use ivpol_guest::notary::standalone::verify_notary;
+use ivpol_guest::notary::Target;
 use ivpol_guest::verify::encoding::pem_encode;
-use ivpol_guest::verify::notary::Target;
-use ivpol_guest::verify::standalone::{verify_bundle, verify_notary, Signer};
+use ivpol_guest::verify::standalone::{verify_bundle, Signer};
 use ivpol_tests::notary_cases::{notary_cases, NotaryCase};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -5,12 +5,12 @@
 //! `webhooks` builds the webhook configurations Kyverno would register for
 //! the policies.
 //!
-//! It depends on ivpol-cel, ivpol-oci, ivpol-policy, ivpol-verify and
-//! ivpol-refs only, and on nothing of WIT: no wit-bindgen, no WASI imports,
-//! no host. What it needs from outside (the verification cache, keys,
-//! cluster resources, the registry transport) it takes as traits the
-//! component implements over the world's imports and the tests implement
-//! natively.
+//! It depends on ivpol-cel, ivpol-oci, ivpol-policy, ivpol-verify,
+//! ivpol-notary, ivpol-tuf and ivpol-refs only, and on nothing of WIT: no
+//! wit-bindgen, no WASI imports, no host. What it needs from outside (the
+//! verification cache, keys, cluster resources, the registry transport) it
+//! takes as traits the component implements over the world's imports and
+//! the tests implement natively.
 
 // Nothing here needs unsafe code.
 #![forbid(unsafe_code)]
@@ -25,6 +25,8 @@ pub mod webhooks;
 
 // The layers below, under the names the modules use.
 use ivpol_cel as cel;
+use ivpol_notary as notary;
 use ivpol_oci as oci;
 use ivpol_policy::{admission, images, matching, policy};
+use ivpol_tuf as tuf;
 use ivpol_verify as verify;

@@ -539,12 +539,12 @@ impl exports::ivpol::admission::notary::Guest for Component {
         certs: String,
         tsa_certs: Option<String>,
     ) -> Result<(), VerificationFailure> {
-        let target = crate::verify::notary::Target {
+        let target = crate::notary::Target {
             digest: target.digest,
             media_type: target.media_type,
             size: target.size,
         };
-        standalone::verify_notary(
+        crate::notary::standalone::verify_notary(
             &envelope,
             &envelope_media_type,
             &target,

@@ -16,7 +16,8 @@
 //! (AdmissionRequest, JSON Patch), `matching` (matchConstraints) and
 //! `images` (references, globs, extraction) from ivpol-policy; `cel`
 //! (environment and Kyverno functions), `oci` (the registry client over
-//! wasi:http) and `verify` (signatures, certificates, transparency logs).
+//! wasi:http), `verify` (signatures, certificates, transparency logs),
+//! `notary` (Notary Project signatures) and `tuf` (the TUF client).
 
 // Public items are the re-exports below; the glue keeps the rest private.
 #![warn(unreachable_pub)]
@@ -35,6 +36,9 @@ pub use ivpol_policy::{admission, images, matching, policy};
 // The verifier is its own crate (no Kubernetes in it, enforced by the
 // compiler); under this name the layers above keep their paths.
 pub use ivpol_verify as verify;
+// So are Notary and TUF, over the verifier.
+pub use ivpol_notary as notary;
+pub use ivpol_tuf as tuf;
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)] // the code `wit_bindgen::generate!` emits

@@ -1,14 +1,19 @@
 //! Signature verification, for the component and for native tools: keys and X.509
-//! (`keys`, `x509`), Sigstore trust material (`trust`) and the TUF
-//! repositories it may come from (`tuf`), the Rekor log (`rekor`), DSSE
-//! (`dsse`), cosign's legacy `.sig`/`.att` layers (`cosign`) and Sigstore
-//! bundles (`sigstore_bundle`).
+//! (`keys`, `x509`), Sigstore trust material (`trust`), the Rekor log
+//! (`rekor`), DSSE (`dsse`), RFC 3161 timestamps (`timestamp`), cosign's legacy
+//! `.sig`/`.att` layers (`cosign`) and Sigstore bundles (`sigstore_bundle`).
 //!
 //! Everything here is pure: bytes and trust material in, a verdict out.
 //! Fetching from registries is the engine's job, so every check can be
 //! tested natively against other projects' real data. It is its own crate
 //! so that the compiler holds that line: nothing here can reach Kubernetes
 //! objects, policies or the network.
+//!
+//! Notary Project signatures are ivpol-notary's, and the TUF client that
+//! checks a mirror's Sigstore trusted root is ivpol-tuf's: crates over this
+//! one that share its keys, encodings, times and errors. This crate may import ivpol-refs
+//! only, never the crates built on it: it carries their errors as
+//! [`VerifyError::Foreign`], without naming them.
 
 // Nothing here needs unsafe code; the component glue that does lives in
 // the guest crate.
@@ -70,25 +75,14 @@ pub enum VerifyError {
     /// A log entry whose body does not describe the bundle.
     #[error(transparent)]
     Entry(#[from] sigstore_bundle::EntryError),
-    /// A Notary envelope that cannot be read.
-    #[error(transparent)]
-    Envelope(#[from] notary::EnvelopeError),
-    /// A Notary envelope's chain that breaks the Notary certificate rules.
-    #[error(transparent)]
-    NotaryChain(#[from] notary::certs::ChainError),
-    /// A Notary signature that does not verify.
-    #[error(transparent)]
-    Notary(#[from] notary::NotaryError),
-    /// A certificate of a Notary chain that is revoked, or whose status
-    /// could not be learnt.
-    #[error(transparent)]
-    Revocation(#[from] notary::revocation::RevocationError),
-    /// A TUF repository that does not hand out the target.
-    #[error(transparent)]
-    Tuf(#[from] tuf::TufError),
     /// A signature given outside admission that was not accepted.
     #[error(transparent)]
     Standalone(#[from] standalone::StandaloneError),
+    /// A failure of a verifier built on this crate (ivpol-notary's,
+    /// ivpol-tuf's), which this crate cannot name: its text, class and
+    /// source are that verifier's own.
+    #[error(transparent)]
+    Foreign(Foreign),
     /// A parsed bundle that does not verify against the trust material
     /// and the policy.
     #[error(transparent)]
@@ -186,11 +180,7 @@ impl VerifyError {
             VerifyError::Entry(e) => e.reason(),
             VerifyError::Check(e) => e.reason(),
             VerifyError::Standalone(e) => e.reason(),
-            VerifyError::Tuf(e) => e.reason(),
-            VerifyError::Envelope(e) => e.reason(),
-            VerifyError::Notary(e) => e.reason(),
-            VerifyError::NotaryChain(e) => e.reason(),
-            VerifyError::Revocation(e) => e.reason(),
+            VerifyError::Foreign(e) => e.reason(),
             VerifyError::Classified { reason, .. } => *reason,
             VerifyError::Context { source, .. } => source.reason(),
         }
@@ -279,11 +269,71 @@ impl<E: std::fmt::Display> PartialEq for Shared<E> {
 
 impl<E: std::fmt::Display> Eq for Shared<E> {}
 
+/// An error of a verifier built on this crate (ivpol-notary's,
+/// ivpol-tuf's), which a [`VerifyError`] carries as [`VerifyError::Foreign`]:
+/// every such error converts into one with `?`, and says its own class.
+pub trait Failure: std::error::Error + std::any::Any + Send + Sync {
+    /// The class of this failure.
+    fn reason(&self) -> Reason;
+}
+
+impl<E: Failure> From<E> for VerifyError {
+    fn from(e: E) -> VerifyError {
+        VerifyError::Foreign(Foreign(std::sync::Arc::new(e)))
+    }
+}
+
+/// A [`Failure`] held in a [`VerifyError`]: cloned by reference, and equal
+/// to another of the same type that says the same. Its text, source and
+/// debug form are the failure's own.
+#[derive(Clone)]
+pub struct Foreign(std::sync::Arc<dyn Failure>);
+
+impl Foreign {
+    /// The class of the failure.
+    pub fn reason(&self) -> Reason {
+        self.0.reason()
+    }
+
+    /// The failure, if it is an `E`.
+    pub fn downcast_ref<E: Failure>(&self) -> Option<&E> {
+        let any: &dyn std::any::Any = &*self.0;
+        any.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for Foreign {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Foreign {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for Foreign {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for Foreign {
+    fn eq(&self, other: &Foreign) -> bool {
+        let (a, b): (&dyn std::any::Any, &dyn std::any::Any) = (&*self.0, &*other.0);
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+            || (a.type_id() == b.type_id() && self.0.to_string() == other.0.to_string())
+    }
+}
+
+impl Eq for Foreign {}
+
 pub mod cosign;
 pub mod dsse;
 pub mod encoding;
 pub mod keys;
-pub mod notary;
 pub mod rekor;
 pub mod sigstore_bundle;
 pub mod standalone;
@@ -291,12 +341,11 @@ pub mod standalone;
 pub mod testdata;
 pub mod timestamp;
 pub mod trust;
-pub mod tuf;
 pub mod x509;
 
 /// `items`' texts joined with `separator`, for the messages that list
-/// several failures.
-pub(crate) fn joined<T: std::fmt::Display>(items: &[T], separator: &str) -> String {
+/// several failures (here and in the verifiers built on this crate).
+pub fn joined<T: std::fmt::Display>(items: &[T], separator: &str) -> String {
     items
         .iter()
         .map(T::to_string)
@@ -316,13 +365,14 @@ pub fn unix_now() -> i64 {
 #[cfg(test)]
 mod tests {
     /// Every error here can be boxed into an `anyhow` error and sent
-    /// across threads (the bench does), whatever lower error it holds.
+    /// across threads (the bench does), whatever lower error it holds;
+    /// [`super::Failure`]'s bounds hold the verifiers built on this crate
+    /// (and the lower errors theirs hold) to the same.
     #[test]
     fn errors_are_send_sync_and_static() {
         fn check<E: std::error::Error + Clone + Eq + Send + Sync + 'static>() {}
         check::<super::VerifyError>();
         check::<super::Shared<serde_json::Error>>();
-        check::<super::Shared<coset::CoseError>>();
         check::<super::Shared<regex::Error>>();
     }
 

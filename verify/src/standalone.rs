@@ -1,17 +1,16 @@
 //! Verification outside admission, with the signer and trust root given
 //! directly instead of by a policy's attestor: `ivpol sigstore
 //! verify-bundle` (the sigstore-conformance client) and the check of a
-//! pulled component's own signature (`engine::cosign::verify_fetched`),
-//! and `ivpol notary verify` for Notary Project envelopes. The same
-//! verifiers the engine uses for cosign and Notary attestors.
+//! pulled component's own signature (`engine::cosign::verify_fetched`).
+//! The same verifiers the engine uses for cosign attestors; Notary's
+//! counterpart, `ivpol notary verify`, is `ivpol_notary::standalone`.
 
 use super::cosign::Verifier;
 use super::keys::{KeyError, PublicKey};
-use super::notary::{self, Target};
 use super::sigstore_bundle::{self, Artifact, Options, Policy};
 use super::trust::TrustMaterial;
 use super::x509::fulcio::IdentityRule;
-use super::x509::{Certificate, X509Error};
+use super::x509::X509Error;
 use super::{Reason, VerifyError};
 
 /// Why a signature given outside admission was not accepted, where the
@@ -53,10 +52,10 @@ pub enum StandaloneError {
     /// The signer's PEM public key is refused.
     #[error("key: {0}")]
     Key(#[source] KeyError),
-    /// The `certs` trust store cannot be read.
+    /// The `certs` trust store cannot be read (`ivpol_notary::standalone`).
     #[error("certs: {0}")]
     Certs(#[source] X509Error),
-    /// The `tsa certs` trust store cannot be read.
+    /// The `tsa certs` trust store cannot be read (`ivpol_notary::standalone`).
     #[error("tsa certs: {0}")]
     TsaCerts(#[source] X509Error),
 }
@@ -154,27 +153,4 @@ pub fn verify_bundle(
         now,
     };
     sigstore_bundle::verify(bundle, Artifact::Sha256(digest), &policy, &trust, &opts).map(|_| ())
-}
-
-/// Verifies one Notary Project envelope (`media_type`
-/// `application/jose+json` or `application/cose`) for `target` at `now`,
-/// under the trust policy a Kyverno `notary` attestor builds: `certs` is
-/// its `certs` (PEM, the `ca` trust store), `tsa_certs` its `tsaCerts`.
-pub fn verify_notary(
-    envelope: &[u8],
-    media_type: &str,
-    target: &Target,
-    certs: &str,
-    tsa_certs: Option<&str>,
-    now: i64,
-) -> Result<(), VerifyError> {
-    let trust = notary::Trust {
-        roots: Certificate::read_pem(certs).map_err(StandaloneError::Certs)?,
-        tsa_roots: match tsa_certs {
-            Some(pem) => Certificate::read_pem(pem).map_err(StandaloneError::TsaCerts)?,
-            None => Vec::new(),
-        },
-        signing_authority_roots: Vec::new(),
-    };
-    notary::verify(envelope, media_type, target, &trust, now).map(|_| ())
 }

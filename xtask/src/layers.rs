@@ -12,18 +12,20 @@ use std::collections::BTreeSet;
 
 /// Each member and the members it may depend on. Lower layers first:
 /// `refs` under everything; the verifier, the CEL environment and the OCI
-/// client over it; requests, matching and policies over those; the engine
-/// (evaluation, verification, results, webhook configurations) over them
-/// all; the guest, the component's WIT glue, over the engine. On the
-/// host's side, which shares only `refs` with the component: the runtime
-/// (wasmtime, the capabilities, the network; it embeds the built
-/// component), the cluster over it, the reports over both, the server over
-/// the three, and the `ivpol` binary (the command line) on top. The bench
-/// drives the verifier natively, through the guest's re-exports, with the
-/// tests' fixtures.
+/// client over it; Notary and TUF over the verifier; requests, matching and
+/// policies over those; the engine (evaluation, verification, results,
+/// webhook configurations) over them all; the guest, the component's WIT
+/// glue, over the engine. On the host's side, which shares only `refs`
+/// with the component: the runtime (wasmtime, the capabilities, the
+/// network; it embeds the built component), the cluster over it, the
+/// reports over both, the server over the three, and the `ivpol` binary
+/// (the command line) on top. The bench drives the verifier natively,
+/// through the guest's re-exports, with the tests' fixtures.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-refs", &[]),
     ("ivpol-verify", &["ivpol-refs"]),
+    ("ivpol-notary", &["ivpol-refs", "ivpol-verify"]),
+    ("ivpol-tuf", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-cel", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-oci", &["ivpol-refs"]),
     ("ivpol-shapes", &[]),
@@ -35,9 +37,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "ivpol-engine",
         &[
             "ivpol-cel",
+            "ivpol-notary",
             "ivpol-oci",
             "ivpol-policy",
             "ivpol-refs",
+            "ivpol-tuf",
             "ivpol-verify",
         ],
     ),
@@ -46,9 +50,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "ivpol-cel",
             "ivpol-engine",
+            "ivpol-notary",
             "ivpol-oci",
             "ivpol-policy",
             "ivpol-shapes",
+            "ivpol-tuf",
             "ivpol-verify",
         ],
     ),

@@ -72,10 +72,7 @@ pub(crate) enum AttestorError {
         source: Box<VerifyError>,
     },
     /// The mirror's trusted root does not read.
-    #[error(
-        "tuf mirror {mirror}: {}: {source}",
-        crate::verify::tuf::TRUSTED_ROOT_TARGET
-    )]
+    #[error("tuf mirror {mirror}: {}: {source}", crate::tuf::TRUSTED_ROOT_TARGET)]
     TufTrustedRoot {
         /// The mirror's URL.
         mirror: String,

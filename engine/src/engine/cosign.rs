@@ -15,15 +15,15 @@ use crate::images::reference::{self, ImageRef};
 use crate::oci::transport::HttpRequest;
 use crate::oci::{Client, Transport, MAX_REFERRERS, MAX_REFERRER_LAYER_BYTES};
 use crate::policy::attestor::{CompiledCosign, StringSource, Tuf};
+use crate::tuf::{self, TufError};
 use crate::verify::cosign::{self as layers, Layer, Options, Verifier};
 use crate::verify::keys::{HashAlgorithm, PublicKey};
 use crate::verify::sigstore_bundle::{self as bundles, Artifact, Policy};
 use crate::verify::standalone::StandaloneError;
 use crate::verify::trust::{CertificateAuthority, LogKey, TrustMaterial, Validity};
-use crate::verify::tuf::TufError;
 use crate::verify::x509::fulcio::IdentityRule;
 use crate::verify::x509::Certificate;
-use crate::verify::{tuf, Reason, VerifyError};
+use crate::verify::{Reason, VerifyError};
 use serde_json::Value;
 
 mod fetched;

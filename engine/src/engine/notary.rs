@@ -3,7 +3,7 @@
 //! As in Kyverno, signatures are the image's OCI referrers of artifactType
 //! `application/vnd.cncf.notary.signature` (referrers API, else the
 //! `sha256-<hex>` tag schema), at most [`MAX_SIGNATURE_ATTEMPTS`] of them
-//! tried, each checked by `verify::notary` under Kyverno's strict trust
+//! tried, each checked by ivpol-notary under Kyverno's strict trust
 //! policy, then the revocation of its timestamping and signing chains
 //! (`revocation.rs`). A `referrer` attestation is a referrer of the attestation's type
 //! whose own Notary signature verifies; its payload is the JSON of its one
@@ -15,10 +15,10 @@ use super::attestor_error::AttestorError;
 use super::failure::Failure;
 use super::referrers::{check_shape, first_success, single_layer};
 use crate::images::reference::ImageRef;
+use crate::notary::revocation::Fetch;
+use crate::notary::{self, Target, Trust};
 use crate::oci::{json_shape, Client, Manifest, MAX_REFERRER_LAYER_BYTES};
 use crate::policy::attestor::{CompiledNotary, StringSource};
-use crate::verify::notary::revocation::Fetch;
-use crate::verify::notary::{self, Target, Trust};
 use crate::verify::x509::Certificate;
 use crate::verify::Reason;
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! Where a Notary chain's revocation answers come from
-//! (`verify::notary::revocation`): OCSP and CRL URLs fetched through the
+//! (`ivpol_notary::revocation`): OCSP and CRL URLs fetched through the
 //! component's transport, and answers kept in the host's verification
 //! cache.
 //!
@@ -16,8 +16,8 @@
 //! that went stale is fetched again.
 
 use super::cache::{Credentials, VerificationCache};
+use crate::notary::revocation::{Fetch, Fetched};
 use crate::oci::transport::{HttpRequest, Transport};
-use crate::verify::notary::revocation::{Fetch, Fetched};
 use crate::verify::x509::Certificate;
 use ivpol_refs::REVOCATION_FETCH_HEADER;
 use sha2::{Digest, Sha256};

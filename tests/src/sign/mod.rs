@@ -47,6 +47,8 @@ pub use trusted_root::TrustedRoot;
 pub use tsa::Tsa;
 
 use base64::Engine;
+use k8s_openapi::jiff::tz::Offset;
+use k8s_openapi::jiff::Timestamp;
 
 pub fn b64(bytes: impl AsRef<[u8]>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -72,34 +74,30 @@ pub fn now() -> i64 {
         .as_secs() as i64
 }
 
-/// (year, month, day, hour, minute, second) of a Unix time, UTC.
+/// (year, month, day, hour, minute, second) of a Unix time, UTC: the
+/// fields the DER and OpenSSL time formats are written from.
 pub fn civil(unix: i64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let t = Offset::UTC.to_datetime(timestamp(unix));
+    let field = |n: i8| u32::try_from(n).expect("calendar fields are never negative");
     (
-        y,
-        m,
-        d,
-        (secs / 3600) as u32,
-        (secs % 3600 / 60) as u32,
-        (secs % 60) as u32,
+        i64::from(t.year()),
+        field(t.month()),
+        field(t.day()),
+        field(t.hour()),
+        field(t.minute()),
+        field(t.second()),
     )
 }
 
 /// RFC 3339, UTC, whole seconds: `2026-12-01T10:00:00Z`.
 pub fn rfc3339(unix: i64) -> String {
-    let (y, mo, d, h, mi, s) = civil(unix);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    timestamp(unix).to_string()
+}
+
+/// A Unix time as jiff's instant, the one date crate of the tests (the one
+/// k8s-openapi brings); the fixtures' times are all within its range.
+fn timestamp(unix: i64) -> Timestamp {
+    Timestamp::from_second(unix).expect("a Unix time within jiff's range")
 }
 
 /// RFC 8785 (JCS) canonical JSON, for the values this generator makes

@@ -5,12 +5,15 @@ use p256::pkcs8::EncodePublicKey;
 
 /// 2026-01-01T00:00:00Z, the `genTime` of every made token.
 pub const GEN_TIME: i64 = 1_767_225_600;
+/// SHA-1's OID, for the signing-certificate (v1) attribute.
 pub const ID_SHA1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.14.3.2.26");
 
+/// DER `SEQUENCE` of `parts`.
 pub fn seq(parts: &[&[u8]]) -> Vec<u8> {
     der_wrap(0x30, &parts.concat())
 }
 
+/// The DER of `o`.
 pub fn oid(o: ObjectIdentifier) -> Vec<u8> {
     o.to_der().unwrap()
 }
@@ -21,6 +24,7 @@ pub fn set_of(mut parts: Vec<Vec<u8>>) -> Vec<u8> {
     der_wrap(0x31, &parts.concat())
 }
 
+/// The made TSA's P-256 key.
 pub fn key() -> p256::ecdsa::SigningKey {
     p256::ecdsa::SigningKey::from_slice(&[7u8; 32]).unwrap()
 }
@@ -60,6 +64,7 @@ pub fn tsa_cert(key: &p256::ecdsa::SigningKey, cn: &str, serial: u8) -> Certific
     Certificate::from_der(&seq(&[&tbs, &alg, &der_wrap(0x03, &bits)])).unwrap()
 }
 
+/// The OID of hash `h`.
 pub fn hash_oid(h: HashAlgorithm) -> ObjectIdentifier {
     match h {
         HashAlgorithm::Sha256 => ID_SHA256,

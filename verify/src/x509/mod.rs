@@ -14,9 +14,11 @@
 
 mod error;
 pub mod fulcio;
+mod path;
 pub mod sct;
 
 pub use error::X509Error;
+pub use path::verify_chain;
 
 use std::fmt;
 
@@ -34,11 +36,6 @@ pub const MAX_CERT_SIZE: usize = 64 * 1024;
 pub const MAX_PEM_CERTS: usize = 32;
 /// Longest path leaf..anchor.
 pub const MAX_PATH_LEN: usize = 10;
-/// Signature checks one `verify_chain` may spend on path building.
-const MAX_SIGNATURE_CHECKS: usize = 64;
-
-const OID_CODE_SIGNING: &str = "1.3.6.1.5.5.7.3.3";
-const OID_ANY_EKU: &str = "2.5.29.37.0";
 
 /// Extensions this verifier understands (others, if critical, reject).
 const KNOWN_CRITICAL: &[&str] = &[
@@ -187,7 +184,8 @@ impl Certificate {
         matches!(self.basic_constraints(), Ok(Some(bc)) if bc.ca)
     }
 
-    pub(crate) fn basic_constraints(&self) -> Result<Option<BasicConstraints>, X509Error> {
+    /// The basicConstraints extension, if present.
+    pub fn basic_constraints(&self) -> Result<Option<BasicConstraints>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<BasicConstraints>()
@@ -195,7 +193,8 @@ impl Certificate {
             .map_err(|e| self.bad_ext("basicConstraints", e))
     }
 
-    pub(crate) fn key_usage(&self) -> Result<Option<KeyUsage>, X509Error> {
+    /// The keyUsage extension, if present.
+    pub fn key_usage(&self) -> Result<Option<KeyUsage>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<KeyUsage>()
@@ -203,7 +202,8 @@ impl Certificate {
             .map_err(|e| self.bad_ext("keyUsage", e))
     }
 
-    pub(crate) fn ext_key_usage(&self) -> Result<Option<Vec<String>>, X509Error> {
+    /// The extKeyUsage extension's purposes (dotted OIDs), if present.
+    pub fn ext_key_usage(&self) -> Result<Option<Vec<String>>, X509Error> {
         self.cert
             .tbs_certificate()
             .get_extension::<ExtendedKeyUsage>()
@@ -259,7 +259,8 @@ impl Certificate {
         Ok(())
     }
 
-    pub(crate) fn issuer_der(&self) -> Vec<u8> {
+    /// The DER of the issuer name (empty if it cannot be encoded).
+    pub fn issuer_der(&self) -> Vec<u8> {
         self.cert
             .tbs_certificate()
             .issuer()
@@ -267,7 +268,8 @@ impl Certificate {
             .unwrap_or_default()
     }
 
-    pub(crate) fn subject_der(&self) -> Vec<u8> {
+    /// The DER of the subject name (empty if it cannot be encoded).
+    pub fn subject_der(&self) -> Vec<u8> {
         self.cert
             .tbs_certificate()
             .subject()
@@ -345,7 +347,7 @@ pub fn fmt_time(t: i64) -> String {
 /// Whether `key` made `signature` over `signed` with `algorithm`: the
 /// signature of a certificate, a CRL or an OCSP response. An algorithm
 /// not accepted here (SHA-1 among them) is an error.
-pub(crate) fn signed_by(
+pub fn signed_by(
     algorithm: &spki::AlgorithmIdentifierOwned,
     signature: &der::asn1::BitString,
     key: &PublicKey,
@@ -411,172 +413,6 @@ impl SignatureAlgorithm {
         };
         key.verify_scheme(scheme, message, signature)
     }
-}
-
-/// Builds and checks a path from `leaf` to a certificate of `roots` (any
-/// of which is a trust anchor), using `intermediates` and `roots` as
-/// candidate issuers, all valid at `at` (unix seconds). Returns the path
-/// leaf..anchor.
-pub fn verify_chain(
-    leaf: &Certificate,
-    intermediates: &[Certificate],
-    roots: &[Certificate],
-    at: i64,
-    purpose: Purpose,
-) -> Result<Vec<Certificate>, X509Error> {
-    if roots.is_empty() {
-        return Err(X509Error::NoRoots);
-    }
-    leaf.check_valid_at(at)?;
-    leaf.check_critical_extensions()?;
-    check_leaf_purpose(leaf, purpose)?;
-    if roots.iter().any(|r| r == leaf) {
-        return Ok(vec![leaf.clone()]);
-    }
-    let mut path = vec![leaf.clone()];
-    let mut budget = MAX_SIGNATURE_CHECKS;
-    let mut last_error = None;
-    if build(
-        &mut path,
-        intermediates,
-        roots,
-        at,
-        purpose,
-        &mut budget,
-        &mut last_error,
-    ) {
-        return Ok(path);
-    }
-    Err(match last_error {
-        Some(e) => X509Error::NoChain {
-            subject: leaf.subject(),
-            source: Box::new(e),
-        },
-        None => X509Error::NoIssuer {
-            subject: leaf.subject(),
-            issuer: leaf.cert.tbs_certificate().issuer().to_string(),
-        },
-    })
-}
-
-fn check_leaf_purpose(leaf: &Certificate, purpose: Purpose) -> Result<(), X509Error> {
-    if purpose != Purpose::CodeSigning {
-        return Ok(());
-    }
-    // No EKU extension means any usage (Go's crypto/x509 rule).
-    let eku = leaf.ext_key_usage()?;
-    if eku.is_some_and(|eku| {
-        !eku.iter()
-            .any(|o| o == OID_CODE_SIGNING || o == OID_ANY_EKU)
-    }) {
-        return Err(X509Error::NotCodeSigning(leaf.subject()));
-    }
-    if let Some(ku) = leaf.key_usage()? {
-        if !ku.digital_signature() {
-            return Err(X509Error::NoDigitalSignature(leaf.subject()));
-        }
-    }
-    Ok(())
-}
-
-/// Checks `issuer` may issue for a path with `below` CA certificates under
-/// it (excluding the leaf).
-fn check_issuer(
-    issuer: &Certificate,
-    below: usize,
-    at: i64,
-    purpose: Purpose,
-) -> Result<(), X509Error> {
-    issuer.check_valid_at(at)?;
-    issuer.check_critical_extensions()?;
-    match issuer.basic_constraints()? {
-        Some(bc) if bc.ca => {
-            if let Some(max) = bc.path_len_constraint {
-                if below > usize::from(max) {
-                    return Err(X509Error::PathLength {
-                        subject: issuer.subject(),
-                        max,
-                        below,
-                    });
-                }
-            }
-        }
-        _ => return Err(X509Error::NotCa(issuer.subject())),
-    }
-    if let Some(ku) = issuer.key_usage()? {
-        if !ku.key_cert_sign() {
-            return Err(X509Error::NoKeyCertSign(issuer.subject()));
-        }
-    }
-    if purpose == Purpose::CodeSigning {
-        if let Some(eku) = issuer.ext_key_usage()? {
-            if !eku
-                .iter()
-                .any(|o| o == OID_CODE_SIGNING || o == OID_ANY_EKU)
-            {
-                return Err(X509Error::CaNotCodeSigning(issuer.subject()));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn build(
-    path: &mut Vec<Certificate>,
-    intermediates: &[Certificate],
-    roots: &[Certificate],
-    at: i64,
-    purpose: Purpose,
-    budget: &mut usize,
-    last_error: &mut Option<X509Error>,
-) -> bool {
-    let Some(current) = path.last().cloned() else {
-        return false;
-    };
-    let issuer_name = current.issuer_der();
-    // Anchors first, so the shortest path to a root wins.
-    let candidates = roots
-        .iter()
-        .map(|c| (c, true))
-        .chain(intermediates.iter().map(|c| (c, false)));
-    for (candidate, is_root) in candidates {
-        if candidate.subject_der() != issuer_name {
-            continue;
-        }
-        if path.iter().any(|p| p == candidate) {
-            continue;
-        }
-        let is_anchor = is_root || roots.iter().any(|r| r == candidate);
-        if *budget == 0 {
-            *last_error = Some(X509Error::Budget);
-            return false;
-        }
-        *budget -= 1;
-        if let Err(e) = current.verify_signed_by(candidate) {
-            *last_error = Some(e);
-            continue;
-        }
-        // CA certificates below this issuer, the leaf excluded.
-        let below = path.len() - 1;
-        if let Err(e) = check_issuer(candidate, below, at, purpose) {
-            *last_error = Some(e);
-            continue;
-        }
-        path.push(candidate.clone());
-        if is_anchor {
-            return true;
-        }
-        if path.len() < MAX_PATH_LEN
-            && build(path, intermediates, roots, at, purpose, budget, last_error)
-        {
-            return true;
-        }
-        if path.len() >= MAX_PATH_LEN {
-            *last_error = Some(X509Error::PathTooLong);
-        }
-        path.pop();
-    }
-    false
 }
 
 /// Splits one DER TLV off `input`: (tag byte, contents, whole TLV) and

@@ -1,5 +1,6 @@
 use super::*;
 use crate::sigstore_bundle::verify as verify_json;
+use crate::timestamp::TimestampError;
 use crate::x509::fulcio::{FulcioError, IdentityRule};
 use crate::VerifyError;
 

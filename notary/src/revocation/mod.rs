@@ -26,8 +26,8 @@ mod ocsp;
 pub use crl::CrlProblem;
 pub use ocsp::OcspProblem;
 
-use crate::joined;
-use crate::x509::Certificate;
+use ivpol_verify::joined;
+use ivpol_verify::x509::Certificate;
 
 /// Largest OCSP response read (notation's bound).
 pub const MAX_OCSP_RESPONSE_BYTES: usize = 20 * 1024;
@@ -160,9 +160,16 @@ pub enum SchemeProblem {
 }
 
 impl RevocationError {
-    /// Always [`crate::Reason::Revocation`].
-    pub fn reason(&self) -> crate::Reason {
-        crate::Reason::Revocation
+    /// Always [`ivpol_verify::Reason::Revocation`].
+    pub fn reason(&self) -> ivpol_verify::Reason {
+        ivpol_verify::Reason::Revocation
+    }
+}
+
+// Carried by a `VerifyError`, which cannot name it, with its class.
+impl ivpol_verify::Failure for RevocationError {
+    fn reason(&self) -> ivpol_verify::Reason {
+        RevocationError::reason(self)
     }
 }
 

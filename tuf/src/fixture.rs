@@ -3,9 +3,12 @@
 //! guest's through the `test-support` feature, change one thing in the good
 //! repository and expect the client to refuse it.
 
+use std::collections::BTreeMap;
+
+use super::metadata::canonical_json;
 use super::*;
-use crate::encoding::{hex, pem_encode};
-use serde_json::json;
+use ivpol_verify::encoding::{hex, pem_encode};
+use serde_json::{json, Value};
 use spki::EncodePublicKey;
 
 /// 2023-11-14T22:13:20Z.

@@ -13,7 +13,7 @@ use super::{
     check_scheme_headers, Alg, Envelope, Extra, H_AUTHENTIC_SIGNING_TIME, H_EXPIRY,
     H_SIGNING_SCHEME, H_SIGNING_TIME,
 };
-use crate::Result;
+use ivpol_verify::Result;
 
 const LABEL_X5CHAIN: i64 = 33;
 const H_SIGNING_AGENT: &str = "io.cncf.notary.signingAgent";

@@ -15,9 +15,9 @@
 //!
 //! Specification: <https://github.com/notaryproject/specifications/blob/main/specs/signature-specification.md>
 
-use crate::keys::KeySpec;
-use crate::x509::{Certificate, X509Error};
-use crate::Result;
+use ivpol_verify::keys::KeySpec;
+use ivpol_verify::x509::{Certificate, X509Error};
+use ivpol_verify::Result;
 
 const OID_KEY_USAGE: &str = "2.5.29.15";
 const OID_BASIC_CONSTRAINTS: &str = "2.5.29.19";
@@ -100,13 +100,20 @@ pub enum ChainError {
 }
 
 impl ChainError {
-    /// The class of this failure: [`crate::Reason::Malformed`] until the
+    /// The class of this failure: [`ivpol_verify::Reason::Malformed`] until the
     /// integrity stage classes it.
-    pub fn reason(&self) -> crate::Reason {
+    pub fn reason(&self) -> ivpol_verify::Reason {
         match self {
             ChainError::Certificate(e) => e.reason(),
-            _ => crate::Reason::Malformed,
+            _ => ivpol_verify::Reason::Malformed,
         }
+    }
+}
+
+// Carried by a `VerifyError`, which cannot name it, with its class.
+impl ivpol_verify::Failure for ChainError {
+    fn reason(&self) -> ivpol_verify::Reason {
+        ChainError::reason(self)
     }
 }
 

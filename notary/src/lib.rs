@@ -1,6 +1,16 @@
 //! Notary Project (notation) signature envelopes, verified offline:
 //! JWS (`application/jose+json`) and COSE_Sign1
-//! (`application/cose`).
+//! (`application/cose`), their certificate chains (`certs`), and the
+//! revocation of those chains (`revocation`).
+//!
+//! It owns Notary alone and builds on ivpol-verify for the pieces every
+//! verifier shares: keys, encodings, X.509, RFC 3161 timestamps, RFC 3339
+//! times and [`VerifyError`](ivpol_verify::VerifyError), which carries its
+//! errors. It may import ivpol-verify and ivpol-refs only, never a crate
+//! above them (no policies, no Kubernetes, no network: the OCSP and CRL
+//! answers come in through [`revocation::Fetch`]), and ivpol-verify may
+//! not import it. It is its own crate so that the verifier stays small
+//! and a change to Notary rebuilds only what uses it.
 //!
 //! [`verify`] applies the trust policy Kyverno builds in code (level
 //! `strict`, trusted identities `*`, trust store `ca:kyverno`, plus
@@ -34,18 +44,28 @@
 //!
 //! Specification: <https://github.com/notaryproject/specifications/tree/main/specs>
 
+// Nothing here needs unsafe code.
+#![forbid(unsafe_code)]
+// Every public item says what it is: the engine, the guest and the bench
+// read this crate's API from its docs.
+#![deny(missing_docs)]
+// Public items are the ones the engine, the guest and the bench reach;
+// the rest is `pub(crate)`, and the lint keeps it that way.
+#![warn(unreachable_pub)]
+
 pub mod certs;
 mod cose;
 mod error;
 mod jws;
 pub mod revocation;
+pub mod standalone;
 #[cfg(test)]
 mod tests;
 
-use crate::timestamp::{self, TimeStampToken};
-use crate::x509::Certificate;
-use crate::{Classify, Reason, Result};
 pub use error::{EnvelopeError, IllegalBase64, NotaryError, SignedTarget};
+use ivpol_verify::timestamp::{self, TimeStampToken};
+use ivpol_verify::x509::Certificate;
+use ivpol_verify::{Classify, Reason, Result};
 
 /// The media type of a JWS signature envelope.
 pub const MEDIA_TYPE_JWS: &str = "application/jose+json";
@@ -171,8 +191,8 @@ impl Alg {
 
     /// The hash of the signature algorithm, which the timestamp's message
     /// imprint must use too.
-    fn hash(self) -> crate::keys::HashAlgorithm {
-        use crate::keys::HashAlgorithm as H;
+    fn hash(self) -> ivpol_verify::keys::HashAlgorithm {
+        use ivpol_verify::keys::HashAlgorithm as H;
         match self {
             Alg::PS256 | Alg::ES256 => H::Sha256,
             Alg::PS384 | Alg::ES384 => H::Sha384,
@@ -180,8 +200,8 @@ impl Alg {
         }
     }
 
-    fn scheme(self) -> crate::keys::Scheme {
-        use crate::keys::{HashAlgorithm as H, Scheme};
+    fn scheme(self) -> ivpol_verify::keys::Scheme {
+        use ivpol_verify::keys::{HashAlgorithm as H, Scheme};
         match self {
             Alg::PS256 => Scheme::RsaPssSaltHashLen(H::Sha256),
             Alg::PS384 => Scheme::RsaPssSaltHashLen(H::Sha384),
@@ -565,4 +585,4 @@ pub fn fmt_rfc1123z(t: i64) -> String {
 
 /// RFC 3339 date-times (`2022-07-29T23:59:00Z`, `2023-06-27T13:30:33+08:00`,
 /// fractions allowed) as unix seconds: one parser for every format.
-pub use crate::trust::parse_rfc3339;
+pub use ivpol_verify::trust::parse_rfc3339;

@@ -10,8 +10,8 @@ use super::{
     H_SIGNING_SCHEME, H_SIGNING_TIME,
 };
 use super::{EnvelopeError, IllegalBase64};
-use crate::encoding::b64decode;
-use crate::Result;
+use ivpol_verify::encoding::b64decode;
+use ivpol_verify::Result;
 
 /// Headers with a meaning here; any other protected header is "extended".
 const KNOWN: &[&str] = &[

@@ -5,10 +5,10 @@
 use super::{fmt_rfc1123z, Alg, Target, H_AUTHENTIC_SIGNING_TIME, H_PLUGIN, H_SIGNING_TIME};
 use super::{MAX_CHAIN_CERTS, MAX_ENVELOPE_BYTES, MEDIA_TYPE_COSE, MEDIA_TYPE_JWS};
 use super::{SCHEME_SIGNING_AUTHORITY, SCHEME_X509};
-use crate::encoding::EncodingError;
-use crate::timestamp::TimestampError;
-use crate::x509::X509Error;
-use crate::{Reason, Shared};
+use ivpol_verify::encoding::EncodingError;
+use ivpol_verify::timestamp::TimestampError;
+use ivpol_verify::x509::X509Error;
+use ivpol_verify::{Reason, Shared};
 
 /// A JWS or COSE envelope that cannot be read, or whose protected headers
 /// break the Notary rules.
@@ -188,6 +188,13 @@ impl EnvelopeError {
     }
 }
 
+// Carried by a `VerifyError`, which cannot name it, with its class.
+impl ivpol_verify::Failure for EnvelopeError {
+    fn reason(&self) -> ivpol_verify::Reason {
+        EnvelopeError::reason(self)
+    }
+}
+
 /// Base64url text that Go's `base64.RawURLEncoding` refuses, in Go's words:
 /// the offset of the first byte it cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -351,5 +358,12 @@ impl NotaryError {
             Chain(e) => e.reason(),
             _ => Reason::Malformed,
         }
+    }
+}
+
+// Carried by a `VerifyError`, which cannot name it, with its class.
+impl ivpol_verify::Failure for NotaryError {
+    fn reason(&self) -> ivpol_verify::Reason {
+        NotaryError::reason(self)
     }
 }

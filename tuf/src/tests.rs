@@ -3,10 +3,11 @@
 //! roots, whose signatures pin the canonical JSON encoding.
 
 use super::fixture::*;
+use super::metadata::canonical_json;
 use super::*;
-use crate::encoding::hex;
-use crate::VerifyError;
-use serde_json::json;
+use ivpol_verify::encoding::hex;
+use ivpol_verify::VerifyError;
+use serde_json::{json, Value};
 
 const TARGET: &[u8] =
     br#"{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}"#;
@@ -158,7 +159,8 @@ fn a_wrong_target_hash_is_rejected() {
     // A longer file is refused for its length.
     f.files.insert(path.clone(), [TARGET, b" "].concat());
     assert!(
-        matches!(f.run(), Err(VerifyError::Tuf(TufError::TooLarge { ref file, .. })) if *file == path),
+        matches!(f.run(), Err(VerifyError::Foreign(ref e))
+            if matches!(e.downcast_ref(), Some(TufError::TooLarge { file, .. }) if *file == path)),
         "{:?}",
         f.run()
     );

@@ -11,9 +11,9 @@
 
 use super::{check_scheme, fetch_judged, unix, Answer, Context, SchemeProblem, StatusProblem};
 use super::{MAX_CRL_BYTES, MAX_CRL_ENTRIES};
-use crate::x509::{fmt_time, signed_by, Certificate, Tlv, X509Error};
 use der::asn1::{GeneralizedTime, ObjectIdentifier};
 use der::Decode;
+use ivpol_verify::x509::{fmt_time, signed_by, Certificate, Tlv, X509Error};
 use x509_cert::crl::{CertificateList, RevokedCert};
 use x509_cert::ext::pkix::name::DistributionPointName;
 use x509_cert::ext::pkix::CrlDistributionPoints;

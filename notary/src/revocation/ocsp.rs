@@ -10,10 +10,10 @@
 
 use super::MAX_OCSP_RESPONSE_BYTES;
 use super::{check_scheme, fetch_judged, unix, Answer, Context, SchemeProblem, StatusProblem};
-use crate::x509::{signed_by, Certificate, X509Error};
 use base64::Engine;
 use der::asn1::{BitString, GeneralizedTime, Null, ObjectIdentifier, OctetString};
 use der::{Any, Choice, Decode, Encode, Enumerated, Sequence};
+use ivpol_verify::x509::{signed_by, Certificate, X509Error};
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 use spki::AlgorithmIdentifierOwned;

@@ -4,12 +4,12 @@ use super::*;
 
 mod made {
     use super::*;
-    use crate::x509::der_wrap;
     use base64::Engine;
+    use ivpol_verify::x509::der_wrap;
     use p256::ecdsa::signature::Signer;
     use p256::pkcs8::EncodePublicKey;
 
-    pub fn key() -> p256::ecdsa::SigningKey {
+    pub(super) fn key() -> p256::ecdsa::SigningKey {
         p256::ecdsa::SigningKey::from_slice(&[9u8; 32]).unwrap()
     }
 
@@ -19,7 +19,7 @@ mod made {
 
     /// A self-signed P-256 code-signing leaf (KU critical digitalSignature),
     /// valid 2025..2100.
-    pub fn cert(key: &p256::ecdsa::SigningKey) -> Certificate {
+    pub(super) fn cert(key: &p256::ecdsa::SigningKey) -> Certificate {
         let alg = seq(&[&[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]]);
         let cn = der_wrap(0x0c, b"made here");
         let atv = seq(&[&[0x06, 0x03, 0x55, 0x04, 0x03], &cn]);
@@ -57,14 +57,14 @@ mod made {
     }
 
     /// A JWS envelope over `payload` with `protected`, signed with SHA-`bits`.
-    pub fn jws(protected: &serde_json::Value, payload: &serde_json::Value) -> Vec<u8> {
+    pub(super) fn jws(protected: &serde_json::Value, payload: &serde_json::Value) -> Vec<u8> {
         let key = key();
         let p = b64url(&serde_json::to_vec(protected).unwrap());
         let body = b64url(&serde_json::to_vec(payload).unwrap());
         let input = format!("{p}.{body}");
         let sig: p256::ecdsa::Signature = if protected["alg"] == "ES384" {
             use p256::ecdsa::signature::hazmat::PrehashSigner;
-            let digest = crate::keys::HashAlgorithm::Sha384.digest(input.as_bytes());
+            let digest = ivpol_verify::keys::HashAlgorithm::Sha384.digest(input.as_bytes());
             key.sign_prehash(&digest).unwrap()
         } else {
             key.sign(input.as_bytes())
@@ -72,13 +72,13 @@ mod made {
         serde_json::to_vec(&serde_json::json!({
             "payload": body,
             "protected": p,
-            "header": {"x5c": [crate::encoding::b64encode(cert(&key).der())]},
+            "header": {"x5c": [ivpol_verify::encoding::b64encode(cert(&key).der())]},
             "signature": b64url(&sig.to_bytes()),
         }))
         .unwrap()
     }
 
-    pub fn protected() -> serde_json::Value {
+    pub(super) fn protected() -> serde_json::Value {
         serde_json::json!({
             "alg": "ES256",
             "cty": MEDIA_TYPE_PAYLOAD,
@@ -88,7 +88,7 @@ mod made {
         })
     }
 
-    pub fn payload() -> serde_json::Value {
+    pub(super) fn payload() -> serde_json::Value {
         serde_json::json!({"targetArtifact": {
             "mediaType": OCI_MANIFEST,
             "digest": e2e_target().digest,
@@ -96,7 +96,7 @@ mod made {
         }})
     }
 
-    pub fn trust() -> Trust {
+    pub(super) fn trust() -> Trust {
         Trust {
             roots: vec![cert(&key())],
             ..Trust::default()
@@ -355,7 +355,7 @@ fn tampered_cose_fails() {
 /// imprint, with or without signing-certificate-v2) in its unprotected
 /// header, and the trust that makes the TSA trusted.
 fn made_timestamped(imprint: HashAlgorithm, v2: bool) -> (Vec<u8>, Trust) {
-    use crate::timestamp::made as tsa;
+    use ivpol_verify::timestamp::made as tsa;
     let env = made::jws(&made::protected(), &made::payload());
     let mut v: serde_json::Value = serde_json::from_slice(&env).unwrap();
     let signature = base64::Engine::decode(
@@ -367,7 +367,7 @@ fn made_timestamped(imprint: HashAlgorithm, v2: bool) -> (Vec<u8>, Trust) {
     let attrs = if v2 { vec![tsa::v2_for(&cert)] } else { vec![] };
     let token = tsa::token(&key, &cert, &signature, imprint, &attrs);
     v["header"]["io.cncf.notary.timestampSignature"] =
-        serde_json::Value::String(crate::encoding::b64encode(&token));
+        serde_json::Value::String(ivpol_verify::encoding::b64encode(&token));
     let trust = Trust {
         tsa_roots: vec![cert],
         ..made::trust()
@@ -379,7 +379,10 @@ fn made_timestamped(imprint: HashAlgorithm, v2: bool) -> (Vec<u8>, Trust) {
 fn made_timestamp_verifies_with_signing_certificate_v2_and_the_leaf_hash() {
     let (env, trust) = made_timestamped(HashAlgorithm::Sha256, true);
     let v = ok(&env, MEDIA_TYPE_JWS, &e2e_target(), &trust);
-    assert_eq!(v.signing_time, Some(crate::timestamp::made::GEN_TIME));
+    assert_eq!(
+        v.signing_time,
+        Some(ivpol_verify::timestamp::made::GEN_TIME)
+    );
 }
 
 #[test]

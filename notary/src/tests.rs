@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::keys::HashAlgorithm;
+use ivpol_verify::keys::HashAlgorithm;
 
 /// 2026-12-02T00:00:00Z.
 const NOW: i64 = 1_796_169_600;

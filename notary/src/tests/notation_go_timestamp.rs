@@ -99,7 +99,7 @@ fn splice_timestamp(p7s: &str) -> Vec<u8> {
         "notation-go/verifier/testdata/timestamp/countersignature/{p7s}"
     ));
     env["header"]["io.cncf.notary.timestampSignature"] =
-        serde_json::Value::String(crate::encoding::b64encode(&token));
+        serde_json::Value::String(ivpol_verify::encoding::b64encode(&token));
     serde_json::to_vec(&env).unwrap()
 }
 

@@ -2,9 +2,9 @@
 //! `TUF:` so that a policy's failed trust root says where it came from.
 
 use super::{MAX_METADATA, MAX_ROOT_ROTATIONS, MAX_TARGET, TRUSTED_ROOT_TARGET};
-use crate::encoding::EncodingError;
-use crate::keys::{KeyError, KeySpec};
-use crate::{joined, Reason, Shared, VerifyError};
+use ivpol_verify::encoding::EncodingError;
+use ivpol_verify::keys::{KeyError, KeySpec};
+use ivpol_verify::{joined, Reason, Shared, VerifyError};
 
 /// A repository, mirror or metadata file the client refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -278,6 +278,13 @@ impl TufError {
             TufError::Repository(e) => e.reason(),
             _ => Reason::Malformed,
         }
+    }
+}
+
+// Carried by a `VerifyError`, which cannot name it, with its class.
+impl ivpol_verify::Failure for TufError {
+    fn reason(&self) -> Reason {
+        TufError::reason(self)
     }
 }
 
