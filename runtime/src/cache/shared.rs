@@ -319,9 +319,13 @@ impl SharedCache {
 
     /// Looks `key` up in the store. On a miss this replica claims the key
     /// for the replicas (to verify it), or waits for the replica that holds
-    /// the claim, until `deadline`.
+    /// the claim, for at most half the time left before `deadline`: a
+    /// claimant that died keeps its claim until it expires, and the waiter
+    /// must still have time to verify on its own.
     pub(crate) async fn get(self: &Arc<Self>, key: &str, deadline: Instant) -> Lookup {
         let (entry, claim) = store_keys(key);
+        let now = Instant::now();
+        let give_up = now + deadline.saturating_duration_since(now) / 2;
         let mut waited = false;
         loop {
             let found = match self.fetch(&entry).await {
@@ -356,7 +360,7 @@ impl SharedCache {
                         metrics().shared_cache_waits.inc();
                         waited = true;
                     }
-                    if Instant::now() + POLL >= deadline {
+                    if Instant::now() + POLL >= give_up {
                         metrics().shared_cache_misses.inc();
                         return Lookup::Missed;
                     }
