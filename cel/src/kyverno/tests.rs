@@ -155,6 +155,29 @@ fn time_functions_follow_go() {
 }
 
 #[test]
+fn time_zones_are_iana_names_matched_as_go_matches_them() {
+    // Summer time in Dublin and in Sydney's winter, the zone's offset at
+    // that instant, not its standard one.
+    truthy("timestamp('2023-07-01T12:00:00Z').getHours('Europe/Dublin') == 13");
+    truthy("timestamp('2023-07-01T12:00:00Z').getHours('Australia/Sydney') == 22");
+    truthy("timestamp('2023-01-01T12:00:00Z').getHours('Australia/Sydney') == 23");
+    // A link names its zone; no name means UTC.
+    truthy("timestamp('2023-07-01T12:00:00Z').getHours('US/Eastern') == 8");
+    truthy("timestamp('2023-07-01T12:00:00Z').getHours('') == 12");
+    // Go's time.LoadLocation reads a file of that exact name: another
+    // case, or a name the database lacks, is an unknown zone.
+    for zone in ["america/new_york", "EUROPE/DUBLIN", "Mars/Olympus_Mons"] {
+        let message = error(&format!(
+            "timestamp('2023-07-01T12:00:00Z').getHours('{zone}')"
+        ));
+        assert!(
+            message.contains(&format!("unknown time zone {zone}")),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn list_obj_to_map_pairs_keys_with_values() {
     truthy(
         "listObjToMap([{'name': 'kyverno'}, {'name': 'kubernetes'}], \

@@ -7,7 +7,7 @@
 //!
 //! ## Optional Features
 //!
-//! - `chrono`: Enables support for `duration` and `timestamp` types using the `chrono` crate (and `chrono-tz` for
+//! - `chrono`: Enables support for `duration` and `timestamp` types using the `chrono` crate (and `jiff`'s bundled database for
 //!   IANA time zone arguments).
 //! - `regex`: Enables support for regular expressions.
 //! - `json`: Enables conversion between CEL values and JSON.

@@ -286,13 +286,13 @@ fn in_time_zone(this: &Timestamp, tz: &CelString<'_>) -> Result<Timestamp, Execu
     let err = |e: &dyn std::fmt::Display| ExecutionError::function_error("timezone", e);
     let dt = this.inner();
     let Some((hours, minutes)) = tz.split_once(':') else {
-        let zone = if tz.is_empty() {
-            chrono_tz::UTC
+        let offset = if tz.is_empty() {
+            chrono::FixedOffset::east_opt(0).expect("zero is a valid offset")
         } else {
-            tz.parse::<chrono_tz::Tz>()
-                .map_err(|_| err(&format!("unknown time zone {tz}")))?
+            iana_offset(tz, dt.timestamp(), dt.timestamp_subsec_nanos())
+                .ok_or_else(|| err(&format!("unknown time zone {tz}")))?
         };
-        return Ok(dt.with_timezone(&zone).fixed_offset().into());
+        return Ok(dt.with_timezone(&offset).into());
     };
     let hr: i32 = hours.parse().map_err(|e| err(&e))?;
     let min: i32 = minutes.parse().map_err(|e| err(&e))?;
@@ -313,6 +313,19 @@ fn in_time_zone(this: &Timestamp, tz: &CelString<'_>) -> Result<Timestamp, Execu
     };
     let offset = chrono::FixedOffset::east_opt(offset * 60).ok_or_else(|| err(&tz))?;
     Ok(dt.with_timezone(&offset).into())
+}
+
+/// The offset from UTC of the IANA zone `name` at the instant `seconds`
+/// (+ `nanos`), from jiff's bundled copy of the time zone database. Names
+/// match exactly, as Go's `time.LoadLocation` matches file names: jiff's
+/// lookup ignores ASCII case, so a name in another case is refused here.
+fn iana_offset(name: &str, seconds: i64, nanos: u32) -> Option<chrono::FixedOffset> {
+    let zone = jiff::tz::TimeZoneDatabase::bundled().get(name).ok()?;
+    if zone.iana_name() != Some(name) {
+        return None;
+    }
+    let at = jiff::Timestamp::new(seconds, nanos as i32).ok()?;
+    chrono::FixedOffset::east_opt(zone.to_offset(at).seconds())
 }
 
 macro_rules! with_time_zone {
