@@ -33,6 +33,8 @@ fn main() {
         "tuf",
         "wit",
         "Cargo.lock",
+        // The guest's profile lives in the workspace manifest.
+        "Cargo.toml",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(p).display());
     }
