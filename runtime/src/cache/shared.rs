@@ -44,6 +44,10 @@ const LOCK_TTL: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(20);
 /// Connections kept open for reuse.
 const IDLE_CONNECTIONS: usize = 8;
+/// Commands in flight to the store at once, each on a connection of its
+/// own: with the idle ones, at most 32 connections are open, however many
+/// requests arrive while the store is slow.
+const IN_FLIGHT: usize = 24;
 /// Stored before the MAC and the value: the format's version.
 const VERSION: &[u8] = b"ivpol1";
 /// Bytes of an HMAC-SHA256.
@@ -260,6 +264,8 @@ type Conn = Connection<Box<dyn Stream>>;
 pub(crate) struct SharedCache {
     config: SharedConfig,
     idle: Mutex<Vec<Conn>>,
+    /// A permit per command in flight ([`IN_FLIGHT`]).
+    in_flight: tokio::sync::Semaphore,
     /// Until when the store is left alone after a failure.
     down_until: Mutex<Option<Instant>>,
 }
@@ -313,6 +319,7 @@ impl SharedCache {
         SharedCache {
             config,
             idle: Mutex::new(Vec::new()),
+            in_flight: tokio::sync::Semaphore::new(IN_FLIGHT),
             down_until: Mutex::new(None),
         }
     }
@@ -421,7 +428,8 @@ impl SharedCache {
 
     /// One command, within the timeout, on a pooled connection; `Err`
     /// (counted, logged, and the store left alone for [`BACKOFF`]) when the
-    /// store is down, slow or refuses.
+    /// store is down, slow or refuses. Waiting for a turn ([`IN_FLIGHT`])
+    /// counts against the timeout: a store too slow for the load is slow.
     async fn exchange(&self, args: &[&[u8]]) -> Result<Reply, ()> {
         if self.down() {
             return Err(());
@@ -429,19 +437,26 @@ impl SharedCache {
         let max = VERSION.len() + MAC_LEN + MAX_VALUE;
         let timeout = self.config.timeout;
         let done = tokio::time::timeout(timeout, async {
+            let _turn = self.in_flight.acquire().await?;
+            // A store that failed while this command waited for its turn
+            // is left alone, as at the start.
+            if self.down() {
+                return Ok(None);
+            }
             let mut conn = match self.idle_connection() {
                 Some(c) => c,
                 None => self.connect().await?,
             };
             let reply = conn.command(args, max).await?;
-            Ok::<_, anyhow::Error>((conn, reply))
+            Ok::<_, anyhow::Error>(Some((conn, reply)))
         })
         .await;
         match done {
-            Ok(Ok((conn, reply))) => {
+            Ok(Ok(Some((conn, reply)))) => {
                 self.keep(conn);
                 Ok(reply)
             }
+            Ok(Ok(None)) => Err(()),
             Ok(Err(e)) => {
                 self.failed(&format!("{e:#}"));
                 Err(())
@@ -686,5 +701,50 @@ mod tests {
         assert!(cache.down(), "left alone after the failure");
         assert_eq!(cache.get("k", soon).await, Lookup::Missed);
         assert!(cache.down());
+    }
+
+    /// A store that accepts connections and never answers, met by many
+    /// lookups at once: [`IN_FLIGHT`] of them open a connection, and the
+    /// rest, whose turn comes after those failed, leave the store alone.
+    #[tokio::test]
+    async fn a_silent_store_gets_a_bounded_number_of_connections() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let accepted = tokio::spawn(async move {
+            let mut held = Vec::new();
+            // Every connection made, until none comes for a while after
+            // the lookups gave up.
+            while let Ok(Ok((socket, _))) =
+                tokio::time::timeout(Duration::from_secs(2), listener.accept()).await
+            {
+                held.push(socket);
+            }
+            held.len()
+        });
+        let cache = Arc::new(SharedCache::new(SharedConfig {
+            url: parse_url(&format!("redis://127.0.0.1:{port}")).expect("url"),
+            tls: None,
+            key: hmac::Key::new(hmac::HMAC_SHA256, &[1; 32]),
+            salt: [0; 16],
+            timeout: Duration::from_millis(300),
+        }));
+        let soon = Instant::now() + Duration::from_secs(5);
+        let lookups: Vec<_> = (0..4 * IN_FLIGHT)
+            .map(|i| {
+                let cache = cache.clone();
+                tokio::spawn(async move { cache.get(&format!("key {i}"), soon).await })
+            })
+            .collect();
+        for lookup in lookups {
+            assert_eq!(lookup.await.expect("lookup"), Lookup::Missed);
+        }
+        let connections = accepted.await.expect("listener");
+        assert!(
+            (1..=IN_FLIGHT).contains(&connections),
+            "{connections} connections for {} lookups",
+            4 * IN_FLIGHT
+        );
     }
 }
