@@ -32,9 +32,10 @@ const EXCLUDED_EKUS: &[(&str, &str)] = &[
     ("2.5.29.37.0", "Any"),
 ];
 
+ivpol_verify::debug_as_display!(ChainError);
 /// Why an envelope's chain breaks the Notary certificate rules, in
 /// notation's words. Malformed until the integrity stage classes it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChainError {
     /// No certificate.
     #[error("certificate-chain not present or is empty")]
@@ -117,8 +118,9 @@ impl ivpol_verify::Failure for ChainError {
     }
 }
 
+ivpol_verify::debug_as_display!(Rule);
 /// A Notary certificate rule, as notation words its breach.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Rule {
     /// keyUsage is required.
     #[error("key usage extension must be present")]

@@ -10,9 +10,10 @@ use ivpol_verify::timestamp::TimestampError;
 use ivpol_verify::x509::X509Error;
 use ivpol_verify::{Reason, Shared};
 
+ivpol_verify::debug_as_display!(EnvelopeError);
 /// A JWS or COSE envelope that cannot be read, or whose protected headers
 /// break the Notary rules.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvelopeError {
     /// The JWS envelope is not JSON (the parser's error).
     #[error("unable to parse the digital signature, error : {0}")]
@@ -195,15 +196,17 @@ impl ivpol_verify::Failure for EnvelopeError {
     }
 }
 
+ivpol_verify::debug_as_display!(IllegalBase64);
 /// Base64url text that Go's `base64.RawURLEncoding` refuses, in Go's words:
 /// the offset of the first byte it cannot use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("illegal base64 data at input byte {0}")]
 pub struct IllegalBase64(pub usize);
 
+ivpol_verify::debug_as_display!(NotaryError);
 /// A readable envelope that does not verify for the target under Kyverno's
 /// trust policy.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotaryError {
     /// More than [`MAX_ENVELOPE_BYTES`].
     #[error("signature envelope is {0} bytes, more than the {MAX_ENVELOPE_BYTES} allowed")]

@@ -6,8 +6,9 @@ use ivpol_verify::encoding::EncodingError;
 use ivpol_verify::keys::{KeyError, KeySpec};
 use ivpol_verify::{joined, Reason, Shared, VerifyError};
 
+ivpol_verify::debug_as_display!(TufError);
 /// A repository, mirror or metadata file the client refuses.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TufError {
     /// A metadata file or a mirror's answer over its bound.
     #[error("TUF: {file} is {size} bytes, more than the {max} allowed")]
@@ -288,8 +289,9 @@ impl ivpol_verify::Failure for TufError {
     }
 }
 
+ivpol_verify::debug_as_display!(SignatureProblem);
 /// Why one signature on a metadata file did not count.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureProblem {
     /// A key id (its first 8 characters) the root does not list.
     #[error("key {0} is not in the root")]
@@ -307,8 +309,9 @@ pub enum SignatureProblem {
     DoesNotVerify(String),
 }
 
+ivpol_verify::debug_as_display!(KeyProblem);
 /// Why a key of a TUF root cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyProblem {
     /// A hex key that is not hex.
     #[error(transparent)]

@@ -9,8 +9,9 @@ use super::encoding::{b64decode, EncodingError};
 use super::keys::{HashAlgorithm, KeySpec, PublicKey};
 use super::{Reason, Shared};
 
+crate::debug_as_display!(DsseError);
 /// Why a DSSE envelope was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DsseError {
     /// The envelope is over [`MAX_ENVELOPE`].
     #[error("DSSE envelope larger than 16 MiB")]

@@ -5,9 +5,10 @@ use base64::Engine;
 
 use super::Reason;
 
+crate::debug_as_display!(EncodingError);
 /// Why base64, hex or PEM text could not be decoded. `what` names the
 /// field, as the messages always have.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EncodingError {
     /// Base64 text over the size read anywhere.
     #[error("{what}: base64 text too long")]

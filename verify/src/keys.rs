@@ -19,10 +19,11 @@ const MAX_KEY_PEM: usize = 64 * 1024;
 const MIN_RSA_BITS: usize = 2048;
 const MAX_RSA_BITS: usize = 16384;
 
+crate::debug_as_display!(KeyError);
 /// Why a public key was refused or a signature did not verify with it.
 /// Every failure is [`Reason::Malformed`] here: the stage that checked the
 /// signature gives it its class (`Classify::class`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
     /// A hash name other than the four supported.
     #[error("unsupported hash algorithm {0:?} (expected sha224, sha256, sha384 or sha512)")]

@@ -24,6 +24,24 @@
 
 use thiserror::Error;
 
+/// `Debug` for error types as their `Display`. `std::error::Error`
+/// requires `Debug`, so every error that can be a `source()` keeps its
+/// `Debug` in the component; a derived one formats every field, and the
+/// fields' fields, which grew the component by a quarter of a megabyte once
+/// errors carried typed sources. The message is what a developer wants
+/// from `{:?}` of an error anyway.
+#[macro_export]
+macro_rules! debug_as_display {
+    ($($t:ty),+ $(,)?) => {$(
+        impl ::core::fmt::Debug for $t {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::core::fmt::Display::fmt(self, f)
+            }
+        }
+    )+};
+}
+
+debug_as_display!(VerifyError);
 /// Why a signature, certificate or log entry was not accepted. The text is
 /// what users see in a failed verification, so it names what was wrong;
 /// the [`Reason`] is its class, for decision logs and metrics.
@@ -31,7 +49,7 @@ use thiserror::Error;
 /// Each module's failures are its own enum, wrapped here; the texts are
 /// the ones users have always seen, so tests and Kyverno-compatible
 /// messages do not change with the type.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Clone, PartialEq, Eq, Error)]
 pub enum VerifyError {
     /// A DSSE envelope that does not verify or cannot be read.
     #[error(transparent)]

@@ -18,10 +18,11 @@ use super::{Reason, Result, Shared};
 /// Largest bundle annotation / entry body accepted.
 const MAX_BUNDLE: usize = 4 << 20;
 
+crate::debug_as_display!(RekorError);
 /// Why a Rekor entry, its SET or the bundle carrying them was not accepted.
 /// Every failure is [`Reason::Malformed`] here; the transparency-log stage
 /// classes it (`Classify::class`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RekorError {
     /// No trusted log has this log id (shown in hex).
     #[error("transparency log {} is not trusted (no matching Rekor public key)", hex(.0))]

@@ -13,9 +13,10 @@ use super::x509::fulcio::IdentityRule;
 use super::x509::X509Error;
 use super::{Reason, VerifyError};
 
+crate::debug_as_display!(StandaloneError);
 /// Why a signature given outside admission was not accepted, where the
 /// verifiers' own errors do not say it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StandaloneError {
     /// An artifact digest of another length than SHA-256's.
     #[error("an artifact digest is 32 bytes, not {0}")]

@@ -10,9 +10,10 @@ use super::keys::{KeyError, PublicKey};
 use super::x509::{Certificate, X509Error};
 use super::{Reason, Result, Shared};
 
+crate::debug_as_display!(TrustError);
 /// Why a Sigstore trusted root was not accepted. Trust material that cannot
 /// be read is [`Reason::Malformed`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TrustError {
     /// The document is over the 1 MiB bound (its size).
     #[error("trusted root is {0} bytes, more than the 1 MiB allowed")]

@@ -6,8 +6,9 @@
 use crate::cel::EvalError;
 use crate::verify::VerifyError;
 
+ivpol_verify::debug_as_display!(AttestorError);
 /// An attestor the policy declares but this request cannot use.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 pub(crate) enum AttestorError {
     /// A `cosign.key.kms` key the host could not read.
     #[error("key.kms {uri}: {why}")]

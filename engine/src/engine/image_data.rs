@@ -13,8 +13,9 @@ pub(super) struct RegistryImageData {
     cache: Mutex<HashMap<String, Result<Value, ImageDataError>>>,
 }
 
+ivpol_verify::debug_as_display!(FetchError);
 /// Why the registry did not give an image's data.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 enum FetchError {
     /// The reference does not parse.
     #[error(transparent)]

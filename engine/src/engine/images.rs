@@ -24,8 +24,9 @@ impl PolicyImages {
     }
 }
 
+ivpol_verify::debug_as_display!(ImagesError);
 /// Why a policy's images could not be collected or matched.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 pub(crate) enum ImagesError {
     /// An `images` or `matchImageReferences` expression failed.
     #[error(transparent)]

@@ -405,9 +405,10 @@ fn attach_exceptions(loaded: &mut policy::LoadedSet) {
     }
 }
 
+ivpol_verify::debug_as_display!(InputError);
 /// Why a request, a resource or a payload given to the engine outside
 /// admission cannot be judged.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
     /// The AdmissionRequest does not read.
     #[error(transparent)]

@@ -117,8 +117,9 @@ pub(super) fn mutate(
     results::verdict(results, patch::render(patches))
 }
 
+ivpol_verify::debug_as_display!(Unresolved);
 /// Why a tag was not pinned.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 enum Unresolved {
     /// The reference does not parse.
     #[error(transparent)]

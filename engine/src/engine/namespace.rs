@@ -24,8 +24,9 @@ impl NamespaceInfo {
     }
 }
 
+ivpol_verify::debug_as_display!(NamespaceError);
 /// The host's Namespace object for the request's namespace is not JSON.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("namespace object is not valid JSON: {0}")]
 pub struct NamespaceError(
     /// Why it does not read (serde_json's error).

@@ -5,8 +5,9 @@ use super::images::ImagesError;
 use crate::cel::EvalError;
 use crate::matching::MatchError;
 
+ivpol_verify::debug_as_display!(PolicyError);
 /// A policy that could not be evaluated for a request.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 pub(crate) enum PolicyError {
     /// Kyverno's `RuleError("evaluation", "failed to evaluate policy", err)`.
     #[error("failed to evaluate policy: {0}")]
@@ -31,8 +32,9 @@ pub(crate) enum PolicyError {
     NamespaceObjectUnknown(String),
 }
 
+ivpol_verify::debug_as_display!(Cause);
 /// What went wrong under "failed to evaluate policy".
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 pub(crate) enum Cause {
     /// matchConditions that erred, none being false (joined with `; ` as
     /// Go's `multierr.Combine` does).
@@ -83,8 +85,9 @@ pub(crate) enum Cause {
     Budget(String),
 }
 
+ivpol_verify::debug_as_display!(ConditionError);
 /// One matchCondition that erred.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 pub(crate) enum ConditionError {
     /// It returned another type than bool.
     #[error("matchCondition {name}: expression `{expression}` must return bool, got {got}")]

@@ -71,8 +71,9 @@ pub(super) fn descriptor(v: &Value) -> Descriptor {
     }
 }
 
+ivpol_verify::debug_as_display!(ShapeError);
 /// A signature document refused before its verifier reads it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum ShapeError {
     /// A referrer manifest with no layer or several.
     #[error("a signature referrer must have exactly one layer")]

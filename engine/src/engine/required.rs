@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 
+ivpol_verify::debug_as_display!(Unverified);
 /// Why a `required` policy's matched image fails it (Kyverno's texts).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unverified {
     /// No policy of the request tried to verify it.
     #[error(

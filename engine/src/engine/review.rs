@@ -94,9 +94,10 @@ impl Subject {
     }
 }
 
+ivpol_verify::debug_as_display!(Unjudgeable);
 /// Why a body cannot be judged (WIT `unjudgeable`). The host then answers
 /// by the uid it can scan from the body.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unjudgeable {
     /// The body is not JSON.
     #[error("{0}")]

@@ -26,8 +26,9 @@ const ID_CE_REASON_CODE: &str = "2.5.29.21";
 const REASON_CERTIFICATE_HOLD: u8 = 6;
 const REASON_REMOVE_FROM_CRL: u8 = 8;
 
+ivpol_verify::debug_as_display!(CrlProblem);
 /// Why a CRL distribution point gave no status, in notation's words.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CrlProblem {
     /// A URL notation does not fetch.
     #[error(transparent)]
@@ -72,8 +73,9 @@ pub enum CrlProblem {
     ReasonCode,
 }
 
+ivpol_verify::debug_as_display!(NotSigned);
 /// Why a CRL is not taken as its issuer's.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotSigned {
     /// The issuer is not a CA.
     #[error("the issuer is not a CA")]

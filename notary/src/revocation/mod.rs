@@ -83,8 +83,9 @@ pub trait Fetch {
     fn passed(&self, url: &str, issuer: &Certificate, body: &[u8]);
 }
 
+ivpol_verify::debug_as_display!(RevocationError);
 /// Why a chain's revocation check fails, in notation's words.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RevocationError {
     /// A certificate of the chain is revoked.
     #[error("{role} certificate with subject {subject:?} is revoked")]
@@ -106,8 +107,9 @@ pub enum RevocationError {
     },
 }
 
+ivpol_verify::debug_as_display!(StatusProblem);
 /// Why one way of learning a certificate's status gave none.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StatusProblem {
     /// An extension naming the endpoints (named) that cannot be read.
     #[error("unreadable {what}: {source}")]
@@ -138,8 +140,9 @@ pub enum StatusProblem {
     },
 }
 
+ivpol_verify::debug_as_display!(SchemeProblem);
 /// An endpoint URL of a scheme notation does not fetch.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchemeProblem {
     /// A scheme other than plain HTTP.
     #[error("{what} protocol {scheme} is not supported; only HTTP")]

@@ -32,8 +32,9 @@ const ID_CE_INVALIDITY_DATE: &str = "2.5.29.24";
 /// serial (at most 20 bytes) never comes near it.
 const MAX_GET_REQUEST: usize = 255;
 
+ivpol_verify::debug_as_display!(OcspProblem);
 /// Why an OCSP server gave no status, in notation's words.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OcspProblem {
     /// A URL notation does not fetch.
     #[error(transparent)]

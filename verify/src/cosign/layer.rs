@@ -15,12 +15,13 @@ use crate::x509::sct::verify_embedded_sct;
 use crate::x509::{verify_chain, Certificate, Purpose, X509Error, MAX_PATH_LEN};
 use crate::{Classify, Reason, Result, Shared};
 
+crate::debug_as_display!(LayerError);
 /// Why a cosign `.sig` or `.att` layer was not accepted. A signature that
 /// does not verify is [`Reason::BadSignature`], a payload for another image
 /// or without the required annotations [`Reason::PayloadMismatch`], a
 /// certificate chain too short for its SCT [`Reason::TransparencyLog`]; the
 /// rest is malformed until the stage that checked it classes it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LayerError {
     /// The certificate annotation holds no PEM block.
     #[error("certificate annotation is empty")]

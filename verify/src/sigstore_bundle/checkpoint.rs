@@ -13,9 +13,10 @@ use base64::Engine;
 
 use crate::Reason;
 
+crate::debug_as_display!(CheckpointError);
 /// Why a checkpoint (a signed note) could not be read. All of these are
 /// [`Reason::Malformed`]; the transparency-log stage classes them.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CheckpointError {
     /// The note is over [`MAX_NOTE_BYTES`] (its size).
     #[error("checkpoint is {0} bytes, more than the {MAX_NOTE_BYTES} allowed")]

@@ -4,8 +4,9 @@ use sha2::{Digest, Sha256};
 
 use crate::Reason;
 
+crate::debug_as_display!(MerkleError);
 /// Why an RFC 6962 inclusion proof was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MerkleError {
     /// The leaf index is past the end of the tree.
     #[error("inclusion proof index {index} is not inside a tree of size {tree_size}")]

@@ -8,9 +8,10 @@ use crate::keys::KeyError;
 use crate::x509::X509Error;
 use crate::{joined, Reason};
 
+crate::debug_as_display!(TimestampError);
 /// Why an RFC 3161 timestamp was not accepted. All of these are
 /// [`Reason::Malformed`] here; the timestamp stage classes them.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimestampError {
     /// A digest algorithm not supported.
     #[error("timestamp uses the unsupported digest algorithm {0}")]
@@ -153,9 +154,10 @@ impl TimestampError {
     }
 }
 
+crate::debug_as_display!(AuthorityProblem);
 /// Why one trusted timestamp authority did not verify a Sigstore bundle's
 /// timestamp.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AuthorityProblem {
     /// The authority's chain is a lone certificate.
     #[error("a trusted timestamp authority's chain has no root")]

@@ -7,12 +7,13 @@ use crate::encoding::EncodingError;
 use crate::keys::KeyError;
 use crate::Reason;
 
+crate::debug_as_display!(X509Error);
 /// Why a certificate or a certificate path was not accepted. A chain that
 /// does not reach a trusted root is [`Reason::UntrustedChain`] (or
 /// [`Reason::Timestamp`] when time was why); a certificate used outside its
 /// validity is [`Reason::Timestamp`]; the rest is malformed until the stage
 /// that checked it classes it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum X509Error {
     /// A DER certificate over 64 KiB.
     #[error("certificate larger than 64 KiB")]

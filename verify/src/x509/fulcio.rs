@@ -13,9 +13,10 @@ use x509_cert::ext::pkix::SubjectAltName;
 use super::Certificate;
 use crate::{Reason, Result, Shared};
 
+crate::debug_as_display!(FulcioError);
 /// Why a Fulcio certificate's identity could not be read, or did not
 /// match. A mismatch is [`Reason::Identity`]; the rest is unreadable.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FulcioError {
     /// The subjectAltName extension does not parse.
     #[error("invalid subjectAltName extension: {0}")]

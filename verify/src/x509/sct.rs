@@ -13,8 +13,9 @@ use crate::keys::{HashAlgorithm, KeyError};
 use crate::trust::LogKey;
 use crate::{joined, Reason, Result};
 
+crate::debug_as_display!(SctError);
 /// Why a certificate's embedded SCTs were not accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SctError {
     /// The list ends inside an entry.
     #[error("truncated SCT list")]
@@ -42,8 +43,9 @@ pub enum SctError {
     NoneValid(Vec<SctProblem>),
 }
 
+crate::debug_as_display!(SctProblem);
 /// Why one embedded SCT did not count.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SctProblem {
     /// No trusted CT log has its log id.
     #[error("SCT from unknown CT log {}", hex(.0))]

@@ -154,8 +154,9 @@ fn sig_tag(digest: &str) -> String {
     ivpol_refs::digest_tag(digest) + ".sig"
 }
 
+ivpol_verify::debug_as_display!(SigImageError);
 /// Why a fetched `.sig` manifest, or one layer it names, cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum SigImageError {
     /// The manifest is over the JSON limits (which one).
     #[error("manifest refused: {0}")]

@@ -5,10 +5,11 @@ use super::{
 };
 use crate::{Reason, Shared};
 
+crate::debug_as_display!(BundleError);
 /// Why a Sigstore bundle could not be read. A log entry without the proof
 /// its bundle version requires is [`Reason::TransparencyLog`]; the rest is
 /// malformed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BundleError {
     /// A media type that names no known bundle version.
     #[error("unsupported Sigstore bundle media type {0:?}")]

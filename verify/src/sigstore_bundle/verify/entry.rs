@@ -14,9 +14,10 @@ use crate::keys::{HashAlgorithm, PublicKey};
 use crate::rekor::{Body, RekorError};
 use crate::{Reason, Result, Shared};
 
+crate::debug_as_display!(EntryError);
 /// Why a log entry's body does not describe the bundle. Malformed until
 /// the transparency-log stage classes it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EntryError {
     /// The body is not JSON, or not the shape its kind has (the parser's
     /// error).
@@ -65,8 +66,9 @@ impl EntryError {
     }
 }
 
+crate::debug_as_display!(Inconsistency);
 /// What a log entry's body says that the bundle does not.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Inconsistency {
     /// The body's kind or version is not the entry's `kindVersion`.
     #[error("body is {body_kind}/{body_version} but kindVersion says {kind}/{version}")]

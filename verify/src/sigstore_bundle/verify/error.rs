@@ -11,10 +11,11 @@ use crate::x509::sct::SctError;
 use crate::x509::X509Error;
 use crate::{Reason, Shared};
 
+crate::debug_as_display!(CheckError);
 /// Why a parsed bundle does not verify against the trust material and the
 /// policy, where no lower module's error says it already. Each check's
 /// class is the stage it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CheckError {
     /// Timestamps, but no authority to check them with.
     #[error("bundle carries RFC 3161 timestamps but the trust root has no timestamp authorities")]
