@@ -4,6 +4,18 @@
 
 use super::*;
 
+/// A plain-TCP store on the loopback `port`, each exchange given
+/// `timeout_ms`.
+fn local_store(port: u16, timeout_ms: u64) -> SharedConfig {
+    SharedConfig {
+        url: parse_url(&format!("redis://127.0.0.1:{port}")).expect("url"),
+        tls: None,
+        key: hmac::Key::new(hmac::HMAC_SHA256, &[1; 32]),
+        salt: [0; 16],
+        timeout: Duration::from_millis(timeout_ms),
+    }
+}
+
 #[test]
 fn urls() {
     let url = |u| parse_url(u).expect(u);
@@ -100,15 +112,7 @@ async fn a_store_that_is_down_is_a_miss_and_is_left_alone() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     drop(listener);
-    let config = SharedConfig {
-        url: parse_url(&format!("redis://127.0.0.1:{port}")).expect("url"),
-        tls: None,
-        key: hmac::Key::new(hmac::HMAC_SHA256, &[1; 32]),
-        salt: [0; 16],
-        timeout: Duration::from_millis(200),
-    };
-    let cache = SharedCache::new(config);
-    let cache = Arc::new(cache);
+    let cache = Arc::new(SharedCache::new(local_store(port, 200)));
     let soon = Instant::now() + Duration::from_secs(5);
     assert_eq!(cache.get("k", soon).await, Lookup::Missed);
     assert!(cache.down(), "left alone after the failure");
@@ -136,13 +140,7 @@ async fn a_silent_store_gets_a_bounded_number_of_connections() {
         }
         held.len()
     });
-    let cache = Arc::new(SharedCache::new(SharedConfig {
-        url: parse_url(&format!("redis://127.0.0.1:{port}")).expect("url"),
-        tls: None,
-        key: hmac::Key::new(hmac::HMAC_SHA256, &[1; 32]),
-        salt: [0; 16],
-        timeout: Duration::from_millis(300),
-    }));
+    let cache = Arc::new(SharedCache::new(local_store(port, 300)));
     let soon = Instant::now() + Duration::from_secs(5);
     let lookups: Vec<_> = (0..4 * IN_FLIGHT)
         .map(|i| {
