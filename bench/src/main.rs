@@ -430,18 +430,15 @@ fn acquire_ms(s: &Server) -> f64 {
     sum / count.max(1.0) * 1000.0
 }
 
-/// The embedded component's size: the newest guest build (`ivpol` embeds
-/// the `guest` profile's). `runtime/build.rs` builds it under the workspace's
-/// `target/guest` whatever `CARGO_TARGET_DIR` says; none there is an error,
-/// not a size of 0 that would meet the size target.
+/// The embedded component's size: `runtime/build.rs` leaves the component
+/// it embeds at `target/guest/ivpol.wasm` in the workspace, whatever
+/// `CARGO_TARGET_DIR` says; none there is an error, not a size of 0 that
+/// would meet the size target.
 fn component_size() -> Result<u64> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/guest/wasm32-wasip2");
-    ["guest", "release", "debug"]
-        .iter()
-        .filter_map(|p| std::fs::metadata(dir.join(p).join("ivpol_guest.wasm")).ok())
-        .max_by_key(|m| m.modified().ok())
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/guest/ivpol.wasm");
+    std::fs::metadata(&path)
         .map(|m| m.len())
-        .with_context(|| format!("no guest build under {}", dir.display()))
+        .with_context(|| format!("no component at {}", path.display()))
 }
 
 /// Time from spawning `ivpol serve` to it listening with its policies

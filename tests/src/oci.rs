@@ -58,13 +58,13 @@ impl Run {
     }
 }
 
-/// The component build.rs embeds (`$IVPOL_GUEST_WASM`, else the guest build).
+/// The component build.rs embeds (`$IVPOL_GUEST_WASM`, else the guest build
+/// as runtime/build.rs leaves it, optimised when `wasm-opt` ran).
 pub fn component_file() -> PathBuf {
     let path = std::env::var_os("IVPOL_GUEST_WASM")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../target/guest/wasm32-wasip2/guest/ivpol_guest.wasm")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/guest/ivpol.wasm")
         });
     assert!(
         path.exists(),
