@@ -83,7 +83,7 @@ pub fn none() -> SharedCache {
 }
 
 /// The functions whose results are cached.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Function {
     /// `verifyImageSignatures`.
     ImageSignatures,
@@ -120,25 +120,71 @@ pub struct KeyParts<'a> {
 /// (as Kyverno's `attestorCacheRule`, so no two part lists share a key).
 /// Attestor order does not matter.
 pub fn key(parts: &KeyParts<'_>) -> String {
-    let mut attestors = parts.attestors.clone();
-    attestors.sort_unstable();
-    attestors.dedup();
-    let mut h = Sha256::new();
-    let mut part = |s: &str| {
-        h.update((s.len() as u64).to_be_bytes());
-        h.update(s.as_bytes());
-    };
-    part(parts.policy_hash);
-    part(parts.function.name());
-    part(parts.attestation);
-    part(&attestors.len().to_string());
-    for (name, fingerprint) in &attestors {
-        part(name);
-        part(fingerprint);
+    KeyPrefix::new(
+        parts.policy_hash,
+        parts.function,
+        parts.attestation,
+        &parts.attestors,
+    )
+    .key(&[parts.repository], parts.digest)
+}
+
+/// The parts of a key that one policy's verifications share (policy,
+/// function, attestation, attestors), hashed once: an evaluation checks
+/// every image of a pod against the same attestors, and each image then
+/// costs only its repository and digest.
+#[derive(Clone)]
+pub struct KeyPrefix(Sha256);
+
+impl KeyPrefix {
+    /// The hash state after the shared parts, attestors sorted and
+    /// deduplicated.
+    pub fn new(
+        policy_hash: &str,
+        function: Function,
+        attestation: &str,
+        attestors: &[(&str, &str)],
+    ) -> KeyPrefix {
+        let mut attestors = attestors.to_vec();
+        attestors.sort_unstable();
+        attestors.dedup();
+        let mut h = Sha256::new();
+        part(&mut h, &[policy_hash]);
+        part(&mut h, &[function.name()]);
+        part(&mut h, &[attestation]);
+        part(&mut h, &[&attestors.len().to_string()]);
+        for (name, fingerprint) in &attestors {
+            part(&mut h, &[name]);
+            part(&mut h, &[fingerprint]);
+        }
+        KeyPrefix(h)
     }
-    part(parts.repository);
-    part(parts.digest);
-    format!("v2:{}", crate::verify::encoding::hex(&h.finalize()))
+
+    /// The key of the image whose repository is `repository`'s pieces
+    /// joined (`[registry, "/", path]` saves formatting the whole), at
+    /// `digest`.
+    pub fn key(&self, repository: &[&str], digest: &str) -> String {
+        let mut h = self.0.clone();
+        part(&mut h, repository);
+        part(&mut h, &[digest]);
+        let mut key = String::with_capacity(67);
+        key.push_str("v2:");
+        for byte in h.finalize() {
+            for nibble in [byte >> 4, byte & 0xf] {
+                key.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+            }
+        }
+        key
+    }
+}
+
+/// One length-prefixed part, given as pieces that are hashed as one.
+fn part(h: &mut Sha256, pieces: &[&str]) {
+    let len: usize = pieces.iter().map(|p| p.len()).sum();
+    h.update((len as u64).to_be_bytes());
+    for p in pieces {
+        h.update(p.as_bytes());
+    }
 }
 
 /// A fingerprint of evaluated values: SHA-256 over the length-prefixed
@@ -189,6 +235,43 @@ mod tests {
             change(&mut p);
             assert_ne!(base, key(&p));
         }
+    }
+
+    /// A prefix kept across images gives each the key it would get alone,
+    /// whether its repository comes whole or in pieces; the hex is
+    /// lowercase, as keys written before the prefix were.
+    #[test]
+    fn a_kept_prefix_keys_each_image_as_alone() {
+        let attestors = [("b", "2"), ("a", "1")];
+        let prefix = KeyPrefix::new("p", Function::ImageSignatures, "", &attestors);
+        for (repository, digest) in [("r.io/app", "sha256:1"), ("q.io/x/y", "sha256:2")] {
+            let alone = key(&KeyParts {
+                repository,
+                digest,
+                ..parts(attestors.to_vec())
+            });
+            let (registry, path) = repository.split_once('/').unwrap();
+            assert_eq!(prefix.key(&[registry, "/", path], digest), alone);
+            assert_eq!(prefix.key(&[repository], digest), alone);
+        }
+        let mut h = Sha256::new();
+        for s in [
+            "p",
+            "verifyImageSignatures",
+            "",
+            "2",
+            "a",
+            "1",
+            "b",
+            "2",
+            "r.io/app",
+            "sha256:1",
+        ] {
+            h.update((s.len() as u64).to_be_bytes());
+            h.update(s.as_bytes());
+        }
+        let want = format!("v2:{}", crate::verify::encoding::hex(&h.finalize()));
+        assert_eq!(key(&parts(attestors.to_vec())), want);
     }
 
     #[test]

@@ -29,8 +29,14 @@ pub struct Verifications {
 impl Verifications {
     /// Records a verification attempt for `image`.
     pub fn record(&mut self, image: &str, verified: bool) {
-        let entry = self.by_image.entry(image.to_string()).or_insert(false);
-        *entry |= verified;
+        // Every policy of a request records the same images: look before
+        // copying the name.
+        match self.by_image.get_mut(image) {
+            Some(entry) => *entry |= verified,
+            None => {
+                self.by_image.insert(image.to_string(), verified);
+            }
+        }
     }
 
     /// The `required` check for a policy's matched images, with Kyverno's messages.

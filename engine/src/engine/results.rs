@@ -100,28 +100,32 @@ impl Verification {
     }
 
     fn line(&self) -> String {
+        use std::fmt::Write;
+        let mut line = String::with_capacity(self.image.len() + 96);
+        line.push_str(&self.image);
         // An image given by digest already names it: say it once.
-        let digest = match self.digest.as_deref() {
-            Some(d) if !self.image.ends_with(&format!("@{d}")) => format!("@{d}"),
-            _ => String::new(),
-        };
-        let what = match &self.attestation {
-            Some(a) => format!("{} {a}", self.attestor),
-            None => self.attestor.clone(),
-        };
-        match &self.failure {
-            None => format!(
-                "{}{digest} {what}: verified (cache {})",
-                self.image,
-                self.cache.as_str()
-            ),
-            Some(f) => format!(
-                "{}{digest} {what}: {}: {}",
-                self.image,
-                f.reason.as_str(),
-                f.message
-            ),
+        if let Some(d) = self.digest.as_deref() {
+            let named = self
+                .image
+                .strip_suffix(d)
+                .is_some_and(|rest| rest.ends_with('@'));
+            if !named {
+                line.push('@');
+                line.push_str(d);
+            }
         }
+        line.push(' ');
+        line.push_str(&self.attestor);
+        if let Some(a) = &self.attestation {
+            line.push(' ');
+            line.push_str(a);
+        }
+        // Writing to a String cannot fail.
+        let _ = match &self.failure {
+            None => write!(line, ": verified (cache {})", self.cache.as_str()),
+            Some(f) => write!(line, ": {}: {}", f.reason.as_str(), f.message),
+        };
+        line
     }
 }
 
@@ -218,6 +222,7 @@ pub fn verdict(mut results: Vec<PolicyResult>, patch: Option<String>) -> Verdict
 
 #[cfg(test)]
 mod tests {
+    use super::super::Failure;
     use super::*;
 
     fn result(policy: &str, status: Status, actions: &[&str]) -> PolicyResult {
@@ -258,6 +263,33 @@ mod tests {
         let want = format!("r.io/app@{d} key: verified (cache miss)");
         assert_eq!(v("r.io/app".into()), want);
         assert_eq!(v(format!("r.io/app@{d}")), want);
+    }
+
+    /// An attestation follows the attestor's name; a failure gives its
+    /// class and message; a digest that only ends the image's text (no `@`)
+    /// is still named.
+    #[test]
+    fn a_failed_attestation_summary_names_its_reason() {
+        let d = format!("sha256:{}", "c".repeat(64));
+        let failure = Failure::from("no signatures found".to_string());
+        let reason = failure.reason.as_str();
+        let summary = Verification {
+            image: format!("r.io/app:{d}"),
+            digest: Some(d.clone()),
+            attestor: "key".into(),
+            attestor_kind: VerifierKind::Notary,
+            micros: 0,
+            attestation: Some("sbom".into()),
+            cache: CacheUse::Unkeyed,
+            failure: Some(failure),
+            summary: String::new(),
+        }
+        .summarised()
+        .summary;
+        assert_eq!(
+            summary,
+            format!("r.io/app:{d}@{d} key sbom: {reason}: no signatures found")
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! registry.
 
 use super::attestor_error::AttestorError;
-use super::cache::{self, Credentials, Function, KeyParts, SharedCache};
+use super::cache::{self, Credentials, Function, KeyPrefix, SharedCache};
 use super::cosign::{self, ResolvedCosign};
 use super::failure::Failure;
 use super::images::matches_image_references;
@@ -91,6 +91,10 @@ impl VerifierPolicy {
     }
 }
 
+/// An image reference and the manifest digest it resolved to, shared by
+/// every verification of the image in the evaluation.
+type ResolvedImage = Arc<(Arc<ImageRef>, String)>;
+
 /// An attestor with its expressions evaluated and its trust parsed.
 enum Resolved {
     Cosign(Box<ResolvedCosign>),
@@ -99,7 +103,7 @@ enum Resolved {
 
 #[derive(Default)]
 struct State {
-    digests: HashMap<String, Result<(ImageRef, String), Failure>>,
+    digests: HashMap<String, Result<ResolvedImage, Failure>>,
     /// The manifest descriptor of each resolved image (Notary signs it).
     targets: HashMap<String, Result<Target, Failure>>,
     attestors: HashMap<String, Result<Arc<Resolved>, AttestorError>>,
@@ -108,6 +112,27 @@ struct State {
     /// Verified in-toto statements and referrer payloads, by (image,
     /// attestation name).
     payloads: HashMap<(String, String), serde_json::Value>,
+    /// The key prefix of the last verification's attestors, which the
+    /// next image usually shares.
+    prefix: Option<PrefixMemo>,
+    /// The registry credentials of the last verification, likewise.
+    credentials: Option<CredentialsMemo>,
+}
+
+/// A [`KeyPrefix`] and what it was made of; `None` when an attestor's
+/// material could not be evaluated.
+struct PrefixMemo {
+    function: Function,
+    attestation: String,
+    attestors: Vec<String>,
+    prefix: Option<KeyPrefix>,
+}
+
+/// The [`Credentials`] of an image's registry read by `attestors`.
+struct CredentialsMemo {
+    registry: String,
+    attestors: Vec<String>,
+    credentials: Arc<Credentials>,
 }
 
 impl PolicyVerifier {
@@ -150,15 +175,15 @@ impl PolicyVerifier {
     }
 
     /// The image and the manifest digest it resolves to, once per evaluation.
-    fn resolve(&self, image: &str) -> Result<(ImageRef, String), Failure> {
+    fn resolve(&self, image: &str) -> Result<ResolvedImage, Failure> {
         if let Some(hit) = self.state().digests.get(image) {
             return hit.clone();
         }
         let resolved = crate::images::parsed::parse(image)
             .map_err(|e| Failure::from(e.to_string()))
-            .and_then(|r| match r.digest() {
-                Some(d) => Ok((r.clone(), d.to_string())),
-                None => self.resolve_tag(image, &r).map(|d| (r, d)),
+            .and_then(|r| match r.digest().map(str::to_string) {
+                Some(d) => Ok(Arc::new((r, d))),
+                None => self.resolve_tag(image, &r).map(|d| Arc::new((r, d))),
             })
             .map_err(|e| e.context("failed to get imagedata"));
         self.state()
@@ -197,40 +222,77 @@ impl PolicyVerifier {
         function: Function,
         attestation: &str,
         attestors: &[String],
-        resolved: &(ImageRef, String),
-    ) -> Option<(String, Credentials)> {
+        resolved: &(Arc<ImageRef>, String),
+    ) -> Option<(String, Arc<Credentials>)> {
         let (image_ref, digest) = resolved;
-        let fingerprints = attestors
-            .iter()
-            .map(|name| self.fingerprint(name).map(|f| (name.as_str(), f)))
-            .collect::<Result<Vec<_>, _>>()
-            .ok()?;
-        let repository = format!("{}/{}", image_ref.registry(), image_ref.repository());
-        let key = cache::key(&KeyParts {
-            policy_hash: &self.policy.content_hash,
-            function,
-            attestation,
-            attestors: fingerprints.iter().map(|(n, f)| (*n, f.as_str())).collect(),
-            repository: &repository,
-            digest,
-        });
+        let prefix = self.key_prefix(function, attestation, attestors)?;
+        let repository = [image_ref.registry(), "/", image_ref.repository()];
+        let key = prefix.key(&repository, digest);
         Some((key, self.credentials(image_ref, attestors)))
     }
 
+    /// The key prefix of `attestors` verifying `function` (and
+    /// `attestation`), kept for the next image with the same ones.
+    fn key_prefix(
+        &self,
+        function: Function,
+        attestation: &str,
+        attestors: &[String],
+    ) -> Option<KeyPrefix> {
+        if let Some(memo) = &self.state().prefix {
+            let same = memo.function == function
+                && memo.attestation == attestation
+                && memo.attestors == attestors;
+            if same {
+                return memo.prefix.clone();
+            }
+        }
+        let prefix = attestors
+            .iter()
+            .map(|name| self.fingerprint(name).map(|f| (name.as_str(), f)))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()
+            .map(|fingerprints| {
+                let fingerprints: Vec<(&str, &str)> =
+                    fingerprints.iter().map(|(n, f)| (*n, f.as_str())).collect();
+                let hash = &self.policy.content_hash;
+                KeyPrefix::new(hash, function, attestation, &fingerprints)
+            });
+        self.state().prefix = Some(PrefixMemo {
+            function,
+            attestation: attestation.to_string(),
+            attestors: attestors.to_vec(),
+            prefix: prefix.clone(),
+        });
+        prefix
+    }
+
     /// The registries a verification reads (the image's, and any
-    /// `source.repository` of its attestors) with the policy's secrets.
-    fn credentials(&self, image_ref: &ImageRef, attestors: &[String]) -> Credentials {
+    /// `source.repository` of its attestors) with the policy's secrets,
+    /// kept for the next image of the same registry and attestors.
+    fn credentials(&self, image_ref: &ImageRef, attestors: &[String]) -> Arc<Credentials> {
+        if let Some(memo) = &self.state().credentials {
+            if memo.registry == image_ref.registry() && memo.attestors == attestors {
+                return memo.credentials.clone();
+            }
+        }
         let elsewhere = attestors
             .iter()
             .filter_map(|n| self.compiled(n)?.signature_repository())
             .filter_map(|r| reference::parse(r).ok())
             .map(|r| Client::api_host(r.registry()).to_string());
         let own = Client::api_host(image_ref.registry()).to_string();
-        Credentials::new(
+        let credentials = Arc::new(Credentials::new(
             std::iter::once(own).chain(elsewhere),
             &self.policy.secrets,
             self.policy.tenant.as_deref(),
-        )
+        ));
+        self.state().credentials = Some(CredentialsMemo {
+            registry: image_ref.registry().to_string(),
+            attestors: attestors.to_vec(),
+            credentials: credentials.clone(),
+        });
+        credentials
     }
 
     /// The fingerprint of what the attestor's expressions evaluate to for
@@ -349,7 +411,7 @@ impl PolicyVerifier {
     fn verify_signature(
         &self,
         image: &str,
-        resolved: &(ImageRef, String),
+        resolved: &(Arc<ImageRef>, String),
         name: &str,
     ) -> Result<(), Failure> {
         let (image_ref, digest) = resolved;
@@ -373,7 +435,7 @@ impl PolicyVerifier {
     /// One attestor's verified payload for the attestation, if any.
     fn verify_attestation(
         &self,
-        resolved: &(ImageRef, String),
+        resolved: &(Arc<ImageRef>, String),
         spec: &Attestation,
         name: &str,
     ) -> Result<serde_json::Value, Failure> {
@@ -408,7 +470,7 @@ impl PolicyVerifier {
         image: &str,
         attestation: Option<&str>,
         attestors: &[String],
-    ) -> Result<(ImageRef, String), VerifierError> {
+    ) -> Result<ResolvedImage, VerifierError> {
         let started = Instant::now();
         self.resolve(image).map_err(|failure| {
             let checked = Checked {

@@ -2,31 +2,32 @@
 //! resolve the same images, and so do the requests after it. Parsing is a
 //! function of the text alone, so a kept result can be handed to any
 //! policy; a tag's digest is not kept here (it is resolved per policy,
-//! under its registry credentials).
+//! under its registry credentials). A kept parse is shared, not copied:
+//! a reference is eight strings.
 
 use super::reference::{self, ImageRef, ImageRefError};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Most references kept; when full the memo starts again empty.
 const MAX_ENTRIES: usize = 256;
 /// Longer texts are parsed every time (a reference is far shorter).
 const MAX_TEXT_BYTES: usize = 512;
 
-static PARSED: Mutex<Option<HashMap<String, ImageRef>>> = Mutex::new(None);
+static PARSED: Mutex<Option<HashMap<String, Arc<ImageRef>>>> = Mutex::new(None);
 
 /// [`reference::parse`], answered from the memo when `text` parsed before.
 /// Errors are not kept: they are rare, and each carries its input.
-pub fn parse(text: &str) -> Result<ImageRef, ImageRefError> {
+pub fn parse(text: &str) -> Result<Arc<ImageRef>, ImageRefError> {
     if text.len() > MAX_TEXT_BYTES {
-        return reference::parse(text);
+        return reference::parse(text).map(Arc::new);
     }
     let mut memo = PARSED.lock().unwrap_or_else(|p| p.into_inner());
     let memo = memo.get_or_insert_with(HashMap::new);
     if let Some(kept) = memo.get(text) {
         return Ok(kept.clone());
     }
-    let parsed = reference::parse(text)?;
+    let parsed = Arc::new(reference::parse(text)?);
     if memo.len() >= MAX_ENTRIES {
         memo.clear();
     }
@@ -48,8 +49,8 @@ mod tests {
             "bad:tag:",
             "UPPER/case",
         ] {
-            let first = parse(text).map_err(|e| e.to_string());
-            let again = parse(text).map_err(|e| e.to_string());
+            let first = parse(text).map(|r| (*r).clone()).map_err(|e| e.to_string());
+            let again = parse(text).map(|r| (*r).clone()).map_err(|e| e.to_string());
             let direct = reference::parse(text).map_err(|e| e.to_string());
             assert_eq!(first, direct);
             assert_eq!(again, direct);
