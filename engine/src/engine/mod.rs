@@ -530,7 +530,7 @@ fn bindings_for(
         .variables(p.variables.clone())
         .build();
     let verifier = verifier::PolicyVerifier::new(
-        verifier::VerifierPolicy::of(p),
+        verifier::VerifierPolicy::shared(p),
         base.clone(),
         transport,
         host.clone(),

@@ -59,7 +59,9 @@ pub(super) struct PolicyVerifier {
     keys: super::keys::SharedKeys,
     record: SharedVerifications,
     log: DecisionLog,
-    now: i64,
+    /// The time certificates are checked at, read on first use: a cache
+    /// hit never needs it, and reading the clock is a host call.
+    now: std::sync::OnceLock<i64>,
     state: Mutex<State>,
 }
 
@@ -76,10 +78,28 @@ pub(super) struct VerifierPolicy {
     /// The namespace of a namespaced policy, which decides whether the
     /// host's own credentials serve it (and so is part of every key).
     pub tenant: Option<String>,
+    /// The names of the attestors with no per-request value, whose
+    /// fingerprints, and so key prefixes, are the same in every request.
+    fixed: Vec<String>,
+    /// Key prefixes of fixed attestor lists, kept across requests.
+    prefixes: Mutex<Vec<PrefixMemo>>,
 }
 
+/// Most key prefixes a policy keeps across requests (one per distinct
+/// function, attestation and attestor list its expressions verify with).
+const MAX_KEPT_PREFIXES: usize = 16;
+
 impl VerifierPolicy {
-    pub(super) fn of(p: &CompiledPolicy) -> VerifierPolicy {
+    /// The policy's verifier parts, made once and kept with it.
+    pub(super) fn shared(p: &CompiledPolicy) -> Arc<VerifierPolicy> {
+        p.engine_state
+            .get_or_init(|| Arc::new(VerifierPolicy::of(p)))
+            .clone()
+            .downcast::<VerifierPolicy>()
+            .unwrap_or_else(|_| Arc::new(VerifierPolicy::of(p)))
+    }
+
+    fn of(p: &CompiledPolicy) -> VerifierPolicy {
         VerifierPolicy {
             matchers: p.image_matchers.clone(),
             attestors: p.attestors.clone(),
@@ -87,6 +107,30 @@ impl VerifierPolicy {
             content_hash: p.content_hash.clone(),
             secrets: p.registry_secrets(),
             tenant: p.tenant().map(str::to_string),
+            fixed: (p.attestors.iter())
+                .filter(|a| a.is_fixed())
+                .map(|a| a.name.clone())
+                .collect(),
+            prefixes: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn is_fixed(&self, attestor: &str) -> bool {
+        self.fixed.iter().any(|f| f == attestor)
+    }
+
+    /// A kept prefix of fixed `attestors`.
+    fn kept_prefix(&self, scope: &PrefixScope<'_>) -> Option<KeyPrefix> {
+        let kept = self.prefixes.lock().unwrap_or_else(|p| p.into_inner());
+        kept.iter()
+            .find(|m| m.is(scope))
+            .and_then(|m| m.prefix.clone())
+    }
+
+    fn keep_prefix(&self, memo: PrefixMemo) {
+        let mut kept = self.prefixes.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() < MAX_KEPT_PREFIXES {
+            kept.push(memo);
         }
     }
 }
@@ -121,11 +165,28 @@ struct State {
 
 /// A [`KeyPrefix`] and what it was made of; `None` when an attestor's
 /// material could not be evaluated.
+#[derive(Clone)]
 struct PrefixMemo {
     function: Function,
     attestation: String,
     attestors: Vec<String>,
     prefix: Option<KeyPrefix>,
+}
+
+/// What a key prefix is made of, besides the policy.
+#[derive(Clone, Copy)]
+struct PrefixScope<'a> {
+    function: Function,
+    attestation: &'a str,
+    attestors: &'a [String],
+}
+
+impl PrefixMemo {
+    fn is(&self, scope: &PrefixScope<'_>) -> bool {
+        self.function == scope.function
+            && self.attestation == scope.attestation
+            && self.attestors == scope.attestors
+    }
 }
 
 /// The [`Credentials`] of an image's registry read by `attestors`.
@@ -137,7 +198,7 @@ struct CredentialsMemo {
 
 impl PolicyVerifier {
     pub(super) fn new(
-        policy: VerifierPolicy,
+        policy: Arc<VerifierPolicy>,
         bindings: Bindings,
         transport: Arc<dyn Transport + Send + Sync>,
         host: super::keys::HostServices,
@@ -145,14 +206,14 @@ impl PolicyVerifier {
         log: DecisionLog,
     ) -> PolicyVerifier {
         PolicyVerifier {
-            policy: Arc::new(policy),
+            policy,
             bindings,
             transport,
             cache: host.cache,
             keys: host.keys,
             record,
             log,
-            now: crate::verify::unix_now(),
+            now: std::sync::OnceLock::new(),
             state: Mutex::new(State::default()),
         }
     }
@@ -163,6 +224,10 @@ impl PolicyVerifier {
             transport: &*self.transport,
             cache: &*self.cache,
         }
+    }
+
+    fn now(&self) -> i64 {
+        *self.now.get_or_init(crate::verify::unix_now)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -232,22 +297,47 @@ impl PolicyVerifier {
     }
 
     /// The key prefix of `attestors` verifying `function` (and
-    /// `attestation`), kept for the next image with the same ones.
+    /// `attestation`), kept for the next image with the same ones, and
+    /// across requests when every attestor is fixed.
     fn key_prefix(
         &self,
         function: Function,
         attestation: &str,
         attestors: &[String],
     ) -> Option<KeyPrefix> {
-        if let Some(memo) = &self.state().prefix {
-            let same = memo.function == function
-                && memo.attestation == attestation
-                && memo.attestors == attestors;
-            if same {
-                return memo.prefix.clone();
-            }
+        let scope = PrefixScope {
+            function,
+            attestation,
+            attestors,
+        };
+        if let Some(memo) = self.state().prefix.as_ref().filter(|m| m.is(&scope)) {
+            return memo.prefix.clone();
         }
-        let prefix = attestors
+        let fixed = attestors.iter().all(|a| self.policy.is_fixed(a));
+        let kept = fixed.then(|| self.policy.kept_prefix(&scope)).flatten();
+        let was_kept = kept.is_some();
+        let prefix = kept.or_else(|| self.new_prefix(&scope));
+        let memo = PrefixMemo {
+            function,
+            attestation: attestation.to_string(),
+            attestors: attestors.to_vec(),
+            prefix: prefix.clone(),
+        };
+        if fixed && !was_kept && prefix.is_some() {
+            self.policy.keep_prefix(memo.clone());
+        }
+        self.state().prefix = Some(memo);
+        prefix
+    }
+
+    /// A key prefix made from the attestors' fingerprints.
+    fn new_prefix(&self, scope: &PrefixScope<'_>) -> Option<KeyPrefix> {
+        let PrefixScope {
+            function,
+            attestation,
+            attestors,
+        } = *scope;
+        attestors
             .iter()
             .map(|name| self.fingerprint(name).map(|f| (name.as_str(), f)))
             .collect::<Result<Vec<_>, _>>()
@@ -257,14 +347,7 @@ impl PolicyVerifier {
                     fingerprints.iter().map(|(n, f)| (*n, f.as_str())).collect();
                 let hash = &self.policy.content_hash;
                 KeyPrefix::new(hash, function, attestation, &fingerprints)
-            });
-        self.state().prefix = Some(PrefixMemo {
-            function,
-            attestation: attestation.to_string(),
-            attestors: attestors.to_vec(),
-            prefix: prefix.clone(),
-        });
-        prefix
+            })
     }
 
     /// The registries a verification reads (the image's, and any
@@ -303,7 +386,7 @@ impl PolicyVerifier {
         }
         let computed = match self.compiled(name) {
             None => Err(AttestorError::Unknown(name.to_string())),
-            Some(a) if a.is_fixed() => match a.fixed_fingerprint.get() {
+            Some(a) if self.policy.is_fixed(name) => match a.fixed_fingerprint.get() {
                 Some(kept) => Ok(kept.clone()),
                 None => self
                     .evaluated_fingerprint(a)
@@ -367,11 +450,11 @@ impl PolicyVerifier {
             None => Err(AttestorError::Unknown(name.to_string())),
             Some(a) => match &a.kind {
                 AttestorKind::Cosign(c) => {
-                    cosign::resolve(c, |s| self.string(s), self.now, &*self.transport)
+                    cosign::resolve(c, |s| self.string(s), self.now(), &*self.transport)
                         .map(|c| Resolved::Cosign(Box::new(c)))
                 }
                 AttestorKind::Notary(n) => {
-                    notary::resolve(n, |s| self.string(s), self.now).map(Resolved::Notary)
+                    notary::resolve(n, |s| self.string(s), self.now()).map(Resolved::Notary)
                 }
             }
             .map(Arc::new),
@@ -464,14 +547,15 @@ impl PolicyVerifier {
     }
 
     /// The image resolved to its digest; when it does not resolve, every
-    /// attestor is noted as failing for that reason (Kyverno's text).
+    /// attestor is noted as failing for that reason (Kyverno's text), as
+    /// taking the time since `started`.
     fn resolved(
         &self,
         image: &str,
         attestation: Option<&str>,
         attestors: &[String],
+        started: Instant,
     ) -> Result<ResolvedImage, VerifierError> {
-        let started = Instant::now();
         self.resolve(image).map_err(|failure| {
             let checked = Checked {
                 image,
@@ -598,7 +682,9 @@ impl ImageVerifier for PolicyVerifier {
         if !self.matches(image)? {
             return Ok(0);
         }
-        let resolved = self.resolved(image, None, attestors)?;
+        // A verification's time includes resolving its image.
+        let started = Instant::now();
+        let resolved = self.resolved(image, None, attestors, started)?;
         if attestors.is_empty() {
             return Ok(0);
         }
@@ -608,7 +694,6 @@ impl ImageVerifier for PolicyVerifier {
             digest: Some(&resolved.1),
             attestation: None,
         };
-        let started = Instant::now();
         let key = self.cache_key(Function::ImageSignatures, "", attestors, &resolved);
         // A hit is a full success recorded earlier: every attestor verified.
         if let Some((key, credentials)) = &key {
@@ -642,7 +727,8 @@ impl ImageVerifier for PolicyVerifier {
         }
         let spec = self.attestation(attestation)?;
         self.check_kinds(spec, attestors)?;
-        let resolved = self.resolved(image, Some(attestation), attestors)?;
+        let started = Instant::now();
+        let resolved = self.resolved(image, Some(attestation), attestors, started)?;
         if attestors.is_empty() {
             return Ok(0);
         }
@@ -652,7 +738,6 @@ impl ImageVerifier for PolicyVerifier {
             digest: Some(&resolved.1),
             attestation: Some(attestation),
         };
-        let started = Instant::now();
         let slot = (image.to_string(), attestation.to_string());
         let key = self.cache_key(
             Function::AttestationSignatures,

@@ -100,6 +100,10 @@ pub struct CompiledPolicy {
     /// `attestors` and `attestations` as bound to expressions: the same
     /// for every request, so made on first use and then shared.
     pub image_variables: OnceLock<ImageVariables>,
+    /// What the engine keeps of this policy across requests (its
+    /// verifier's fixed parts and the cache-key prefixes of its fixed
+    /// attestors), made on first use; the engine owns the type.
+    pub engine_state: OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
     /// What its report results carry from its metadata (set by the loader).
     pub report: super::ReportMeta,
 }
@@ -293,6 +297,7 @@ pub(super) fn compile_policy(
         reads_namespace_object: c.reads_namespace_object,
         reads_resources: c.reads_resources,
         image_variables: OnceLock::new(),
+        engine_state: OnceLock::new(),
         report: Default::default(),
     })
 }
