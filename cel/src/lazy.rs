@@ -41,11 +41,8 @@ struct Added {
 }
 
 impl Base {
-    fn new(map: BTreeMap<String, Arc<Binding>>) -> Base {
-        Base {
-            map: Arc::new(map),
-            added: None,
-        }
+    fn new(map: Arc<BTreeMap<String, Arc<Binding>>>) -> Base {
+        Base { map, added: None }
     }
 
     /// The binding of `name`: the latest one added, else the map's.
@@ -83,8 +80,8 @@ pub(super) struct Binding {
 /// What a binding is made from on first use.
 enum Pending {
     Json(JsonSource),
-    /// A CEL value not yet in its bound form.
-    Cel(Value),
+    /// A CEL value not yet made: made and bound on first use.
+    Made(Box<dyn Fn() -> Value + Send + Sync>),
 }
 
 /// JSON to convert on first use.
@@ -113,8 +110,7 @@ impl Binding {
                     Pending::Json(JsonSource::Text(t)) => {
                         super::convert::to_cel(&serde_json::from_str(t).ok()?)
                     }
-                    // Lists and maps are shared, not copied.
-                    Pending::Cel(v) => v.clone(),
+                    Pending::Made(make) => make(),
                 };
                 Box::<dyn Val>::try_from(value).ok()
             })
@@ -134,14 +130,14 @@ impl Shared {
         Some(Shared(Arc::new(Binding::ready(value))))
     }
 
-    /// `value`, put in its bound form the first time an expression reads
-    /// it: for a value bound per evaluation that most evaluations never
-    /// read (a policy's `images`, which the native all-signed check does
-    /// not). One without a CEL form reads as unbound, as
-    /// [`Shared::new`]'s `None` does.
-    pub fn deferred(value: Value) -> Shared {
+    /// The value `make` makes, made and put in its bound form the first
+    /// time an expression reads it: for a value bound per evaluation that
+    /// most evaluations never read (a policy's `images`, which the native
+    /// all-signed check does not). One without a CEL form reads as
+    /// unbound, as [`Shared::new`]'s `None` does.
+    pub fn deferred(make: impl Fn() -> Value + Send + Sync + 'static) -> Shared {
         Shared(Arc::new(Binding {
-            source: Some(Pending::Cel(value)),
+            source: Some(Pending::Made(Box::new(make))),
             value: OnceLock::new(),
         }))
     }
@@ -365,7 +361,7 @@ impl Bindings {
             .filter_map(|n| Some((n.to_string(), self.base.get(n)?.clone())))
             .collect();
         Bindings {
-            base: Base::new(map),
+            base: Base::new(Arc::new(map)),
             variables: None,
             services: BoundServices::default(),
         }
@@ -396,8 +392,10 @@ impl Bindings {
 /// definitions and the services the libraries call.
 #[derive(Default, Clone)]
 pub struct BindingsBuilder {
-    base: BTreeMap<String, Arc<Binding>>,
-    definitions: Vec<(String, Expression)>,
+    /// Shared, so that each policy of a request clones the request's
+    /// bindings without copying them.
+    base: Arc<BTreeMap<String, Arc<Binding>>>,
+    definitions: Arc<Vec<(String, Expression)>>,
     services: super::services::Services,
 }
 
@@ -425,8 +423,7 @@ impl BindingsBuilder {
     /// Binds `name` to `value`. Values that have no CEL form are skipped.
     pub fn value(mut self, name: &str, value: Value) -> Self {
         if let Ok(v) = Box::<dyn Val>::try_from(value) {
-            self.base
-                .insert(name.to_string(), Arc::new(Binding::ready(v)));
+            Arc::make_mut(&mut self.base).insert(name.to_string(), Arc::new(Binding::ready(v)));
         }
         self
     }
@@ -437,13 +434,13 @@ impl BindingsBuilder {
             source: Some(Pending::Json(source)),
             value: OnceLock::new(),
         };
-        self.base.insert(name.to_string(), Arc::new(binding));
+        Arc::make_mut(&mut self.base).insert(name.to_string(), Arc::new(binding));
         self
     }
 
     /// Declares the lazy `variables`.
-    pub fn variables(mut self, definitions: Vec<(String, Expression)>) -> Self {
-        self.definitions = definitions;
+    pub fn variables(mut self, definitions: impl Into<Arc<Vec<(String, Expression)>>>) -> Self {
+        self.definitions = definitions.into();
         self
     }
 
@@ -463,7 +460,7 @@ impl BindingsBuilder {
     pub fn build(self) -> Bindings {
         build(
             Base::new(self.base),
-            Arc::new(self.definitions),
+            self.definitions,
             BoundServices::with(self.services),
         )
     }
@@ -476,7 +473,7 @@ mod tests {
     use serde_json::json;
 
     fn bindings(vars: &[(&str, &str)]) -> Bindings {
-        let defs = vars
+        let defs: Vec<_> = vars
             .iter()
             .map(|(n, e)| (n.to_string(), compile(e).expect("compiles")))
             .collect();

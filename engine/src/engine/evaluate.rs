@@ -54,7 +54,8 @@ pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
         Err(e) => return failed(e),
     }
     let imgs = match images::collect(policy, input.resource, input.object, &input.bindings) {
-        Ok(i) => i,
+        // Shared with the `images` variable, which is made only if read.
+        Ok(i) => std::sync::Arc::new(i),
         Err(e) => return failed(e.into()),
     };
     if policy.spec.verify_digest() {
@@ -79,7 +80,7 @@ pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
         }
     }
     let bindings = with_image_variables(policy, &input.bindings, &imgs);
-    validations(policy, &bindings, imgs)
+    validations(policy, &bindings, &imgs)
 }
 
 /// All matchConditions true. An error counts as "not matched" under
@@ -181,16 +182,25 @@ fn conditions_hold(
     }
 }
 
-fn with_image_variables(policy: &CompiledPolicy, base: &Bindings, imgs: &PolicyImages) -> Bindings {
+fn with_image_variables(
+    policy: &CompiledPolicy,
+    base: &Bindings,
+    imgs: &std::sync::Arc<PolicyImages>,
+) -> Bindings {
     let shared = policy
         .image_variables
         .get_or_init(|| image_variables(policy));
     let bound = [
-        ("images", Some(Shared::deferred(imgs.to_cel()))),
+        ("images", Some(Shared::deferred(images_value(imgs.clone())))),
         ("attestations", shared.attestations.clone()),
         ("attestors", shared.attestors.clone()),
     ];
     base.with_shared(bound.into_iter().filter_map(|(n, v)| Some((n, v?))))
+}
+
+/// The `images` variable's value, made when an expression reads it.
+fn images_value(imgs: std::sync::Arc<PolicyImages>) -> impl Fn() -> Value + Send + Sync {
+    move || imgs.to_cel()
 }
 
 /// The policy's `attestations` (name to name) and `attestors` (name to
@@ -244,9 +254,9 @@ fn all_signed(
     )
 }
 
-fn validations(policy: &CompiledPolicy, bindings: &Bindings, imgs: PolicyImages) -> Outcome {
+fn validations(policy: &CompiledPolicy, bindings: &Bindings, imgs: &PolicyImages) -> Outcome {
     for (index, v) in policy.validations.iter().enumerate() {
-        let result = match all_signed(v, &imgs, bindings) {
+        let result = match all_signed(v, imgs, bindings) {
             Some(answer) => answer,
             None => v.expression.eval(bindings),
         };
@@ -283,7 +293,7 @@ fn validations(policy: &CompiledPolicy, bindings: &Bindings, imgs: PolicyImages)
     match audit_annotations(policy, bindings) {
         Ok(annotations) => Outcome::Pass {
             annotations,
-            matched: imgs.matched,
+            matched: imgs.matched.clone(),
         },
         Err(e) => Outcome::Error(PolicyError::Evaluation(e)),
     }

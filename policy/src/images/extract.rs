@@ -152,17 +152,24 @@ fn extract_at(path: &[&str], object: &Value) -> Vec<ExtractedImage> {
 /// empty lists) for a supported resource, no keys for any other.
 pub fn extract_lists(resource: &str, object: &Value) -> BTreeMap<&'static str, Vec<String>> {
     let mut lists = BTreeMap::new();
-    if pod_spec_path(resource).is_none() {
+    let Some(path) = pod_spec_path(resource) else {
         return lists;
-    }
+    };
+    // The images alone, as [`extract`] finds them, without its pointers:
+    // every policy of a request makes these lists.
+    let spec = path.iter().try_fold(object, |v, key| v.get(key));
     for category in Category::ALL {
-        lists.insert(category.as_str(), Vec::new());
-    }
-    for found in extract(resource, object) {
-        lists
-            .entry(found.category.as_str())
-            .or_default()
-            .push(found.image);
+        let containers = spec
+            .and_then(|s| s.get(category.as_str()))
+            .and_then(Value::as_array);
+        let images = containers
+            .into_iter()
+            .flatten()
+            .filter_map(|c| match c.get("image") {
+                Some(Value::String(image)) => Some(image.clone()),
+                _ => None,
+            });
+        lists.insert(category.as_str(), images.collect());
     }
     lists
 }
@@ -359,6 +366,36 @@ mod tests {
             vec!["containers", "ephemeralContainers", "initContainers"]
         );
         assert!(empty.values().all(Vec::is_empty));
+    }
+
+    /// The lists hold what [`extract`] finds, in its order, whatever the
+    /// object holds: entries without an image or with another type are
+    /// skipped by both, as is a category that is not a list.
+    #[test]
+    fn lists_agree_with_extract() {
+        let spec = json!({
+            "containers": [{"image": "a"}, {"name": "none"}, {"image": 7}, {"image": "b"}],
+            "initContainers": {"image": "not a list"},
+            "ephemeralContainers": [{"image": "e"}]
+        });
+        for (resource, object) in [
+            ("pods", json!({ "spec": spec })),
+            (
+                "cronjobs",
+                json!({"spec": {"jobTemplate": {"spec": {"template": {"spec": spec}}}}}),
+            ),
+            ("deployments", json!({"spec": {"template": {"spec": spec}}})),
+        ] {
+            let mut want: BTreeMap<&str, Vec<String>> =
+                Category::ALL.iter().map(|c| (c.as_str(), vec![])).collect();
+            for found in extract(resource, &object) {
+                want.entry(found.category.as_str())
+                    .or_default()
+                    .push(found.image);
+            }
+            assert_eq!(extract_lists(resource, &object), want, "{resource}");
+            assert_eq!(want["containers"], vec!["a", "b"]);
+        }
     }
 
     #[test]

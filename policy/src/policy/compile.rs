@@ -72,7 +72,7 @@ pub struct CompiledPolicy {
     /// `spec.matchConditions` as name and compiled expression.
     pub match_conditions: Vec<(String, Expression)>,
     /// `spec.variables` as name and compiled expression.
-    pub variables: Vec<(String, Expression)>,
+    pub variables: Arc<Vec<(String, Expression)>>,
     /// Shared with each evaluation's verifier, which checks images against them.
     pub image_matchers: Arc<Vec<ImageMatcher>>,
     /// `spec.attestors`, compiled; shared with each evaluation's verifier.
@@ -284,7 +284,7 @@ pub(super) fn compile_policy(
         autogen,
         match_constraints,
         match_conditions,
-        variables,
+        variables: Arc::new(variables),
         image_matchers: Arc::new(image_matchers),
         attestors: Arc::new(attestors),
         images,
