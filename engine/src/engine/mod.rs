@@ -285,14 +285,21 @@ impl PolicySet {
     /// Whether a route on `scope` names a policy that is neither loaded
     /// nor rejected by name: one an unreadable document may have been.
     fn unknown(&self, scope: &Scope, names: &[String]) -> bool {
-        names.iter().any(|n| {
-            let one = Named::new(std::slice::from_ref(n));
-            let loaded = self.policies.iter().any(|p| in_scope(p, scope, &one));
-            let rejected = self.rejected.iter().any(|r| {
-                r.named && in_scope_of(&r.name, r.kind, r.namespace.as_deref(), scope, &one)
-            });
-            !loaded && !rejected
-        })
+        if names.is_empty() {
+            return false;
+        }
+        // Every name in scope, loaded or rejected by name, gathered once.
+        let all = Named::new(&[]);
+        let loaded = (self.policies.iter())
+            .filter(|p| in_scope(p, scope, &all))
+            .map(|p| p.name.as_str());
+        let rejected = (self.rejected.iter())
+            .filter(|r| {
+                r.named && in_scope_of(&r.name, r.kind, r.namespace.as_deref(), scope, &all)
+            })
+            .map(|r| r.name.as_str());
+        let known: HashSet<&str> = loaded.chain(rejected).collect();
+        names.iter().any(|n| !known.contains(n.as_str()))
     }
 
     /// The policies that did not load and deny in their scope.
