@@ -35,7 +35,8 @@ struct Base {
 
 /// One value bound on top of a [`Base`], and the ones bound before it.
 struct Added {
-    name: String,
+    /// Always a name the engine spells out (`images`, `ref`, ...).
+    name: &'static str,
     binding: Arc<Binding>,
     earlier: Option<Arc<Added>>,
 }
@@ -57,11 +58,11 @@ impl Base {
         self.map.get(name)
     }
 
-    fn with(&self, name: &str, binding: Arc<Binding>) -> Base {
+    fn with(&self, name: &'static str, binding: Arc<Binding>) -> Base {
         Base {
             map: self.map.clone(),
             added: Some(Arc::new(Added {
-                name: name.to_string(),
+                name,
                 binding,
                 earlier: self.added.clone(),
             })),
@@ -82,6 +83,9 @@ enum Pending {
     Json(JsonSource),
     /// A CEL value not yet made: made and bound on first use.
     Made(Box<dyn Fn() -> Value + Send + Sync>),
+    /// The services' handle, made when an expression first calls a
+    /// function that needs them (the native all-signed check never does).
+    Services(super::services::Services),
 }
 
 /// JSON to convert on first use.
@@ -111,6 +115,7 @@ impl Binding {
                         super::convert::to_cel(&serde_json::from_str(t).ok()?)
                     }
                     Pending::Made(make) => make(),
+                    Pending::Services(services) => services.clone().value(),
                 };
                 Box::<dyn Val>::try_from(value).ok()
             })
@@ -166,17 +171,20 @@ type Verifier = Arc<dyn super::verify_lib::ImageVerifier>;
 #[derive(Clone, Default)]
 struct BoundServices {
     services: super::services::Services,
-    /// `services` as the value of the hidden binding, made once.
+    /// `services` as the value of the hidden binding, made on first use.
     binding: Option<Arc<Binding>>,
 }
 
 impl BoundServices {
     fn with(services: super::services::Services) -> BoundServices {
-        let value = services.clone().value();
-        let binding = Box::<dyn Val>::try_from(value)
-            .ok()
-            .map(|v| Arc::new(Binding::ready(v)));
-        BoundServices { services, binding }
+        let binding = Binding {
+            source: Some(Pending::Services(services.clone())),
+            value: OnceLock::new(),
+        };
+        BoundServices {
+            services,
+            binding: Some(Arc::new(binding)),
+        }
     }
 }
 
@@ -326,13 +334,16 @@ impl Bindings {
     /// bound.
     ///
     /// `variables` start afresh, so that they see the new binding.
-    pub fn with(&self, name: &str, value: Value) -> Bindings {
+    pub fn with(&self, name: &'static str, value: Value) -> Bindings {
         self.with_shared(Shared::new(value).map(|v| (name, v)))
     }
 
     /// These bindings plus each `(name, value)`, made in one step: the
     /// `variables` start afresh once, not once per value.
-    pub fn with_shared<'n>(&self, values: impl IntoIterator<Item = (&'n str, Shared)>) -> Bindings {
+    pub fn with_shared(
+        &self,
+        values: impl IntoIterator<Item = (&'static str, Shared)>,
+    ) -> Bindings {
         let base = values
             .into_iter()
             .fold(self.base.clone(), |base, (name, value)| {
