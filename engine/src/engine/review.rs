@@ -7,9 +7,9 @@ use super::{NamespaceError, Phase, PolicyResult, PolicySet, Scope, Verdict};
 use crate::admission::{Operation, Request, RequestError};
 use crate::oci::Transport;
 use base64::Engine as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The route a request came in on: `/{ivpol,nivpol}/{validate,mutate}/<names>`.
@@ -164,7 +164,7 @@ impl PolicySet {
         }
         let subject = Subject::of(&req);
         if route.phase == Phase::Mutate && !mutated(req.operation) {
-            let response = envelope_response(json!({ "uid": req.uid, "allowed": true }));
+            let response = written(ResponseOut::allowed(&req.uid));
             return Ok(Answer {
                 response,
                 subject,
@@ -251,30 +251,79 @@ pub(super) fn envelope(body: &[u8]) -> Result<&RawValue, Unjudgeable> {
 
 /// The AdmissionReview response for a verdict.
 pub fn response(uid: &str, verdict: &Verdict) -> Vec<u8> {
-    let mut resp = json!({ "uid": uid, "allowed": verdict.allowed });
-    if let Some(message) = &verdict.message {
-        resp["status"] = json!({ "status": "Failure", "message": message });
-    }
-    if !verdict.warnings.is_empty() {
-        resp["warnings"] = json!(verdict.warnings);
-    }
-    let annotations = audit_annotations(verdict);
-    if !annotations.is_empty() {
-        resp["auditAnnotations"] = Value::Object(annotations);
-    }
-    if let Some(patch) = &verdict.patch {
-        resp["patchType"] = json!("JSONPatch");
-        resp["patch"] = json!(base64::engine::general_purpose::STANDARD.encode(patch));
-    }
-    envelope_response(resp)
+    let patch = verdict.patch.as_ref();
+    written(ResponseOut {
+        allowed: verdict.allowed,
+        audit_annotations: audit_annotations(verdict),
+        patch: patch.map(|p| base64::engine::general_purpose::STANDARD.encode(p)),
+        patch_type: patch.map(|_| "JSONPatch"),
+        status: (verdict.message.as_deref()).map(|message| StatusOut {
+            message,
+            status: "Failure",
+        }),
+        uid,
+        warnings: &verdict.warnings,
+    })
 }
 
-fn envelope_response(response: Value) -> Vec<u8> {
-    let review = json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "response": response,
-    });
+/// An AdmissionReview's `response`. Its fields, and those of the types
+/// around it, are declared in the order of their keys: written, it is the
+/// bytes serde_json writes for the same `Value` (whose maps sort their
+/// keys), without building one.
+#[derive(Serialize)]
+struct ResponseOut<'a> {
+    allowed: bool,
+    #[serde(
+        rename = "auditAnnotations",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    audit_annotations: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch: Option<String>,
+    #[serde(rename = "patchType", skip_serializing_if = "Option::is_none")]
+    patch_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<StatusOut<'a>>,
+    uid: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
+}
+
+impl<'a> ResponseOut<'a> {
+    /// Allowed, with nothing else to say.
+    fn allowed(uid: &'a str) -> ResponseOut<'a> {
+        ResponseOut {
+            allowed: true,
+            audit_annotations: BTreeMap::new(),
+            patch: None,
+            patch_type: None,
+            status: None,
+            uid,
+            warnings: &[],
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct StatusOut<'a> {
+    message: &'a str,
+    status: &'static str,
+}
+
+#[derive(Serialize)]
+struct ReviewOut<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    response: ResponseOut<'a>,
+}
+
+fn written(response: ResponseOut<'_>) -> Vec<u8> {
+    let review = ReviewOut {
+        api_version: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response,
+    };
     serde_json::to_vec(&review).unwrap_or_default()
 }
 
@@ -286,8 +335,8 @@ const MAX_ANNOTATION_VALUE: usize = 4096;
 /// and a `/`, and drops keys that are not qualified names: at most 63
 /// characters of `[A-Za-z0-9._-]`, alphanumeric at both ends), the value
 /// each verification's outcome, `; `-joined.
-fn audit_annotations(v: &Verdict) -> Map<String, Value> {
-    let mut out = Map::new();
+fn audit_annotations(v: &Verdict) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
     for r in v.results.iter().filter(|r| !r.verifications.is_empty()) {
         let text: Vec<&str> = r.verifications.iter().map(|x| x.summary.as_str()).collect();
         let mut value = text.join("; ");
@@ -299,10 +348,7 @@ fn audit_annotations(v: &Verdict) -> Map<String, Value> {
             value.truncate(end);
             value.push('…');
         }
-        out.insert(
-            annotation_key(&r.policy, r.namespace.as_deref()),
-            Value::String(value),
-        );
+        out.insert(annotation_key(&r.policy, r.namespace.as_deref()), value);
     }
     out
 }
@@ -324,4 +370,84 @@ pub fn annotation_key(policy: &str, namespace: Option<&str>) -> String {
     cleaned
         .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CacheUse, PolicyResult, Status, Verdict, Verification, VerifierKind};
+    use super::*;
+    use serde_json::{json, Map, Value};
+
+    /// The response as it was written before: a `Value` built and
+    /// serialised (its maps sort their keys).
+    fn via_value(uid: &str, v: &Verdict) -> Vec<u8> {
+        let mut resp = json!({ "uid": uid, "allowed": v.allowed });
+        if let Some(message) = &v.message {
+            resp["status"] = json!({ "status": "Failure", "message": message });
+        }
+        if !v.warnings.is_empty() {
+            resp["warnings"] = json!(v.warnings);
+        }
+        let annotations: Map<String, Value> = audit_annotations(v)
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        if !annotations.is_empty() {
+            resp["auditAnnotations"] = Value::Object(annotations);
+        }
+        if let Some(patch) = &v.patch {
+            resp["patchType"] = json!("JSONPatch");
+            resp["patch"] = json!(base64::engine::general_purpose::STANDARD.encode(patch));
+        }
+        let review = json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "response": resp,
+        });
+        serde_json::to_vec(&review).unwrap()
+    }
+
+    fn verified(policy: &str, summary: &str) -> PolicyResult {
+        PolicyResult {
+            policy: policy.into(),
+            namespace: Some("team-a".into()),
+            status: Status::Pass,
+            message: String::new(),
+            actions: vec!["Deny".into()],
+            audit_annotations: vec![],
+            exceptions: vec![],
+            verifications: vec![Verification {
+                image: "r.io/app".into(),
+                digest: None,
+                attestor: "key".into(),
+                attestor_kind: VerifierKind::Cosign,
+                micros: 0,
+                attestation: None,
+                cache: CacheUse::Hit,
+                failure: None,
+                summary: summary.into(),
+            }],
+            background: true,
+            report: Default::default(),
+        }
+    }
+
+    #[test]
+    fn responses_are_the_bytes_a_value_would_write() {
+        let mut denied = Verdict {
+            allowed: false,
+            message: Some("Policy p failed: \"quoted\" \u{e9}".into()),
+            warnings: vec!["w1".into(), "w2".into()],
+            patch: Some(r#"[{"op":"add"}]"#.into()),
+            results: vec![verified("b", "x ok"), verified("a", "y ok")],
+        };
+        for v in [Verdict::default(), denied.clone()] {
+            assert_eq!(response("u-1", &v), via_value("u-1", &v));
+        }
+        denied.patch = None;
+        denied.warnings.clear();
+        assert_eq!(response("u", &denied), via_value("u", &denied));
+        let allowed = written(ResponseOut::allowed("u"));
+        assert_eq!(allowed, br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"allowed":true,"uid":"u"}}"#);
+    }
 }
