@@ -9,7 +9,10 @@
 //! optimised for size with it: 7.1 to 6.0 MB, the request path no slower
 //! (docs/performance.md). `IVPOL_WASM_OPT` names another `wasm-opt`, or
 //! `none` to skip the step. The component as embedded is also written to
-//! `target/guest/ivpol.wasm`, for the tests and the bench.
+//! `target/guest/ivpol-<profile>.wasm` (`debug` or `release`, as cargo's
+//! `PROFILE` says), for the tests and the bench: a debug and a release
+//! build may embed different bytes (the lint run builds the guest through
+//! clippy-driver), so each names its own.
 
 #[path = "build/optimise.rs"]
 mod optimise;
@@ -100,7 +103,9 @@ fn main() {
     let component =
         std::fs::read(&built).unwrap_or_else(|e| panic!("reading {}: {e}", built.display()));
     let component = optimise::component(component, &target_dir);
-    for path in [out, target_dir.join("ivpol.wasm")] {
+    let profile = env::var("PROFILE").expect("set by cargo");
+    let as_embedded = target_dir.join(format!("ivpol-{profile}.wasm"));
+    for path in [out, as_embedded] {
         std::fs::write(&path, &component)
             .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     }

@@ -430,12 +430,11 @@ fn acquire_ms(s: &Server) -> f64 {
     sum / count.max(1.0) * 1000.0
 }
 
-/// The embedded component's size: `runtime/build.rs` leaves the component
-/// it embeds at `target/guest/ivpol.wasm` in the workspace, whatever
-/// `CARGO_TARGET_DIR` says; none there is an error, not a size of 0 that
-/// would meet the size target.
+/// The embedded component's size: the file runtime/build.rs leaves for
+/// this (release) build's `ivpol`; none there is an error, not a size of 0
+/// that would meet the size target.
 fn component_size() -> Result<u64> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/guest/ivpol.wasm");
+    let path = ivpol_tests::oci::component_file();
     std::fs::metadata(&path)
         .map(|m| m.len())
         .with_context(|| format!("no component at {}", path.display()))

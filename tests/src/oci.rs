@@ -59,12 +59,19 @@ impl Run {
 }
 
 /// The component build.rs embeds (`$IVPOL_GUEST_WASM`, else the guest build
-/// as runtime/build.rs leaves it, optimised when `wasm-opt` ran).
+/// as runtime/build.rs leaves it for this profile's `ivpol`, optimised when
+/// `wasm-opt` ran).
 pub fn component_file() -> PathBuf {
+    // Cargo's `PROFILE` for a build script: `debug` unless optimised.
+    let profile = match cfg!(debug_assertions) {
+        true => "debug",
+        false => "release",
+    };
     let path = std::env::var_os("IVPOL_GUEST_WASM")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/guest/ivpol.wasm")
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../target/guest/ivpol-{profile}.wasm"))
         });
     assert!(
         path.exists(),
