@@ -28,6 +28,7 @@ pub mod status;
 pub use failure::Failure;
 mod validate;
 mod verifier;
+mod verifier_policy;
 
 use crate::admission::{labels_of, Request, RequestError};
 use crate::cel::resource_lib::{self, ResourceSource};
