@@ -95,6 +95,7 @@ struct State {
     credentials: Option<CredentialsMemo>,
 }
 
+/// The [`Credentials`] of an image's registry read by `attestors`.
 struct CredentialsMemo {
     registry: String,
     attestors: Vec<String>,
