@@ -121,55 +121,56 @@ pub fn extract(resource: &str, object: &Value) -> Vec<ExtractedImage> {
 
 /// Images of the pod spec at `path` (see [`extract`]).
 fn extract_at(path: &[&str], object: &Value) -> Vec<ExtractedImage> {
-    let Some(spec) = path.iter().try_fold(object, |v, key| v.get(key)) else {
-        return Vec::new();
-    };
     let prefix: String = path
         .iter()
         .map(|segment| format!("/{}", escape_pointer_segment(segment)))
         .collect();
-    let mut out = Vec::new();
-    for category in Category::ALL {
-        let Some(Value::Array(containers)) = spec.get(category.as_str()) else {
-            continue;
-        };
-        for (index, container) in containers.iter().enumerate() {
-            if let Some(Value::String(image)) = container.get("image") {
-                out.push(ExtractedImage {
-                    category,
-                    image: image.clone(),
-                    // The index is the position in the original list, so the
-                    // pointer stays right even when entries are skipped.
-                    pointer: format!("{prefix}/{}/{index}/image", category.as_str()),
-                });
-            }
-        }
-    }
-    out
+    images_at(path, object)
+        .map(|(category, index, image)| ExtractedImage {
+            category,
+            image: image.to_string(),
+            // The index is the position in the original list, so the
+            // pointer stays right even when entries are skipped.
+            pointer: format!("{prefix}/{}/{index}/image", category.as_str()),
+        })
+        .collect()
 }
 
-/// CEL's `images` value for the built-in extractors: all three keys (maybe
-/// empty lists) for a supported resource, no keys for any other.
-pub fn extract_lists(resource: &str, object: &Value) -> BTreeMap<&'static str, Vec<String>> {
-    let mut lists = BTreeMap::new();
-    let Some(path) = pod_spec_path(resource) else {
-        return lists;
-    };
-    // The images alone, as [`extract`] finds them, without its pointers:
-    // every policy of a request makes these lists.
+/// Each image of the pod spec at `path`, with its category and its index in
+/// that category's list, in [`extract`]'s order.
+fn images_at<'v>(
+    path: &[&str],
+    object: &'v Value,
+) -> impl Iterator<Item = (Category, usize, &'v str)> {
     let spec = path.iter().try_fold(object, |v, key| v.get(key));
-    for category in Category::ALL {
+    Category::ALL.into_iter().flat_map(move |category| {
         let containers = spec
             .and_then(|s| s.get(category.as_str()))
             .and_then(Value::as_array);
-        let images = containers
-            .into_iter()
-            .flatten()
-            .filter_map(|c| match c.get("image") {
-                Some(Value::String(image)) => Some(image.clone()),
-                _ => None,
-            });
-        lists.insert(category.as_str(), images.collect());
+        let found = containers.into_iter().flatten().enumerate();
+        found.filter_map(move |(index, container)| match container.get("image") {
+            Some(Value::String(image)) => Some((category, index, image.as_str())),
+            _ => None,
+        })
+    })
+}
+
+/// CEL's `images` value for the built-in extractors: all three keys (maybe
+/// empty lists) for a supported resource, no keys for any other. Every
+/// policy of a request makes these, so no pointers are formatted.
+pub fn extract_lists(resource: &str, object: &Value) -> BTreeMap<&'static str, Vec<String>> {
+    let Some(path) = pod_spec_path(resource) else {
+        return BTreeMap::new();
+    };
+    let mut lists: BTreeMap<&'static str, Vec<String>> = Category::ALL
+        .iter()
+        .map(|c| (c.as_str(), Vec::new()))
+        .collect();
+    for (category, _, image) in images_at(path, object) {
+        lists
+            .entry(category.as_str())
+            .or_default()
+            .push(image.to_string());
     }
     lists
 }
