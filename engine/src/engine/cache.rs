@@ -167,14 +167,7 @@ impl KeyPrefix {
         let mut h = self.0.clone();
         part(&mut h, repository);
         part(&mut h, &[digest]);
-        let mut key = String::with_capacity(67);
-        key.push_str("v2:");
-        for byte in h.finalize() {
-            for nibble in [byte >> 4, byte & 0xf] {
-                key.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
-            }
-        }
-        key
+        ["v2:", &crate::verify::encoding::hex(&h.finalize())].concat()
     }
 }
 
