@@ -5,7 +5,7 @@ use crate::common::{
     value::CowVal,
 };
 use crate::container::Container;
-use crate::parser::{Macro, Macros, Parser};
+use crate::parser::{Macro, Macros, PrattParser};
 use crate::registry::{TypeDecl, TypeRegistry};
 use crate::{common::types::CelStruct, common::value::Val, ExecutionError, StructType};
 use crate::{DeclarationError, ParseErrors, Program};
@@ -186,8 +186,8 @@ impl Env {
     /// let expr = env.parser().parse("[1, 2, 3].exists(x, x > 2)").unwrap();
     /// assert_eq!(Value::resolve(&expr, &Context::default()), Ok(Value::Bool(true)));
     /// ```
-    pub fn parser(&self) -> Parser {
-        Parser::new()
+    pub fn parser(&self) -> PrattParser {
+        PrattParser::new()
             .enable_optional_syntax(self.optional)
             .with_macros(Arc::clone(&self.macros))
     }

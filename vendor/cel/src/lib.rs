@@ -39,7 +39,7 @@ use common::ast::SelectExpr;
 pub use context::Context;
 pub use functions::FunctionContext;
 pub use objects::{ResolveResult, Value};
-use parser::{Expression, ExpressionReferences, Parser};
+use parser::{Expression, ExpressionReferences, PrattParser};
 pub use parser::{ParseError, ParseErrors};
 pub mod functions;
 mod magic;
@@ -428,11 +428,11 @@ impl Program {
     /// assert_eq!(program.execute(&context), Ok(Value::from("tacocat")));
     /// ```
     pub fn compile(source: &str) -> Result<Program, ParseErrors> {
-        Program::parse_with(Parser::default(), source)
+        Program::parse_with(PrattParser::default(), source)
     }
 
     /// Parses `source` into a program with `parser`, and the macros it expands.
-    pub(crate) fn parse_with(parser: Parser, source: &str) -> Result<Program, ParseErrors> {
+    pub(crate) fn parse_with(parser: PrattParser, source: &str) -> Result<Program, ParseErrors> {
         parser
             .parse_with_source_info(source)
             .map(|(expression, source_info)| Program {

@@ -10,14 +10,10 @@ mod macros;
 mod parse;
 #[allow(non_snake_case)]
 mod parser;
-#[cfg(feature = "parser_pratt")]
-#[doc(hidden)]
 pub mod pratt_parser;
 
 pub use macros::Macro;
 pub(crate) use macros::{map_macro_expander, Macros};
 pub use parser::*;
-#[cfg(feature = "parser_pratt")]
-#[doc(hidden)]
 pub use pratt_parser::PrattParser;
 pub use references::ExpressionReferences;

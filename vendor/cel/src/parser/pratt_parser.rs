@@ -1207,9 +1207,26 @@ impl PrattParser {
         self
     }
 
+    /// Expands `macros` instead of the standard ones.
+    pub(crate) fn with_macros(mut self, macros: Arc<Macros>) -> Self {
+        self.macros = macros;
+        self
+    }
+
     pub fn parse(self, source: &str) -> Result<IdedExpr, ParseErrors> {
         let mut worker = PrattParserWorker::new(self, source);
         worker.parse()
+    }
+
+    /// Parse, returning the source info alongside the expression, as
+    /// [`Parser::parse_with_source_info`](crate::parser::Parser::parse_with_source_info) does.
+    pub fn parse_with_source_info(
+        self,
+        source: &str,
+    ) -> Result<(IdedExpr, SourceInfo), ParseErrors> {
+        let mut worker = PrattParserWorker::new(self, source);
+        let expr = worker.parse()?;
+        Ok((expr, mem::take(&mut worker.helper.source_info)))
     }
 }
 
