@@ -26,16 +26,16 @@ pub(crate) const OTHER_HOST: &str = "other";
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
     /// `ivpol` or `nivpol`.
-    pub route: String,
+    pub route: &'static str,
     /// `validate` or `mutate`.
-    pub phase: String,
+    pub phase: &'static str,
     /// `allowed`, `denied` or `error` (a request that got no verdict).
-    pub verdict: String,
+    pub verdict: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PhaseLabels {
-    pub phase: String,
+    pub phase: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -91,23 +91,23 @@ pub(crate) struct HostLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct PolicyResultLabels {
     pub policy: String,
-    pub kind: String,
-    pub phase: String,
-    pub result: String,
+    pub kind: &'static str,
+    pub phase: &'static str,
+    pub result: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct VerificationLabels {
     /// `cosign` or `notary`.
-    pub attestor: String,
+    pub attestor: &'static str,
     /// `hit`, `miss` or `unkeyed`.
-    pub cache: String,
+    pub cache: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct FailureLabels {
     /// `deadline`, `out_of_memory`, `busy` or `trap`.
-    pub reason: String,
+    pub reason: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -544,22 +544,25 @@ impl Metrics {
     }
 
     /// Counts one policy's result (`pass`, `fail`, `skip`, `error`).
-    pub fn count_policy_result(&self, policy: &str, kind: &str, phase: &str, result: &str) {
+    pub fn count_policy_result(
+        &self,
+        policy: &str,
+        kind: &'static str,
+        phase: &'static str,
+        result: &'static str,
+    ) {
         let labels = PolicyResultLabels {
             policy: policy.to_string(),
-            kind: kind.to_string(),
-            phase: phase.to_string(),
-            result: result.to_string(),
+            kind,
+            phase,
+            result,
         };
         self.policy_results.get_or_create(&labels).inc();
     }
 
     /// Observes one verification's duration.
-    pub fn observe_verification(&self, attestor: &str, cache: &str, seconds: f64) {
-        let labels = VerificationLabels {
-            attestor: attestor.to_string(),
-            cache: cache.to_string(),
-        };
+    pub fn observe_verification(&self, attestor: &'static str, cache: &'static str, seconds: f64) {
+        let labels = VerificationLabels { attestor, cache };
         self.verification_seconds
             .get_or_create(&labels)
             .observe(seconds);

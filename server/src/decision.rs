@@ -6,7 +6,7 @@
 
 use ivpol_runtime::metrics::metrics;
 use ivpol_runtime::wit;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::time::Duration;
 
 /// The request a decision is about, as far as it could be read.
@@ -37,7 +37,7 @@ pub(super) fn log(
         return;
     }
     let (policies, verifications) = match verdict {
-        Some(v) => (policies(v).to_string(), verifications(v).to_string()),
+        Some(v) => (policies(v), verifications(v)),
         None => ("[]".to_string(), "[]".to_string()),
     };
     tracing::info!(
@@ -58,9 +58,181 @@ pub(super) fn log(
     );
 }
 
-fn policies(v: &wit::Verdict) -> Value {
-    Value::Array(
-        v.results
+/// One policy's entry of the decision line, written straight from the
+/// verdict (fields in the order a `serde_json::Value` map writes them).
+#[derive(Serialize)]
+struct PolicyEntry<'a> {
+    actions: Vec<&'static str>,
+    message: &'a str,
+    namespace: Option<&'a str>,
+    policy: &'a str,
+    result: &'static str,
+}
+
+/// One verification's entry of the decision line; the failure's four
+/// fields only when it failed.
+#[derive(Serialize)]
+struct VerificationEntry<'a> {
+    attestation: Option<&'a str>,
+    attestor: &'a str,
+    #[serde(rename = "attestorKind")]
+    attestor_kind: &'static str,
+    cache: &'static str,
+    digest: Option<&'a str>,
+    image: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    outcome: &'static str,
+    policy: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    registry: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Option<u16>>,
+}
+
+fn policies(v: &wit::Verdict) -> String {
+    let entries: Vec<PolicyEntry<'_>> = v
+        .results
+        .iter()
+        .map(|r| PolicyEntry {
+            actions: r.actions.names(),
+            message: &r.message,
+            namespace: r.namespace.as_deref(),
+            policy: &r.policy,
+            result: status(r.status),
+        })
+        .collect();
+    written(&entries)
+}
+
+fn verifications(v: &wit::Verdict) -> String {
+    let entries: Vec<VerificationEntry<'_>> = v
+        .results
+        .iter()
+        .flat_map(|r| r.verifications.iter().map(move |x| (r, x)))
+        .map(|(r, x)| {
+            let failure = x.failure.as_ref();
+            VerificationEntry {
+                attestation: x.attestation.as_deref(),
+                attestor: &x.attestor,
+                attestor_kind: x.attestor_kind.as_str(),
+                cache: cache(x.cache),
+                digest: x.digest.as_deref(),
+                image: &x.image,
+                message: failure.map(|f| f.message.as_str()),
+                outcome: if failure.is_none() {
+                    "verified"
+                } else {
+                    "failed"
+                },
+                policy: &r.policy,
+                reason: failure.map(|f| reason(f.reason)),
+                registry: failure.map(|f| f.registry.as_deref()),
+                status: failure.map(|f| f.status),
+            }
+        })
+        .collect();
+    written(&entries)
+}
+
+/// The entries as JSON text; plain strings and numbers cannot fail to write.
+fn written<T: Serialize>(entries: &[T]) -> String {
+    serde_json::to_string(entries).unwrap_or_else(|_| "[]".to_string())
+}
+
+pub(super) fn status(s: wit::Status) -> &'static str {
+    match s {
+        wit::Status::Pass => "pass",
+        wit::Status::Fail => "fail",
+        wit::Status::Skip => "skip",
+        wit::Status::Error => "error",
+    }
+}
+
+use ivpol_report::{cache_name as cache, reason_name as reason};
+
+/// Counts each policy's result and each verification's duration.
+pub(super) fn count(v: &wit::Verdict, phase: &'static str) {
+    let m = metrics();
+    for r in &v.results {
+        let kind = match r.namespace {
+            Some(_) => "NamespacedImageValidatingPolicy",
+            None => "ImageValidatingPolicy",
+        };
+        m.count_policy_result(&r.policy, kind, phase, status(r.status));
+        for x in &r.verifications {
+            let seconds = x.micros as f64 / 1e6;
+            m.observe_verification(x.attestor_kind.as_str(), cache(x.cache), seconds);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn verification(failure: Option<wit::VerificationFailure>) -> wit::Verification {
+        wit::Verification {
+            image: "registry.test/app:1".into(),
+            digest: Some("sha256:ab".into()),
+            attestor: "keys".into(),
+            attestor_kind: wit::AttestorKind::Cosign,
+            micros: 7,
+            attestation: None,
+            cache: wit::CacheUse::Hit,
+            failure,
+            summary: "s".into(),
+        }
+    }
+
+    fn verdict() -> wit::Verdict {
+        let failed = wit::VerificationFailure {
+            reason: wit::Reason::NotFound,
+            message: "no signature".into(),
+            registry: None,
+            status: Some(404),
+        };
+        let result = |namespace: Option<&str>, verifications| wit::PolicyResult {
+            policy: "check".into(),
+            namespace: namespace.map(Into::into),
+            status: wit::Status::Fail,
+            message: "m".into(),
+            actions: wit::Actions::DENY | wit::Actions::AUDIT,
+            audit_annotations: vec![],
+            exceptions: vec![],
+            verifications,
+            report: wit::ReportEntry {
+                policy: "check".into(),
+                rule: "check".into(),
+                message: "m".into(),
+                warn_message: "m".into(),
+                properties: vec![],
+                category: None,
+                severity: None,
+                scored: true,
+                reported: true,
+                audit: false,
+            },
+        };
+        wit::Verdict {
+            allowed: false,
+            message: None,
+            warnings: vec![],
+            patch: None,
+            results: vec![
+                result(None, vec![verification(None)]),
+                result(Some("team"), vec![verification(Some(failed))]),
+            ],
+        }
+    }
+
+    /// What the line carried when it was built as `serde_json::Value`s.
+    fn via_value(v: &wit::Verdict) -> (String, String) {
+        let policies: Vec<Value> = v
+            .results
             .iter()
             .map(|r| {
                 json!({
@@ -71,13 +243,9 @@ fn policies(v: &wit::Verdict) -> Value {
                     "message": r.message,
                 })
             })
-            .collect(),
-    )
-}
-
-fn verifications(v: &wit::Verdict) -> Value {
-    Value::Array(
-        v.results
+            .collect();
+        let verifications: Vec<Value> = v
+            .results
             .iter()
             .flat_map(|r| r.verifications.iter().map(move |x| (r, x)))
             .map(|(r, x)| {
@@ -99,33 +267,16 @@ fn verifications(v: &wit::Verdict) -> Value {
                 }
                 entry
             })
-            .collect(),
-    )
-}
-
-pub(super) fn status(s: wit::Status) -> &'static str {
-    match s {
-        wit::Status::Pass => "pass",
-        wit::Status::Fail => "fail",
-        wit::Status::Skip => "skip",
-        wit::Status::Error => "error",
+            .collect();
+        (
+            Value::from(policies).to_string(),
+            Value::from(verifications).to_string(),
+        )
     }
-}
 
-use ivpol_report::{cache_name as cache, reason_name as reason};
-
-/// Counts each policy's result and each verification's duration.
-pub(super) fn count(v: &wit::Verdict, phase: &str) {
-    let m = metrics();
-    for r in &v.results {
-        let kind = match r.namespace {
-            Some(_) => "NamespacedImageValidatingPolicy",
-            None => "ImageValidatingPolicy",
-        };
-        m.count_policy_result(&r.policy, kind, phase, status(r.status));
-        for x in &r.verifications {
-            let seconds = x.micros as f64 / 1e6;
-            m.observe_verification(x.attestor_kind.as_str(), cache(x.cache), seconds);
-        }
+    #[test]
+    fn the_line_is_the_bytes_values_would_write() {
+        let v = verdict();
+        assert_eq!((policies(&v), verifications(&v)), via_value(&v));
     }
 }

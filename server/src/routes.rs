@@ -254,15 +254,13 @@ async fn admission(state: &AppState, route: wit::Route, req: Request<Incoming>) 
     let m = metrics();
     m.requests
         .get_or_create(&RequestLabels {
-            route: labels.0.into(),
-            phase: labels.1.into(),
-            verdict: decided.label.into(),
+            route: labels.0,
+            phase: labels.1,
+            verdict: decided.label,
         })
         .inc();
     m.latency
-        .get_or_create(&PhaseLabels {
-            phase: labels.1.into(),
-        })
+        .get_or_create(&PhaseLabels { phase: labels.1 })
         .observe(took.as_secs_f64());
     decided.reply
 }
@@ -410,7 +408,7 @@ async fn decide(state: &AppState, route: wit::Route, req: Request<Incoming>) -> 
             metrics()
                 .component_failures
                 .get_or_create(&ivpol_runtime::metrics::FailureLabels {
-                    reason: failure.reason().into(),
+                    reason: failure.reason(),
                 })
                 .inc();
             if subject.uid.is_empty() {
