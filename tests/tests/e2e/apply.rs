@@ -630,3 +630,64 @@ fn explain_names_each_verifications_reason() {
     );
     assert!(!plain.stderr.contains("why: "), "{plain}");
 }
+
+/// A JSON-mode policy that checks `object.word` with `expression` (its
+/// attestor, which a policy must have, goes unused).
+fn word_policy(imgs: &KeyImages, name: &str, expression: &str) -> String {
+    format!(
+        r#"apiVersion: policies.kyverno.io/v1beta1
+kind: ImageValidatingPolicy
+metadata:
+  name: {name}
+spec:
+  evaluation:
+    mode: JSON
+  attestors:
+    {}
+  validations:
+    - expression: >-
+        {expression}
+      message: not one word
+"#,
+        indent(&key_attestor("cosign", &imgs.public_pem), 4)
+    )
+}
+
+/// Patterns are RE2's, as Go's regexp reads them in Kyverno: Unicode
+/// scripts and categories match in the component, and the binary
+/// properties Go has no syntax for (`\p{Alphabetic}`) are an error there,
+/// not a match.
+#[test]
+fn patterns_take_re2s_unicode_classes_and_refuse_what_go_refuses() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write(
+        "greek.yaml",
+        &word_policy(&imgs, "greek", r"object.word.matches('^\\p{Greek}+$')"),
+    );
+    w.write(
+        "alphabetic.yaml",
+        &word_policy(
+            &imgs,
+            "alphabetic",
+            r"object.word.matches('^\\p{Alphabetic}+$')",
+        ),
+    );
+    w.write("greek.json", r#"{"word": "αβγ"}"#);
+    w.write("latin.json", r#"{"word": "abc"}"#);
+    let run = w.ivpol(&[
+        "apply",
+        "greek.yaml",
+        "alphabetic.yaml",
+        "--json",
+        "greek.json",
+        "--json",
+        "latin.json",
+    ]);
+    assert!(
+        run.stdout
+            .contains("pass: 1, fail: 1, warn: 0, error: 2, skip: 0"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("Unicode property not found"), "{run}");
+}
