@@ -81,8 +81,12 @@ impl Sampler {
 
     /// Names the scenario that runs from now on.
     pub fn phase(&self, name: impl Into<String>) {
+        let name = name.into();
+        // Progress on stderr: the run takes minutes, and a profiler can be
+        // started on the phase it is meant for.
+        eprintln!("bench: {name}");
         if let Ok(mut p) = self.phase.lock() {
-            *p = name.into();
+            *p = name;
         }
     }
 
