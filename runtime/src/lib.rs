@@ -131,9 +131,17 @@ pub struct Runtime {
     /// Where exceptions to cluster policies may come from; any namespace
     /// unless set (the policy files are the operator's).
     exceptions: std::sync::OnceLock<wit::ExceptionScope>,
+    /// The instant the component's wall clock reads, when fixed (a replay).
+    clock: std::sync::OnceLock<std::time::SystemTime>,
 }
 
 impl Runtime {
+    /// Stops the component's wall clock at `at` in every instance created
+    /// from now on (a replay judges as of its recording).
+    pub fn fix_clock(&self, at: std::time::SystemTime) {
+        let _ = self.clock.set(at);
+    }
+
     /// Lets policies read the cluster objects `resources` grants, in every
     /// instance created from now on.
     pub fn grant_resources(&self, resources: Arc<ClusterResources>) {
@@ -210,6 +218,7 @@ impl Runtime {
             limits,
             resources: std::sync::OnceLock::new(),
             exceptions: std::sync::OnceLock::new(),
+            clock: std::sync::OnceLock::new(),
         })
     }
 
@@ -239,8 +248,12 @@ impl Runtime {
     }
 
     async fn instantiate(&self) -> Result<(Store<HostState>, bindings::EngineContract)> {
+        let mut wasi = WasiCtx::builder();
+        if let Some(at) = self.clock.get() {
+            wasi.wall_clock(net::tape::FixedClock(*at));
+        }
         let state = HostState {
-            wasi: WasiCtx::builder().build(),
+            wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             hooks: Hooks {
                 net: self.net.clone(),

@@ -2,7 +2,7 @@
 //! on resources read from files (and JSON-mode policies on `--json`
 //! payloads), without a cluster and without a verification cache.
 
-use super::engine::{self, PolicyRegistryArgs, Run};
+use super::engine::{self, PolicyRegistryArgs, Run, TapeArgs};
 use super::{Exit, EXIT_USAGE};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
@@ -85,6 +85,8 @@ pub(super) struct ApplyArgs {
     component: super::component::ComponentArgs,
     #[command(flatten)]
     registry: PolicyRegistryArgs,
+    #[command(flatten)]
+    tape: TapeArgs,
 }
 
 pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
@@ -111,7 +113,9 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
         None => Default::default(),
     };
     let cache = CacheConfig::disabled();
-    let pool = engine::load_pool(&args.component, &args.registry, &cache, documents).await?;
+    let runtime = engine::runtime(&args.component, &args.registry, &cache).await?;
+    let tape = args.tape.attach(&runtime)?;
+    let pool = Pool::load(runtime, documents).await?;
     let broken = engine::report_diagnostics(&pool);
     let text_out = args.output == Output::Table && !args.policy_report;
     if text_out {
@@ -131,6 +135,7 @@ pub(super) async fn run(args: ApplyArgs) -> Result<Exit> {
     };
     let mut outcomes = engine::evaluate_all(&pool, &resources, &run).await?;
     outcomes.extend(engine::evaluate_payloads(&pool, &payloads).await?);
+    engine::save_tape(tape.as_deref())?;
     if args.audit_warn {
         ivpol_report::audit_failures_as_warnings(&mut outcomes);
     }

@@ -6,11 +6,14 @@ use clap::Args;
 use ivpol_report::resources::{Payload, Resource};
 use ivpol_report::Outcome;
 use ivpol_runtime::cache::{CacheConfig, VerificationCache};
+use ivpol_runtime::net::tape::Tape;
 use ivpol_runtime::policies::{self, Document};
 use ivpol_runtime::{wit, Compiler, Limits, Pool, Runtime};
+use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 /// The registry flags of the subcommands that run policies: the flags every
 /// registry-facing subcommand shares, and where the registry secrets that
@@ -65,26 +68,54 @@ impl ExceptionArgs {
     }
 }
 
-/// The component, compiled, with `documents` loaded into a pool.
-pub(super) async fn load_pool(
-    component: &super::component::ComponentArgs,
-    registry: &PolicyRegistryArgs,
-    cache: &CacheConfig,
-    documents: Vec<Document>,
-) -> Result<Pool> {
-    load_pool_with(component, registry, cache, Limits::default(), documents).await
+/// Recording and replaying the component's registry exchanges (`apply`,
+/// `test`), so that tests that verify signatures run offline in CI.
+#[derive(Args, Clone, Default)]
+pub(super) struct TapeArgs {
+    /// Record every registry exchange the component makes into FILE: one
+    /// archive (JSON, each body stored once under its digest) for --replay.
+    #[arg(long = "record", value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Answer the component's registry requests from the recording FILE
+    /// and send nothing: a request the recording does not hold fails.
+    /// Signatures are verified as always; the component's clock reads the
+    /// time the recording was made.
+    #[arg(long = "replay", value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// With --replay, the time the component's clock reads instead of the
+    /// recording's (RFC 3339, e.g. 2026-12-06T12:00:00Z).
+    #[arg(long = "replay-time", value_name = "TIME", requires = "replay")]
+    pub replay_time: Option<Timestamp>,
 }
 
-/// [`load_pool`] with pools bounded by `limits` (`serve`'s flags).
-async fn load_pool_with(
-    component: &super::component::ComponentArgs,
-    registry: &PolicyRegistryArgs,
-    cache: &CacheConfig,
-    limits: Limits,
-    documents: Vec<Document>,
-) -> Result<Pool> {
-    let runtime = runtime_with(component, registry, cache, limits, Compiler::InProcess).await?;
-    Pool::load(runtime, documents).await
+impl TapeArgs {
+    /// The recording or replay these flags ask for, attached to `runtime`'s
+    /// network (and, for a replay, its clock); none without the flags.
+    pub(super) fn attach(&self, runtime: &Runtime) -> Result<Option<Arc<Tape>>> {
+        let tape = match (&self.record, &self.replay) {
+            (Some(path), _) => Tape::record(path),
+            (None, Some(path)) => Tape::replay(path)?,
+            (None, None) => return Ok(None),
+        };
+        let at = match self.replay_time {
+            Some(t) => Some(SystemTime::from(t)),
+            None => tape.recorded_at(),
+        };
+        if let Some(at) = at {
+            runtime.fix_clock(at);
+        }
+        let tape = Arc::new(tape);
+        runtime.net().use_tape(tape.clone());
+        Ok(Some(tape))
+    }
+}
+
+/// Writes a recording made with [`TapeArgs::attach`]; nothing otherwise.
+pub(super) fn save_tape(tape: Option<&Tape>) -> Result<()> {
+    match tape {
+        Some(t) => t.save(),
+        None => Ok(()),
+    }
 }
 
 /// The component, compiled, with its network and cache.

@@ -10,7 +10,7 @@
 
 mod schema;
 
-use super::engine::{self, PolicyRegistryArgs, Run};
+use super::engine::{self, PolicyRegistryArgs, Run, TapeArgs};
 use super::Exit;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
@@ -79,6 +79,8 @@ pub(super) struct TestArgs {
     component: super::component::ComponentArgs,
     #[command(flatten)]
     registry: PolicyRegistryArgs,
+    #[command(flatten)]
+    tape: TapeArgs,
 }
 
 /// A `kyverno-test.yaml`: the fields ivpol reads ([`schema`] refuses the
@@ -161,6 +163,7 @@ pub(super) async fn run(args: TestArgs) -> Result<Exit> {
     }
     let runtime =
         engine::runtime(&args.component, &args.registry, &CacheConfig::disabled()).await?;
+    let tape = args.tape.attach(&runtime)?;
     let namespaces = match &args.namespaces {
         Some(p) => policies::read_namespaces(p)?,
         None => Default::default(),
@@ -199,6 +202,7 @@ pub(super) async fn run(args: TestArgs) -> Result<Exit> {
         }
         runs.push(run);
     }
+    engine::save_tape(tape.as_deref())?;
     if args.fail_only {
         for run in &mut runs {
             run.rows.retain(Row::failed);

@@ -25,6 +25,7 @@ pub mod policy;
 mod providers;
 pub(crate) mod resolve;
 mod send;
+pub mod tape;
 
 use anyhow::{Context, Result};
 use auth::{Keychain, TokenCache};
@@ -112,6 +113,9 @@ pub struct Net {
     keys: kms::Keys,
     /// `tuf.root.path` files, read from the `--trust-root-dir`s.
     trust_files: kms::files::TrustFiles,
+    /// The component's exchanges recorded, or replayed instead of sent
+    /// (`apply` and `test` `--record` / `--replay`).
+    tape: std::sync::OnceLock<Arc<tape::Tape>>,
 }
 
 /// Requests in flight per registry host: one slow or hostile registry
@@ -230,7 +234,14 @@ impl Net {
             providers: providers::Providers::new(entra.clone(), cloud.clone()),
             keys: kms::Keys::new(entra, cloud),
             trust_files: kms::files::TrustFiles::default(),
+            tape: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Records the component's exchanges on `tape`, or answers them from
+    /// it without sending anything, from now on.
+    pub fn use_tape(&self, tape: Arc<tape::Tape>) {
+        let _ = self.tape.set(tape);
     }
 
     /// At most `n` of the component's requests in flight to one registry

@@ -37,6 +37,23 @@ impl Net {
             );
             return Err(HttpError::HttpRequestDenied);
         }
+        if let Some(tape) = self.tape.get().cloned() {
+            if let Some(replayed) = tape.replayed(&parts) {
+                return replayed;
+            }
+            let resp = self.send_live(parts.clone(), presented, deadline).await?;
+            return tape.recorded(&parts, resp, deadline).await;
+        }
+        self.send_live(parts, presented, deadline).await
+    }
+
+    /// Sends the request of `parts` to the network, as [`Net::send`] says.
+    async fn send_live(
+        self: Arc<Self>,
+        parts: http::request::Parts,
+        presented: Presented,
+        deadline: Instant,
+    ) -> Result<http::Response<WasiBody>, HttpError> {
         if parts.headers.contains_key(REVOCATION_FETCH_HEADER) {
             return self.send_revocation_fetch(parts, deadline).await;
         }

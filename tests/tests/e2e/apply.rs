@@ -691,3 +691,57 @@ fn patterns_take_re2s_unicode_classes_and_refuse_what_go_refuses() {
     );
     assert!(run.stderr.contains("Unicode property not found"), "{run}");
 }
+
+/// A replay judges as of the moment it is told (`--replay-time`): a
+/// PolicyException that expires in 2030 exempts a pod in 2029 and not in
+/// 2031, whatever today is, with the signatures checked from the recording.
+#[test]
+fn a_replay_judges_at_the_time_it_is_given() {
+    let imgs = KeyImages::new();
+    let w = Workdir::new();
+    w.write("policy.yaml", &imgs.policy("verify-key"));
+    w.write(
+        "resources.yaml",
+        &pod_yaml("bad", "default", &imgs.unsigned),
+    );
+    w.write(
+        "exception.yaml",
+        "apiVersion: policies.kyverno.io/v1alpha1\nkind: PolicyException\nmetadata:\n  name: until-2030\nspec:\n  policyRefs:\n    - name: verify-key\n      kind: ImageValidatingPolicy\n  matchConditions:\n    - name: all\n      expression: \"true\"\n  expiresAt: \"2030-01-01T00:00:00Z\"\n",
+    );
+    let recording = w.path("recording.json");
+    let recording = recording.to_str().expect("a UTF-8 path");
+    let recorded = apply(&w, &imgs, &["--record", recording]);
+    assert!(
+        recorded
+            .stdout
+            .contains("fail: 1, warn: 0, error: 0, skip: 0"),
+        "{recorded}"
+    );
+    drop(imgs); // stops the registry
+    let at = |time: &str| {
+        w.ivpol(&[
+            "apply",
+            "policy.yaml",
+            "--resource",
+            "resources.yaml",
+            "--exception",
+            "exception.yaml",
+            "--replay",
+            recording,
+            "--replay-time",
+            time,
+        ])
+    };
+    let before = at("2029-06-01T00:00:00Z");
+    assert!(
+        before
+            .stdout
+            .contains("fail: 0, warn: 0, error: 0, skip: 1"),
+        "{before}"
+    );
+    let after = at("2031-06-01T00:00:00Z");
+    assert!(
+        after.stdout.contains("fail: 1, warn: 0, error: 0, skip: 0"),
+        "{after}"
+    );
+}

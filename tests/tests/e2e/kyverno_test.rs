@@ -576,3 +576,46 @@ fn output_junit_is_a_testsuite_per_file_and_a_testcase_per_expectation() {
     );
     assert!(!xml.contains("Loading test"), "{run}");
 }
+
+/// A test file recorded against the registry (`--record`) runs again from
+/// the recording alone (`--replay`) once the registry is gone, with the
+/// same results: the way to run signature-verifying policy tests in CI.
+#[test]
+fn a_recorded_test_replays_with_the_registry_stopped() {
+    let imgs = KeyImages::new();
+    let results =
+        expect("ivpol-sample", "bad-pod", "fail") + &expect("ivpol-sample", "good-pod", "pass");
+    let w = layout(&imgs, &results);
+    let recording = w.path("recording.json");
+    let recording = recording.to_str().expect("a UTF-8 path");
+    let recorded = test(&w, &imgs, &["--record", recording]);
+    assert_eq!(recorded.code, 0, "{recorded}");
+    let addr = imgs.reg.addr.clone();
+    drop(imgs); // stops the registry
+    let live = w.ivpol(&["test", ".", "--insecure-registry", &addr]);
+    assert_ne!(live.code, 0, "the registry is gone: {live}");
+    let replayed = w.ivpol(&["test", ".", "--replay", recording]);
+    assert_eq!(replayed.code, 0, "{replayed}");
+    for pod in ["good-pod", "bad-pod"] {
+        assert_eq!(
+            row(&replayed.stdout, pod),
+            row(&recorded.stdout, pod),
+            "{replayed}"
+        );
+    }
+    // A replay sends nothing: a request the recording lacks fails.
+    w.write(
+        "case/.kyverno-test/resources.yaml",
+        &pod_yaml("other-pod", "default", &format!("{addr}/app/other:v1")),
+    );
+    w.write(
+        "case/.kyverno-test/kyverno-test.yaml",
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: kyverno-test\npolicies:\n- ../policy.yaml\nresources:\n- resources.yaml\nresults:\n- isImageValidatingPolicy: true\n  kind: Pod\n  policy: ivpol-sample\n  resources:\n  - other-pod\n  result: pass\n",
+    );
+    let missing = w.ivpol(&["test", ".", "--replay", recording]);
+    assert_ne!(missing.code, 0, "{missing}");
+    assert!(
+        missing.stderr.contains("is not in the recording"),
+        "{missing}"
+    );
+}
