@@ -16,7 +16,7 @@ fn compile(pattern: &Value, function: &str) -> Result<regex::Regex, ExecutionErr
             "pattern must be a string",
         ));
     };
-    regex::Regex::new(p).map_err(|e| ExecutionError::function_error(function, e))
+    cel::regex_cache::compiled(p).map_err(|e| ExecutionError::function_error(function, e))
 }
 
 fn target(this: &Value, function: &str) -> Result<Arc<String>, ExecutionError> {

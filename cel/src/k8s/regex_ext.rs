@@ -43,7 +43,7 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
 }
 
 fn compile(function: &str, pattern: &str) -> Result<Regex, ExecutionError> {
-    Regex::new(pattern).map_err(|e| ExecutionError::function_error(function, e))
+    cel::regex_cache::compiled(pattern).map_err(|e| ExecutionError::function_error(function, e))
 }
 
 fn string_result<'b, 'v>(s: String) -> Result<CowVal<'b, 'v>, ExecutionError> {

@@ -33,6 +33,8 @@ pub mod cost;
 mod env;
 pub mod extensions;
 pub mod parser;
+#[cfg(feature = "regex")]
+pub mod regex_cache;
 
 pub use common::ast::IdedExpr;
 use common::ast::SelectExpr;

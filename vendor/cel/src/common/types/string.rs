@@ -249,7 +249,7 @@ fn size(this: &String<'_>) -> CelInt {
 
 #[cfg(feature = "regex")]
 fn matches(this: &String<'_>, re: &String<'_>) -> Result<CelBool, ExecutionError> {
-    match regex::Regex::new(re.inner()) {
+    match crate::regex_cache::compiled(re.inner()) {
         Ok(compiled) => Ok(CelBool::from(compiled.is_match(this.inner()))),
         Err(err) => Err(ExecutionError::FunctionError {
             function: "matches".to_string(),
