@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
+use ivpol_refs::route::normalised;
 use ivpol_runtime::metrics::{metrics, PhaseLabels, RequestLabels};
 use ivpol_runtime::wit;
 use serde_json::{json, Value};
@@ -31,30 +32,17 @@ const LAST_RESORT: &str = "the admission request could not be evaluated";
 type Reply = Response<Full<Bytes>>;
 
 /// The admission route of `path` (`/ivpol|nivpol/validate|mutate[/names]`),
-/// as the WIT defines it: the one route type of host and component.
+/// as the WIT defines it: the one route type of host and component (the
+/// webhook component reads paths with the same parser).
 fn parse_route(path: &str) -> Option<wit::Route> {
-    let mut parts = path.trim_start_matches('/').splitn(3, '/');
-    let namespaced = match parts.next()? {
-        "ivpol" => false,
-        "nivpol" => true,
-        _ => return None,
-    };
-    let phase = match parts.next()? {
-        "validate" => wit::Phase::Validate,
-        "mutate" => wit::Phase::Mutate,
-        _ => return None,
-    };
-    let names = parts
-        .next()
-        .unwrap_or_default()
-        .split('/')
-        .filter(|n| !n.is_empty())
-        .map(String::from)
-        .collect();
+    let route = ivpol_refs::route::parse(path)?;
     Some(wit::Route {
-        phase,
-        namespaced,
-        names,
+        phase: match route.mutate {
+            true => wit::Phase::Mutate,
+            false => wit::Phase::Validate,
+        },
+        namespaced: route.namespaced,
+        names: route.names,
         trapped: Vec::new(),
     })
 }
@@ -93,22 +81,6 @@ pub(super) async fn handle(
         },
     };
     Ok(reply)
-}
-
-/// The one normalisation every path gets: runs of `/` are one, and a
-/// trailing `/` goes (`//ivpol/validate/` and `/ivpol//validate` are both
-/// `/ivpol/validate`), so that no spelling of a route is served while
-/// another is not.
-fn normalised(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for segment in path.split('/').filter(|s| !s.is_empty()) {
-        out.push('/');
-        out.push_str(segment);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
 }
 
 /// The policy-validation webhook's path: ImageValidatingPolicies,

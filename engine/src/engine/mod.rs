@@ -112,6 +112,19 @@ impl PolicySet {
         PolicySet::load_options(sources, options, None)
     }
 
+    /// [`PolicySet::load`] with `options` (its `granted` ignored: nothing
+    /// reads cluster objects here).
+    pub fn load_with_options(
+        sources: &[SourceDocument],
+        options: policy::LoadOptions,
+    ) -> PolicySet {
+        let options = policy::LoadOptions {
+            granted: Vec::new(),
+            ..options
+        };
+        PolicySet::load_options(sources, options, None)
+    }
+
     /// [`PolicySet::load`] with the `resource` library reading through
     /// `resources` (policies that use it load only if something is
     /// granted), and the rest of `options` (its `granted` is `resources`').
