@@ -27,6 +27,7 @@ pub mod sign;
 pub mod token;
 pub mod vault;
 pub mod verifying;
+pub mod webhook;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;

@@ -40,4 +40,5 @@ mod stalled_clients;
 mod tenants;
 mod tls;
 mod token_auth;
+mod webhook_component;
 mod webhooks;

@@ -1,0 +1,127 @@
+//! The webhook component (`webhook/`, the `webhook` world) under a host
+//! that is not ivpol's: `wasi-http-host`, built from wasmtime-wasi-http's
+//! standard proxy bindings alone, as `wasmtime serve` runs a component.
+//! It must answer as `ivpol serve` does.
+
+use ivpol_tests::review::create_pod;
+use ivpol_tests::Server;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// `wasi-http-host` serving the webhook component; killed on drop.
+struct ProxyHost {
+    child: Child,
+    base: String,
+}
+
+impl ProxyHost {
+    /// With `policies` preopened as `/policies`, or none (the baked ones).
+    fn start(policies: Option<&Path>) -> ProxyHost {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasi-http-host"));
+        cmd.arg(ivpol_tests::webhook::component());
+        if let Some(dir) = policies {
+            cmd.arg(dir);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn wasi-http-host");
+        let stdout = child.stdout.take().expect("stdout");
+        let line = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find(|l| l.starts_with("listening "))
+            .expect("wasi-http-host did not start");
+        let addr = line.trim_start_matches("listening ").to_string();
+        ProxyHost {
+            child,
+            base: format!("http://{addr}"),
+        }
+    }
+
+    fn post(&self, path: &str, body: &str) -> (u16, Value) {
+        let url = format!("{}{path}", self.base);
+        let answer = match ureq::post(&url).send_string(body) {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("POST {path}: {e}"),
+        };
+        let status = answer.status();
+        (status, answer.into_json().expect("a JSON answer"))
+    }
+}
+
+impl Drop for ProxyHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn samples() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
+}
+
+/// The README's example (`nginx:1.27` against `allowed-registries`), an
+/// allowed pod, a body that is not JSON and a path that is no route: the
+/// same status and the same JSON from the component under the standard host
+/// as from `ivpol serve`, with the policies preopened and with those baked
+/// in at build time.
+#[test]
+fn the_webhook_component_answers_as_ivpol_serve_does() {
+    let file = std::fs::read_to_string(samples().join("allowed-registries.yaml"))
+        .expect("the sample policy");
+    let serve = Server::start(&[("allowed-registries.yaml", &file)]);
+    let denied = create_pod(&["nginx:1.27"]).to_string();
+    let allowed = create_pod(&["registry.k8s.io/pause:3.9"]).to_string();
+    let path = "/ivpol/validate/allowed-registries";
+    let cases = [
+        (path, denied.as_str()),
+        (path, allowed.as_str()),
+        (path, "not json"),
+        ("/elsewhere", "{}"),
+    ];
+    for policies in [Some(samples()), None] {
+        let host = ProxyHost::start(policies.as_deref());
+        for (route, body) in cases {
+            let want = serve.post(route, body);
+            assert_eq!(host.post(route, body), want, "{route} {body}");
+        }
+    }
+    let (_, readme) = serve.post(path, &denied);
+    assert_eq!(
+        readme["response"]["status"]["message"],
+        "Policy allowed-registries failed: images must come from ghcr.io or registry.k8s.io: nginx:1.27"
+    );
+}
+
+/// The component imports standard WASI 0.2 and nothing else, and exports
+/// only `wasi:http/incoming-handler`: any wasi:http host can run it.
+#[test]
+fn the_webhook_component_imports_only_wasi() {
+    let engine = wasmtime::Engine::default();
+    let component =
+        wasmtime::component::Component::from_file(&engine, ivpol_tests::webhook::component())
+            .expect("a component");
+    let ty = component.component_type();
+    let imports: Vec<String> = ty.imports(&engine).map(|(n, _)| n.to_string()).collect();
+    let exports: Vec<String> = ty.exports(&engine).map(|(n, _)| n.to_string()).collect();
+    assert!(
+        imports.iter().all(|n| n.starts_with("wasi:")),
+        "{imports:?}"
+    );
+    for needed in ["wasi:http/outgoing-handler", "wasi:filesystem/preopens"] {
+        assert!(
+            imports.iter().any(|n| n.starts_with(needed)),
+            "{needed}: {imports:?}"
+        );
+    }
+    assert_eq!(exports.len(), 1, "{exports:?}");
+    assert!(
+        exports[0].starts_with("wasi:http/incoming-handler@0.2."),
+        "{exports:?}"
+    );
+}

@@ -1,0 +1,26 @@
+//! ivpol's policies as a webhook on any wasi:http host: the `webhook` world
+//! of `wit/admission.wit`. The component exports
+//! `wasi:http/incoming-handler` and imports nothing beyond standard WASI
+//! 0.2, so `wasmtime serve`, Spin or wasmCloud can run it without ivpol's
+//! host. It serves the admission routes of `ivpol serve`
+//! (`/ivpol|nivpol/validate|mutate[/names]`) with the same engine, so the
+//! same answers:
+//!
+//! - policies from a preopened `/policies` directory, or, without one,
+//!   those baked in when it was built (`IVPOL_WEBHOOK_POLICIES`, the sample
+//!   policies by default);
+//! - a verification cache that lives in the instance (a host that makes an
+//!   instance per request, as `wasmtime serve` does, keeps none);
+//! - anonymous registry access over `wasi:http/outgoing-handler`.
+//!
+//! What `ivpol serve` adds is absent: no cluster data (Namespaces,
+//! `resource.get`), so policies that need it are refused at load with the
+//! usual diagnostics; no credentials held by a host, no KMS keys; no cache
+//! shared between instances or replicas.
+
+mod cache;
+pub mod serve;
+
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)] // the code `wasip2::http::proxy::export!` emits
+mod handler;
