@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 /// client over it; Notary and TUF over the verifier; requests, matching and
 /// policies over those; the engine (evaluation, verification, results,
 /// webhook configurations) over them all; the guest, the component's WIT
-/// glue, over the engine. On the host's side, which shares only `refs`
+/// glue, over the engine, and beside it the webhook component (the engine
+/// under any wasi:http host). On the host's side, which shares only `refs`
 /// with the component: the runtime (wasmtime, the capabilities, the
 /// network; it embeds the built component), the cluster over it, the
 /// reports over both, the server over the three, and the `ivpol` binary
@@ -58,6 +59,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "ivpol-verify",
         ],
     ),
+    (
+        "ivpol-webhook",
+        &["ivpol-engine", "ivpol-oci", "ivpol-policy", "ivpol-refs"],
+    ),
     ("ivpol-runtime", &["ivpol-refs"]),
     ("ivpol-cluster", &["ivpol-refs", "ivpol-runtime"]),
     (
@@ -66,7 +71,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "ivpol-server",
-        &["ivpol-cluster", "ivpol-report", "ivpol-runtime"],
+        &[
+            "ivpol-cluster",
+            "ivpol-refs",
+            "ivpol-report",
+            "ivpol-runtime",
+        ],
     ),
     (
         "ivpol-host",
