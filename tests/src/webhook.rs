@@ -1,5 +1,5 @@
 //! The webhook component (`webhook/`), built for the tests that run it under
-//! a standard wasi:http host (`src/bin/wasi-http-host.rs`): the guest
+//! a standard wasi:http host (`wasi-http-host/`, [`host_bin`]): the guest
 //! profile into the guest's target directory, as `runtime/build.rs` builds
 //! the policy module, so the two share their dependencies' builds.
 
@@ -41,4 +41,17 @@ fn build() -> PathBuf {
         .expect("running cargo for the webhook component");
     assert!(status.success(), "building the webhook component failed");
     target.join("wasm32-wasip2/guest/ivpol_webhook.wasm")
+}
+
+/// The standard wasi:http host (`tests/wasi-http-host/`), as the
+/// workspace's debug build left it (`cargo xtask test` builds every target
+/// first; a test cannot build it while its own cargo holds the directory).
+pub fn host_bin() -> PathBuf {
+    let bin = crate::target_dir().join("debug").join("wasi-http-host");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it with `cargo build -p ivpol-wasi-http-host`",
+        bin.display()
+    );
+    bin
 }

@@ -89,6 +89,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("ivpol-tests", &[]),
+    ("ivpol-wasi-http-host", &[]),
     ("ivpol-bench", &["ivpol-guest", "ivpol-tests"]),
     ("xtask", &[]),
 ];

@@ -1,6 +1,7 @@
 //! The webhook component (`webhook/`, the `webhook` world) under a host
-//! that is not ivpol's: `wasi-http-host`, built from wasmtime-wasi-http's
-//! standard proxy bindings alone, as `wasmtime serve` runs a component.
+//! that is not ivpol's: `wasi-http-host` (`tests/wasi-http-host/`), built
+//! from wasmtime-wasi-http's standard proxy bindings alone, as `wasmtime
+//! serve` runs a component.
 //! It must answer as `ivpol serve` does.
 
 use ivpol_tests::review::create_pod;
@@ -19,7 +20,7 @@ struct ProxyHost {
 impl ProxyHost {
     /// With `policies` preopened as `/policies`, or none (the baked ones).
     fn start(policies: Option<&Path>) -> ProxyHost {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasi-http-host"));
+        let mut cmd = Command::new(ivpol_tests::webhook::host_bin());
         cmd.arg(ivpol_tests::webhook::component());
         if let Some(dir) = policies {
             cmd.arg(dir);
