@@ -87,7 +87,9 @@ impl ComponentArgs {
             if required.is_some() {
                 bail!("--component-key and --component-identity check a component pulled with --component oci://...; {source} is a file");
             }
-            return std::fs::read(source).with_context(|| format!("reading component {source}"));
+            let bytes =
+                std::fs::read(source).with_context(|| format!("reading component {source}"))?;
+            return runnable(bytes, source);
         };
         let reference = Reference::parse(reference)?;
         let client = Client::new(registry.net(None)?, &reference);
@@ -109,7 +111,7 @@ impl ComponentArgs {
             tracing::info!(component = %pinned, signer = %required.name, "component signature verified");
         }
         tracing::info!(component = %pinned, layer = %pulled.layer.digest, "component pulled");
-        Ok(pulled.component)
+        runnable(pulled.component, source)
     }
 
     /// [`Self::bytes`] with [`Self::cache_dir`], for the commands that
@@ -261,4 +263,20 @@ impl RequiredSigner {
             )
             .await
     }
+}
+
+/// `bytes`, unless they are the webhook component, which any wasi:http
+/// host runs but this one does not (it links the policy module's world):
+/// said plainly rather than as a failed link.
+fn runnable(bytes: Vec<u8>, source: &str) -> Result<Vec<u8>> {
+    let world = crate::oci::artifact::inspect_component(&bytes)
+        .ok()
+        .and_then(|info| crate::oci::artifact::world(&info));
+    if world == Some(crate::oci::artifact::WEBHOOK_WORLD) {
+        bail!(
+            "{source} is the webhook component ({}): run it under a wasi:http host such as `wasmtime serve`; ivpol runs the policy module",
+            crate::oci::artifact::WEBHOOK_WORLD
+        );
+    }
+    Ok(bytes)
 }

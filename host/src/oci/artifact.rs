@@ -70,13 +70,24 @@ pub(crate) struct WasmConfig {
 /// The world ivpol's host links, recognised by its exports.
 pub(crate) const IVPOL_WORLD: &str = "ivpol:admission/policy-module@0.1.0";
 const IVPOL_ENGINE: &str = "ivpol:admission/engine@0.1.0";
+/// The webhook component's world (`webhook/`): any wasi:http host runs it,
+/// ivpol's host does not.
+pub(crate) const WEBHOOK_WORLD: &str = "ivpol:admission/webhook@0.1.0";
+const INCOMING_HANDLER: &str = "wasi:http/incoming-handler@0.2.";
+/// The manifest annotation naming the world of the component a push
+/// published, so that a registry listing tells the two components apart.
+pub(crate) const WORLD_ANNOTATION: &str = "dev.ivpol.world";
 
-/// The world a component implements, when it is one this host knows.
+/// The world a component implements, when it is one of ivpol's: the policy
+/// module by its engine export, the webhook component by exporting only
+/// `wasi:http/incoming-handler` and importing only WASI.
 pub(crate) fn world(info: &ComponentInfo) -> Option<&'static str> {
-    info.exports
-        .iter()
-        .any(|e| e == IVPOL_ENGINE)
-        .then_some(IVPOL_WORLD)
+    if info.exports.iter().any(|e| e == IVPOL_ENGINE) {
+        return Some(IVPOL_WORLD);
+    }
+    let handler = matches!(info.exports.as_slice(), [e] if e.starts_with(INCOMING_HANDLER));
+    let wasi_only = info.imports.iter().all(|i| i.starts_with("wasi:"));
+    (handler && wasi_only).then_some(WEBHOOK_WORLD)
 }
 
 pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
@@ -140,6 +151,7 @@ impl Artifact {
     /// `created` is the RFC 3339 creation time.
     pub(crate) fn new(component: Vec<u8>, title: &str, created: String) -> Result<Artifact> {
         let info = inspect_component(&component)?;
+        let annotations = world_annotation(&info);
         let layer_digest = sha256_digest(&component);
         let config = WasmConfig {
             created,
@@ -158,7 +170,7 @@ impl Artifact {
                 &component,
                 BTreeMap::from([(TITLE_ANNOTATION.to_string(), title.to_string())]),
             )],
-            annotations: BTreeMap::new(),
+            annotations,
         };
         Ok(Artifact {
             manifest: serde_json::to_vec(&manifest)?,
@@ -166,6 +178,14 @@ impl Artifact {
             layer: component,
         })
     }
+}
+
+/// [`WORLD_ANNOTATION`] with the component's world, when it is one of ivpol's.
+fn world_annotation(info: &ComponentInfo) -> BTreeMap<String, String> {
+    world(info)
+        .map(|w| (WORLD_ANNOTATION.to_string(), w.to_string()))
+        .into_iter()
+        .collect()
 }
 
 fn descriptor(media_type: &str, bytes: &[u8], annotations: BTreeMap<String, String>) -> Descriptor {
@@ -279,6 +299,21 @@ mod tests {
     }
 
     #[test]
+    fn the_webhook_world_is_told_by_its_one_export_and_wasi_imports() {
+        let info = |exports: &[&str], imports: &[&str]| ComponentInfo {
+            exports: exports.iter().map(|e| e.to_string()).collect(),
+            imports: imports.iter().map(|i| i.to_string()).collect(),
+        };
+        let handler = "wasi:http/incoming-handler@0.2.12";
+        let outgoing = "wasi:http/outgoing-handler@0.2.12";
+        assert_eq!(world(&info(&[handler], &[outgoing])), Some(WEBHOOK_WORLD));
+        let ivpol_import = "ivpol:admission/namespaces@0.1.0";
+        assert_eq!(world(&info(&[handler], &[ivpol_import])), None);
+        assert_eq!(world(&info(&[handler, "x:y/z"], &[outgoing])), None);
+        assert_eq!(world(&info(&["wasi:cli/run@0.2.12"], &[])), None);
+    }
+
+    #[test]
     fn refuses_what_is_not_a_component() {
         let module = b"\0asm\x01\0\0\0";
         let err = inspect_component(module).unwrap_err().to_string();
@@ -305,6 +340,7 @@ mod tests {
         assert_eq!(manifest.media_type.as_deref(), Some(MANIFEST_MEDIA_TYPE));
         assert_eq!(layer.digest, sha256_digest(EMBEDDED_COMPONENT));
         assert_eq!(layer.annotations[TITLE_ANNOTATION], "ivpol.wasm");
+        assert_eq!(manifest.annotations[WORLD_ANNOTATION], IVPOL_WORLD);
         assert_eq!(manifest.config.digest, sha256_digest(&a.config));
         let config = check_config(&a.config, &layer).expect("config");
         assert_eq!(

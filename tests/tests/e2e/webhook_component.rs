@@ -126,3 +126,58 @@ fn the_webhook_component_imports_only_wasi() {
         "{exports:?}"
     );
 }
+
+/// `ivpol push` publishes the webhook component as it does the policy
+/// module, its manifest annotated with its world, and `inspect` names it.
+#[test]
+fn the_webhook_component_is_pushed_with_its_world_named() {
+    use ivpol_tests::oci::ivpol;
+    let reg = ivpol_tests::registry::Registry::start();
+    let file = ivpol_tests::webhook::component();
+    let target = format!("oci://{}/ivpol/webhook:v1", reg.addr);
+    let file = file.display().to_string();
+    ivpol(&[
+        "push",
+        "--insecure-registry",
+        &reg.addr,
+        "--component",
+        &file,
+        &target,
+    ])
+    .expect_ok("push");
+    let manifest: Value = ureq::get(&format!(
+        "http://{}/v2/ivpol/webhook/manifests/v1",
+        reg.addr
+    ))
+    .set("Accept", "application/vnd.oci.image.manifest.v1+json")
+    .call()
+    .expect("manifest")
+    .into_json()
+    .expect("json");
+    assert_eq!(
+        manifest["annotations"]["dev.ivpol.world"], "ivpol:admission/webhook@0.1.0",
+        "{manifest}"
+    );
+    let inspected =
+        ivpol(&["inspect", "--insecure-registry", &reg.addr, &target]).expect_ok("inspect");
+    assert!(
+        inspected.contains("world: ivpol:admission/webhook@0.1.0"),
+        "{inspected}"
+    );
+    // ivpol's own host runs the policy module, and says so.
+    let policies = samples().display().to_string();
+    for component in [file.as_str(), target.as_str()] {
+        ivpol(&[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--policies",
+            &policies,
+            "--insecure-registry",
+            &reg.addr,
+            "--component",
+            component,
+        ])
+        .expect_err("serve the webhook component", "is the webhook component");
+    }
+}
