@@ -269,7 +269,7 @@ impl RequiredSigner {
 /// host runs but this one does not (it links the policy module's world):
 /// said plainly rather than as a failed link.
 fn runnable(bytes: Vec<u8>, source: &str) -> Result<Vec<u8>> {
-    let world = crate::oci::artifact::inspect_component(&bytes)
+    let world = crate::oci::artifact::interfaces(&bytes)
         .ok()
         .and_then(|info| crate::oci::artifact::world(&info));
     if world == Some(crate::oci::artifact::WEBHOOK_WORLD) {

@@ -109,6 +109,14 @@ pub(crate) fn inspect_component(bytes: &[u8]) -> Result<ComponentInfo> {
     wasmparser::Validator::new()
         .validate_all(bytes)
         .context("the component does not validate")?;
+    interfaces(bytes)
+}
+
+/// The top-level interface imports and exports of a component, read
+/// without validating it (wasmtime validates what it compiles; this is for
+/// telling ivpol's two worlds apart at start-up, where validating twice
+/// would cost a good part of a second).
+pub(crate) fn interfaces(bytes: &[u8]) -> Result<ComponentInfo> {
     let mut info = ComponentInfo::default();
     let mut depth = 0usize;
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
