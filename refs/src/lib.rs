@@ -2,7 +2,9 @@
 //! with go-containerregistry's semantics ([`reference`]), Kyverno's image
 //! globs with gobwas/glob's ([`glob`]), and the percent-encoding of URL
 //! query values ([`encoding`]), the namespace of a resource read outside
-//! admission ([`scope`]), the admission routes of a request path ([`route`]), the one header the component's requests carry
+//! admission ([`scope`]), the admission routes of a request path ([`route`]), registry
+//! auth challenges, token answers and docker config credentials
+//! ([`registry_auth`]), the one header the component's requests carry
 //! for the host ([`REVOCATION_FETCH_HEADER`]), and the policy metadata a
 //! host's trimmed copy of a policy keeps ([`POLICY_REPORT_ANNOTATIONS`]).
 //!
@@ -22,6 +24,7 @@
 pub mod encoding;
 pub mod glob;
 pub mod reference;
+pub mod registry_auth;
 pub mod route;
 pub mod scope;
 

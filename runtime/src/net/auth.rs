@@ -18,6 +18,7 @@
 
 use anyhow::{Context, Result};
 use base64::Engine as _;
+use ivpol_refs::registry_auth::{self, normalise_registry, MAX_TOKEN_BYTES, MAX_TOKEN_LIFETIME};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -57,7 +58,6 @@ impl Keychain {
 
     pub fn parse(text: &str) -> Result<Keychain> {
         let doc: serde_json::Value = serde_json::from_str(text)?;
-        let mut by_registry = HashMap::new();
         let helpers = match doc.get("credHelpers") {
             None => HashMap::new(),
             Some(v) => v
@@ -65,7 +65,7 @@ impl Keychain {
                 .context("credHelpers is not an object")?
                 .iter()
                 .map(|(registry, helper)| match helper.as_str() {
-                    Some(h) => Ok((normalise(registry), h.to_string())),
+                    Some(h) => Ok((normalise_registry(registry), h.to_string())),
                     None => anyhow::bail!("credHelpers.{registry} is not a helper name"),
                 })
                 .collect::<Result<_>>()?,
@@ -78,43 +78,10 @@ impl Keychain {
                     .to_string(),
             ),
         };
-        let empty = serde_json::Map::new();
-        let auths = doc
-            .get("auths")
-            .and_then(|a| a.as_object())
-            .unwrap_or(&empty);
-        for (registry, entry) in auths {
-            let field = |k: &str| {
-                entry
-                    .get(k)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let cred = if !field("auth").is_empty() {
-                let decoded = base64::engine::general_purpose::STANDARD
-                    .decode(field("auth"))
-                    .with_context(|| format!("auths.{registry}.auth is not base64"))?;
-                let decoded = String::from_utf8(decoded)
-                    .with_context(|| format!("auths.{registry}.auth is not UTF-8"))?;
-                let (u, p) = decoded
-                    .split_once(':')
-                    .with_context(|| format!("auths.{registry}.auth is not user:password"))?;
-                Credential {
-                    username: u.into(),
-                    password: p.into(),
-                }
-            } else if field("username").is_empty() && field("password").is_empty() {
-                // `{}`: docker's placeholder for a credential kept by a helper.
-                continue;
-            } else {
-                Credential {
-                    username: field("username"),
-                    password: field("password"),
-                }
-            };
-            by_registry.insert(normalise(registry), cred);
-        }
+        let by_registry = registry_auth::parse_auths(&doc)
+            .map_err(|why| anyhow::anyhow!(why))?
+            .into_iter()
+            .collect();
         Ok(Keychain {
             by_registry,
             helpers,
@@ -257,74 +224,6 @@ fn secret_config(text: &str) -> Option<String> {
     String::from_utf8(raw).ok()
 }
 
-/// `https://index.docker.io/v1/` and friends to `index.docker.io`.
-fn normalise(registry: &str) -> String {
-    let r = registry
-        .trim_start_matches("https://")
-        .trim_start_matches("http://");
-    r.split('/').next().unwrap_or(r).to_ascii_lowercase()
-}
-
-/// A parsed `WWW-Authenticate` challenge.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Challenge {
-    Bearer {
-        realm: String,
-        service: String,
-        scope: String,
-    },
-    Basic,
-}
-
-pub(crate) fn parse_challenge(header: &str) -> Option<Challenge> {
-    let (scheme, params) = header.trim().split_once(' ').unwrap_or((header.trim(), ""));
-    if scheme.eq_ignore_ascii_case("basic") {
-        return Some(Challenge::Basic);
-    }
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let mut realm = String::new();
-    let mut service = String::new();
-    let mut scope = String::new();
-    for (k, v) in split_params(params) {
-        match k.to_ascii_lowercase().as_str() {
-            "realm" => realm = v,
-            "service" => service = v,
-            "scope" => scope = v,
-            _ => {}
-        }
-    }
-    (!realm.is_empty()).then_some(Challenge::Bearer {
-        realm,
-        service,
-        scope,
-    })
-}
-
-/// `k="v", k2="v,2"` with quoted commas kept.
-fn split_params(s: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut rest = s.trim();
-    while let Some(eq) = rest.find('=') {
-        let key = rest[..eq].trim().trim_start_matches(',').trim().to_string();
-        rest = &rest[eq + 1..];
-        let value;
-        if let Some(stripped) = rest.strip_prefix('"') {
-            let end = stripped.find('"').unwrap_or(stripped.len());
-            value = stripped[..end].to_string();
-            rest = stripped.get(end + 1..).unwrap_or("");
-        } else {
-            let end = rest.find(',').unwrap_or(rest.len());
-            value = rest[..end].trim().to_string();
-            rest = &rest[end..];
-        }
-        out.push((key, value));
-        rest = rest.trim_start_matches(',').trim();
-    }
-    out
-}
-
 /// What a bearer token is good for, and whose it is.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) struct TokenKey {
@@ -341,13 +240,6 @@ impl TokenKey {
     }
 }
 
-/// Tokens without `expires_in` (or with 0) live 60 s, the distribution
-/// token spec's default.
-pub(crate) const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
-/// No token is reused for longer than this, whatever the server says.
-pub(crate) const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
-/// A token longer than this is refused (real ones are a few KiB).
-pub(crate) const MAX_TOKEN_BYTES: usize = 64 << 10;
 /// The cache holds at most this many bytes of keys and tokens...
 const CACHE_BYTES: u64 = 4 << 20;
 /// ...counting each entry at least this much, so it also holds at most
@@ -439,42 +331,6 @@ impl TokenCache {
     }
 }
 
-/// How long a token may be used, from the token answer's `expires_in`:
-/// missing, zero, negative or not a number means the spec's 60 s; more
-/// than [`MAX_TOKEN_LIFETIME`] is capped.
-pub(crate) fn token_lifetime(expires_in: Option<&serde_json::Value>) -> Duration {
-    match expires_in.and_then(|e| e.as_u64()) {
-        None | Some(0) => DEFAULT_TOKEN_LIFETIME,
-        Some(secs) => Duration::from_secs(secs).min(MAX_TOKEN_LIFETIME),
-    }
-}
-
-/// The token from a token endpoint's JSON answer, with its lifetime; an
-/// answer without a usable token is an error saying why.
-pub(crate) fn parse_token_response(body: &[u8]) -> Result<(String, Duration), String> {
-    let v: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
-    let token = v
-        .get("token")
-        .or_else(|| v.get("access_token"))
-        .and_then(|t| t.as_str())
-        .ok_or("the answer has no token")?;
-    if token.is_empty() {
-        return Err("the answer's token is empty".into());
-    }
-    if token.len() > MAX_TOKEN_BYTES {
-        return Err(format!(
-            "the token is {} bytes, more than {MAX_TOKEN_BYTES}",
-            token.len()
-        ));
-    }
-    // A token goes into a header: refuse what no header can carry.
-    if http::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
-        return Err("the token is not a valid header value".into());
-    }
-    Ok((token.to_string(), token_lifetime(v.get("expires_in"))))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -528,25 +384,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    #[test]
-    fn parses_challenges() {
-        let h = r#"Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push""#;
-        assert_eq!(
-            parse_challenge(h),
-            Some(Challenge::Bearer {
-                realm: "https://auth.example/token".into(),
-                service: "registry.example".into(),
-                scope: "repository:a/b:pull,push".into()
-            })
-        );
-        assert_eq!(
-            parse_challenge(r#"Basic realm="Registry""#),
-            Some(Challenge::Basic)
-        );
-        assert_eq!(parse_challenge("Negotiate"), None);
-        assert_eq!(parse_challenge("Bearer service=x"), None);
-    }
-
     fn key(realm: &str, credential: &str) -> TokenKey {
         TokenKey {
             realm: realm.into(),
@@ -566,10 +403,6 @@ mod tests {
         let short = key("short", "");
         c.put(short.clone(), "t".into(), Duration::from_secs(1));
         assert_eq!(c.get(&short), None);
-        assert_eq!(
-            parse_token_response(br#"{"access_token":"x","expires_in":5}"#),
-            Ok(("x".into(), Duration::from_secs(5)))
-        );
     }
 
     /// Each token is evicted after its own lifetime (less the renewal
@@ -591,47 +424,9 @@ mod tests {
         assert_eq!(c.get(&long).as_deref(), Some("l"));
     }
 
-    /// What a hostile or sloppy token server can send gets a bounded
-    /// lifetime or a clear refusal, never a panic.
+    /// The cache saturates whatever lifetime a token server grants.
     #[test]
-    fn token_answers_are_bounded() {
-        let life = |body: &str| parse_token_response(body.as_bytes()).map(|(_, l)| l);
-        let hour = Ok(MAX_TOKEN_LIFETIME);
-        let minute = Ok(DEFAULT_TOKEN_LIFETIME);
-        assert_eq!(
-            life(r#"{"token":"t","expires_in":18446744073709551615}"#),
-            hour
-        );
-        assert_eq!(life(r#"{"token":"t","expires_in":1e300}"#), minute);
-        assert_eq!(
-            life(r#"{"token":"t","expires_in":99999999999999999999999}"#),
-            minute
-        );
-        assert_eq!(life(r#"{"token":"t","expires_in":-5}"#), minute);
-        assert_eq!(life(r#"{"token":"t","expires_in":"300"}"#), minute);
-        assert_eq!(life(r#"{"token":"t","expires_in":0}"#), minute);
-        assert_eq!(life(r#"{"token":"t"}"#), minute);
-        assert_eq!(
-            life(r#"{"token":"t","expires_in":120}"#),
-            Ok(Duration::from_secs(120))
-        );
-        for (body, why) in [
-            ("{}", "no token"),
-            ("[1]", "no token"),
-            ("not json", "not JSON"),
-            (r#"{"token":""}"#, "empty"),
-            (r#"{"token":7}"#, "no token"),
-            ("{\"token\":\"a\\nb\"}", "header value"),
-        ] {
-            let err = parse_token_response(body.as_bytes()).expect_err(body);
-            assert!(err.contains(why), "{body}: {err}");
-        }
-        let huge = format!(r#"{{"token":"{}"}}"#, "a".repeat(MAX_TOKEN_BYTES + 1));
-        let e = parse_token_response(huge.as_bytes())
-            .expect_err("refused")
-            .to_string();
-        assert!(e.contains("more than 65536"), "{e}");
-        // The cache itself saturates whatever lifetime it is handed.
+    fn token_lifetimes_saturate() {
         let c = TokenCache::default();
         c.put(key("r", ""), "t".into(), Duration::MAX);
         assert_eq!(c.get(&key("r", "")).as_deref(), Some("t"));
@@ -658,30 +453,5 @@ mod tests {
         }
         let (entries, _) = c.settle();
         assert!(entries <= (64 << 10) / ENTRY_OVERHEAD, "{entries} entries");
-    }
-
-    #[test]
-    fn credential_ids_bind_the_password() {
-        let a = Credential {
-            username: "_json_key".into(),
-            password: "key-of-team-a".into(),
-        };
-        let b = Credential {
-            username: "_json_key".into(),
-            password: "key-of-team-b".into(),
-        };
-        assert_ne!(a.id(), b.id());
-        assert_eq!(a.id(), a.clone().id());
-        assert!(!a.id().contains("_json_key") && !a.id().contains("team"));
-        // No ambiguity between where the username ends and the password starts.
-        let c = Credential {
-            username: "ab".into(),
-            password: "c".into(),
-        };
-        let d = Credential {
-            username: "a".into(),
-            password: "bc".into(),
-        };
-        assert_ne!(c.id(), d.id());
     }
 }

@@ -2,12 +2,12 @@
 //! the credential for the registry and, for Bearer, a token fetched from
 //! the realm (under the same policy) and kept.
 
-use super::auth::{self, Challenge, Keychain, TokenKey};
+use super::auth::{Keychain, TokenKey};
 use super::{credential, Net, Outgoing};
 use bytes::Bytes;
 use http::header::WWW_AUTHENTICATE;
 use http_body_util::BodyExt;
-use ivpol_refs::encoding::query_value;
+use ivpol_refs::registry_auth::{self, Challenge};
 use std::time::{Duration, Instant};
 
 impl Net {
@@ -27,7 +27,7 @@ impl Net {
         else {
             return Ok(None);
         };
-        let Some(challenge) = auth::parse_challenge(header) else {
+        let Some(challenge) = registry_auth::parse_challenge(header) else {
             return Ok(None);
         };
         // A policy's own secrets win over the host-wide --registry-config,
@@ -82,11 +82,7 @@ impl Net {
             tracing::warn!("token realm {realm} refused by the network policy: {why}");
             return None;
         }
-        let sep = if realm.contains('?') { '&' } else { '?' };
-        let mut url = format!("{realm}{sep}service={}", query_value(service));
-        if !scope.is_empty() {
-            url.push_str(&format!("&scope={}", query_value(scope)));
-        }
+        let url = registry_auth::token_url(realm, service, scope);
         let uri: http::Uri = url.parse().ok()?;
         let mut headers = http::HeaderMap::new();
         headers.insert(
@@ -106,13 +102,14 @@ impl Net {
             tracing::warn!("token endpoint {realm} answered {}", resp.status());
             return None;
         }
-        let limited = http_body_util::Limited::new(resp.into_body(), 1 << 20);
+        let limited =
+            http_body_util::Limited::new(resp.into_body(), registry_auth::MAX_TOKEN_ANSWER_BYTES);
         let body = tokio::time::timeout_at(deadline.into(), limited.collect())
             .await
             .ok()?
             .ok()?
             .to_bytes();
-        auth::parse_token_response(&body)
+        registry_auth::parse_token_response(&body)
             .map_err(|why| tracing::warn!("token endpoint {realm}: {why}"))
             .ok()
     }
