@@ -92,6 +92,10 @@ pub struct LoadOptions {
     /// Documents the host refused to hand over whole (WIT
     /// `document.refused`): each becomes a diagnostic.
     pub refused: Vec<Refused>,
+    /// No ivpol host behind the engine (the webhook component): a policy
+    /// that needs what only the host holds (a cloud credential provider, a
+    /// KMS key, a trust file) is refused at load.
+    pub without_host: bool,
 }
 
 /// A document the host refused (over a budget, too large): it arrives as a
@@ -385,6 +389,9 @@ fn load_document(value: &serde_json::Value, options: &LoadOptions) -> Result<Loa
     let mut problems = validate::validate(&spec);
     if let Some(ns) = &namespace {
         problems.extend(validate::check_namespaced_keys(&spec, ns));
+    }
+    if options.without_host {
+        problems.extend(validate::check_hostless(&spec));
     }
     if !problems.is_empty() {
         return Err(fail(problems));

@@ -352,6 +352,36 @@ pub(super) fn check_namespaced_keys(spec: &Spec, namespace: &str) -> Vec<String>
     problems
 }
 
+/// What only ivpol's host can give a policy, for an engine that runs
+/// without one (the webhook component under any wasi:http host): cloud
+/// credential providers, KMS keys and trust files read from the host's
+/// directories. Each is refused at load, naming what to use instead, so
+/// that no policy loads to fail every request it judges.
+pub(super) fn check_hostless(spec: &Spec) -> Vec<String> {
+    const WHY: &str = "ivpol's host provides it, and this engine runs without one";
+    let mut problems = Vec::new();
+    let providers = spec.credentials.iter().flat_map(|c| &c.providers);
+    for (i, p) in providers.enumerate().filter(|(_, p)| *p != "default") {
+        problems.push(format!(
+            "spec.credentials.providers[{i}]: the {p} credential provider: {WHY}; use credentials.secrets"
+        ));
+    }
+    for (i, a) in spec.attestors.iter().flatten().enumerate() {
+        let Some(cosign) = &a.cosign else { continue };
+        if cosign.key.as_ref().is_some_and(|k| k.kms.is_some()) {
+            problems.push(format!(
+                "spec.attestors[{i}].cosign.key.kms: a KMS key: {WHY}; use key.data"
+            ));
+        }
+        if cosign.tuf.as_ref().and_then(|t| t.root_file()).is_some() {
+            problems.push(format!(
+                "spec.attestors[{i}].cosign.tuf.root.path: a trust file: {WHY}; use tuf.root.data"
+            ));
+        }
+    }
+    problems
+}
+
 /// A `cosign.key.kms` URI, as cosign and Kyverno accept them.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum KmsUri<'a> {

@@ -410,3 +410,47 @@ fn json_documents_load() {
     assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
     assert_eq!(set.policies[0].name, "good");
 }
+
+/// Without a host (the webhook component), what only the host can give a
+/// policy is refused at load, each naming what to use instead; the same
+/// policy loads with a host.
+#[test]
+fn what_only_a_host_gives_is_refused_without_one() {
+    let doc = GOOD.replace(
+        "attestors: []",
+        "attestors:\n    - name: kms\n      cosign:\n        key: {kms: 'hashivault://k'}\n    - name: tuf\n      cosign:\n        keyless: {identities: [{issuer: i, subject: s}]}\n        tuf: {root: {path: /roots/root.json}}\n  credentials:\n    providers: [default, amazon]\n    secrets: [regcred]",
+    );
+    let options = LoadOptions {
+        without_host: true,
+        ..Default::default()
+    };
+    let source = SourceDocument {
+        source: "test.yaml".into(),
+        content: doc.clone(),
+    };
+    let set = load_with(std::slice::from_ref(&source), &options);
+    assert!(set.policies.is_empty());
+    let messages: Vec<_> = set.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    let message = messages.join(" | ");
+    for part in [
+        "spec.credentials.providers[1]: the amazon credential provider: ivpol's host provides it, and this engine runs without one; use credentials.secrets",
+        "spec.attestors[0].cosign.key.kms: a KMS key",
+        "use key.data",
+        "spec.attestors[1].cosign.tuf.root.path: a trust file",
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+    assert!(
+        !message.contains("providers[0]"),
+        "default is the instance's own: {message}"
+    );
+    let with_host = load_with(&[source], &LoadOptions::default());
+    assert!(
+        with_host
+            .diagnostics
+            .iter()
+            .all(|d| !d.message.contains("this engine runs without")),
+        "{:?}",
+        with_host.diagnostics
+    );
+}
