@@ -1,7 +1,9 @@
 //! The wasi:http glue: `wasi:http/incoming-handler` over [`Webhook`]. The
 //! policies load on the first request an instance serves, from the host's
-//! preopened `/policies` when there is one, else from those baked in.
+//! preopened `/policies` when there is one, else from those baked in; the
+//! registries' settings with them (`registry`).
 
+use crate::registry::{Authenticating, Registries, INSECURE_REGISTRIES_ENV};
 use crate::serve::{Documents, Reply, Webhook, MAX_BODY_BYTES};
 use ivpol_oci::wasi_transport::WasiTransport;
 use std::path::Path;
@@ -20,14 +22,22 @@ struct Handler;
 
 impl wasip2::exports::http::incoming_handler::Guest for Handler {
     fn handle(request: IncomingRequest, out: ResponseOutparam) {
-        let webhook = webhook();
+        let Instance {
+            webhook,
+            registries,
+        } = instance();
         let method = method(&request.method());
         let path = request.path_with_query().unwrap_or_default();
         let body = read_body(&request);
-        let transport = Arc::new(WasiTransport {
+        let wasi = WasiTransport {
             timeout_ns: webhook.timeout_ns(),
-            // No host holds credentials here: every request is anonymous.
+            // No host holds credentials here: `Authenticating` answers
+            // the registries' challenges itself.
             present: |_, _| {},
+        };
+        let transport = Arc::new(Authenticating {
+            inner: Arc::new(wasi),
+            registries: registries.clone(),
         });
         respond(
             out,
@@ -38,16 +48,33 @@ impl wasip2::exports::http::incoming_handler::Guest for Handler {
 
 wasip2::http::proxy::export!(Handler);
 
-/// The instance's policies, loaded on first use.
-fn webhook() -> &'static Webhook {
-    static WEBHOOK: OnceLock<Webhook> = OnceLock::new();
-    WEBHOOK.get_or_init(|| {
-        let documents = Documents::in_dir(Path::new(POLICY_DIR)).unwrap_or_else(Documents::baked);
+/// The instance's policies and registries, loaded on first use.
+struct Instance {
+    webhook: Webhook,
+    registries: Arc<Registries>,
+}
+
+fn instance() -> &'static Instance {
+    static INSTANCE: OnceLock<Instance> = OnceLock::new();
+    INSTANCE.get_or_init(|| {
+        let dir = Path::new(POLICY_DIR);
+        let (documents, dir) = match Documents::in_dir(dir) {
+            Some(documents) => (documents, Some(dir)),
+            None => (Documents::baked(), None),
+        };
         let webhook = Webhook::load(documents);
         for line in webhook.diagnostics() {
             eprintln!("ivpol-webhook: {line}");
         }
-        webhook
+        let insecure = std::env::var(INSECURE_REGISTRIES_ENV).unwrap_or_default();
+        let registries = Registries::new(dir, &insecure);
+        if let Some(why) = registries.config_problem() {
+            eprintln!("ivpol-webhook: registry credentials: {why}");
+        }
+        Instance {
+            webhook,
+            registries: Arc::new(registries),
+        }
     })
 }
 

@@ -11,14 +11,19 @@
 //!   policies by default);
 //! - a verification cache that lives in the instance (a host that makes an
 //!   instance per request, as `wasmtime serve` does, keeps none);
-//! - anonymous registry access over `wasi:http/outgoing-handler`.
+//! - registry access over `wasi:http/outgoing-handler`, answering the
+//!   registries' auth challenges itself (`registry`): anonymous Bearer
+//!   tokens, credentials from a docker config and Secrets in the policy
+//!   directory, plain HTTP only to the registries the operator lists.
 //!
 //! What `ivpol serve` adds is absent: no cluster data (Namespaces,
 //! `resource.get`), so policies that need it are refused at load with the
-//! usual diagnostics; no credentials held by a host, no KMS keys; no cache
-//! shared between instances or replicas.
+//! usual diagnostics; no credentials held by a host, so no cloud credential
+//! providers, KMS keys or trust files (policies that name them are refused
+//! at load); no cache shared between instances or replicas.
 
 mod cache;
+pub mod registry;
 pub mod serve;
 
 #[cfg(target_arch = "wasm32")]

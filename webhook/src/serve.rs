@@ -112,6 +112,7 @@ impl Webhook {
         let options = LoadOptions {
             exceptions: ExceptionScope::Any,
             refused: documents.refused,
+            without_host: true,
             ..Default::default()
         };
         let set = PolicySet::load_with_options(&documents.sources, options);

@@ -4,6 +4,7 @@
 //! serve` runs a component.
 //! It must answer as `ivpol serve` does.
 
+use base64::Engine as _;
 use ivpol_tests::review::create_pod;
 use ivpol_tests::Server;
 use serde_json::Value;
@@ -20,7 +21,15 @@ struct ProxyHost {
 impl ProxyHost {
     /// With `policies` preopened as `/policies`, or none (the baked ones).
     fn start(policies: Option<&Path>) -> ProxyHost {
+        ProxyHost::start_with(policies, &[])
+    }
+
+    /// [`ProxyHost::start`] with environment variables for the component.
+    fn start_with(policies: Option<&Path>, env: &[(&str, &str)]) -> ProxyHost {
         let mut cmd = Command::new(ivpol_tests::webhook::host_bin());
+        for (key, value) in env {
+            cmd.arg("--env").arg(format!("{key}={value}"));
+        }
         cmd.arg(ivpol_tests::webhook::component());
         if let Some(dir) = policies {
             cmd.arg(dir);
@@ -180,4 +189,113 @@ fn the_webhook_component_is_pushed_with_its_world_named() {
         ])
         .expect_err("serve the webhook component", "is the webhook component");
     }
+}
+
+/// Pins every Pod image (the mutate phase reads the registry); no
+/// signature checks.
+fn pin(name: &str, tail: &str) -> String {
+    ivpol_tests::policy::pod_policy(
+        name,
+        "\"CREATE\"",
+        &format!("{tail}  attestors: []\n  validations:\n    - expression: \"true\"\n"),
+    )
+}
+
+/// Registry auth with no host to do it: the test registry's token variant,
+/// reached over plain HTTP because `IVPOL_INSECURE_REGISTRIES` lists it.
+/// A public repository resolves with an anonymous token; a private one is
+/// refused until the policy directory holds a docker config (answered as
+/// `ivpol serve --registry-config` answers, the same JSON) or the policy's
+/// own Secret; a policy that needs a KMS key is refused at load.
+#[test]
+fn the_webhook_component_answers_registry_challenges_itself() {
+    use ivpol_tests::fixtures::{Pusher, OCI_MANIFEST};
+    use ivpol_tests::token::{TokenServer, PASSWORD, USER};
+    use std::sync::atomic::Ordering;
+    let tokens = TokenServer::start();
+    let reg = tokens.registry();
+    for repo in ["public/app", "private/app"] {
+        let auth = Some(tokens.bearer(repo));
+        Pusher {
+            addr: &reg.addr,
+            auth,
+        }
+        .image(repo, "v1", OCI_MANIFEST, "amd64");
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        std::fs::write(path, text).expect("write");
+    };
+    write("pin.yaml", &pin("pin", ""));
+    let secrets = "  credentials:\n    secrets: [regcred]\n";
+    write("pin-secret.yaml", &pin("pin-secret", secrets));
+    let kms = pin("kms", "").replace(
+        "  attestors: []",
+        "  attestors:\n    - name: k\n      cosign:\n        key: {kms: 'hashivault://k'}",
+    );
+    write("kms.yaml", &kms);
+    let insecure = format!("{},{}", reg.addr, tokens.addr);
+    let env = [("IVPOL_INSECURE_REGISTRIES", insecure.as_str())];
+    let review = |image: &str| create_pod(&[&format!("{}/{image}", reg.addr)]).to_string();
+    let (public, private) = (review("public/app:v1"), review("private/app:v1"));
+
+    let host = ProxyHost::start_with(Some(dir.path()), &env);
+    let (_, v) = host.post("/ivpol/mutate/pin", &public);
+    assert_eq!(v["response"]["allowed"], true, "{v}");
+    assert!(v["response"]["patch"].is_string(), "pinned: {v}");
+    assert!(tokens.anonymous.load(Ordering::SeqCst) >= 1);
+    let (_, v) = host.post("/ivpol/mutate/pin", &private);
+    let message = v["response"]["status"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("registry answered HTTP 401"), "{v}");
+    let (_, v) = host.post("/ivpol/mutate/pin-secret", &private);
+    let message = v["response"]["status"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("registry secret regcred not found"), "{v}");
+    let (_, v) = host.post("/ivpol/validate/kms", &public);
+    let message = v["response"]["status"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("a KMS key: ivpol's host provides it"),
+        "{v}"
+    );
+    assert_eq!(tokens.authenticated.load(Ordering::SeqCst), 0);
+
+    // The operator's docker config, and a policy's own Secret.
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+    let config = format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, reg.addr);
+    write(".docker/config.json", &config);
+    write(".secrets/regcred/.dockerconfigjson", &config);
+    let host = ProxyHost::start_with(Some(dir.path()), &env);
+    let (_, by_config) = host.post("/ivpol/mutate/pin", &private);
+    assert_eq!(by_config["response"]["allowed"], true, "{by_config}");
+    let (_, by_secret) = host.post("/ivpol/mutate/pin-secret", &private);
+    assert_eq!(by_secret["response"]["allowed"], true, "{by_secret}");
+    assert!(tokens.authenticated.load(Ordering::SeqCst) >= 1);
+    for answer in [&by_config, &by_secret] {
+        let text = answer.to_string();
+        assert!(!text.contains(PASSWORD) && !text.contains("eyJ"), "{text}");
+    }
+    // ivpol serve with the same config answers the same.
+    let config_file = dir.path().join(".docker/config.json").display().to_string();
+    let serve = Server::start_with(
+        &[("pin.yaml", &pin("pin", ""))],
+        ivpol_tests::Options {
+            extra_args: vec![
+                "--insecure-registry".into(),
+                reg.addr.clone(),
+                "--insecure-registry".into(),
+                tokens.addr.clone(),
+                "--registry-config".into(),
+                config_file,
+            ],
+            ..ivpol_tests::Options::default()
+        },
+    );
+    assert_eq!((200, by_config), serve.post("/ivpol/mutate/pin", &private));
 }

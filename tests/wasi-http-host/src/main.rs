@@ -1,9 +1,11 @@
-//! `wasi-http-host COMPONENT [POLICY_DIR]`: serves a `wasi:http/proxy`
+//! `wasi-http-host [--env KEY=VALUE]... COMPONENT [POLICY_DIR]`: serves a `wasi:http/proxy`
 //! component on 127.0.0.1, a new instance per request, as `wasmtime serve`
 //! does. It is built from wasmtime, wasmtime-wasi and wasmtime-wasi-http's
 //! standard proxy bindings alone, with no ivpol code: the host that the
 //! webhook component's tests run it under. `POLICY_DIR`, when given, is
-//! preopened read-only as `/policies` (`wasmtime serve --dir DIR::/policies`).
+//! preopened read-only as `/policies` (`wasmtime serve --dir DIR::/policies`);
+//! each `--env` is an environment variable of every instance (`wasmtime
+//! serve --env`).
 //! Prints `listening ADDR` once it accepts connections.
 
 use hyper::server::conn::http1;
@@ -22,6 +24,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 struct Host {
     pre: ProxyPre<State>,
     policies: Option<PathBuf>,
+    env: Vec<(String, String)>,
 }
 
 struct State {
@@ -51,10 +54,15 @@ impl WasiHttpView for State {
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    let mut args = std::env::args().skip(1);
-    let component = args
-        .next()
-        .expect("usage: wasi-http-host COMPONENT [POLICY_DIR]");
+    let usage = "usage: wasi-http-host [--env KEY=VALUE]... COMPONENT [POLICY_DIR]";
+    let mut args = std::env::args().skip(1).peekable();
+    let mut env = Vec::new();
+    while args.peek().is_some_and(|a| a == "--env") {
+        let pair = args.nth(1).expect(usage);
+        let (key, value) = pair.split_once('=').expect(usage);
+        env.push((key.to_string(), value.to_string()));
+    }
+    let component = args.next().expect(usage);
     let policies = args.next().map(PathBuf::from);
     let engine = Engine::default();
     let component = Component::from_file(&engine, &component)?;
@@ -62,7 +70,7 @@ async fn main() -> Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     let pre = ProxyPre::new(linker.instantiate_pre(&component)?)?;
-    let host = Arc::new(Host { pre, policies });
+    let host = Arc::new(Host { pre, policies, env });
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     println!("listening {}", listener.local_addr()?);
     loop {
@@ -88,6 +96,7 @@ impl Host {
     ) -> Result<hyper::Response<HyperOutgoingBody>> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stderr();
+        wasi.envs(&self.env);
         if let Some(dir) = &self.policies {
             wasi.preopened_dir(dir, "/policies", FsPerms::ReadOnly)?;
         }
