@@ -232,6 +232,18 @@ fn auth_entry(registry: &str, entry: &Value) -> Result<Option<Credential>, Strin
     Ok(Some(Credential { username, password }))
 }
 
+/// The host a registry API host's credential is kept under in a docker
+/// config: Docker Hub's API host `registry-1.docker.io` is
+/// `index.docker.io` there (what `docker login` writes, as
+/// `https://index.docker.io/v1/`); any other host is itself.
+pub fn config_host(api_host: &str) -> &str {
+    if api_host.eq_ignore_ascii_case("registry-1.docker.io") {
+        "index.docker.io"
+    } else {
+        api_host
+    }
+}
+
 /// A docker config's registry key as a host: `https://index.docker.io/v1/`
 /// and friends to `index.docker.io`, `host:port` kept, lowercase.
 pub fn normalise_registry(registry: &str) -> String {

@@ -244,9 +244,10 @@ impl Registries {
 }
 
 /// The credential `auths` holds for `host` (`host:port` first, then the
-/// bare host, as docker looks them up).
+/// bare host, as docker looks them up; Docker Hub's API host under the
+/// index's name).
 fn lookup(auths: &[(String, Credential)], host: &str) -> Option<Credential> {
-    let host = host.to_ascii_lowercase();
+    let host = registry_auth::config_host(&host.to_ascii_lowercase()).to_string();
     let bare = host.split(':').next().unwrap_or_default();
     let find = |name: &str| {
         auths

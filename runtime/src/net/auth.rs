@@ -137,6 +137,7 @@ impl Keychain {
     /// else a cloud provider serving the host, else the default store
     /// (`credsStore`); none for anonymous access.
     pub(crate) fn source(&self, host: &str, port: Option<u16>) -> Option<Source<'_>> {
+        let host = registry_auth::config_host(host);
         let with_port = port.map(|p| format!("{host}:{p}"));
         let lookup = |map: &HashMap<String, _>| -> Option<String> {
             (with_port.as_ref())
@@ -162,6 +163,7 @@ impl Keychain {
 
     /// The credential for `host:port` (or `host` alone).
     pub fn get(&self, host: &str, port: Option<u16>) -> Option<&Credential> {
+        let host = registry_auth::config_host(host);
         let with_port = port.map(|p| format!("{host}:{p}"));
         with_port
             .and_then(|k| self.by_registry.get(&k))
@@ -350,6 +352,12 @@ mod tests {
             Some("s3cret")
         );
         assert!(k.get("127.0.0.1", Some(5001)).is_none());
+        // Requests go to Docker Hub's API host; `docker login` keys the index.
+        assert_eq!(
+            k.get("registry-1.docker.io", None)
+                .map(|c| c.username.as_str()),
+            Some("user")
+        );
         let e = Keychain::parse(r#"{"auths":{"x":{"auth":"!!"}}}"#)
             .expect_err("refused")
             .to_string();

@@ -159,6 +159,17 @@ fn credentials_come_from_the_policy_secret_then_the_instance_config() {
 }
 
 #[test]
+fn docker_hubs_api_host_finds_the_login_of_its_index() {
+    let auths = registry_auth::parse_auths(&serde_json::json!({
+        "auths": {"https://index.docker.io/v1/": {"auth": "dXNlcjpwYXNz"}}
+    }))
+    .expect("auths");
+    let found = lookup(&auths, "registry-1.docker.io").map(|c| c.username);
+    assert_eq!(found.as_deref(), Some("user"));
+    assert!(lookup(&auths, "ghcr.io").is_none());
+}
+
+#[test]
 fn a_credential_goes_only_to_its_registry_and_that_registrys_realm() {
     let dir = policy_dir(&[(".docker/config.json", &config("other.test", "alice"))]);
     let script = token_registry();
