@@ -279,6 +279,10 @@ impl Hasher for ShaHasher {
 mod tests {
     use super::*;
 
+    /// The empty component: what is cached does not matter here, and the
+    /// policy component would take Cranelift seconds per compile.
+    const EMPTY: &[u8] = b"\0asm\x0d\0\x01\0";
+
     fn scratch_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("ivpol-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -290,7 +294,7 @@ mod tests {
     #[test]
     fn caches_reuses_and_replaces_a_corrupt_entry() {
         let engine = Engine::default();
-        let bytes = super::super::EMBEDDED_COMPONENT;
+        let bytes = EMPTY;
         let dir = scratch_dir("precompiled");
         // In process, the instance memory limit (only a child's engine
         // setting) goes unused.
@@ -316,7 +320,7 @@ mod tests {
     fn an_entry_others_may_write_is_compiled_again_not_run() {
         use std::os::unix::fs::PermissionsExt;
         let engine = Engine::default();
-        let bytes = super::super::EMBEDDED_COMPONENT;
+        let bytes = EMPTY;
         let dir = scratch_dir("precompiled-mode");
         let here = Compiler::InProcess;
         load(&engine, bytes, Some(&dir), here, 0).expect("compiles");

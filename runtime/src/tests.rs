@@ -35,20 +35,31 @@ async fn pool() -> Pool {
     pool_within(Limits::default()).await
 }
 
+/// Runs `load` with this build's precompiled-component directory, one
+/// test at a time: the component is compiled once per engine
+/// configuration and build, not once per test (a compile is many seconds
+/// of Cranelift), and a test waits rather than compiling beside another.
+/// The entries' names bind the component and the engine, as in `serve`.
+fn precompiled<T>(load: impl FnOnce(&Path) -> T) -> T {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    load(Path::new(concat!(env!("OUT_DIR"), "/test-precompiled")))
+}
+
 /// The JSON policy loaded in a pool bounded by `limits`.
 async fn pool_within(limits: Limits) -> Pool {
     let net = Arc::new(Net::new(Default::default(), Default::default(), None, None).expect("net"));
-    let runtime = Arc::new(
+    let runtime = precompiled(|dir| {
         Runtime::with_limits(
             EMBEDDED_COMPONENT,
             net,
             cache(),
-            None,
+            Some(dir),
             limits,
             Compiler::InProcess,
         )
-        .expect("component compiles"),
-    );
+    });
+    let runtime = Arc::new(runtime.expect("component compiles"));
     let docs = vec![Document::file("json.yaml".into(), JSON_POLICY.into())];
     Pool::load(runtime, docs).await.expect("policies load")
 }
@@ -254,7 +265,8 @@ fn world_imports() -> std::collections::BTreeSet<String> {
 /// import the host services and wasi:http the world declares.
 #[test]
 fn the_component_imports_only_its_world() {
-    let runtime = Runtime::offline(EMBEDDED_COMPONENT, None).expect("component compiles");
+    let runtime = precompiled(|dir| Runtime::offline(EMBEDDED_COMPONENT, Some(dir)))
+        .expect("component compiles");
     let actual: std::collections::BTreeSet<String> =
         runtime.component_imports().into_iter().collect();
     let world = world_imports();
