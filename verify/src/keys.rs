@@ -349,7 +349,7 @@ impl PublicKey {
             });
         }
         let ok = match &self.kind {
-            Kind::P256(key) => ecdsa_p256(key, digest, signature),
+            Kind::P256(key) => ecdsa_p256(&self.spki, key, digest, signature),
             Kind::P384(key) => ecdsa_p384(key, digest, signature),
             Kind::P521(key) => ecdsa_p521(key, digest, signature),
             Kind::Rsa(key) => rsa_verify(key, digest, hash, signature),
@@ -425,13 +425,15 @@ impl PublicKey {
     /// another type never verifies.
     pub fn verify_scheme(&self, scheme: Scheme, message: &[u8], signature: &[u8]) -> bool {
         match (scheme, &self.kind) {
-            (Scheme::Ecdsa(h), Kind::P256(k)) => ecdsa_p256(k, &h.digest(message), signature),
+            (Scheme::Ecdsa(h), Kind::P256(k)) => {
+                ecdsa_p256(&self.spki, k, &h.digest(message), signature)
+            }
             (Scheme::Ecdsa(h), Kind::P384(k)) => ecdsa_p384(k, &h.digest(message), signature),
             (Scheme::Ecdsa(h), Kind::P521(k)) => ecdsa_p521(k, &h.digest(message), signature),
             (Scheme::RsaPkcs1(h), Kind::Rsa(k)) => rsa_pkcs1(k, &h.digest(message), h, signature),
             (Scheme::RsaPss(h), Kind::Rsa(k)) => rsa_pss(k, &h.digest(message), h, signature),
             (Scheme::EcdsaRaw(h), Kind::P256(k)) => {
-                signature.len() == 64 && ecdsa_p256(k, &h.digest(message), signature)
+                signature.len() == 64 && ecdsa_p256(&self.spki, k, &h.digest(message), signature)
             }
             (Scheme::EcdsaRaw(h), Kind::P384(k)) => {
                 signature.len() == 96 && ecdsa_p384(k, &h.digest(message), signature)
@@ -453,30 +455,42 @@ impl PublicKey {
 }
 
 macro_rules! ecdsa_check {
-    ($name:ident, $curve:ident, $len:expr) => {
-        fn $name(key: &$curve::ecdsa::VerifyingKey, digest: &[u8], signature: &[u8]) -> bool {
-            use $curve::ecdsa::signature::hazmat::PrehashVerifier;
+    ($name:ident, $parse:ident, $curve:ident, $len:expr) => {
+        /// The signature, DER or `r || s`, with a low `s`.
+        fn $parse(signature: &[u8]) -> Option<$curve::ecdsa::Signature> {
             let sig = match $curve::ecdsa::Signature::from_der(signature) {
                 Ok(sig) => sig,
                 Err(_) if signature.len() == $len => {
-                    match $curve::ecdsa::Signature::from_slice(signature) {
-                        Ok(sig) => sig,
-                        Err(_) => return false,
-                    }
+                    $curve::ecdsa::Signature::from_slice(signature).ok()?
                 }
-                Err(_) => return false,
+                Err(_) => return None,
             };
             // Go accepts high-S signatures; normalising keeps that behaviour
             // whatever the curve's default.
-            let sig = sig.normalize_s();
-            key.verify_prehash(digest, &sig).is_ok()
+            Some(sig.normalize_s())
+        }
+
+        fn $name(key: &$curve::ecdsa::VerifyingKey, digest: &[u8], signature: &[u8]) -> bool {
+            use $curve::ecdsa::signature::hazmat::PrehashVerifier;
+            $parse(signature).is_some_and(|sig| key.verify_prehash(digest, &sig).is_ok())
         }
     };
 }
 
-ecdsa_check!(ecdsa_p256, p256, 64);
-ecdsa_check!(ecdsa_p384, p384, 96);
-ecdsa_check!(ecdsa_p521, p521, 132);
+ecdsa_check!(ecdsa_p256_once, p256_signature, p256, 64);
+ecdsa_check!(ecdsa_p384, p384_signature, p384, 96);
+ecdsa_check!(ecdsa_p521, p521_signature, p521, 132);
+
+/// P-256 with the key's precomputed table from its second verification on
+/// (`p256_tables`); `spki` names the key.
+fn ecdsa_p256(spki: &[u8], key: &p256::ecdsa::VerifyingKey, digest: &[u8], sig: &[u8]) -> bool {
+    match p256_tables::table_for(spki, key.as_affine()) {
+        Some(table) => {
+            p256_signature(sig).is_some_and(|sig| p256_tables::verify(&table, digest, &sig))
+        }
+        None => ecdsa_p256_once(key, digest, sig),
+    }
+}
 
 fn rsa_verify(key: &rsa::PublicKey, digest: &[u8], hash: HashAlgorithm, sig: &[u8]) -> bool {
     rsa_pkcs1(key, digest, hash, sig) || rsa_pss(key, digest, hash, sig)
@@ -576,6 +590,8 @@ fn ed25519ph_digest(key: &ed25519_dalek::VerifyingKey, digest: &[u8], sig: &[u8]
     sha2::digest::Update::update(&mut pre, digest);
     key.verify_prehashed(pre, Some(b""), &signature).is_ok()
 }
+
+mod p256_tables;
 
 #[cfg(test)]
 pub(crate) mod tests;
