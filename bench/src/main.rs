@@ -47,6 +47,7 @@ fn main() -> Result<()> {
     let mut json_out: Option<PathBuf> = None;
     let mut serve_args: Vec<String> = Vec::new();
     let mut scaling_only = false;
+    let mut cold_only = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -58,6 +59,7 @@ fn main() -> Result<()> {
             "--serve-arg" => serve_args.push(it.next().context("--serve-arg ARG")?.clone()),
             "--json" => json_out = Some(PathBuf::from(it.next().context("--json FILE")?)),
             "--scaling-only" => scaling_only = true,
+            "--cold-only" => cold_only = true,
             other => bail!("unknown argument {other}"),
         }
     }
@@ -69,6 +71,12 @@ fn main() -> Result<()> {
         f.serve_args = serve_args;
         let s = runtime.block_on(scaling(&f, duration))?;
         println!("{}", s.render());
+        return Ok(());
+    }
+    if cold_only {
+        let mut f = fixture();
+        f.serve_args = serve_args;
+        println!("{}", runtime.block_on(cold(&f, duration))?);
         return Ok(());
     }
     let report = runtime.block_on(bench(duration, serve_args))?;
@@ -292,6 +300,35 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.startup_precompiled_ms = startup_ms(&f, Some(&cache))?;
     check_errors(&report)?;
     Ok(report)
+}
+
+/// The cold path alone (`--cold-only`): p50 of a validate at one
+/// connection with `--no-cache`, its registry calls, and the registry's
+/// own round trip, for comparing two guests (`--serve-arg --component
+/// --serve-arg FILE`) in quick interleaved runs.
+async fn cold(f: &Fixture, duration: Duration) -> Result<String> {
+    let server = serve(f, &["--no-cache"]);
+    let addr = addr_of(&server);
+    let path = "/ivpol/validate/bench-verify";
+    load::run(
+        &addr,
+        path,
+        &f.review,
+        ALLOWED,
+        1,
+        Duration::from_millis(500),
+    )
+    .await?;
+    let before = server.metric(CALLS);
+    let run = load::run(&addr, path, &f.review, ALLOWED, 1, duration).await?;
+    let calls = (server.metric(CALLS) - before) / run.requests.max(1) as f64;
+    eprintln!("bench: registry round trips");
+    let rtt = load::run(&f.reg.addr, &f.registry_path, "", "", 1, duration).await?;
+    Ok(format!(
+        "cold validate p50 {:.2} ms, {calls:.1} registry calls, registry round trip p50 {:.2} ms",
+        run.quantile_ms(0.5),
+        rtt.quantile_ms(0.5)
+    ))
 }
 
 /// Time per request at one connection with cache hits as the work grows:
