@@ -319,6 +319,7 @@ async fn cold(f: &Fixture, duration: Duration) -> Result<String> {
         Duration::from_millis(500),
     )
     .await?;
+    eprintln!("bench: {COLD}, 1 conn");
     let before = server.metric(CALLS);
     let run = load::run(&addr, path, &f.review, ALLOWED, 1, duration).await?;
     let calls = (server.metric(CALLS) - before) / run.requests.max(1) as f64;
