@@ -183,13 +183,9 @@ impl<'t> Client<'t> {
         self.transport.charge_parsed(values)
     }
 
-    /// The host serving a registry's API (Docker Hub's API is not on index.docker.io).
+    /// The host serving a registry's API ([`ivpol_refs::api_host`]).
     pub fn api_host(registry: &str) -> &str {
-        if registry == "index.docker.io" {
-            "registry-1.docker.io"
-        } else {
-            registry
-        }
+        ivpol_refs::api_host(registry)
     }
 
     fn url(registry: &str, path: &str) -> String {

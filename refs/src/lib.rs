@@ -48,4 +48,4 @@ pub const POLICY_REPORT_ANNOTATIONS: [&str; 3] = [
 /// The labels of a policy the component reads (its admission results are
 /// not reported); see [`POLICY_REPORT_ANNOTATIONS`].
 pub const POLICY_REPORT_LABELS: [&str; 1] = ["reports.kyverno.io/disabled"];
-pub use reference::{digest_tag, parse, ImageRef, ImageRefError};
+pub use reference::{api_host, digest_tag, parse, ImageRef, ImageRefError};

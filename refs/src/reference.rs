@@ -252,6 +252,18 @@ fn split_port(host: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// The host serving `registry`'s distribution API: Docker Hub's is
+/// `registry-1.docker.io`, not the `docker.io` or `index.docker.io` its
+/// images are named with; any other registry serves its own.
+/// ([`crate::registry_auth::config_host`] goes the other way, to the name
+/// `docker login` keeps Docker Hub's credential under.)
+pub fn api_host(registry: &str) -> &str {
+    match registry {
+        "docker.io" | "index.docker.io" => "registry-1.docker.io",
+        other => other,
+    }
+}
+
 /// The tag form of a digest: `sha256:<hex>` becomes `sha256-<hex>`, since
 /// a tag cannot hold a colon. Cosign keeps an image's signatures and
 /// attestations under it (with `.sig` and `.att` appended), and OCI 1.1's

@@ -235,7 +235,8 @@ fn auth_entry(registry: &str, entry: &Value) -> Result<Option<Credential>, Strin
 /// The host a registry API host's credential is kept under in a docker
 /// config: Docker Hub's API host `registry-1.docker.io` is
 /// `index.docker.io` there (what `docker login` writes, as
-/// `https://index.docker.io/v1/`); any other host is itself.
+/// `https://index.docker.io/v1/`); any other host is itself. The inverse
+/// of [`crate::api_host`].
 pub fn config_host(api_host: &str) -> &str {
     if api_host.eq_ignore_ascii_case("registry-1.docker.io") {
         "index.docker.io"

@@ -51,10 +51,7 @@ impl Reference {
     /// Where the distribution API is served: Docker Hub's API host differs
     /// from its name.
     pub(crate) fn api_host(&self) -> &str {
-        match self.registry.as_str() {
-            "docker.io" | "index.docker.io" => "registry-1.docker.io",
-            other => other,
-        }
+        ivpol_refs::api_host(&self.registry)
     }
 
     /// The tag or digest a manifest is fetched by (`latest` by default).

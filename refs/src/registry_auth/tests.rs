@@ -142,3 +142,18 @@ fn docker_config_auths_both_ways() {
         .expect("none")
         .is_empty());
 }
+
+#[test]
+fn docker_hubs_api_host_and_its_login_name_are_inverses() {
+    for name in ["docker.io", "index.docker.io"] {
+        assert_eq!(crate::api_host(name), "registry-1.docker.io");
+    }
+    assert_eq!(
+        config_host(crate::api_host("index.docker.io")),
+        "index.docker.io"
+    );
+    for host in ["ghcr.io", "registry.example.com:5000"] {
+        assert_eq!(crate::api_host(host), host);
+        assert_eq!(config_host(host), host);
+    }
+}
