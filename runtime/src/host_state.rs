@@ -5,6 +5,7 @@
 use super::bindings;
 use super::memory::MemoryLimiter;
 use crate::cache::Claims;
+use crate::net::identity::Identity;
 use crate::net::Hooks;
 use crate::resources::ClusterResources;
 use std::sync::Arc;
@@ -42,19 +43,32 @@ use bindings::ivpol::admission::verification_cache::CredentialScope;
 impl HostState {
     /// The component's key completed with the identity of the registry
     /// credentials in `scope` (see `net/identity.rs`); none when they
-    /// cannot be read, and then nothing is cached.
+    /// cannot be read, and then nothing is cached. A scope's identity is
+    /// worked out once per call.
+    async fn scoped(&mut self, key: &str, scope: &CredentialScope) -> Option<String> {
+        let (registries, secrets) = (&scope.registries, &scope.secrets);
+        let tenant = scope.tenant.as_deref();
+        let identities = &self.hooks.identities;
+        if let Some(identity) = identities.get(registries, secrets, tenant) {
+            return Some(identity.key(key));
+        }
+        let identity = self.identity(scope).await?;
+        let key = identity.key(key);
+        (self.hooks.identities).keep(registries, secrets, tenant, identity);
+        Some(key)
+    }
+
+    /// The identity of `scope`'s credentials.
     /// (The future holds the shared `Net`, not `self`, whose WASI state
     /// is not `Sync`.)
-    fn scoped(
+    fn identity(
         &self,
-        key: &str,
         scope: &CredentialScope,
-    ) -> impl std::future::Future<Output = Option<String>> + Send + 'static {
+    ) -> impl std::future::Future<Output = Option<Identity>> + Send + 'static {
         let (net, deadline) = (self.hooks.net.clone(), self.hooks.deadline);
-        let (key, scope) = (key.to_string(), scope.clone());
+        let scope = scope.clone();
         async move {
-            net.scoped_key(
-                &key,
+            net.identity(
                 &scope.registries,
                 &scope.secrets,
                 scope.tenant.as_deref(),

@@ -259,6 +259,7 @@ impl Runtime {
                 net: self.net.clone(),
                 deadline: Instant::now() + Duration::from_secs(30),
                 presented: Default::default(),
+                identities: Default::default(),
             },
             table: ResourceTable::new(),
             limits: MemoryLimiter::new(self.limits.instance_memory),

@@ -442,12 +442,15 @@ pub(super) async fn backstop<F: std::future::Future>(
 /// epoch deadline, a little later, only stops runaway guest code.
 ///
 /// Each call starts with no registry secrets named: a recycled instance
-/// does not present the last call's (`registry-credentials`).
+/// does not present the last call's (`registry-credentials`); nor does it
+/// reuse the last call's credential identities, so a rotated secret keys
+/// the next request afresh.
 pub(super) fn arm_deadline(inst: &mut Instance, deadline: Duration) {
     inst.store.set_epoch_deadline(ticks(deadline + EPOCH_GRACE));
     let hooks = &mut inst.store.data_mut().hooks;
     hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
     hooks.presented = Default::default();
+    hooks.identities = Default::default();
 }
 
 /// The first line of an error's chain: no backtrace.

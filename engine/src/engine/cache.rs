@@ -116,8 +116,9 @@ pub struct KeyParts<'a> {
     pub digest: &'a str,
 }
 
-/// The key of one verification: SHA-256 over the length-prefixed parts
-/// (as Kyverno's `attestorCacheRule`, so no two part lists share a key).
+/// The key of one verification: SHA-256 over the length-prefixed shared
+/// parts (as Kyverno's `attestorCacheRule`, so no two part lists share a
+/// key), then the image's repository, length-prefixed, and digest.
 /// Attestor order does not matter.
 pub fn key(parts: &KeyParts<'_>) -> String {
     KeyPrefix::new(
@@ -132,13 +133,15 @@ pub fn key(parts: &KeyParts<'_>) -> String {
 /// The parts of a key that one policy's verifications share (policy,
 /// function, attestation, attestors), hashed once: an evaluation checks
 /// every image of a pod against the same attestors, and each image then
-/// costs only its repository and digest.
+/// only appends its repository and digest. The host hashes every key it is
+/// given (with the identity of the credentials), so the image's part need
+/// not be hashed here too: that was a SHA-256 in wasm per image and policy,
+/// the largest step of a cache hit (docs/performance.md).
 #[derive(Clone)]
-pub struct KeyPrefix(Sha256);
+pub struct KeyPrefix(String);
 
 impl KeyPrefix {
-    /// The hash state after the shared parts, attestors sorted and
-    /// deduplicated.
+    /// The hash of the shared parts, attestors sorted and deduplicated.
     pub fn new(
         policy_hash: &str,
         function: Function,
@@ -157,17 +160,26 @@ impl KeyPrefix {
             part(&mut h, &[name]);
             part(&mut h, &[fingerprint]);
         }
-        KeyPrefix(h)
+        KeyPrefix(["v3:", &crate::verify::encoding::hex(&h.finalize())].concat())
     }
 
     /// The key of the image whose repository is `repository`'s pieces
     /// joined (`[registry, "/", path]` saves formatting the whole), at
-    /// `digest`.
+    /// `digest`: the prefix, the repository's length, the repository and
+    /// the digest. The length makes the split unambiguous whatever the
+    /// pieces hold; the prefix is of fixed length.
     pub fn key(&self, repository: &[&str], digest: &str) -> String {
-        let mut h = self.0.clone();
-        part(&mut h, repository);
-        part(&mut h, &[digest]);
-        ["v2:", &crate::verify::encoding::hex(&h.finalize())].concat()
+        let len: usize = repository.iter().map(|p| p.len()).sum();
+        let mut key = String::with_capacity(self.0.len() + 8 + len + digest.len());
+        key.push_str(&self.0);
+        key.push(':');
+        key.push_str(&len.to_string());
+        key.push(':');
+        for piece in repository {
+            key.push_str(piece);
+        }
+        key.push_str(digest);
+        key
     }
 }
 
@@ -231,8 +243,8 @@ mod tests {
     }
 
     /// A prefix kept across images gives each the key it would get alone,
-    /// whether its repository comes whole or in pieces; the hex is
-    /// lowercase, as keys written before the prefix were.
+    /// whether its repository comes whole or in pieces, and keys have the
+    /// layout the host's keys are hashed from (prefix hash, lowercase).
     #[test]
     fn a_kept_prefix_keys_each_image_as_alone() {
         let attestors = [("b", "2"), ("a", "1")];
@@ -248,23 +260,30 @@ mod tests {
             assert_eq!(prefix.key(&[repository], digest), alone);
         }
         let mut h = Sha256::new();
-        for s in [
-            "p",
-            "verifyImageSignatures",
-            "",
-            "2",
-            "a",
-            "1",
-            "b",
-            "2",
-            "r.io/app",
-            "sha256:1",
-        ] {
+        for s in ["p", "verifyImageSignatures", "", "2", "a", "1", "b", "2"] {
             h.update((s.len() as u64).to_be_bytes());
             h.update(s.as_bytes());
         }
-        let want = format!("v2:{}", crate::verify::encoding::hex(&h.finalize()));
+        let prefix = crate::verify::encoding::hex(&h.finalize());
+        let want = format!("v3:{prefix}:8:r.io/appsha256:1");
         assert_eq!(key(&parts(attestors.to_vec())), want);
+    }
+
+    /// A repository that ends like a digest begins, or a digest that begins
+    /// like a repository ends, still gives its own key.
+    #[test]
+    fn the_repository_and_digest_never_run_together() {
+        let a = key(&KeyParts {
+            repository: "r.io/appsha256",
+            digest: ":1",
+            ..parts(vec![])
+        });
+        let b = key(&KeyParts {
+            repository: "r.io/app",
+            digest: "sha256:1",
+            ..parts(vec![])
+        });
+        assert_ne!(a, b);
     }
 
     #[test]

@@ -44,12 +44,81 @@ fn part(h: &mut Sha256, s: &[u8]) {
     h.update(s);
 }
 
+/// The hash state after the identity of a credential scope: the salt, the
+/// number of registries, and each registry with its credential's identity.
+/// A key is completed from it with [`Identity::key`], so one scope's
+/// identity is worked out once per call however many keys it completes.
+#[derive(Clone)]
+pub(crate) struct Identity(Sha256);
+
+impl Identity {
+    /// `key` completed with this identity, as lowercase hex.
+    pub(crate) fn key(&self, key: &str) -> String {
+        let mut h = self.0.clone();
+        part(&mut h, key.as_bytes());
+        ivpol_refs::encoding::hex(&h.finalize())
+    }
+}
+
+/// The most credential scopes whose identity one call keeps: a request
+/// names one per policy and set of registries, so a few.
+const MAX_IDENTITIES: usize = 16;
+
+/// The identities one call worked out, by credential scope (registries,
+/// secrets, tenant): every image a call checks against the same registry
+/// and secrets shares one. Emptied at the start of each call.
+#[derive(Default)]
+pub(crate) struct Identities(Vec<Known>);
+
+/// A scope and its identity.
+struct Known {
+    registries: Vec<String>,
+    secrets: Vec<String>,
+    tenant: Option<String>,
+    identity: Identity,
+}
+
+impl Identities {
+    pub(crate) fn get(
+        &self,
+        registries: &[String],
+        secrets: &[String],
+        tenant: Option<&str>,
+    ) -> Option<&Identity> {
+        self.0
+            .iter()
+            .find(|k| {
+                k.registries == registries && k.secrets == secrets && k.tenant.as_deref() == tenant
+            })
+            .map(|k| &k.identity)
+    }
+
+    /// Keeps `identity` for the scope, while there is room.
+    pub(crate) fn keep(
+        &mut self,
+        registries: &[String],
+        secrets: &[String],
+        tenant: Option<&str>,
+        identity: Identity,
+    ) {
+        if self.0.len() < MAX_IDENTITIES {
+            self.0.push(Known {
+                registries: registries.to_vec(),
+                secrets: secrets.to_vec(),
+                tenant: tenant.map(String::from),
+                identity,
+            });
+        }
+    }
+}
+
 impl Net {
     /// `key` completed with the identity of the credentials the host
     /// presents to each of `registries` (`host[:port]`) for a policy naming
     /// `secrets`. None when the policy's secrets cannot be read, or a
     /// credential helper fails: the verification then runs, and fails on
     /// the same error.
+    #[cfg(test)]
     pub(crate) async fn scoped_key(
         &self,
         key: &str,
@@ -58,11 +127,24 @@ impl Net {
         tenant: Option<&str>,
         deadline: std::time::Instant,
     ) -> Option<String> {
+        let identity = self.identity(registries, secrets, tenant, deadline).await?;
+        Some(identity.key(key))
+    }
+
+    /// The identity of the credentials the host presents to each of
+    /// `registries` for a policy naming `secrets` (see [`Net::scoped_key`]).
+    pub(crate) async fn identity(
+        &self,
+        registries: &[String],
+        secrets: &[String],
+        tenant: Option<&str>,
+        deadline: std::time::Instant,
+    ) -> Option<Identity> {
         let host = self.host_keychain_serves(tenant);
         let policy = self.secrets_keychain(secrets, host).ok()?;
         let mut h = Sha256::new();
         part(&mut h, salt());
-        part(&mut h, key.as_bytes());
+        part(&mut h, &(registries.len() as u64).to_be_bytes());
         for registry in registries {
             part(&mut h, registry.as_bytes());
             // The credential's own id (the token cache keys by it too).
@@ -89,7 +171,7 @@ impl Net {
                 (None, None) => part(&mut h, b"\0anonymous"),
             }
         }
-        Some(ivpol_refs::encoding::hex(&h.finalize()))
+        Some(Identity(h))
     }
 }
 
@@ -174,5 +256,35 @@ mod tests {
             )),
             None
         );
+    }
+
+    /// A kept identity completes keys as the whole lookup does, and only for
+    /// the scope it was worked out for; at most `MAX_IDENTITIES` are kept.
+    #[test]
+    fn a_kept_identity_keys_as_a_fresh_one_for_its_scope_only() {
+        let n = net(
+            r#"{"auths":{"r.io":{"username":"u","password":"a"}}}"#,
+            None,
+        );
+        let regs = registries(&["r.io"]);
+        let identity = block(n.identity(&regs, &[], None, later())).expect("identity");
+        let mut kept = Identities::default();
+        kept.keep(&regs, &[], None, identity);
+        let again = kept.get(&regs, &[], None).expect("kept");
+        for key in ["k", "k2"] {
+            let fresh = block(n.scoped_key(key, &regs, &[], None, later()));
+            assert_eq!(Some(again.key(key)), fresh);
+        }
+        assert!(kept.get(&regs, &["s".into()], None).is_none());
+        assert!(kept.get(&regs, &[], Some("team")).is_none());
+        assert!(kept
+            .get(&registries(&["r.io", "q.io"]), &[], None)
+            .is_none());
+        for i in 0..2 * MAX_IDENTITIES {
+            let other = registries(&[&format!("r{i}.io")]);
+            let identity = block(n.identity(&other, &[], None, later())).expect("identity");
+            kept.keep(&other, &[], None, identity);
+        }
+        assert_eq!(kept.0.len(), MAX_IDENTITIES);
     }
 }

@@ -495,12 +495,14 @@ pub trait SecretSource: Send + Sync {
     fn keychain(&self, name: &str) -> Result<Keychain, String>;
 }
 
-/// The per-store hook: the shared [`Net`], this call's deadline, and the
-/// policy secrets the component named last (`registry-credentials`).
+/// The per-store hook: the shared [`Net`], this call's deadline, the
+/// policy secrets the component named last (`registry-credentials`), and
+/// the credential identities this call worked out.
 pub(crate) struct Hooks {
     pub net: Arc<Net>,
     pub deadline: Instant,
     pub presented: Presented,
+    pub identities: identity::Identities,
 }
 
 impl WasiHttpHooks for Hooks {
