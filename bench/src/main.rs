@@ -340,14 +340,23 @@ async fn scaling(f: &Fixture, duration: Duration) -> Result<Scaling> {
     let all: Vec<String> = (0..SCALE).map(|i| format!("bench-verify-{i}")).collect();
     let many = format!("/ivpol/validate/{}", all.join("/"));
     let scenarios = [
-        ("/ivpol/validate/bench-verify-0".to_string(), &f.review),
-        ("/ivpol/validate/bench-verify-0".to_string(), &f.wide_review),
-        (many, &f.review),
+        (
+            "one container, one policy",
+            "/ivpol/validate/bench-verify-0".to_string(),
+            &f.review,
+        ),
+        (
+            "containers",
+            "/ivpol/validate/bench-verify-0".to_string(),
+            &f.wide_review,
+        ),
+        ("policies", many, &f.review),
     ];
     let mut ms = Vec::new();
-    for (path, body) in scenarios {
+    for (name, path, body) in scenarios {
         // Warm-up fills the verification cache for every image and policy.
         load::run(&addr, &path, body, ALLOWED, 4, Duration::from_millis(500)).await?;
+        eprintln!("bench: scaling, {name}, 1 conn");
         let m = load::run(&addr, &path, body, ALLOWED, 1, duration).await?;
         if m.errors > 0 {
             bail!("scaling scenario {path}: {} bad answers", m.errors);
