@@ -55,8 +55,31 @@ pub const MAX_QUOTED_CHARS: usize = 256;
 
 /// `text`, cut to [`MAX_QUOTED_CHARS`] characters (marked with `…`).
 pub fn clip(text: &str) -> String {
+    // No more bytes than the limit in characters: nothing to count.
+    if text.len() <= MAX_QUOTED_CHARS {
+        return text.to_string();
+    }
     match text.char_indices().nth(MAX_QUOTED_CHARS) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cut at the character limit, never inside a character, and only
+    /// when longer.
+    #[test]
+    fn clip_counts_characters_not_bytes() {
+        let short = "é".repeat(MAX_QUOTED_CHARS);
+        assert_eq!(clip(&short), short);
+        let ascii = "a".repeat(MAX_QUOTED_CHARS);
+        assert_eq!(clip(&ascii), ascii);
+        let long = "é".repeat(MAX_QUOTED_CHARS + 1);
+        assert_eq!(clip(&long), format!("{short}…"));
+        let longer = format!("{ascii}b");
+        assert_eq!(clip(&longer), format!("{ascii}…"));
     }
 }

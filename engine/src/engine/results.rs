@@ -121,10 +121,16 @@ impl Verification {
             line.push_str(a);
         }
         // Writing to a String cannot fail.
-        let _ = match &self.failure {
-            None => write!(line, ": verified (cache {})", self.cache.as_str()),
-            Some(f) => write!(line, ": {}: {}", f.reason.as_str(), f.message),
-        };
+        match &self.failure {
+            None => {
+                line.push_str(": verified (cache ");
+                line.push_str(self.cache.as_str());
+                line.push(')');
+            }
+            Some(f) => {
+                let _ = write!(line, ": {}: {}", f.reason.as_str(), f.message);
+            }
+        }
         line
     }
 }

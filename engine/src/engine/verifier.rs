@@ -311,9 +311,14 @@ impl PolicyVerifier {
     /// evaluation).
     fn keys_readable(&self, attestors: &[String]) -> Result<(), VerifierError> {
         for name in attestors {
-            if let Err(e @ (AttestorError::Kms { .. } | AttestorError::TrustFile { .. })) =
-                self.fingerprint(name)
-            {
+            // Every image after the first finds the fingerprint made:
+            // looked at in place, not copied.
+            let known = self.state().fingerprints.get(name).map(unreadable);
+            let why = match known {
+                Some(why) => why,
+                None => unreadable(&self.fingerprint(name)),
+            };
+            if let Some(e) = why {
                 return Err(VerifierError::KeyUnavailable(format!(
                     "attestor {name}: {e}"
                 )));
@@ -576,6 +581,15 @@ fn miss_or_unkeyed(keyed: bool) -> CacheUse {
     match keyed {
         true => CacheUse::Miss,
         false => CacheUse::Unkeyed,
+    }
+}
+
+/// Why a fingerprint could not be made, when it is a key or trust file
+/// the host could not read.
+fn unreadable(fingerprint: &Result<String, AttestorError>) -> Option<AttestorError> {
+    match fingerprint {
+        Err(e @ (AttestorError::Kms { .. } | AttestorError::TrustFile { .. })) => Some(e.clone()),
+        _ => None,
     }
 }
 
