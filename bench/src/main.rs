@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 const CONNECTIONS: [usize; 2] = [1, 64];
 /// Containers and matching policies in the scaling scenarios.
 const SCALE: usize = 10;
+/// The turns each scaling scenario takes.
+const SCALING_ROUNDS: usize = 5;
 const ALLOWED: &str = "\"allowed\":true";
 /// The registry requests a server made, from its `/metrics`.
 const CALLS: &str = "ivpol_registry_requests_total";
@@ -334,41 +336,41 @@ async fn cold(f: &Fixture, duration: Duration) -> Result<String> {
 
 /// Time per request at one connection with cache hits as the work grows:
 /// one container and one policy, `SCALE` containers, `SCALE` policies.
+///
+/// The three scenarios take turns, in [`SCALING_ROUNDS`] rounds of a
+/// share of `duration` each, and the increments are the medians of each
+/// round's differences: this machine drifts by a fifth over a minute, and
+/// scenarios run back to back in one round see the same drift.
 async fn scaling(f: &Fixture, duration: Duration) -> Result<Scaling> {
     let server = serve_policies(f, &f.scaling_policies, &[]);
     let addr = addr_of(&server);
     let all: Vec<String> = (0..SCALE).map(|i| format!("bench-verify-{i}")).collect();
     let many = format!("/ivpol/validate/{}", all.join("/"));
+    let one = "/ivpol/validate/bench-verify-0".to_string();
     let scenarios = [
-        (
-            "one container, one policy",
-            "/ivpol/validate/bench-verify-0".to_string(),
-            &f.review,
-        ),
-        (
-            "containers",
-            "/ivpol/validate/bench-verify-0".to_string(),
-            &f.wide_review,
-        ),
+        ("one container, one policy", one.clone(), &f.review),
+        ("containers", one, &f.wide_review),
         ("policies", many, &f.review),
     ];
-    let mut ms = Vec::new();
-    for (name, path, body) in scenarios {
+    for (_, path, body) in &scenarios {
         // Warm-up fills the verification cache for every image and policy.
-        load::run(&addr, &path, body, ALLOWED, 4, Duration::from_millis(500)).await?;
-        eprintln!("bench: scaling, {name}, 1 conn");
-        let m = load::run(&addr, &path, body, ALLOWED, 1, duration).await?;
-        if m.errors > 0 {
-            bail!("scaling scenario {path}: {} bad answers", m.errors);
-        }
-        ms.push(1000.0 / m.rps());
+        load::run(&addr, path, body, ALLOWED, 4, Duration::from_millis(500)).await?;
     }
-    Ok(Scaling {
-        one_ms: ms[0],
-        containers_ms: ms[1],
-        policies_ms: ms[2],
-        n: SCALE,
-    })
+    let share = duration / SCALING_ROUNDS as u32;
+    let mut rounds = Vec::new();
+    for round in 1..=SCALING_ROUNDS {
+        let mut ms = [0.0; 3];
+        for (i, (name, path, body)) in scenarios.iter().enumerate() {
+            eprintln!("bench: scaling, {name}, 1 conn (round {round} of {SCALING_ROUNDS})");
+            let m = load::run(&addr, path, body, ALLOWED, 1, share).await?;
+            if m.errors > 0 {
+                bail!("scaling scenario {path}: {} bad answers", m.errors);
+            }
+            ms[i] = 1000.0 / m.rps();
+        }
+        rounds.push(ms);
+    }
+    Ok(Scaling::of_rounds(&rounds, SCALE))
 }
 
 /// Two replicas judging the wide pod (`SCALE` signed images) at once for

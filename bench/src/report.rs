@@ -77,6 +77,20 @@ pub struct Scaling {
 }
 
 impl Scaling {
+    /// The times of rounds of the three scenarios (one, containers,
+    /// policies, in ms a request): the median time of the first, and the
+    /// larger two as it plus the median of each round's difference to it.
+    pub fn of_rounds(rounds: &[[f64; 3]], n: usize) -> Scaling {
+        let one_ms = median(rounds.iter().map(|r| r[0]).collect());
+        let above = |i: usize| median(rounds.iter().map(|r| r[i] - r[0]).collect());
+        Scaling {
+            one_ms,
+            containers_ms: one_ms + above(1),
+            policies_ms: one_ms + above(2),
+            n,
+        }
+    }
+
     /// The cost of each container beyond the first, in microseconds.
     pub fn per_container_us(&self) -> f64 {
         (self.containers_ms - self.one_ms) * 1000.0 / (self.n.saturating_sub(1).max(1)) as f64
@@ -93,6 +107,16 @@ impl Scaling {
             "time per request at 1 connection, cache hits: {:.3} ms for 1 container and 1 policy, {:.3} ms for {n} containers (+{:.1} µs per container), {:.3} ms for {n} policies (+{:.1} µs per policy)",
             self.one_ms, self.containers_ms, self.per_container_us(), self.policies_ms, self.per_policy_us(), n = self.n
         )
+    }
+}
+
+/// The median of `values` (NaN when there are none).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     }
 }
 
@@ -272,3 +296,33 @@ pub const BASELINE: &str = "no-op hyper webhook (baseline)";
 pub const HIT: &str = "validate, cache hit";
 pub const MUTATE: &str = "mutate, nothing to pin";
 pub const COLD: &str = "validate cold (cosign key)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round that ran slow throughout moves the base time, not the
+    /// increments; an odd round out does not move the medians.
+    #[test]
+    fn increments_are_medians_of_each_rounds_differences() {
+        let rounds = [
+            [0.100, 0.190, 0.280],
+            [0.150, 0.240, 0.330],
+            [0.110, 0.200, 0.290],
+            [0.105, 0.500, 0.295],
+        ];
+        let s = Scaling::of_rounds(&rounds, 10);
+        assert!((s.one_ms - 0.1075).abs() < 1e-9, "{}", s.one_ms);
+        assert!(
+            (s.per_container_us() - 10.0).abs() < 1e-6,
+            "{}",
+            s.per_container_us()
+        );
+        assert!(
+            (s.per_policy_us() - 20.0).abs() < 1e-6,
+            "{}",
+            s.per_policy_us()
+        );
+        assert!(median(Vec::new()).is_nan());
+    }
+}
