@@ -113,11 +113,7 @@ impl Identities {
 }
 
 impl Net {
-    /// `key` completed with the identity of the credentials the host
-    /// presents to each of `registries` (`host[:port]`) for a policy naming
-    /// `secrets`. None when the policy's secrets cannot be read, or a
-    /// credential helper fails: the verification then runs, and fails on
-    /// the same error.
+    /// `key` completed with [`Net::identity`] in one step (the tests').
     #[cfg(test)]
     pub(crate) async fn scoped_key(
         &self,
@@ -132,7 +128,9 @@ impl Net {
     }
 
     /// The identity of the credentials the host presents to each of
-    /// `registries` for a policy naming `secrets` (see [`Net::scoped_key`]).
+    /// `registries` (`host[:port]`) for a policy naming `secrets`. None
+    /// when the policy's secrets cannot be read, or a credential helper
+    /// fails: the verification then runs, and fails on the same error.
     pub(crate) async fn identity(
         &self,
         registries: &[String],
