@@ -35,9 +35,10 @@ pub(super) enum Outcome {
 /// What a policy is evaluated against.
 pub(super) struct Input<'a> {
     pub bindings: Bindings,
-    /// The request's resource (plural, lowercase) for the built-in image
-    /// lists; `None` in JSON mode.
-    pub resource: Option<&'a str>,
+    /// The object's built-in image lists (chosen by the request's
+    /// resource), extracted once for all of a request's policies; none in
+    /// JSON mode.
+    pub lists: &'a images::BuiltIn,
     pub object: &'a serde_json::Value,
 }
 
@@ -53,7 +54,7 @@ pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {
         Ok(Some(excepted)) => return excepted,
         Err(e) => return failed(e),
     }
-    let imgs = match images::collect(policy, input.resource, input.object, &input.bindings) {
+    let imgs = match images::collect(policy, input.lists, &input.bindings) {
         // Shared with the `images` variable, which is made only if read.
         Ok(i) => std::sync::Arc::new(i),
         Err(e) => return failed(e.into()),

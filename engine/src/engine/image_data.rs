@@ -5,12 +5,12 @@ use crate::cel::image_data::{ImageDataError, ImageDataSource};
 use crate::images::reference::{self, ImageRefError};
 use crate::oci::{Client, OciError, Platform, Transport, TransportError, MAX_CONFIG_BYTES};
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use super::FastMap;
 use std::sync::{Arc, Mutex};
 
 pub(super) struct RegistryImageData {
     transport: Arc<dyn Transport + Send + Sync>,
-    cache: Mutex<HashMap<String, Result<Value, ImageDataError>>>,
+    cache: Mutex<FastMap<String, Result<Value, ImageDataError>>>,
 }
 
 ivpol_verify::debug_as_display!(FetchError);
@@ -51,7 +51,7 @@ impl RegistryImageData {
     pub(super) fn new(transport: Arc<dyn Transport + Send + Sync>) -> RegistryImageData {
         RegistryImageData {
             transport,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(FastMap::default()),
         }
     }
 

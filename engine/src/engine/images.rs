@@ -8,6 +8,16 @@ use crate::policy::{CompiledPolicy, ImageMatcher};
 use cel::Value;
 use std::collections::BTreeMap;
 
+/// The built-in image lists of an object by category (`containers`,
+/// `initContainers`, `ephemeralContainers`), as
+/// [`extract::extract_lists`] finds them for the request's resource.
+pub(super) type BuiltIn = BTreeMap<&'static str, Vec<String>>;
+
+/// The built-in image lists of `object`, a `resource` (plural, lowercase).
+pub(super) fn built_in(resource: &str, object: &serde_json::Value) -> BuiltIn {
+    extract::extract_lists(resource, object)
+}
+
 /// Images per category, after `matchImageReferences`.
 pub(super) struct PolicyImages {
     pub by_name: BTreeMap<String, Vec<String>>,
@@ -111,20 +121,16 @@ fn matches_as_spelled(
     Ok(false)
 }
 
-/// Collects and filters the images of `object` for `policy`.
+/// Collects and filters the images of the object for `policy`: the
+/// `built_in` lists and the policy's own `images`.
 pub(super) fn collect(
     policy: &CompiledPolicy,
-    resource: Option<&str>,
-    object: &serde_json::Value,
+    built_in: &BuiltIn,
     bindings: &Bindings,
 ) -> Result<PolicyImages, ImagesError> {
-    let mut lists: BTreeMap<String, Vec<String>> = match resource {
-        Some(r) => extract::extract_lists(r, object)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-        None => BTreeMap::new(),
-    };
+    let mut lists: BTreeMap<String, Vec<String>> = (built_in.iter())
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
     for (name, expr) in &policy.images {
         let value = expr.eval(bindings)?;
         lists.insert(name.clone(), string_list(&value, name)?);

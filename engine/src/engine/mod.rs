@@ -12,6 +12,7 @@ mod failure;
 mod image_data;
 mod images;
 pub mod keys;
+mod known;
 mod mutate;
 mod namespace;
 mod notary;
@@ -46,9 +47,17 @@ pub use namespace::{NamespaceError, NamespaceInfo};
 use policy_error::{Cause, PolicyError};
 pub use results::{CacheUse, PolicyResult, Status, Verdict, Verification, VerifierKind};
 use review::{Route, Trapped};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use validate::{validate, Collected, Judged};
+
+/// A set or map on the request path whose keys are names the engine
+/// compares (policies, images): foldhash, seeded per process, is several
+/// times cheaper than SipHash on short keys, and every such collection is
+/// bounded by the policy set or the request.
+pub(crate) type FastSet<T> = HashSet<T, foldhash::fast::RandomState>;
+/// See [`FastSet`].
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 /// The webhook phase a request is judged in.
@@ -83,6 +92,9 @@ pub struct PolicySet {
     diagnostics: Vec<Diagnostic>,
     /// Policies that did not load, which deny the requests in their scope.
     rejected: Vec<rejected::Rejected>,
+    /// The names routes may select, per scope: the loaded policies' and
+    /// the rejected ones' known by name.
+    known: known::KnownNames,
     /// The verification cache and the KMS keys.
     host: keys::HostServices,
     /// The cluster objects the host grants (`resource` library), if any.
@@ -148,10 +160,17 @@ impl PolicySet {
         let mut loaded = policy::load_with(sources, &options);
         attach_exceptions(&mut loaded);
         let rejected = rejected::collect(&loaded.diagnostics, &loaded.policies);
+        let loaded_names = (loaded.policies.iter())
+            .map(|p| (p.name.as_str(), p.kind, p.namespace.as_deref()));
+        let rejected_names = (rejected.iter())
+            .filter(|r| r.named)
+            .map(|r| (r.name.as_str(), r.kind, r.namespace.as_deref()));
+        let known = known::KnownNames::of(loaded_names.chain(rejected_names));
         PolicySet {
             policies: loaded.policies,
             diagnostics: loaded.diagnostics,
             rejected,
+            known,
             host: keys::HostServices::default(),
             resources,
             options,
@@ -299,21 +318,7 @@ impl PolicySet {
     /// Whether a route on `scope` names a policy that is neither loaded
     /// nor rejected by name: one an unreadable document may have been.
     fn unknown(&self, scope: &Scope, names: &[String]) -> bool {
-        if names.is_empty() {
-            return false;
-        }
-        // Every name in scope, loaded or rejected by name, gathered once.
-        let all = Named::new(&[]);
-        let loaded = (self.policies.iter())
-            .filter(|p| in_scope(p, scope, &all))
-            .map(|p| p.name.as_str());
-        let rejected = (self.rejected.iter())
-            .filter(|r| {
-                r.named && in_scope_of(&r.name, r.kind, r.namespace.as_deref(), scope, &all)
-            })
-            .map(|r| r.name.as_str());
-        let known: HashSet<&str> = loaded.chain(rejected).collect();
-        names.iter().any(|n| !known.contains(n.as_str()))
+        names.iter().any(|n| !self.known.contains(scope, n))
     }
 
     /// The policies that did not load and deny in their scope.
@@ -394,7 +399,7 @@ impl PolicySet {
                     &log,
                     self.resources.as_ref(),
                 ),
-                resource: None,
+                lists: &images::BuiltIn::new(),
                 object: &object,
             };
             let outcome = within_budget(&budget, || evaluate::evaluate(p, &input));
@@ -448,7 +453,7 @@ pub enum InputError {
 /// The policy names a route selects (Kyverno's `MatchNames`); none
 /// selects every policy. A set, so that checking each policy (autogen
 /// variants included) is one lookup however many names the route holds.
-struct Named<'a>(HashSet<&'a str>);
+struct Named<'a>(FastSet<&'a str>);
 
 impl<'a> Named<'a> {
     fn new(names: &'a [String]) -> Named<'a> {

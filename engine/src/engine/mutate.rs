@@ -58,7 +58,8 @@ pub(super) fn mutate(
                 &super::verifier::DecisionLog::default(),
                 resources.as_ref(),
             ),
-            resource: Some(req.resource.resource.as_str()),
+            // Pinning reads the images itself (`unpinned_images`).
+            lists: &BTreeMap::new(),
             object: req.resource_object(),
         };
         // As in validation: false means no mutation; an error under

@@ -10,7 +10,6 @@ use crate::admission::Request;
 use crate::cel::resource_lib::ResourceSource;
 use crate::oci::{Budget, Transport};
 use crate::policy::{self, CompiledPolicy};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The validate phase (`HandleValidating`).
@@ -25,6 +24,7 @@ pub(super) fn validate(
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
     let matching = match_input(req, ns);
+    let lists = super::images::built_in(&req.resource.resource, req.resource_object());
     let mut collected = Collected::default();
     for p in policies.iter().copied() {
         // Autogen variants share the policy's name; one result per name.
@@ -51,7 +51,7 @@ pub(super) fn validate(
                 &log,
                 resources.as_ref(),
             ),
-            resource: Some(req.resource.resource.as_str()),
+            lists: &lists,
             object: req.resource_object(),
         };
         let outcome = within_budget(budget, || evaluate::evaluate(p, &input));
@@ -76,7 +76,7 @@ pub(super) struct Collected<'p> {
 /// The policies (by name and namespace) that already have a result: a
 /// policy's autogen variants share its name, and it gets one result.
 #[derive(Default)]
-pub(super) struct Judged<'p>(HashSet<(&'p str, Option<&'p str>)>);
+pub(super) struct Judged<'p>(super::FastSet<(&'p str, Option<&'p str>)>);
 
 impl<'p> Judged<'p> {
     pub(super) fn contains(&self, p: &CompiledPolicy) -> bool {

@@ -33,7 +33,7 @@ use crate::oci::{Client, Transport};
 use crate::policy::attestor::{AttestorKind, CompiledAttestor, StringSource};
 use crate::policy::spec::Attestation;
 use cel::Value;
-use std::collections::HashMap;
+use super::FastMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -79,27 +79,18 @@ enum Resolved {
 
 #[derive(Default)]
 struct State {
-    digests: HashMap<String, Result<ResolvedImage, Failure>>,
+    digests: FastMap<String, Result<ResolvedImage, Failure>>,
     /// The manifest descriptor of each resolved image (Notary signs it).
-    targets: HashMap<String, Result<Target, Failure>>,
-    attestors: HashMap<String, Result<Arc<Resolved>, AttestorError>>,
+    targets: FastMap<String, Result<Target, Failure>>,
+    attestors: FastMap<String, Result<Arc<Resolved>, AttestorError>>,
     /// The fingerprint of each attestor's evaluated trust material.
-    fingerprints: HashMap<String, Result<String, AttestorError>>,
+    fingerprints: FastMap<String, Result<String, AttestorError>>,
     /// Verified in-toto statements and referrer payloads, by (image,
     /// attestation name).
-    payloads: HashMap<(String, String), serde_json::Value>,
+    payloads: FastMap<(String, String), serde_json::Value>,
     /// The key prefix of the last verification's attestors, which the
     /// next image usually shares.
     prefix: Option<PrefixMemo>,
-    /// The registry credentials of the last verification, likewise.
-    credentials: Option<CredentialsMemo>,
-}
-
-/// The [`Credentials`] of an image's registry read by `attestors`.
-struct CredentialsMemo {
-    registry: String,
-    attestors: Vec<String>,
-    credentials: Arc<Credentials>,
 }
 
 impl PolicyVerifier {
@@ -258,30 +249,22 @@ impl PolicyVerifier {
 
     /// The registries a verification reads (the image's, and any
     /// `source.repository` of its attestors) with the policy's secrets,
-    /// kept for the next image of the same registry and attestors.
+    /// kept with the policy for its next image of the same registry and
+    /// attestors.
     fn credentials(&self, image_ref: &ImageRef, attestors: &[String]) -> Arc<Credentials> {
-        if let Some(memo) = &self.state().credentials {
-            if memo.registry == image_ref.registry() && memo.attestors == attestors {
-                return memo.credentials.clone();
-            }
-        }
-        let elsewhere = attestors
-            .iter()
-            .filter_map(|n| self.compiled(n)?.signature_repository())
-            .filter_map(|r| reference::parse(r).ok())
-            .map(|r| Client::api_host(r.registry()).to_string());
-        let own = Client::api_host(image_ref.registry()).to_string();
-        let credentials = Arc::new(Credentials::new(
-            std::iter::once(own).chain(elsewhere),
-            &self.policy.secrets,
-            self.policy.tenant.as_deref(),
-        ));
-        self.state().credentials = Some(CredentialsMemo {
-            registry: image_ref.registry().to_string(),
-            attestors: attestors.to_vec(),
-            credentials: credentials.clone(),
-        });
-        credentials
+        self.policy.scope(image_ref.registry(), attestors, || {
+            let elsewhere = attestors
+                .iter()
+                .filter_map(|n| self.compiled(n)?.signature_repository())
+                .filter_map(|r| reference::parse(r).ok())
+                .map(|r| Client::api_host(r.registry()).to_string());
+            let own = Client::api_host(image_ref.registry()).to_string();
+            Credentials::new(
+                std::iter::once(own).chain(elsewhere),
+                &self.policy.secrets,
+                self.policy.tenant.as_deref(),
+            )
+        })
     }
 
     /// The fingerprint of what the attestor's expressions evaluate to for

@@ -1,9 +1,10 @@
 //! What a policy's verifier keeps of it across requests: the policy's
 //! matchers, attestors, attestations, hash, secrets and tenant, made once,
-//! and the cache-key prefixes of attestor lists with no per-request value
-//! (`docs/architecture.md`, "The verification cache").
+//! the cache-key prefixes of attestor lists with no per-request value
+//! (`docs/architecture.md`, "The verification cache"), and the credential
+//! scopes of the registries its images came from.
 
-use super::cache::{Function, KeyPrefix};
+use super::cache::{Credentials, Function, KeyPrefix};
 use crate::policy::attestor::CompiledAttestor;
 use crate::policy::spec::Attestation;
 use crate::policy::CompiledPolicy;
@@ -27,7 +28,22 @@ pub(super) struct VerifierPolicy {
     fixed: Vec<String>,
     /// Key prefixes of fixed attestor lists, kept across requests.
     prefixes: Mutex<Vec<PrefixMemo>>,
+    /// Credential scopes by image registry and attestor list: a function of
+    /// the policy alone (its secrets, tenant and attestors' signature
+    /// repositories), so kept across requests.
+    scopes: Mutex<Vec<ScopeMemo>>,
 }
+
+/// The [`Credentials`] of an image's registry read by `attestors`.
+struct ScopeMemo {
+    registry: String,
+    attestors: Vec<String>,
+    credentials: Arc<Credentials>,
+}
+
+/// Most credential scopes a policy keeps (one per registry and attestor
+/// list its images are verified with); past it, a scope is made afresh.
+const MAX_KEPT_SCOPES: usize = 16;
 
 /// Most key prefixes a policy keeps across requests (one per distinct
 /// function, attestation and attestor list its expressions verify with).
@@ -56,6 +72,7 @@ impl VerifierPolicy {
                 .map(|a| a.name.clone())
                 .collect(),
             prefixes: Mutex::new(Vec::new()),
+            scopes: Mutex::new(Vec::new()),
         }
     }
 
@@ -76,6 +93,34 @@ impl VerifierPolicy {
         if kept.len() < MAX_KEPT_PREFIXES {
             kept.push(memo);
         }
+    }
+
+    /// The credential scope of an image of `registry` verified by
+    /// `attestors`: kept, or made by `make` (and kept while there is room).
+    pub(super) fn scope(
+        &self,
+        registry: &str,
+        attestors: &[String],
+        make: impl FnOnce() -> Credentials,
+    ) -> Arc<Credentials> {
+        let found = |kept: &[ScopeMemo]| {
+            (kept.iter())
+                .find(|m| m.registry == registry && m.attestors == attestors)
+                .map(|m| m.credentials.clone())
+        };
+        if let Some(kept) = found(&self.scopes.lock().unwrap_or_else(|p| p.into_inner())) {
+            return kept;
+        }
+        let credentials = Arc::new(make());
+        let mut kept = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() < MAX_KEPT_SCOPES {
+            kept.push(ScopeMemo {
+                registry: registry.to_string(),
+                attestors: attestors.to_vec(),
+                credentials: credentials.clone(),
+            });
+        }
+        credentials
     }
 }
 

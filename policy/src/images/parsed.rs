@@ -9,12 +9,16 @@ use super::reference::{self, ImageRef, ImageRefError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// Keyed by the text with foldhash, seeded per process: each of a request's
+/// policies looks up each of its images here.
+type Memo = HashMap<String, Arc<ImageRef>, foldhash::fast::RandomState>;
+
 /// Most references kept; when full the memo starts again empty.
 const MAX_ENTRIES: usize = 256;
 /// Longer texts are parsed every time (a reference is far shorter).
 const MAX_TEXT_BYTES: usize = 512;
 
-static PARSED: Mutex<Option<HashMap<String, Arc<ImageRef>>>> = Mutex::new(None);
+static PARSED: Mutex<Option<Memo>> = Mutex::new(None);
 
 /// [`reference::parse`], answered from the memo when `text` parsed before.
 /// Errors are not kept: they are rare, and each carries its input.
@@ -23,7 +27,7 @@ pub fn parse(text: &str) -> Result<Arc<ImageRef>, ImageRefError> {
         return reference::parse(text).map(Arc::new);
     }
     let mut memo = PARSED.lock().unwrap_or_else(|p| p.into_inner());
-    let memo = memo.get_or_insert_with(HashMap::new);
+    let memo = memo.get_or_insert_with(Memo::default);
     if let Some(kept) = memo.get(text) {
         return Ok(kept.clone());
     }
