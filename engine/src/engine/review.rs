@@ -353,23 +353,25 @@ fn audit_annotations(v: &Verdict) -> BTreeMap<String, String> {
     out
 }
 
-/// A qualified-name key for `policy` (of `namespace`).
+/// A qualified-name key for `policy` (of `namespace`): at most 63
+/// characters, each outside `[A-Za-z0-9._-]` written as `-`, ending
+/// alphanumeric.
 pub fn annotation_key(policy: &str, namespace: Option<&str>) -> String {
-    let raw = match namespace {
-        Some(ns) => format!("verification.{ns}.{policy}"),
-        None => format!("verification.{policy}"),
+    const MAX: usize = 63;
+    let parts = match namespace {
+        Some(ns) => ["verification.", ns, ".", policy],
+        None => ["verification.", policy, "", ""],
     };
-    let cleaned: String = raw
-        .chars()
-        .map(|c| match c {
+    let mut key = String::with_capacity(MAX);
+    for c in parts.iter().flat_map(|p| p.chars()).take(MAX) {
+        key.push(match c {
             'A'..='Z' | 'a'..='z' | '0'..='9' | '.' | '_' | '-' => c,
             _ => '-',
-        })
-        .take(63)
-        .collect();
-    cleaned
-        .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
-        .to_string()
+        });
+    }
+    let end = key.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()).len();
+    key.truncate(end);
+    key
 }
 
 #[cfg(test)]

@@ -315,10 +315,19 @@ fn annotation_keys_are_qualified_names_under_a_webhook_prefix() {
         let full = format!("ivpol-validate.ivpol.svc/{key}");
         assert!(is_qualified_name(&full), "{full}");
     }
-    assert_eq!(
-        annotation_key("require-signed", None),
-        "verification.require-signed"
-    );
+    let spelled = [
+        (("require-signed", None), "verification.require-signed".to_string()),
+        (("a.b.c", Some("team-a")), "verification.team-a.a.b.c".into()),
+        (("Weird Name/with slash", Some("ns")), "verification.ns.Weird-Name-with-slash".into()),
+        ((long.as_str(), None), format!("verification.{}", "p".repeat(50))),
+        (("ends-with-dash-", None), "verification.ends-with-dash".into()),
+        // A character is one `-`, however many bytes it takes.
+        (("café-é", None), "verification.caf".into()),
+        (("ünïcode", Some("ns")), "verification.ns.-n-code".into()),
+    ];
+    for ((policy, ns), want) in spelled {
+        assert_eq!(annotation_key(policy, ns), want, "{policy} in {ns:?}");
+    }
 }
 
 /// A policy the host found trapping the component on this request is an
