@@ -164,7 +164,8 @@ impl GuestPolicySet for PolicySet {
                 .failure_answer(&engine_route(route), &head.uid, &head.namespace, &cause);
         FailureReply {
             response,
-            verdict: verdict(v, Process::Admission),
+            // A failure answer goes into no report.
+            verdict: verdict(v, None),
         }
     }
 
@@ -191,7 +192,7 @@ impl GuestPolicySet for PolicySet {
         // The WIT error is the text the CLI prints.
         self.0
             .evaluate_json(&payload, transport)
-            .map(|v| verdict(v, Process::Background))
+            .map(|v| verdict(v, Some(Process::Background)))
             .map_err(|e| e.to_string())
     }
 
@@ -216,7 +217,7 @@ impl GuestPolicySet for PolicySet {
                 mode,
                 transport,
             )
-            .map(|v| verdict(v, Process::Background))
+            .map(|v| verdict(v, Some(Process::Background)))
             .map_err(|e| e.to_string())
     }
 }
@@ -262,7 +263,7 @@ fn wit_answer(answer: review::Answer) -> Answer {
             api_version: s.api_version,
             object_uid: s.object_uid,
         },
-        verdict: answer.verdict.map(|v| verdict(v, Process::Admission)),
+        verdict: (answer.verdict).map(|v| verdict(v, answer.reported.then_some(Process::Admission))),
         reported: answer.reported,
     }
 }
@@ -396,7 +397,9 @@ impl crate::cel::resource_lib::ResourceSource for HostResources {
 
 /// The engine's verdict as the WIT record, each result with its report
 /// entry for a judgement made where `process` says.
-fn verdict(v: engine::Verdict, process: Process) -> Verdict {
+/// `v` for the host; each result with its report entry, worded for
+/// `process`, when `report` names one.
+fn verdict(v: engine::Verdict, report: Option<Process>) -> Verdict {
     Verdict {
         allowed: v.allowed,
         message: v.message,
@@ -406,7 +409,7 @@ fn verdict(v: engine::Verdict, process: Process) -> Verdict {
             .results
             .into_iter()
             .map(|r| PolicyResult {
-                report: report_entry(report::entry(&r, process)),
+                report: report.map(|process| report_entry(report::entry(&r, process))),
                 policy: r.policy,
                 namespace: r.namespace,
                 status: match r.status {

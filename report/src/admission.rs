@@ -133,8 +133,8 @@ impl Collector {
     pub fn record(&self, request: &Request<'_>, verdict: &wit::Verdict) {
         let subject = subject(request);
         let outcomes: Vec<Outcome> = (verdict.results.iter())
-            .filter(|r| r.report.reported)
-            .map(|r| Outcome::new(Some(subject.clone()), r))
+            .filter(|r| r.report.as_ref().is_some_and(|e| e.reported))
+            .filter_map(|r| Outcome::new(Some(subject.clone()), r))
             .collect();
         if outcomes.is_empty() {
             return;
@@ -396,12 +396,12 @@ mod tests {
             audit_annotations: vec![],
             exceptions: vec![],
             verifications: vec![],
-            report: wit::ReportEntry {
+            report: Some(wit::ReportEntry {
                 properties: vec![("process".into(), "admission review".into())],
                 reported,
                 audit: true,
                 ..crate::test_entry(policy, "m")
-            },
+            }),
         }
     }
 

@@ -86,19 +86,22 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The outcome of `result` for `subject`.
-    pub fn new(subject: Option<Subject>, result: &wit::PolicyResult) -> Outcome {
+    /// The outcome of `result` for `subject`; none when the component
+    /// worded no report entry for it (an admission answer that goes into
+    /// no report).
+    pub fn new(subject: Option<Subject>, result: &wit::PolicyResult) -> Option<Outcome> {
+        let report = result.report.clone()?;
         let status = match result.status {
             wit::Status::Pass => Status::Pass,
             wit::Status::Fail => Status::Fail,
             wit::Status::Skip => Status::Skip,
             wit::Status::Error => Status::Error,
         };
-        Outcome {
+        Some(Outcome {
             subject,
             policy: result.policy.clone(),
             policy_namespace: result.namespace.clone(),
-            rule: result.report.rule.clone(),
+            rule: report.rule.clone(),
             status,
             message: result.message.clone(),
             why: result
@@ -106,8 +109,8 @@ impl Outcome {
                 .iter()
                 .map(|x| x.summary.clone())
                 .collect(),
-            report: result.report.clone(),
-        }
+            report,
+        })
     }
 }
 

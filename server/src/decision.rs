@@ -204,7 +204,7 @@ mod tests {
             audit_annotations: vec![],
             exceptions: vec![],
             verifications,
-            report: wit::ReportEntry {
+            report: Some(wit::ReportEntry {
                 policy: "check".into(),
                 rule: "check".into(),
                 message: "m".into(),
@@ -215,7 +215,7 @@ mod tests {
                 scored: true,
                 reported: true,
                 audit: false,
-            },
+            }),
         };
         wit::Verdict {
             allowed: false,

@@ -185,11 +185,8 @@ pub(super) async fn evaluate_all(
             .with_context(|| format!("evaluating {} ({})", r.subject.path(), r.source))?;
         let mut results = verdict.results;
         results.sort_by(|a, b| (&a.namespace, &a.policy).cmp(&(&b.namespace, &b.policy)));
-        out.extend(
-            results
-                .iter()
-                .map(|p| Outcome::new(Some(r.subject.clone()), p)),
-        );
+        let subject = Some(r.subject.clone());
+        out.extend(worded(results.iter().map(|p| Outcome::new(subject.clone(), p)))?);
     }
     Ok(out)
 }
@@ -216,9 +213,17 @@ pub(super) async fn evaluate_payloads(pool: &Pool, payloads: &[Payload]) -> Resu
             .await
             .and_then(|v| v.map_err(|e| anyhow!(e)))
             .with_context(|| format!("evaluating JSON payload {}", p.source))?;
-        out.extend(verdict.results.iter().map(|r| Outcome::new(None, r)));
+        out.extend(worded(verdict.results.iter().map(|r| Outcome::new(None, r)))?);
     }
     Ok(out)
+}
+
+/// The outcomes, each with the report entry the component words for
+/// every result outside admission; a result without one is an error
+/// rather than a result left out of the run.
+fn worded(outcomes: impl Iterator<Item = Option<Outcome>>) -> Result<Vec<Outcome>> {
+    (outcomes.collect::<Option<Vec<_>>>())
+        .ok_or_else(|| anyhow!("the component gave a result without its report entry"))
 }
 
 /// Policy documents that did not load, on stderr; true if there were any.
