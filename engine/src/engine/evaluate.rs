@@ -39,7 +39,6 @@ pub(super) struct Input<'a> {
     /// resource), extracted once for all of a request's policies; none in
     /// JSON mode.
     pub lists: &'a images::BuiltIn,
-    pub object: &'a serde_json::Value,
 }
 
 pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {

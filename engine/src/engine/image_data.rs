@@ -1,11 +1,11 @@
 //! The registry behind `getImageData` / `image.GetMetadata`: Kyverno's
 //! ImageData fields, fetched through the OCI client, once per image per request.
 
+use super::FastMap;
 use crate::cel::image_data::{ImageDataError, ImageDataSource};
 use crate::images::reference::{self, ImageRefError};
 use crate::oci::{Client, OciError, Platform, Transport, TransportError, MAX_CONFIG_BYTES};
 use serde_json::{json, Value};
-use super::FastMap;
 use std::sync::{Arc, Mutex};
 
 pub(super) struct RegistryImageData {

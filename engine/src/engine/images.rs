@@ -3,20 +3,16 @@
 //! `matchImageReferences`.
 
 use crate::cel::{convert, Bindings, EvalError};
-use crate::images::{extract, glob};
+use crate::images::glob;
 use crate::policy::{CompiledPolicy, ImageMatcher};
 use cel::Value;
 use std::collections::BTreeMap;
 
 /// The built-in image lists of an object by category (`containers`,
 /// `initContainers`, `ephemeralContainers`), as
-/// [`extract::extract_lists`] finds them for the request's resource.
+/// [`extract_lists`](crate::images::extract::extract_lists) finds them for the request's resource
+/// ([`crate::admission::Object::image_lists`]).
 pub(super) type BuiltIn = BTreeMap<&'static str, Vec<String>>;
-
-/// The built-in image lists of `object`, a `resource` (plural, lowercase).
-pub(super) fn built_in(resource: &str, object: &serde_json::Value) -> BuiltIn {
-    extract::extract_lists(resource, object)
-}
 
 /// Images per category, after `matchImageReferences`.
 pub(super) struct PolicyImages {

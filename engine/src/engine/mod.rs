@@ -31,7 +31,7 @@ mod validate;
 mod verifier;
 mod verifier_policy;
 
-use crate::admission::{labels_of, Request, RequestError};
+use crate::admission::{Object, Request, RequestError};
 use crate::cel::resource_lib::{self, ResourceSource};
 use crate::cel::{convert, Bindings, BindingsBuilder, JsonSource};
 use crate::matching::MatchInput;
@@ -160,8 +160,8 @@ impl PolicySet {
         let mut loaded = policy::load_with(sources, &options);
         attach_exceptions(&mut loaded);
         let rejected = rejected::collect(&loaded.diagnostics, &loaded.policies);
-        let loaded_names = (loaded.policies.iter())
-            .map(|p| (p.name.as_str(), p.kind, p.namespace.as_deref()));
+        let loaded_names =
+            (loaded.policies.iter()).map(|p| (p.name.as_str(), p.kind, p.namespace.as_deref()));
         let rejected_names = (rejected.iter())
             .filter(|r| r.named)
             .map(|r| (r.name.as_str(), r.kind, r.namespace.as_deref()));
@@ -400,7 +400,6 @@ impl PolicySet {
                     self.resources.as_ref(),
                 ),
                 lists: &images::BuiltIn::new(),
-                object: &object,
             };
             let outcome = within_budget(&budget, || evaluate::evaluate(p, &input));
             collected.record(p, outcome, &log, |e| {
@@ -513,8 +512,8 @@ fn match_input(req: &Request, ns: &NamespaceInfo) -> MatchInput {
         attrs: req.attrs(),
         request_attrs: req.request_attrs(),
         namespace_labels: ns.labels.clone(),
-        object_labels: labels_of(&req.object),
-        old_object_labels: labels_of(&req.old_object),
+        object_labels: req.object.labels().cloned(),
+        old_object_labels: req.old_object.labels().cloned(),
         is_namespace_object: req.is_namespace_object(),
     }
 }
@@ -524,11 +523,20 @@ fn match_input(req: &Request, ns: &NamespaceInfo) -> MatchInput {
 fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
     Bindings::builder()
         .value(policy::RESOURCE, resource_lib::context_value())
-        .json("object", JsonSource::Value(req.object.clone()))
-        .json("oldObject", JsonSource::Value(req.old_object.clone()))
+        .json("object", json_of(&req.object))
+        .json("oldObject", json_of(&req.old_object))
         .json("request", JsonSource::Text(req.raw.clone()))
         .value("namespaceObject", convert::to_cel(&ns.object))
         .value("image", crate::cel::image_data::context_value())
+}
+
+/// An object for CEL, converted if an expression reads it: from its text,
+/// or `null`.
+fn json_of(object: &Object) -> JsonSource {
+    match object.text() {
+        Some(text) => JsonSource::Text(text.clone()),
+        None => JsonSource::Value(Arc::new(serde_json::Value::Null)),
+    }
 }
 
 /// One policy's bindings: its lazy `variables`, and image data and

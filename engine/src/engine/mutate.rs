@@ -60,7 +60,6 @@ pub(super) fn mutate(
             ),
             // Pinning reads the images itself (`unpinned_images`).
             lists: &BTreeMap::new(),
-            object: req.resource_object(),
         };
         // As in validation: false means no mutation; an error under
         // `failurePolicy: Fail` is the policy's error result, as Kyverno's
@@ -142,7 +141,7 @@ fn resolve(client: &Client, image: &str) -> Result<String, Unresolved> {
 /// Kyverno matches `matchImageReferences` against the normalised name here
 /// (`docker.io/nginx:latest` for `nginx`), not the string as written.
 fn unpinned_images(p: &CompiledPolicy, req: &Request, input: &Input) -> Vec<ExtractedImage> {
-    extract::extract(&req.resource.resource, input.object)
+    extract::extract(&req.resource.resource, req.resource_object().tree())
         .into_iter()
         .filter(|i| {
             !reference::parse(&i.image)

@@ -34,7 +34,7 @@ impl PolicySet {
             Operation::Create | Operation::Update => self.problems(&req),
             Operation::Delete | Operation::Connect => Vec::new(),
         };
-        let kind = req.object.get("kind").and_then(|k| k.as_str());
+        let kind = req.object.tree().get("kind").and_then(|k| k.as_str());
         let verdict = Verdict {
             allowed: problems.is_empty(),
             message: (!problems.is_empty()).then(|| {
@@ -59,7 +59,7 @@ impl PolicySet {
 
     /// The load diagnostics of the request's object, if it is a policy.
     fn problems(&self, req: &Request) -> Vec<String> {
-        let mut object = (*req.object).clone();
+        let mut object = (**req.object.tree()).clone();
         let kind = object
             .get("kind")
             .and_then(|k| k.as_str())

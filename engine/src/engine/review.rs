@@ -77,10 +77,7 @@ impl Subject {
             true => kind.version.clone(),
             false => format!("{}/{}", kind.group, kind.version),
         };
-        let object_uid = req.resource_object()["metadata"]["uid"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let object_uid = req.resource_object().uid().to_string();
         Subject {
             uid: req.uid.clone(),
             namespace: req.namespace.clone(),
@@ -369,7 +366,9 @@ pub fn annotation_key(policy: &str, namespace: Option<&str>) -> String {
             _ => '-',
         });
     }
-    let end = key.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()).len();
+    let end = key
+        .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+        .len();
     key.truncate(end);
     key
 }

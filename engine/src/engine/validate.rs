@@ -24,7 +24,7 @@ pub(super) fn validate(
 ) -> Verdict {
     let builder = admission_bindings(req, ns);
     let matching = match_input(req, ns);
-    let lists = super::images::built_in(&req.resource.resource, req.resource_object());
+    let lists = req.resource_object().image_lists();
     let mut collected = Collected::default();
     for p in policies.iter().copied() {
         // Autogen variants share the policy's name; one result per name.
@@ -52,7 +52,6 @@ pub(super) fn validate(
                 resources.as_ref(),
             ),
             lists: &lists,
-            object: req.resource_object(),
         };
         let outcome = within_budget(budget, || evaluate::evaluate(p, &input));
         collected.record(p, outcome, &log, |e| e);

@@ -25,6 +25,7 @@ use super::notary::{self, ResolvedNotary};
 use super::required::Verifications;
 use super::results::{CacheUse, Verification, VerifierKind, MAX_VERIFICATIONS};
 use super::revocation::RevocationFetch;
+use super::FastMap;
 use crate::cel::verify_lib::{ImageVerifier, VerifierError};
 use crate::cel::Bindings;
 use crate::images::reference::{self, ImageRef};
@@ -33,7 +34,6 @@ use crate::oci::{Client, Transport};
 use crate::policy::attestor::{AttestorKind, CompiledAttestor, StringSource};
 use crate::policy::spec::Attestation;
 use cel::Value;
-use super::FastMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

@@ -5,11 +5,15 @@
 
 use std::sync::Arc;
 
+mod object;
 pub mod patch;
 pub mod synthetic;
 
+pub use object::Object;
+
 use crate::matching::RequestAttrs;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 /// A resource type as an AdmissionRequest names it (`resource`,
@@ -45,7 +49,7 @@ pub struct GroupVersionKind {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawRequest {
+struct RawRequest<'a> {
     #[serde(default)]
     uid: String,
     kind: Option<GroupVersionKind>,
@@ -59,10 +63,12 @@ struct RawRequest {
     #[serde(default)]
     namespace: String,
     operation: Option<String>,
-    #[serde(default)]
-    object: serde_json::Value,
-    #[serde(default)]
-    old_object: serde_json::Value,
+    // Kept as text: only what every request needs of them is read
+    // (`Object`), and the rest when something reads them whole.
+    #[serde(borrow, default)]
+    object: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    old_object: Option<&'a RawValue>,
     dry_run: Option<bool>,
 }
 
@@ -88,10 +94,10 @@ pub struct Request {
     pub namespace: String,
     /// `operation`: what is being done to the object.
     pub operation: Operation,
-    /// `object`; `Null` when absent (DELETE).
-    pub object: Arc<serde_json::Value>,
-    /// `oldObject`; `Null` when absent (CREATE).
-    pub old_object: Arc<serde_json::Value>,
+    /// `object`; `null` when absent (DELETE).
+    pub object: Object,
+    /// `oldObject`; `null` when absent (CREATE).
+    pub old_object: Object,
     /// The request as received (valid JSON), for the CEL variable
     /// `request`, which is only parsed again if an expression reads it.
     pub raw: Arc<str>,
@@ -166,14 +172,18 @@ impl Request {
         let resource = parsed.resource.ok_or(RequestError::Missing("resource"))?;
         let named = parsed.operation.ok_or(RequestError::Missing("operation"))?;
         let operation = Operation::parse(&named).ok_or(RequestError::Operation(named))?;
-        for (field, value) in [
-            ("object", &parsed.object),
-            ("oldObject", &parsed.old_object),
-        ] {
-            if !(value.is_null() || value.is_object()) {
+        let object = |field, raw: Option<&RawValue>| {
+            let text = raw.map_or("null", RawValue::get);
+            if !(text == "null" || text.starts_with('{')) {
                 return Err(RequestError::NotAnObject(field));
             }
-        }
+            Object::read(text, &resource.resource)
+                .map_err(|e| RequestError::NotAdmissionRequest(e.to_string()))
+        };
+        let (object, old_object) = (
+            object("object", parsed.object)?,
+            object("oldObject", parsed.old_object)?,
+        );
         Ok(Request {
             uid: parsed.uid,
             kind: parsed.kind.unwrap_or_default(),
@@ -184,15 +194,15 @@ impl Request {
             name: parsed.name,
             namespace: parsed.namespace,
             operation,
-            object: Arc::new(parsed.object),
-            old_object: Arc::new(parsed.old_object),
+            object,
+            old_object,
             raw: Arc::from(json),
             dry_run: parsed.dry_run.unwrap_or(false),
         })
     }
 
     /// `object`, or `oldObject` when there is none (DELETE), as Kyverno does.
-    pub fn resource_object(&self) -> &serde_json::Value {
+    pub fn resource_object(&self) -> &Object {
         if self.object.is_null() {
             &self.old_object
         } else {
@@ -277,7 +287,7 @@ mod tests {
         assert_eq!(r.uid, "u1");
         assert_eq!(r.attrs().resource, "pods");
         assert_eq!(
-            labels_of(&r.object).and_then(|l| l.get("a").cloned()),
+            r.object.labels().and_then(|l| l.get("a").cloned()),
             Some("b".into())
         );
         assert!(r.old_object.is_null());
@@ -325,6 +335,6 @@ mod tests {
         r["oldObject"] = r["object"].clone();
         r["object"] = serde_json::Value::Null;
         let req = Request::parse(&r.to_string()).expect("parses");
-        assert_eq!(req.resource_object()["metadata"]["name"], "p");
+        assert_eq!(req.resource_object().tree()["metadata"]["name"], "p");
     }
 }

@@ -116,7 +116,7 @@ mod tests {
         assert_eq!(req.kind.kind, "Pod");
         assert_eq!(req.name, "p");
         assert!(req.old_object.is_null());
-        assert_eq!(req.object["kind"], "Pod");
+        assert_eq!(req.object.tree()["kind"], "Pod");
     }
 
     #[test]
@@ -140,7 +140,7 @@ mod tests {
         let req =
             Request::parse(&request(&ns.to_string(), "DELETE").expect("builds")).expect("parses");
         assert!(req.object.is_null());
-        assert_eq!(req.old_object["metadata"]["name"], "n");
+        assert_eq!(req.old_object.tree()["metadata"]["name"], "n");
         assert_eq!(req.namespace, "");
         assert!(req.is_namespace_object());
     }
