@@ -263,7 +263,8 @@ fn wit_answer(answer: review::Answer) -> Answer {
             api_version: s.api_version,
             object_uid: s.object_uid,
         },
-        verdict: (answer.verdict).map(|v| verdict(v, answer.reported.then_some(Process::Admission))),
+        verdict: (answer.verdict)
+            .map(|v| verdict(v, answer.reported.then_some(Process::Admission))),
         reported: answer.reported,
     }
 }

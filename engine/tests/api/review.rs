@@ -316,11 +316,26 @@ fn annotation_keys_are_qualified_names_under_a_webhook_prefix() {
         assert!(is_qualified_name(&full), "{full}");
     }
     let spelled = [
-        (("require-signed", None), "verification.require-signed".to_string()),
-        (("a.b.c", Some("team-a")), "verification.team-a.a.b.c".into()),
-        (("Weird Name/with slash", Some("ns")), "verification.ns.Weird-Name-with-slash".into()),
-        ((long.as_str(), None), format!("verification.{}", "p".repeat(50))),
-        (("ends-with-dash-", None), "verification.ends-with-dash".into()),
+        (
+            ("require-signed", None),
+            "verification.require-signed".to_string(),
+        ),
+        (
+            ("a.b.c", Some("team-a")),
+            "verification.team-a.a.b.c".into(),
+        ),
+        (
+            ("Weird Name/with slash", Some("ns")),
+            "verification.ns.Weird-Name-with-slash".into(),
+        ),
+        (
+            (long.as_str(), None),
+            format!("verification.{}", "p".repeat(50)),
+        ),
+        (
+            ("ends-with-dash-", None),
+            "verification.ends-with-dash".into(),
+        ),
         // A character is one `-`, however many bytes it takes.
         (("café-é", None), "verification.caf".into()),
         (("ünïcode", Some("ns")), "verification.ns.-n-code".into()),

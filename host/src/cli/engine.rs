@@ -186,7 +186,9 @@ pub(super) async fn evaluate_all(
         let mut results = verdict.results;
         results.sort_by(|a, b| (&a.namespace, &a.policy).cmp(&(&b.namespace, &b.policy)));
         let subject = Some(r.subject.clone());
-        out.extend(worded(results.iter().map(|p| Outcome::new(subject.clone(), p)))?);
+        out.extend(worded(
+            results.iter().map(|p| Outcome::new(subject.clone(), p)),
+        )?);
     }
     Ok(out)
 }
@@ -213,7 +215,9 @@ pub(super) async fn evaluate_payloads(pool: &Pool, payloads: &[Payload]) -> Resu
             .await
             .and_then(|v| v.map_err(|e| anyhow!(e)))
             .with_context(|| format!("evaluating JSON payload {}", p.source))?;
-        out.extend(worded(verdict.results.iter().map(|r| Outcome::new(None, r)))?);
+        out.extend(worded(
+            verdict.results.iter().map(|r| Outcome::new(None, r)),
+        )?);
     }
     Ok(out)
 }
