@@ -166,7 +166,8 @@ fn concurrent_identical_verifications_run_once() {
 }
 
 /// A request that traps the component (here: the memory limit, which the
-/// request's own size exhausts; a runaway expression now ends earlier, at
+/// request's object exhausts when a policy reads it whole; a runaway
+/// expression now ends earlier, at
 /// the CEL cost limit, as an ordinary error) is answered as the policy's
 /// `error` result: a denying AdmissionReview naming the cause, never a 500
 /// (which `failurePolicy: Ignore` would admit). That instance is dropped
@@ -179,7 +180,7 @@ fn a_trap_drops_the_instance_and_the_next_request_succeeds() {
         ivpol_tests::policy::pod_policy(
             name,
             "\"CREATE\"",
-            "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: \"true\"\n",
+            "  validationConfigurations:\n    mutateDigest: false\n    verifyDigest: false\n    required: false\n  attestors: []\n  validations:\n    - expression: \"has(object.metadata)\"\n",
         )
     };
     let mut s = setup.serve_with(

@@ -181,8 +181,19 @@ fn memory_hungry_review() -> String {
     )
 }
 
+/// A policy that passes every Pod, reading its object whole: what makes
+/// the component parse the object into a tree (a request's object is
+/// otherwise read in one pass that keeps no tree), and so run out of
+/// memory on [`memory_hungry_review`].
+fn object_reading_policy(name: &str, actions: &str) -> String {
+    passing_policy(name, actions).replace(
+        "expression: \"true\"",
+        "expression: \"has(object.metadata)\"",
+    )
+}
+
 /// A server whose instances get 32 MiB of linear memory, which
-/// [`memory_hungry_review`] exceeds.
+/// [`memory_hungry_review`] read whole exceeds.
 fn with_32_mib_instances(policies: &[(&str, &str)]) -> Server {
     Server::start_with(
         policies,
@@ -193,6 +204,18 @@ fn with_32_mib_instances(policies: &[(&str, &str)]) -> Server {
     )
 }
 
+/// The same request, to policies that read only the object's labels,
+/// uid and images: the object is read in one pass that keeps no tree, so
+/// its size costs its text, and it is judged within 32 MiB.
+#[test]
+fn a_large_object_no_policy_reads_whole_is_judged_within_the_memory_limit() {
+    let s = with_32_mib_instances(&[("pass.yaml", &passing_policy("pass-me", "[Deny]"))]);
+    let (status, resp) = s.post("/ivpol/validate", &memory_hungry_review());
+    assert_eq!(status, 200, "{resp}");
+    assert_eq!(resp["response"]["uid"], UID);
+    assert_eq!(resp["response"]["allowed"], true, "{resp}");
+}
+
 /// A request that makes the component run out of memory traps it; the
 /// answer is still an AdmissionReview (HTTP 200, the uid echoed) mapping
 /// an `error` for each policy in scope by its actions: Deny denies, Warn
@@ -200,8 +223,8 @@ fn with_32_mib_instances(policies: &[(&str, &str)]) -> Server {
 #[test]
 fn an_out_of_memory_trap_is_an_error_result_of_every_policy_in_scope() {
     let s = with_32_mib_instances(&[
-        ("deny.yaml", &passing_policy("deny-me", "[Deny]")),
-        ("warn.yaml", &passing_policy("warn-me", "[Warn]")),
+        ("deny.yaml", &object_reading_policy("deny-me", "[Deny]")),
+        ("warn.yaml", &object_reading_policy("warn-me", "[Warn]")),
     ]);
     let body = memory_hungry_review();
     let cause = "internal error: evaluation ran out of memory (limit 32 MiB per instance)";
@@ -225,7 +248,10 @@ fn an_out_of_memory_trap_is_an_error_result_of_every_policy_in_scope() {
         resp["response"]["warnings"],
         json!([format!("Policy warn-me error: {cause}")])
     );
-    assert!(s.metric("ivpol_component_failures_total") >= 2.0);
+    // The first request's two policies each trapped again judged alone;
+    // the second had one policy in scope, and no answer at all.
+    assert!(s.metric("ivpol_policy_traps_total") >= 2.0);
+    assert!(s.metric("ivpol_component_failures_total") >= 1.0);
     let ok = s.review("/ivpol/validate", &create_pod(&["ghcr.io/a/b:1"]));
     assert_eq!(ok["allowed"], true, "a fresh instance answers: {ok}");
 }
@@ -237,7 +263,7 @@ fn an_out_of_memory_trap_is_an_error_result_of_every_policy_in_scope() {
 #[test]
 fn a_trap_on_a_namespaced_route_errors_the_policies_of_the_requests_namespace() {
     let namespaced = |name: &str, namespace: &str| {
-        passing_policy(name, "[Deny]")
+        object_reading_policy(name, "[Deny]")
             .replace(
                 "kind: ImageValidatingPolicy",
                 "kind: NamespacedImageValidatingPolicy",
