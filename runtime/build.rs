@@ -44,6 +44,8 @@ fn main() {
         "verify",
         "notary",
         "tuf",
+        // The patched crates the guest links (cel's cost limit and more).
+        "vendor",
         "wit",
         "Cargo.lock",
         // The guest's profile lives in the workspace manifest.

@@ -31,7 +31,7 @@ pub(super) fn called(
         found: Vec::new(),
     };
     walk.expr(expr)?;
-    walk.found.sort_unstable();
+    ivpol_refs::sort::sort(&mut walk.found);
     walk.found.dedup();
     Ok(walk.found)
 }

@@ -367,10 +367,11 @@ impl Bindings {
     /// evaluated against, so that it cannot reach the policy's credentials
     /// even through a function the load-time check missed.
     pub fn data_only(&self, names: &[&str]) -> Bindings {
-        let map = names
-            .iter()
-            .filter_map(|n| Some((n.to_string(), self.base.get(n)?.clone())))
-            .collect();
+        let map = ivpol_refs::sort::map(
+            names
+                .iter()
+                .filter_map(|n| Some((n.to_string(), self.base.get(n)?.clone()))),
+        );
         Bindings {
             base: Base::new(Arc::new(map)),
             variables: None,

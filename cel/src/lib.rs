@@ -332,7 +332,7 @@ fn compile_with(source: &str, heterogeneous: bool) -> Result<Expression, String>
         .map_err(|e| format!("failed to compile expression `{source}`: {e}"))?;
     let refs = program.references();
     let mut functions = refs.functions();
-    functions.sort_unstable();
+    ivpol_refs::sort::sort(&mut functions);
     // An unimplemented Kyverno library is refused whatever is called on
     // it: its member names (`Get`) may be implemented for another one.
     if let Some(lib) = refs

@@ -382,7 +382,7 @@ impl<'t> Client<'t> {
             )));
         }
         let mut out: Vec<Value> = matching.cloned().collect();
-        out.sort_by_key(|d| {
+        ivpol_refs::sort::sort_by_key(&mut out, |d| {
             d.get("digest")
                 .and_then(Value::as_str)
                 .unwrap_or_default()

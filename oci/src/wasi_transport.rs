@@ -54,7 +54,7 @@ fn await_all(sent: &[Result<Sent, TransportError>]) {
     while !waiting.is_empty() {
         let refs: Vec<&wasip2::io::poll::Pollable> = waiting.iter().collect();
         let mut ready = wasip2::io::poll::poll(&refs);
-        ready.sort_unstable();
+        ivpol_refs::sort::sort(&mut ready);
         for i in ready.into_iter().rev() {
             waiting.swap_remove(i as usize);
         }

@@ -4,7 +4,8 @@
 //! query values ([`encoding`]), the namespace of a resource read outside
 //! admission ([`scope`]), the admission routes of a request path ([`route`]), registry
 //! auth challenges, token answers and docker config credentials
-//! ([`registry_auth`]), the one header the component's requests carry
+//! ([`registry_auth`]), stable sorting that the component's crates share
+//! ([`sort`]), the one header the component's requests carry
 //! for the host ([`REVOCATION_FETCH_HEADER`]), and the policy metadata a
 //! host's trimmed copy of a policy keeps ([`POLICY_REPORT_ANNOTATIONS`]).
 //!
@@ -27,6 +28,7 @@ pub mod reference;
 pub mod registry_auth;
 pub mod route;
 pub mod scope;
+pub mod sort;
 
 pub use glob::{image_matches_glob, Glob, GlobError};
 

@@ -69,9 +69,10 @@ pub fn result(o: &Outcome, seconds: u64) -> Value {
         r.insert("message".into(), e.message.clone().into());
     }
     r.insert("policy".into(), e.policy.clone().into());
-    let properties: Map<String, Value> = (e.properties.iter())
-        .map(|(k, v)| (k.clone(), v.clone().into()))
-        .collect();
+    // Inserted one at a time: `collect()` would sort them first, with a sort
+    // of its own (`ivpol_refs::sort`).
+    let mut properties = Map::new();
+    properties.extend((e.properties.iter()).map(|(k, v)| (k.clone(), v.clone().into())));
     r.insert("properties".into(), Value::Object(properties));
     if let Some(s) = &o.subject {
         r.insert("resources".into(), json!([resource(s)]));
@@ -153,7 +154,7 @@ pub fn by_policy(outcomes: &[Outcome], seconds: u64) -> Vec<Value> {
     let mut keys: Vec<(&str, &str)> = (outcomes.iter())
         .filter_map(|o| Some((o.policy_namespace.as_deref()?, o.policy.as_str())))
         .collect();
-    keys.sort();
+    ivpol_refs::sort::sort(&mut keys);
     keys.dedup();
     for (ns, name) in keys {
         let own: Vec<&Outcome> = (outcomes.iter())
@@ -181,7 +182,7 @@ pub fn by_resource_namespace(
 ) -> Vec<Value> {
     let ns_of = |o: &Outcome| o.subject.as_ref().and_then(|s| s.namespace.clone());
     let mut namespaces: Vec<String> = outcomes.iter().filter_map(ns_of).collect();
-    namespaces.sort();
+    ivpol_refs::sort::sort(&mut namespaces);
     namespaces.dedup();
     let mut out = Vec::new();
     for ns in &namespaces {
@@ -251,7 +252,7 @@ pub fn merged(older: Vec<Value>, newer: Vec<Value>) -> Vec<Value> {
     let key = |r: &Value| (r["policy"].to_string(), r["rule"].to_string());
     let seconds = |r: &Value| r["timestamp"]["seconds"].as_u64().unwrap_or(0);
     let mut by_key: BTreeMap<(String, String), Value> =
-        older.into_iter().map(|r| (key(&r), r)).collect();
+        ivpol_refs::sort::map(older.into_iter().map(|r| (key(&r), r)));
     for r in newer {
         match by_key.get(&key(&r)) {
             Some(kept) if seconds(kept) > seconds(&r) => {}
@@ -282,7 +283,7 @@ pub fn resource_report(
         return None;
     }
     let key = |r: &Value| (r["policy"].to_string(), r["rule"].to_string());
-    results.sort_by_key(key);
+    ivpol_refs::sort::sort_by_key(&mut results, key);
     let summary = Counts::of_results(&results).to_json();
     Some(json!({
         "apiVersion": place.api_version,

@@ -213,7 +213,7 @@ pub(crate) fn canonical_json(v: &Value, out: &mut Vec<u8>) -> Result<(), serde_j
         }
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            ivpol_refs::sort::sort_by(&mut entries, |a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
             out.push(b'{');
             for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {

@@ -96,11 +96,9 @@ impl Root {
             version: common.version,
             expires,
             expires_text: common.expires,
-            keys: json
-                .keys
-                .iter()
-                .map(|(id, k)| (id.clone(), Key::parse(k)))
-                .collect(),
+            keys: ivpol_refs::sort::map(
+                json.keys.iter().map(|(id, k)| (id.clone(), Key::parse(k))),
+            ),
             roles: json.roles,
             consistent_snapshot: json.consistent_snapshot,
         })

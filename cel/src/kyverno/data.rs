@@ -145,7 +145,7 @@ fn write_go_json(v: &Value, out: &mut String) -> Result<(), ExecutionError> {
                 };
                 entries.push((k, v));
             }
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            ivpol_refs::sort::sort_by(&mut entries, |a, b| a.0.cmp(b.0));
             out.push('{');
             for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {

@@ -37,7 +37,7 @@ impl Credentials {
         tenant: Option<&str>,
     ) -> Credentials {
         let mut registries: Vec<String> = registries.into_iter().collect();
-        registries.sort_unstable();
+        ivpol_refs::sort::sort(&mut registries);
         registries.dedup();
         Credentials {
             registries,
@@ -149,7 +149,7 @@ impl KeyPrefix {
         attestors: &[(&str, &str)],
     ) -> KeyPrefix {
         let mut attestors = attestors.to_vec();
-        attestors.sort_unstable();
+        ivpol_refs::sort::sort(&mut attestors);
         attestors.dedup();
         let mut h = Sha256::new();
         part(&mut h, &[policy_hash]);

@@ -124,9 +124,8 @@ pub(super) fn collect(
     built_in: &BuiltIn,
     bindings: &Bindings,
 ) -> Result<PolicyImages, ImagesError> {
-    let mut lists: BTreeMap<String, Vec<String>> = (built_in.iter())
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
+    let mut lists: BTreeMap<String, Vec<String>> =
+        ivpol_refs::sort::map(built_in.iter().map(|(k, v)| (k.to_string(), v.clone())));
     for (name, expr) in &policy.images {
         let value = expr.eval(bindings)?;
         lists.insert(name.clone(), string_list(&value, name)?);

@@ -59,9 +59,10 @@ pub(super) fn descriptor(v: &Value) -> Descriptor {
         .get("annotations")
         .and_then(Value::as_object)
         .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
+            ivpol_refs::sort::map(
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))),
+            )
         })
         .unwrap_or_default();
     Descriptor {

@@ -50,7 +50,8 @@ pub struct ReportEntry {
 
 /// The report entry of `r`, judged where `process` says.
 pub fn entry(r: &PolicyResult, process: Process) -> ReportEntry {
-    let mut properties: BTreeMap<String, String> = r.audit_annotations.iter().cloned().collect();
+    let mut properties: BTreeMap<String, String> =
+        ivpol_refs::sort::map(r.audit_annotations.iter().cloned());
     let process = match (process, r.background) {
         (Process::Admission, false) => ADMISSION_REVIEW,
         _ => BACKGROUND_SCAN,

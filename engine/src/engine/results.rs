@@ -201,7 +201,9 @@ pub struct Verdict {
 /// joined message is deterministic (Kyverno keys them by name in a Go map,
 /// whose order is random).
 pub fn verdict(mut results: Vec<PolicyResult>, patch: Option<String>) -> Verdict {
-    results.sort_by(|a, b| (&a.policy, &a.namespace).cmp(&(&b.policy, &b.namespace)));
+    ivpol_refs::sort::sort_by(&mut results, |a, b| {
+        (&a.policy, &a.namespace).cmp(&(&b.policy, &b.namespace))
+    });
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for r in &results {

@@ -23,10 +23,13 @@ pub(super) fn match_conditions(p: &CompiledPolicy) -> Vec<(String, String)> {
     if !can_autogen {
         return plain(&own);
     }
-    let pods = BTreeSet::from([precondition("", "v1", "Pod")]);
+    // Not `BTreeSet::from`, which sorts its array with a sort of its own
+    // (`ivpol_refs::sort`).
+    let mut pods = BTreeSet::new();
+    pods.insert(precondition("", "v1", "Pod"));
     let mut out = wrap("autogen", &pods, &own);
     let mut variants = autogen::variants(&p.spec);
-    variants.sort_by(|a, b| a.0.cmp(&b.0));
+    ivpol_refs::sort::sort_by(&mut variants, |a, b| a.0.cmp(&b.0));
     for (config, spec) in &variants {
         out.extend(wrap(
             &format!("autogen-{config}"),

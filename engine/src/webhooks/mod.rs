@@ -33,6 +33,7 @@ use crate::policy::autogen;
 use crate::policy::{CompiledPolicy, PolicyKind};
 use base64::Engine as _;
 use conditions::match_conditions;
+use ivpol_refs::sort;
 use selectors::{config_namespace_selector, group_by_selectors, merge, namespace_selector};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -299,7 +300,7 @@ fn webhooks_for(
         }
     }
     take_unique_names(&mut out);
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    sort::sort_by(&mut out, |a, b| a.name.cmp(&b.name));
     let mut seen = BTreeSet::new();
     for w in &out {
         if !seen.insert(w.name.as_str()) {
@@ -324,7 +325,9 @@ fn build(
 ) -> Vec<Webhook> {
     let (mut fine, basic): (Vec<&CompiledPolicy>, Vec<&CompiledPolicy>) =
         policies.iter().copied().partition(|p| fine_grained(p));
-    fine.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    sort::sort_by(&mut fine, |a, b| {
+        (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name))
+    });
     let mut fail_list = Vec::new();
     let mut ignore_list = Vec::new();
     for p in fine {
@@ -369,7 +372,7 @@ fn build(
             String::new()
         };
         let mut names: Vec<&str> = group.policies.iter().map(|p| p.name.as_str()).collect();
-        names.sort_unstable();
+        sort::sort(&mut names);
         let path = format!("{query_path}/{}", names.join("/"));
         let mut fail_rules = Vec::new();
         let mut ignore_rules = Vec::new();
@@ -494,10 +497,10 @@ fn policy_rules(p: &CompiledPolicy) -> Vec<RuleWithOperations> {
 fn sorted_rules(rules: Vec<RuleWithOperations>) -> Vec<RuleWithOperations> {
     let mut out: Vec<RuleWithOperations> = Vec::new();
     for mut r in rules {
-        r.api_groups.sort();
-        r.api_versions.sort();
-        r.resources.sort();
-        r.operations.sort();
+        sort::sort(&mut r.api_groups);
+        sort::sort(&mut r.api_versions);
+        sort::sort(&mut r.resources);
+        sort::sort(&mut r.operations);
         r.scope.get_or_insert_with(|| "*".into());
         if !out.contains(&r) {
             out.push(r);
@@ -506,7 +509,7 @@ fn sorted_rules(rules: Vec<RuleWithOperations>) -> Vec<RuleWithOperations> {
     fn by_list(a: &[String], b: &[String]) -> std::cmp::Ordering {
         a.len().cmp(&b.len()).then_with(|| a.cmp(b))
     }
-    out.sort_by(|a, b| {
+    sort::sort_by(&mut out, |a, b| {
         by_list(&a.api_groups, &b.api_groups)
             .then_with(|| by_list(&a.api_versions, &b.api_versions))
             .then_with(|| by_list(&a.resources, &b.resources))

@@ -256,9 +256,10 @@ pub fn labels_of(object: &serde_json::Value) -> Option<BTreeMap<String, String>>
     Some(
         labels
             .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect()
+                ivpol_refs::sort::map(
+                    m.iter()
+                        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string()))),
+                )
             })
             .unwrap_or_default(),
     )

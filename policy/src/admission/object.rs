@@ -93,9 +93,9 @@ impl Object {
     /// [`extract_lists`]: crate::images::extract::extract_lists
     pub fn image_lists(&self) -> BTreeMap<&'static str, Vec<String>> {
         match (&self.facts.images, self.text.is_some()) {
-            (Some(lists), true) => (Category::ALL.iter().zip(lists))
-                .map(|(c, list)| (c.as_str(), list.clone()))
-                .collect(),
+            (Some(lists), true) => ivpol_refs::sort::map(
+                (Category::ALL.iter().zip(lists)).map(|(c, list)| (c.as_str(), list.clone())),
+            ),
             _ => BTreeMap::new(),
         }
     }

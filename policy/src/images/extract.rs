@@ -162,10 +162,10 @@ pub fn extract_lists(resource: &str, object: &Value) -> BTreeMap<&'static str, V
     let Some(path) = pod_spec_path(resource) else {
         return BTreeMap::new();
     };
-    let mut lists: BTreeMap<&'static str, Vec<String>> = Category::ALL
-        .iter()
-        .map(|c| (c.as_str(), Vec::new()))
-        .collect();
+    // Inserted one at a time: `collect()` would sort them first, with a sort
+    // of its own (`ivpol_refs::sort`).
+    let mut lists: BTreeMap<&'static str, Vec<String>> =
+        ivpol_refs::sort::map(Category::ALL.iter().map(|c| (c.as_str(), Vec::new())));
     for (category, _, image) in images_at(path, object) {
         lists
             .entry(category.as_str())

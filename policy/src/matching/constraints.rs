@@ -208,7 +208,7 @@ impl MatchResources {
             // Unknown namespace, but the selector only asks for its name:
             // the name label the API server sets on every namespace answers.
             None if selector.uses_only_key(NAMESPACE_NAME_LABEL) => {
-                let labels = BTreeMap::from([(
+                let labels = ivpol_refs::sort::map([(
                     NAMESPACE_NAME_LABEL.to_string(),
                     namespace_name(req).to_string(),
                 )]);

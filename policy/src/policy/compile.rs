@@ -170,7 +170,7 @@ impl CompiledPolicy {
         let attestors = self.spec.attestors.iter().flatten();
         let keys = attestors.filter_map(|a| a.cosign.as_ref()?.key.as_ref()?.kms.clone());
         let mut keys: Vec<String> = keys.collect();
-        keys.sort();
+        ivpol_refs::sort::sort(&mut keys);
         keys.dedup();
         keys
     }

@@ -47,6 +47,7 @@ pub mod functions;
 mod magic;
 pub mod objects;
 mod resolvers;
+mod sort;
 
 #[cfg(feature = "chrono")]
 mod duration;

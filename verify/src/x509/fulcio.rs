@@ -154,13 +154,11 @@ impl Identity {
         } else {
             None
         };
-        let extensions = GITHUB_WORKFLOW_EXTENSIONS
-            .iter()
-            .filter_map(|(key, oid)| {
+        let extensions =
+            ivpol_refs::sort::map(GITHUB_WORKFLOW_EXTENSIONS.iter().filter_map(|(key, oid)| {
                 let value = std::str::from_utf8(cert.extension(oid)?).ok()?;
                 Some((key.to_string(), value.to_string()))
-            })
-            .collect();
+            }));
         Ok(Identity {
             sans,
             issuer,

@@ -282,7 +282,7 @@ fn sort_by_key<T>(
         }
     }
     let mut error = None;
-    items.sort_by(|a, b| {
+    crate::sort::sort_by(items, |a, b| {
         compare(key(a), key(b), function).unwrap_or_else(|e| {
             error.get_or_insert(e);
             Ordering::Equal

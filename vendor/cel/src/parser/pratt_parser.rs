@@ -1308,7 +1308,7 @@ impl<'a> PrattParserWorker<'a> {
                 source_info: None,
             });
         }
-        self.errors.sort_by_key(|a| a.pos);
+        crate::sort::sort_by(&mut self.errors, |a, b| a.pos.cmp(&b.pos));
         if self.errors.is_empty() {
             Ok(out)
         } else {

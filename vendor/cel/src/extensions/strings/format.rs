@@ -261,7 +261,7 @@ fn string(val: &dyn Val) -> Result<String, String> {
             }
             // By the formatted keys, as the spec has it, then values: keys of
             // different types can format alike.
-            entries.sort();
+            crate::sort::sort_by(&mut entries, Ord::cmp);
             let entries: Vec<String> = entries
                 .into_iter()
                 .map(|(key, value)| format!("{key}: {value}"))
