@@ -196,17 +196,24 @@ macro_rules! no_seqs {
     };
 }
 
+/// A seed that reads any JSON value with itself as the visitor.
+macro_rules! any_value {
+    ($seed:ty, $value:ty) => {
+        impl<'de> DeserializeSeed<'de> for $seed {
+            type Value = $value;
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<$value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    };
+}
+
 /// The object itself: `metadata`, and the path to its pod spec.
 struct RootSeed {
     path: Option<&'static [&'static str]>,
 }
 
-impl<'de> DeserializeSeed<'de> for RootSeed {
-    type Value = Facts;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Facts, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+any_value!(RootSeed, Facts);
 
 impl<'de> Visitor<'de> for RootSeed {
     type Value = Facts;
@@ -238,12 +245,7 @@ impl<'de> Visitor<'de> for RootSeed {
 /// `metadata`: its labels and uid.
 struct MetadataSeed;
 
-impl<'de> DeserializeSeed<'de> for MetadataSeed {
-    type Value = (BTreeMap<String, String>, Option<String>);
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+any_value!(MetadataSeed, (BTreeMap<String, String>, Option<String>));
 
 impl<'de> Visitor<'de> for MetadataSeed {
     type Value = (BTreeMap<String, String>, Option<String>);
@@ -268,12 +270,7 @@ impl<'de> Visitor<'de> for MetadataSeed {
 /// A map's string values (`metadata.labels`).
 struct LabelsSeed;
 
-impl<'de> DeserializeSeed<'de> for LabelsSeed {
-    type Value = BTreeMap<String, String>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+any_value!(LabelsSeed, BTreeMap<String, String>);
 
 impl<'de> Visitor<'de> for LabelsSeed {
     type Value = BTreeMap<String, String>;
@@ -296,12 +293,7 @@ impl<'de> Visitor<'de> for LabelsSeed {
 /// A string, or none for any other value.
 struct StringSeed;
 
-impl<'de> DeserializeSeed<'de> for StringSeed {
-    type Value = Option<String>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+any_value!(StringSeed, Option<String>);
 
 impl<'de> Visitor<'de> for StringSeed {
     type Value = Option<String>;
@@ -353,12 +345,7 @@ impl<'de> Visitor<'de> for PathSeed {
 /// A container list: the string `image` of each container.
 struct ContainersSeed;
 
-impl<'de> DeserializeSeed<'de> for ContainersSeed {
-    type Value = Vec<String>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+any_value!(ContainersSeed, Vec<String>);
 
 impl<'de> Visitor<'de> for ContainersSeed {
     type Value = Vec<String>;
@@ -377,12 +364,7 @@ impl<'de> Visitor<'de> for ContainersSeed {
 /// One container: its `image`, when a string.
 struct ContainerSeed;
 
-impl<'de> DeserializeSeed<'de> for ContainerSeed {
-    type Value = Option<String>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+any_value!(ContainerSeed, Option<String>);
 
 impl<'de> Visitor<'de> for ContainerSeed {
     type Value = Option<String>;
