@@ -29,7 +29,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ivpol-tuf", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-cel", &["ivpol-refs", "ivpol-verify"]),
     ("ivpol-oci", &["ivpol-refs"]),
-    ("ivpol-shapes", &[]),
+    ("ivpol-shapes", &["ivpol-refs"]),
     (
         "ivpol-policy",
         &["ivpol-cel", "ivpol-oci", "ivpol-refs", "ivpol-verify"],
