@@ -71,7 +71,9 @@ impl Object {
     pub fn tree(&self) -> &Arc<Value> {
         self.tree.get_or_init(|| {
             let parsed = self.text.as_deref().map(serde_json::from_str);
-            // The text was read as JSON already; it parses again.
+            // `read` took the whole text through the same parser, under the
+            // same depth limit, or the request was refused: it parses again.
+            // (Running out of memory traps, which fails the request closed.)
             Arc::new(parsed.and_then(Result::ok).unwrap_or(Value::Null))
         })
     }
