@@ -329,6 +329,36 @@ mod tests {
         );
     }
 
+    /// An object nested past the JSON parser's depth limit is refused
+    /// with the request, so an object that reads is one whose tree parses.
+    #[test]
+    fn an_object_nested_past_the_depth_limit_is_refused() {
+        let deep = format!("{}1{}", "{\"a\":".repeat(200), "}".repeat(200));
+        let text = pod_request()
+            .to_string()
+            .replace("\"object\":{", &format!("\"object\":{{\"deep\":{deep},"));
+        assert!(matches!(
+            Request::parse(&text),
+            Err(RequestError::NotAdmissionRequest(_) | RequestError::NotJson(_))
+        ));
+        // Around the limit: whatever reads has its tree.
+        let mut read = 0;
+        for levels in 100..140 {
+            let nested = format!("{}1{}", "{\"a\":".repeat(levels), "}".repeat(levels));
+            let text = pod_request()
+                .to_string()
+                .replace("\"object\":{", &format!("\"object\":{{\"deep\":{nested},"));
+            if let Ok(req) = Request::parse(&text) {
+                assert!(
+                    req.object.tree()["deep"]["a"].is_object(),
+                    "{levels} levels"
+                );
+                read += 1;
+            }
+        }
+        assert!((1..40).contains(&read), "{read} of 40 read");
+    }
+
     #[test]
     fn delete_uses_old_object() {
         let mut r = pod_request();

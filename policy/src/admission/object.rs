@@ -11,7 +11,7 @@
 //! a test holds the two to the same answers.
 
 use crate::images::extract::{pod_spec_path, Category};
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -159,13 +159,13 @@ macro_rules! lenient {
 
 /// Skips the rest of a sequence.
 fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
-    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    while seq.next_element::<Skip>()?.is_some() {}
     Ok(())
 }
 
 /// Skips the rest of a map.
 fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
-    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    while map.next_entry::<Skip, Skip>()?.is_some() {}
     Ok(())
 }
 
@@ -196,6 +196,28 @@ macro_rules! no_seqs {
             Ok(Default::default())
         }
     };
+}
+
+/// A value the pass does not read, skipped through `deserialize_any` (not
+/// serde's `IgnoredAny`, which serde_json skips without counting depth):
+/// so the pass refuses what nests past serde_json's depth limit, as
+/// parsing the tree would, and an object that reads is one whose tree
+/// parses.
+#[derive(Default)]
+struct Skip;
+
+impl<'de> de::Deserialize<'de> for Skip {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        d.deserialize_any(Skip)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = Skip;
+    lenient!();
+    no_strings!();
+    no_seqs!();
+    no_maps!();
 }
 
 /// A seed that reads any JSON value with itself as the visitor.
@@ -237,7 +259,7 @@ impl<'de> Visitor<'de> for RootSeed {
                 let rest = self.path.map_or(&[][..], |p| &p[1..]);
                 facts.images = Some(map.next_value_seed(PathSeed(rest))?);
             } else {
-                map.next_value::<IgnoredAny>()?;
+                map.next_value::<Skip>()?;
             }
         }
         Ok(facts)
@@ -261,7 +283,7 @@ impl<'de> Visitor<'de> for MetadataSeed {
                 "labels" => labels = map.next_value_seed(LabelsSeed)?,
                 "uid" => uid = map.next_value_seed(StringSeed)?,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                 }
             }
         }
@@ -332,11 +354,11 @@ impl<'de> Visitor<'de> for PathSeed {
                 None => match Category::ALL.iter().position(|c| key == c.as_str()) {
                     Some(i) => lists[i] = map.next_value_seed(ContainersSeed)?,
                     None => {
-                        map.next_value::<IgnoredAny>()?;
+                        map.next_value::<Skip>()?;
                     }
                 },
                 Some(_) => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                 }
             }
         }
@@ -379,7 +401,7 @@ impl<'de> Visitor<'de> for ContainerSeed {
             match key.as_ref() {
                 "image" => image = map.next_value_seed(StringSeed)?,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                 }
             }
         }
