@@ -396,10 +396,8 @@ impl crate::cel::resource_lib::ResourceSource for HostResources {
     }
 }
 
-/// The engine's verdict as the WIT record, each result with its report
-/// entry for a judgement made where `process` says.
-/// `v` for the host; each result with its report entry, worded for
-/// `process`, when `report` names one.
+/// The engine's verdict as the WIT record; each result with its report
+/// entry, worded for a judgement made where `report` says, when it says.
 fn verdict(v: engine::Verdict, report: Option<Process>) -> Verdict {
     Verdict {
         allowed: v.allowed,
