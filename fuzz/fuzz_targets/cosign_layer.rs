@@ -59,6 +59,7 @@ fuzz_target!(|data: &[u8]| {
         ignore_tlog: false,
         ignore_sct: true,
         annotations: BTreeMap::new(),
+        tsa: Vec::new(),
         now: NOW,
     };
     let keyless = Options {

@@ -58,6 +58,7 @@ fuzz_target!(|data: &[u8]| {
         ignore_tlog: true,
         ignore_sct: true,
         annotations: BTreeMap::new(),
+        tsa: Vec::new(),
         now: NOW,
     };
     let _ = verify_attestation_verified(&layer, &digest, &opts);

@@ -64,6 +64,7 @@ fuzz_target!(|data: &[u8]| {
                 phase,
                 namespaced,
                 names: Vec::new(),
+                trapped: Vec::new(),
             };
             let _ = set.review(&route, data, &EveryNamespace, Arc::new(Offline));
         }

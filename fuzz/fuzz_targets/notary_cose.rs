@@ -4,7 +4,7 @@
 //! countersignatures.
 #![no_main]
 
-use ivpol_guest::verify::notary::MEDIA_TYPE_COSE;
+use ivpol_guest::notary::MEDIA_TYPE_COSE;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

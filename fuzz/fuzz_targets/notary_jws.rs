@@ -3,7 +3,7 @@
 //! target, trust stores, expiry and RFC 3161 countersignatures.
 #![no_main]
 
-use ivpol_guest::verify::notary::MEDIA_TYPE_JWS;
+use ivpol_guest::notary::MEDIA_TYPE_JWS;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

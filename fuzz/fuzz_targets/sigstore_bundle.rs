@@ -28,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
     let opts = Options {
         ignore_tlog: false,
         ignore_sct: false,
+        require_timestamp: false,
         now: NOW,
     };
     let _ = sigstore_bundle::verify(data, Artifact::Bytes(A_TXT), &anyone, public_good(), &opts);
@@ -41,6 +42,7 @@ fuzz_target!(|data: &[u8]| {
     let lenient = Options {
         ignore_tlog: true,
         ignore_sct: true,
+        require_timestamp: false,
         now: NOW,
     };
     let _ = sigstore_bundle::verify(

@@ -7,7 +7,7 @@
 #![no_main]
 
 use ivpol_fuzz::{fulcio_roots, public_good};
-use ivpol_guest::verify::notary::certs;
+use ivpol_guest::notary::certs;
 use ivpol_guest::verify::x509::fulcio::Identity;
 use ivpol_guest::verify::x509::sct::{embedded_scts, tbs_without_scts, verify_embedded_sct};
 use ivpol_guest::verify::x509::{verify_chain, Certificate, Purpose, Tlv};
