@@ -11,8 +11,8 @@
 use std::cell::Cell;
 
 use ivpol_fuzz::{split, NOW};
-use ivpol_guest::verify::trust::TrustMaterial;
 use ivpol_guest::tuf::{self, TufError};
+use ivpol_guest::verify::trust::TrustMaterial;
 use ivpol_guest::verify::Result;
 use libfuzzer_sys::fuzz_target;
 

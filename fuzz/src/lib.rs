@@ -8,8 +8,8 @@
 
 use std::sync::OnceLock;
 
-use ivpol_guest::verify::keys::PublicKey;
 use ivpol_guest::notary::{self, Target, Trust};
+use ivpol_guest::verify::keys::PublicKey;
 use ivpol_guest::verify::trust::{LogKey, TrustMaterial};
 use ivpol_guest::verify::x509::Certificate;
 
