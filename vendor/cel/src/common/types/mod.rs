@@ -90,6 +90,8 @@ pub(crate) mod r#struct;
 #[cfg(feature = "chrono")]
 pub(crate) mod timestamp;
 pub(crate) mod type_val;
+#[cfg(feature = "chrono")]
+mod tzdb;
 pub(crate) mod uint;
 
 use crate::common::traits::TraitSet;

@@ -316,14 +316,10 @@ fn in_time_zone(this: &Timestamp, tz: &CelString<'_>) -> Result<Timestamp, Execu
 }
 
 /// The offset from UTC of the IANA zone `name` at the instant `seconds`
-/// (+ `nanos`), from jiff's bundled copy of the time zone database. Names
-/// match exactly, as Go's `time.LoadLocation` matches file names: jiff's
-/// lookup ignores ASCII case, so a name in another case is refused here.
+/// (+ `nanos`), from the packed time zone database (`super::tzdb`), whose
+/// names match exactly, as Go's `time.LoadLocation` matches file names.
 fn iana_offset(name: &str, seconds: i64, nanos: u32) -> Option<chrono::FixedOffset> {
-    let zone = jiff::tz::TimeZoneDatabase::bundled().get(name).ok()?;
-    if zone.iana_name() != Some(name) {
-        return None;
-    }
+    let zone = super::tzdb::get(name)?;
     let at = jiff::Timestamp::new(seconds, nanos as i32).ok()?;
     chrono::FixedOffset::east_opt(zone.to_offset(at).seconds())
 }
