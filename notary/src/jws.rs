@@ -70,7 +70,7 @@ fn time_field(obj: &Map<String, Value>, key: &'static str) -> Result<Option<i64>
 }
 
 pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {
-    let top: Value = serde_json::from_slice(bytes).map_err(|e| EnvelopeError::NotJson(e.into()))?;
+    let top: Value = ivpol_refs::json::from_slice(bytes).map_err(|e| EnvelopeError::NotJson(e.into()))?;
     let Value::Object(top) = top else {
         return Err(EnvelopeError::NotObject);
     };
@@ -124,7 +124,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {
     }
 
     let protected_raw = b64url(protected_b64).map_err(EnvelopeError::ProtectedHeaderBase64)?;
-    let protected: Value = serde_json::from_slice(&protected_raw)
+    let protected: Value = ivpol_refs::json::from_slice(&protected_raw)
         .map_err(|e| EnvelopeError::ProtectedHeader(e.into()))?;
     let Value::Object(protected) = protected else {
         return Err(EnvelopeError::ProtectedHeaderNotObject);

@@ -412,7 +412,7 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value), No
         return Err(NotaryError::NoContent);
     }
     let payload: serde_json::Value =
-        serde_json::from_slice(&env.payload).map_err(|e| NotaryError::PayloadNotJson(e.into()))?;
+        ivpol_refs::json::from_slice(&env.payload).map_err(|e| NotaryError::PayloadNotJson(e.into()))?;
     Ok((chain, payload))
 }
 

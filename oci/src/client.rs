@@ -87,7 +87,7 @@ impl Target<'_> {
 fn error_detail(body: &[u8]) -> String {
     let parsed: Option<Value> = json_shape::check(body, &json_shape::SIGNATURE)
         .ok()
-        .and_then(|_| serde_json::from_slice(body).ok());
+        .and_then(|_| ivpol_refs::json::from_slice(body).ok());
     let first = parsed.as_ref().and_then(|v| v.pointer("/errors/0"));
     match first {
         Some(e) => {
@@ -239,7 +239,7 @@ impl<'t> Client<'t> {
         let values = json_shape::check(&resp.body, &json_shape::MANIFEST)
             .map_err(|e| t.invalid(format!("manifest refused: {e}")))?;
         self.charge_parsed(values).map_err(|e| t.transport(e))?;
-        let json: Value = serde_json::from_slice(&resp.body)
+        let json: Value = ivpol_refs::json::from_slice(&resp.body)
             .map_err(|e| t.invalid(format!("manifest is not JSON: {e}")))?;
         let media_type = json
             .get("mediaType")
@@ -354,7 +354,7 @@ impl<'t> Client<'t> {
                 let values = json_shape::check(&resp.body, &json_shape::MANIFEST)
                     .map_err(|e| t.invalid(format!("referrers index refused: {e}")))?;
                 self.charge_parsed(values).map_err(|e| t.transport(e))?;
-                serde_json::from_slice(&resp.body)
+                ivpol_refs::json::from_slice(&resp.body)
                     .map_err(|e| t.invalid(format!("referrers index is not JSON: {e}")))?
             }
             404 => match self.tag_schema_index(image, subject)? {

@@ -1,7 +1,8 @@
 //! The names ivpol reads in both of its halves: container image references
 //! with go-containerregistry's semantics ([`reference`]), Kyverno's image
 //! globs with gobwas/glob's ([`glob`]), and the percent-encoding of URL
-//! query values ([`encoding`]), the namespace of a resource read outside
+//! query values ([`encoding`]), JSON read from bytes through one reader
+//! ([`json`]), the namespace of a resource read outside
 //! admission ([`scope`]), the admission routes of a request path ([`route`]), registry
 //! auth challenges, token answers and docker config credentials
 //! ([`registry_auth`]), stable sorting that the component's crates share
@@ -24,6 +25,7 @@
 
 pub mod encoding;
 pub mod glob;
+pub mod json;
 pub mod reference;
 pub mod registry_auth;
 pub mod route;

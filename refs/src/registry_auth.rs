@@ -119,7 +119,7 @@ pub fn token_lifetime(expires_in: Option<&Value>) -> Duration {
 /// an error saying why.
 pub fn parse_token_response(body: &[u8]) -> Result<(String, Duration), String> {
     let v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
+        crate::json::from_slice(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
     let token = v
         .get("token")
         .or_else(|| v.get("access_token"))

@@ -109,7 +109,7 @@ impl Envelope {
             });
         }
         let json: EnvelopeJson =
-            serde_json::from_slice(bytes).map_err(|e| TufError::NotMetadata {
+            ivpol_refs::json::from_slice(bytes).map_err(|e| TufError::NotMetadata {
                 file: file.to_string(),
                 source: e.into(),
             })?;

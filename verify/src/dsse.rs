@@ -87,7 +87,7 @@ impl Envelope {
             return Err(DsseError::TooLarge);
         }
         let env: EnvelopeJson =
-            serde_json::from_slice(json).map_err(|e| DsseError::Json(e.into()))?;
+            ivpol_refs::json::from_slice(json).map_err(|e| DsseError::Json(e.into()))?;
         if env.signatures.is_empty() {
             return Err(DsseError::NoSignatures);
         }

@@ -327,7 +327,7 @@ impl Body {
             return Err(RekorError::BodyTooLarge);
         }
         let v: Value =
-            serde_json::from_slice(json).map_err(|e| RekorError::InvalidBody(e.into()))?;
+            ivpol_refs::json::from_slice(json).map_err(|e| RekorError::InvalidBody(e.into()))?;
         let kind = get_str(&v, &["kind"]).unwrap_or("");
         let version = get_str(&v, &["apiVersion"]).unwrap_or("");
         let missing = |field: &'static str| RekorError::MissingField {

@@ -74,7 +74,7 @@ impl RegistryImageData {
                 })?;
         client.charge_parsed(values)?;
         let config: Value =
-            serde_json::from_slice(&config_bytes).map_err(|source| FetchError::ConfigNotJson {
+            ivpol_refs::json::from_slice(&config_bytes).map_err(|source| FetchError::ConfigNotJson {
                 digest: config_digest.to_string(),
                 source,
             })?;

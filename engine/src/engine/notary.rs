@@ -174,7 +174,7 @@ fn referrer_payload(
     let values = json_shape::check(&bytes, &json_shape::PAYLOAD)
         .map_err(|e| format!("referrer {}: its layer is refused: {e}", manifest.digest))?;
     client.charge_parsed(values).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    ivpol_refs::json::from_slice(&bytes).map_err(|e| {
         Failure::from(format!(
             "referrer {}: its layer is not JSON: {e}",
             manifest.digest

@@ -124,7 +124,7 @@ pub(super) fn check_shape(
     // The document and its statement are parsed (and a verified statement
     // kept): both are charged to the evaluation's parsed-values budget.
     client.charge_parsed(values)?;
-    let Ok(json) = serde_json::from_slice::<Value>(document) else {
+    let Ok(json) = ivpol_refs::json::from_slice::<Value>(document) else {
         return Ok(());
     };
     let Some(encoded) = json.pointer(payload_pointer).and_then(Value::as_str) else {

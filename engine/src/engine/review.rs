@@ -225,7 +225,15 @@ fn scope_of(route: &Route, namespace: &str) -> Scope {
 /// The `request` of an AdmissionReview `admission.k8s.io/v1`, as its text.
 pub(super) fn envelope(body: &[u8]) -> Result<&RawValue, Unjudgeable> {
     use Unjudgeable::NotAdmissionReview;
-    let doc: Envelope = serde_json::from_slice(body).map_err(|e| match e.is_data() {
+    // serde_json's `&str` reader, the one the component's other JSON goes
+    // through (`ivpol_refs::json`).
+    let body = std::str::from_utf8(body).map_err(|e| {
+        Unjudgeable::NotJson(format!(
+            "body is not valid JSON: it is not UTF-8 at byte {}",
+            e.valid_up_to()
+        ))
+    })?;
+    let doc: Envelope = serde_json::from_str(body).map_err(|e| match e.is_data() {
         true => NotAdmissionReview(format!("body is not an AdmissionReview: {e}")),
         false => Unjudgeable::NotJson(format!("body is not valid JSON: {e}")),
     })?;

@@ -650,7 +650,7 @@ impl ImageVerifier for PolicyVerifier {
         );
         // A hit carries the payload that verified, for `extractPayload`.
         let cached = key.as_ref().and_then(|(k, c)| self.cache.get(k, c));
-        if let Some(payload) = cached.and_then(|v| serde_json::from_slice(&v).ok()) {
+        if let Some(payload) = cached.and_then(|v| ivpol_refs::json::from_slice(&v).ok()) {
             self.state().payloads.entry(slot).or_insert(payload);
             return Ok(self.hit(&checked, attestors, started));
         }

@@ -131,6 +131,8 @@ fn bodies_that_cannot_be_judged_say_why() {
     let request = create(&pod("p", &[NGINX]));
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (b"{".to_vec(), "body is not valid JSON"),
+        // JSON is UTF-8 (RFC 8259), in its strings too.
+        (b"{\"kind\": \"\xff\"}".to_vec(), "body is not valid JSON"),
         (b"[1]".to_vec(), "body is not an AdmissionReview"),
         (
             json!({"apiVersion": "admission.k8s.io/v1", "kind": "Pod", "request": request})

@@ -525,7 +525,7 @@ pub fn verify_signature(layer: &Layer, digest: &str, opts: &Options) -> Result<V
     if layer.media_type != MEDIA_TYPE_SIMPLESIGNING {
         return Err(LayerError::SignatureMediaType(layer.media_type.clone()).into());
     }
-    let payload: Value = serde_json::from_slice(&layer.payload)
+    let payload: Value = ivpol_refs::json::from_slice(&layer.payload)
         .map_err(|e| LayerError::SimpleSigningJson(e.into()))?;
     let kind = payload.pointer("/critical/type").and_then(Value::as_str);
     if kind != Some(SIMPLESIGNING_TYPE) {
@@ -594,7 +594,7 @@ pub fn verify_attestation_verified(
     // The signature first: nothing unsigned is read as the statement, and
     // tampered bytes are a bad signature, not a malformed statement.
     let mut verified = verify_common(layer, opts, &signed)?;
-    let statement: Value = serde_json::from_slice(&signed.envelope.payload)
+    let statement: Value = ivpol_refs::json::from_slice(&signed.envelope.payload)
         .map_err(|e| LayerError::StatementJson(e.into()))?;
     let kind = statement.get("_type").and_then(Value::as_str);
     if !kind.is_some_and(|k| STATEMENT_TYPES.contains(&k)) {

@@ -394,7 +394,7 @@ impl Bundle {
             return Err(BundleError::TooLarge(json.len()));
         }
         let raw: RawBundle =
-            serde_json::from_slice(json).map_err(|e| BundleError::Json(e.into()))?;
+            ivpol_refs::json::from_slice(json).map_err(|e| BundleError::Json(e.into()))?;
         let media_type = required(raw.media_type, "mediaType")?;
         let version = BundleVersion::from_media_type(&media_type)?;
         let vm = required(raw.verification_material, "verificationMaterial")?;

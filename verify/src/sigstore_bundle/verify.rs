@@ -264,7 +264,7 @@ fn in_toto_statement(env: &DsseEnvelope) -> Result<serde_json::Value, CheckError
         return Err(CheckError::NotInToto(env.payload_type.clone()));
     }
     let v: serde_json::Value =
-        serde_json::from_slice(&env.payload).map_err(|e| CheckError::StatementNotJson(e.into()))?;
+        ivpol_refs::json::from_slice(&env.payload).map_err(|e| CheckError::StatementNotJson(e.into()))?;
     if !v.is_object() {
         return Err(CheckError::StatementNotObject);
     }

@@ -196,7 +196,7 @@ fn fetched_layers(
         .map_err(SigImageError::ManifestShape)?;
     client.charge_parsed(values)?;
     let manifest: Value =
-        serde_json::from_slice(manifest).map_err(|e| SigImageError::ManifestJson(e.to_string()))?;
+        ivpol_refs::json::from_slice(manifest).map_err(|e| SigImageError::ManifestJson(e.to_string()))?;
     let descriptors = manifest
         .get("layers")
         .and_then(Value::as_array)

@@ -211,7 +211,7 @@ struct RawBytes {
 }
 
 fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, EntryError> {
-    serde_json::from_slice(body).map_err(|e| EntryError::NotJson(e.into()))
+    ivpol_refs::json::from_slice(body).map_err(|e| EntryError::NotJson(e.into()))
 }
 
 /// Checks that the entry's body describes this bundle's signature, signer
