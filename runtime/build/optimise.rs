@@ -25,6 +25,8 @@ const FEATURES: &[&str] = &[
 ];
 /// A component section holding a core module.
 const CORE_MODULE: u8 = 1;
+/// A custom section's id, in components as in core modules.
+const CUSTOM: u8 = 0;
 /// `\0asm`, the component-model version and layer.
 const PREAMBLE: usize = 8;
 
@@ -32,7 +34,7 @@ const PREAMBLE: usize = 8;
 /// no `wasm-opt` (with a warning) or `IVPOL_WASM_OPT=none`.
 pub fn component(component: Vec<u8>, work: &Path) -> Vec<u8> {
     let tool = match std::env::var("IVPOL_WASM_OPT") {
-        Ok(v) if v == "none" => return component,
+        Ok(v) if v == "none" => return without_names(&component),
         Ok(path) => path,
         Err(_) if runs("wasm-opt") => "wasm-opt".to_string(),
         Err(_) => {
@@ -40,7 +42,7 @@ pub fn component(component: Vec<u8>, work: &Path) -> Vec<u8> {
                 "cargo:warning=wasm-opt (Debian's binaryen) not found: the component is not \
                  optimised for size"
             );
-            return component;
+            return without_names(&component);
         }
     };
     let input = work.join("ivpol.input.wasm");
@@ -54,7 +56,7 @@ pub fn component(component: Vec<u8>, work: &Path) -> Vec<u8> {
             return done;
         }
     }
-    let optimised = splice(&component, work, &tool);
+    let optimised = without_names(&splice(&component, work, &tool));
     write(&output, &optimised);
     write(&input, &component);
     write(&stamp, recipe.as_bytes());
@@ -88,6 +90,34 @@ fn splice(component: &[u8], work: &Path, tool: &str) -> Vec<u8> {
     out.extend_from_slice(&optimised);
     out.extend_from_slice(&component[body.end..]);
     out
+}
+
+/// The component without its top-level `component-name` and `producers`
+/// custom sections: names for debuggers and the toolchain's versions
+/// (13 KB), which nothing that runs the component reads. Its core module
+/// keeps no names either (the guest profile strips them).
+fn without_names(component: &[u8]) -> Vec<u8> {
+    const DROPPED: [&[u8]; 2] = [b"component-name", b"producers"];
+    let mut out = component[..PREAMBLE].to_vec();
+    let mut at = PREAMBLE;
+    while at < component.len() {
+        let (size, body) = read_leb128(component, at + 1);
+        let end = body + size;
+        assert!(end <= component.len(), "truncated component section");
+        let dropped = component[at] == CUSTOM
+            && DROPPED.iter().any(|name| custom_name(&component[body..end]) == Some(name));
+        if !dropped {
+            out.extend_from_slice(&component[at..end]);
+        }
+        at = end;
+    }
+    out
+}
+
+/// A custom section's name, from its contents.
+fn custom_name(contents: &[u8]) -> Option<&[u8]> {
+    let (len, start) = read_leb128(contents, 0);
+    contents.get(start..start.checked_add(len)?)
 }
 
 /// The offset of the largest core module section's id byte, and the range
