@@ -70,7 +70,8 @@ fn time_field(obj: &Map<String, Value>, key: &'static str) -> Result<Option<i64>
 }
 
 pub(crate) fn parse(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {
-    let top: Value = ivpol_refs::json::from_slice(bytes).map_err(|e| EnvelopeError::NotJson(e.into()))?;
+    let top: Value =
+        ivpol_refs::json::from_slice(bytes).map_err(|e| EnvelopeError::NotJson(e.into()))?;
     let Value::Object(top) = top else {
         return Err(EnvelopeError::NotObject);
     };

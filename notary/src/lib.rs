@@ -411,8 +411,8 @@ fn integrity(env: &Envelope) -> Result<(Vec<Certificate>, serde_json::Value), No
     if env.payload.is_empty() {
         return Err(NotaryError::NoContent);
     }
-    let payload: serde_json::Value =
-        ivpol_refs::json::from_slice(&env.payload).map_err(|e| NotaryError::PayloadNotJson(e.into()))?;
+    let payload: serde_json::Value = ivpol_refs::json::from_slice(&env.payload)
+        .map_err(|e| NotaryError::PayloadNotJson(e.into()))?;
     Ok((chain, payload))
 }
 

@@ -105,7 +105,9 @@ fn without_names(component: &[u8]) -> Vec<u8> {
         let end = body + size;
         assert!(end <= component.len(), "truncated component section");
         let dropped = component[at] == CUSTOM
-            && DROPPED.iter().any(|name| custom_name(&component[body..end]) == Some(name));
+            && DROPPED
+                .iter()
+                .any(|name| custom_name(&component[body..end]) == Some(name));
         if !dropped {
             out.extend_from_slice(&component[at..end]);
         }

