@@ -69,12 +69,11 @@ impl Database {
             .map(|(name, offset, size)| {
                 let start = data.checked_add(offset)?;
                 let tzif = start..start.checked_add(size)?;
-                (tzif.end <= bytes.len() && std::str::from_utf8(&bytes[name.clone()]).is_ok())
-                    .then_some(Zone {
-                        name,
-                        tzif,
-                        parsed: OnceLock::new(),
-                    })
+                (tzif.end <= bytes.len()).then_some(Zone {
+                    name,
+                    tzif,
+                    parsed: OnceLock::new(),
+                })
             })
             .collect::<Option<Vec<_>>>()?;
         let db = Database { bytes, zones };
@@ -84,15 +83,16 @@ impl Database {
             .then_some(db)
     }
 
-    fn name(&self, zone: &Zone) -> &str {
-        // Checked to be UTF-8 in `read`.
-        std::str::from_utf8(&self.bytes[zone.name.clone()]).unwrap_or_default()
+    /// A zone's name as bytes: byte order is the names' order, and a name
+    /// looked up is compared whole, so it need not be read as text.
+    fn name(&self, zone: &Zone) -> &[u8] {
+        &self.bytes[zone.name.clone()]
     }
 
     fn find(&self, name: &str) -> Option<&Zone> {
         let i = self
             .zones
-            .binary_search_by(|z| self.name(z).cmp(name))
+            .binary_search_by(|z| self.name(z).cmp(name.as_bytes()))
             .ok()?;
         self.zones.get(i)
     }
