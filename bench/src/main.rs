@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cold;
 mod load;
 mod native;
 mod noop;
@@ -18,6 +19,7 @@ mod report;
 mod rss;
 
 use anyhow::{bail, Context, Result};
+use cold::Cold;
 use ivpol_tests::policy::{key_attestor, pod_policy, verifying_policy};
 use ivpol_tests::redis::Redis;
 use ivpol_tests::registry::Registry;
@@ -38,6 +40,12 @@ const SCALING_ROUNDS: usize = 5;
 const ALLOWED: &str = "\"allowed\":true";
 /// The registry requests a server made, from its `/metrics`.
 const CALLS: &str = "ivpol_registry_requests_total";
+/// How far away the registry double of the delayed cold scenario is: a
+/// registry in the same region, a few times the loopback registry's own
+/// time for a request.
+const REGISTRY_DELAY: Duration = Duration::from_millis(5);
+/// How long each of the cold path's requests is timed for its chain.
+const CHAIN_PROBE: Duration = Duration::from_secs(1);
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -119,8 +127,8 @@ struct Fixture {
     /// Extra arguments for every `ivpol serve` (`--serve-arg`), such as
     /// `--component FILE` to profile a guest built with symbol names.
     serve_args: Vec<String>,
-    /// A GET the cold path makes (the signature manifest), for the RTT.
-    registry_path: String,
+    /// The registry requests of the cold path, for its chain of round trips.
+    cold_paths: cold::Paths,
 }
 
 fn fixture() -> Fixture {
@@ -156,7 +164,17 @@ fn fixture() -> Fixture {
         ),
     );
     let review = ivpol_tests::review::create_pod(&[&pinned]).to_string();
-    let registry_path = format!("/v2/{}/manifests/{}", sig.repo, sig.tag);
+    let cold_paths = cold::Paths {
+        discovery: vec![
+            format!(
+                "/v2/bench/app/referrers/{digest}?artifactType={}",
+                "application%2Fvnd.dev.sigstore.bundle.v0.3%2Bjson"
+            ),
+            format!("/v2/bench/app/manifests/{}", digest.replacen(':', "-", 1)),
+            format!("/v2/{}/manifests/{}", sig.repo, sig.tag),
+        ],
+        layer: format!("/v2/{}/blobs/{}", sig.repo, sig.layer_digest),
+    };
     let mut images = vec![pinned.clone()];
     for i in 1..SCALE {
         let repo = format!("bench/app{i}");
@@ -184,7 +202,7 @@ fn fixture() -> Fixture {
         ],
         reg,
         review,
-        registry_path,
+        cold_paths,
     }
 }
 
@@ -264,21 +282,12 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
             .rows
             .push(Row::of(COLD, conns, &cold_run, Some(&baseline)));
         if conns == 1 {
-            report.cold_calls_per_request = calls / cold_run.requests.max(1) as f64;
-            report.cold_p50_ms = cold_run.quantile_ms(0.5);
+            report.cold.calls_per_request = calls / cold_run.requests.max(1) as f64;
+            report.cold.p50_ms = cold_run.quantile_ms(0.5);
         }
     }
     rss.phase("registry round trips");
-    let rtt = load::run(
-        &f.reg.addr,
-        &f.registry_path,
-        "",
-        "",
-        1,
-        Duration::from_secs(2),
-    )
-    .await?;
-    report.registry_rtt_ms = rtt.quantile_ms(0.5);
+    report.cold.chain = cold::Chain::measure(&f.reg.addr, &f.cold_paths, CHAIN_PROBE).await?;
     report.rss_mb = memory_mb(ivpol.pid(), "VmRSS:");
     let peaks = rss.stop();
     let (peak, cold_peak) = (peaks.first().cloned(), peaks.get(1).cloned());
@@ -286,6 +295,7 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.sampled_peak_rss_phase = peak.map(|p| p.phase).unwrap_or_default();
     report.cold_sampled_peak_rss_mb = cold_peak.map_or(f64::NAN, |p| p.mb);
     drop(cold);
+    report.cold_delayed = cold_path(&f, Some(REGISTRY_DELAY), duration).await?;
     report.scaling = scaling(&f, duration).await?;
     report.replicas = replicas(&f)?;
     report.native = native::time_all()?;
@@ -304,34 +314,50 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     Ok(report)
 }
 
-/// The cold path alone (`--cold-only`): p50 of a validate at one
-/// connection with `--no-cache`, its registry calls, and the registry's
-/// own round trip, for comparing two guests (`--serve-arg --component
-/// --serve-arg FILE`) in quick interleaved runs.
+/// The cold path alone (`--cold-only`), with the loopback registry and
+/// with it [`REGISTRY_DELAY`] away, for comparing two guests
+/// (`--serve-arg --component --serve-arg FILE`) in quick interleaved runs.
 async fn cold(f: &Fixture, duration: Duration) -> Result<String> {
-    let server = serve(f, &["--no-cache"]);
+    let near = cold_path(f, None, duration).await?;
+    let far = cold_path(f, Some(REGISTRY_DELAY), duration).await?;
+    Ok(format!("{}\n{}", near.render(), far.render()))
+}
+
+/// A cold validate at one connection through a `--no-cache` server, the
+/// registry `delay` away ([`cold::Delayed`]; none: the registry itself),
+/// and the chain of round trips it waits for, measured after it.
+async fn cold_path(f: &Fixture, delay: Option<Duration>, duration: Duration) -> Result<Cold> {
+    let proxy = match delay {
+        Some(delay) => Some(cold::Delayed::start(&f.reg.addr, delay)?),
+        None => None,
+    };
+    let registry = proxy
+        .as_ref()
+        .map_or(f.reg.addr.as_str(), |p| p.addr.as_str());
+    let review = f.review.replace(&f.reg.addr, registry);
+    let server = serve(f, &["--no-cache", "--insecure-registry", registry]);
     let addr = addr_of(&server);
     let path = "/ivpol/validate/bench-verify";
-    load::run(
-        &addr,
-        path,
-        &f.review,
-        ALLOWED,
-        1,
-        Duration::from_millis(500),
-    )
-    .await?;
-    eprintln!("bench: {COLD}, 1 conn");
+    let warm_up = Duration::from_millis(500);
+    load::run(&addr, path, &review, ALLOWED, 1, warm_up).await?;
+    eprintln!(
+        "bench: {COLD}, {:?} away, 1 conn",
+        delay.unwrap_or_default()
+    );
     let before = server.metric(CALLS);
-    let run = load::run(&addr, path, &f.review, ALLOWED, 1, duration).await?;
-    let calls = (server.metric(CALLS) - before) / run.requests.max(1) as f64;
-    eprintln!("bench: registry round trips");
-    let rtt = load::run(&f.reg.addr, &f.registry_path, "", "", 1, duration).await?;
-    Ok(format!(
-        "cold validate p50 {:.2} ms, {calls:.1} registry calls, registry round trip p50 {:.2} ms",
-        run.quantile_ms(0.5),
-        rtt.quantile_ms(0.5)
-    ))
+    let run = load::run(&addr, path, &review, ALLOWED, 1, duration).await?;
+    if run.errors > 0 {
+        bail!("{COLD}: {} bad answers", run.errors);
+    }
+    let calls = server.metric(CALLS) - before;
+    drop(server);
+    eprintln!("bench: the cold path's round trips");
+    Ok(Cold {
+        p50_ms: run.quantile_ms(0.5),
+        calls_per_request: calls / run.requests.max(1) as f64,
+        chain: cold::Chain::measure(registry, &f.cold_paths, CHAIN_PROBE).await?,
+        delay_ms: delay.unwrap_or_default().as_secs_f64() * 1000.0,
+    })
 }
 
 /// Time per request at one connection with cache hits as the work grows:

@@ -19,9 +19,10 @@ pub struct Row {
 #[derive(Default)]
 pub struct Report {
     pub rows: Vec<Row>,
-    pub cold_calls_per_request: f64,
-    pub cold_p50_ms: f64,
-    pub registry_rtt_ms: f64,
+    /// The cold path at one connection, with the loopback registry and
+    /// with the registry a fixed delay away.
+    pub cold: crate::cold::Cold,
+    pub cold_delayed: crate::cold::Cold,
     pub rss_mb: f64,
     pub peak_rss_mb: f64,
     /// The highest RSS sampled (every 50 ms) through the whole run, for
@@ -158,6 +159,12 @@ impl Report {
                 0.1,
             ),
             at_most("component_mb", self.component_bytes as f64 / 1e6, 3.0),
+            at_most("cold_above_chain_ms", self.cold.above_chain_ms(), 1.0),
+            at_most(
+                "cold_delayed_above_chain_ms",
+                self.cold_delayed.above_chain_ms(),
+                1.0,
+            ),
             at_most("peak_rss_mb", peak, 80.0),
             at_most("per_container_us", self.scaling.per_container_us(), 5.0),
             at_most("per_policy_us", self.scaling.per_policy_us(), 10.0),
@@ -195,9 +202,8 @@ impl Report {
             .collect();
         json!({
             "rows": rows,
-            "cold_calls_per_request": self.cold_calls_per_request,
-            "cold_p50_ms": self.cold_p50_ms,
-            "registry_rtt_ms": self.registry_rtt_ms,
+            "cold": self.cold.to_json(),
+            "cold_delayed": self.cold_delayed.to_json(),
             "rss_after_mb": self.rss_mb,
             "vmhwm_mb": self.peak_rss_mb,
             "sampled_peak_rss_mb": self.sampled_peak_rss_mb,
@@ -243,14 +249,10 @@ impl Report {
                 r.name, r.conns, r.rps, r.p50, r.p99
             ));
         }
-        let registry_ms = self.cold_calls_per_request * self.registry_rtt_ms;
-        out.push_str(&format!(
-            "\n- cold validate at 1 connection: p50 {:.2} ms, {:.1} registry calls per request at {:.2} ms each (p50), so {:.2} ms above its registry round trips\n",
-            self.cold_p50_ms,
-            self.cold_calls_per_request,
-            self.registry_rtt_ms,
-            self.cold_p50_ms - registry_ms
-        ));
+        out.push('\n');
+        for cold in [&self.cold, &self.cold_delayed] {
+            out.push_str(&format!("- {}\n", cold.render()));
+        }
         out.push_str(&format!(
             "- ivpol RSS after the load: {:.1} MB (VmHWM {:.1} MB); highest sampled during the run: {:.1} MB (during {}), {:.1} MB for the --no-cache server\n",
             self.rss_mb, self.peak_rss_mb, self.sampled_peak_rss_mb, self.sampled_peak_rss_phase, self.cold_sampled_peak_rss_mb
