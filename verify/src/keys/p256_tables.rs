@@ -15,14 +15,18 @@
 //! the tests compare against on valid, tampered and edge-case signatures):
 //! `r` and `s` non-zero (the signature type holds them so), the digest
 //! truncated to the order's 256 bits, `R = (z/s)·G + (r/s)·Q` not the
-//! identity, and `x(R) mod n = r`. Everything here is public, so variable
-//! time is fine.
+//! identity, and `x(R) mod n = r`, read without an inversion as
+//! `X = r·Z²` or, when `r + n < p`, `X = (r + n)·Z²`. The sums run on the
+//! field and points of [`curve`]; the tables are built with `p256`'s own
+//! arithmetic. Everything here is public, so variable time is fine.
+
+mod curve;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use curve::{Affine, Fe, Point};
 use p256::elliptic_curve::group::Curve;
 use p256::elliptic_curve::ops::Reduce;
-use p256::elliptic_curve::point::AffineCoordinates;
 use p256::elliptic_curve::Group;
 use p256::{AffinePoint, FieldBytes, ProjectivePoint, Scalar};
 
@@ -39,10 +43,12 @@ const WINDOWS: usize = DIGITS.div_ceil(2);
 const MULTIPLES: usize = 8;
 
 /// `j · 256^i · P` for every window `i` and `j` in `1..=8`, affine.
-pub(crate) struct Table(Box<[[AffinePoint; MULTIPLES]; WINDOWS]>);
+pub(crate) struct Table(Box<[[Affine; MULTIPLES]; WINDOWS]>);
 
 impl Table {
-    pub(crate) fn new(point: ProjectivePoint) -> Table {
+    /// The table of `point`; none if an entry is the identity, which only
+    /// the identity's own table has (the group's order is prime).
+    pub(crate) fn new(point: ProjectivePoint) -> Option<Table> {
         let mut projective = Vec::with_capacity(WINDOWS * MULTIPLES);
         let mut base = point;
         for _ in 0..WINDOWS {
@@ -57,20 +63,26 @@ impl Table {
         }
         let mut affine = vec![AffinePoint::IDENTITY; projective.len()];
         ProjectivePoint::batch_normalize(&projective, &mut affine);
-        let mut windows = Box::new([[AffinePoint::IDENTITY; MULTIPLES]; WINDOWS]);
+        let origin = Affine {
+            x: Fe::ZERO,
+            y: Fe::ZERO,
+        };
+        let mut windows = Box::new([[origin; MULTIPLES]; WINDOWS]);
         for (window, chunk) in windows.iter_mut().zip(affine.chunks_exact(MULTIPLES)) {
-            window.copy_from_slice(chunk);
+            for (entry, point) in window.iter_mut().zip(chunk) {
+                *entry = Affine::of(point)?;
+            }
         }
-        Table(windows)
+        Some(Table(windows))
     }
 
     /// Adds `digit · 256^window · P` to `acc`.
-    fn add_to(&self, acc: &mut ProjectivePoint, window: usize, digit: i8) {
+    fn add_to(&self, acc: &mut Point, window: usize, digit: i8) {
         let entry = &self.0[window][usize::from(digit.unsigned_abs()).saturating_sub(1)];
         match digit {
             0 => {}
-            1.. => *acc += entry,
-            _ => *acc += -*entry,
+            1.. => *acc = acc.add_affine(entry),
+            _ => *acc = acc.add_affine(&entry.neg()),
         }
     }
 }
@@ -92,10 +104,10 @@ fn radix16(scalar: &Scalar) -> [i8; DIGITS] {
 }
 
 /// `a·G + b·Q` from the tables of `G` and `Q`.
-fn double_multiply(g: &Table, a: &Scalar, q: &Table, b: &Scalar) -> ProjectivePoint {
+fn double_multiply(g: &Table, a: &Scalar, q: &Table, b: &Scalar) -> Point {
     let (a, b) = (radix16(a), radix16(b));
-    let mut even = ProjectivePoint::IDENTITY;
-    let mut odd = ProjectivePoint::IDENTITY;
+    let mut even = Point::IDENTITY;
+    let mut odd = Point::IDENTITY;
     for window in 0..WINDOWS {
         g.add_to(&mut even, window, a[2 * window]);
         q.add_to(&mut even, window, b[2 * window]);
@@ -107,7 +119,7 @@ fn double_multiply(g: &Table, a: &Scalar, q: &Table, b: &Scalar) -> ProjectivePo
     for _ in 0..4 {
         odd = odd.double();
     }
-    even + odd
+    even.add(&odd)
 }
 
 /// The digest as a scalar, as `ecdsa` reads it: big-endian, its leftmost
@@ -121,24 +133,51 @@ fn digest_scalar(digest: &[u8]) -> Scalar {
 
 /// Verifies `signature` (its `s` already normalised, as the caller does)
 /// over `digest` with the key whose table is `key`.
+/// Only with the generator's table, which [`table_for`] makes sure of; an
+/// instance without one verifies nothing here.
 pub(crate) fn verify(key: &Table, digest: &[u8], signature: &p256::ecdsa::Signature) -> bool {
+    let Some(g) = generator() else {
+        return false;
+    };
     let (r, s) = signature.split_scalars();
     let Some(s_inv) = Option::<Scalar>::from(s.invert_vartime()) else {
         return false;
     };
     let u1 = digest_scalar(digest) * s_inv;
     let u2 = *r * s_inv;
-    let point = double_multiply(generator(), &u1, key, &u2);
-    if bool::from(point.is_identity()) {
-        return false;
-    }
-    let x = point.to_affine().x();
-    <Scalar as Reduce<FieldBytes>>::reduce(&x) == *r
+    let point = double_multiply(g, &u1, key, &u2);
+    let r: [u8; 32] = r.to_bytes().into();
+    // r < n < p, so it is an element; r + n is one when it is below p.
+    let candidates = [Some(r), plus_order(&r)];
+    candidates
+        .iter()
+        .flatten()
+        .filter_map(Fe::from_be_bytes)
+        .any(|x| point.has_x(&x))
 }
 
-fn generator() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| Table::new(ProjectivePoint::GENERATOR))
+/// `r + n` as big-endian bytes, none when it does not fit in 256 bits.
+fn plus_order(r: &[u8; 32]) -> Option<[u8; 32]> {
+    const ORDER: [u8; 32] = [
+        0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63,
+        0x25, 0x51,
+    ];
+    let mut sum = [0u8; 32];
+    let mut carry = 0u16;
+    for i in (0..32).rev() {
+        let v = u16::from(r[i]) + u16::from(ORDER[i]) + carry;
+        sum[i] = v as u8;
+        carry = v >> 8;
+    }
+    (carry == 0).then_some(sum)
+}
+
+fn generator() -> Option<&'static Table> {
+    static TABLE: OnceLock<Option<Table>> = OnceLock::new();
+    TABLE
+        .get_or_init(|| Table::new(ProjectivePoint::GENERATOR))
+        .as_ref()
 }
 
 /// The keys seen, by SubjectPublicKeyInfo DER, oldest first, each with
@@ -171,7 +210,7 @@ impl Seen {
                 self.keys.remove(oldest);
             }
         }
-        let table = Arc::new(Table::new(ProjectivePoint::from(*point)));
+        let table = Arc::new(Table::new(ProjectivePoint::from(*point))?);
         self.keys.push((key, Some(Arc::clone(&table))));
         Some(table)
     }
@@ -185,6 +224,7 @@ impl Seen {
 /// [`Seen::table_for`] on the instance's keys; `None` if a panic poisoned
 /// the lock (the caller then verifies without a table).
 pub(crate) fn table_for(spki: &[u8], point: &AffinePoint) -> Option<Arc<Table>> {
+    generator()?;
     static SEEN: Mutex<Seen> = Mutex::new(Seen::new());
     SEEN.lock().ok()?.table_for(spki, point)
 }
