@@ -14,6 +14,7 @@
 //! would wait three delays).
 
 use crate::load;
+use crate::report::median;
 use anyhow::Result;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -61,18 +62,38 @@ impl Chain {
 /// One cold measurement at one connection, with the chain it waits for.
 #[derive(Default)]
 pub struct Cold {
+    /// The median of the rounds' p50s.
     pub p50_ms: f64,
     pub calls_per_request: f64,
+    /// Each link's median over the rounds.
     pub chain: Chain,
+    /// The median of the rounds' p50 above their chain.
+    above_ms: f64,
     /// The delay [`Delayed`] added to each request; zero for the registry
     /// itself.
     pub delay_ms: f64,
 }
 
 impl Cold {
-    /// How far the p50 is above the chain of round trips.
+    /// From rounds of (p50, the chain measured right after it).
+    pub fn of_rounds(rounds: &[(f64, Chain)], calls_per_request: f64, delay_ms: f64) -> Cold {
+        let of = |f: &dyn Fn(&(f64, Chain)) -> f64| median(rounds.iter().map(f).collect());
+        Cold {
+            p50_ms: of(&|r| r.0),
+            calls_per_request,
+            chain: Chain {
+                discovery_ms: of(&|r| r.1.discovery_ms),
+                layer_ms: of(&|r| r.1.layer_ms),
+            },
+            above_ms: of(&|r| r.0 - r.1.ms()),
+            delay_ms,
+        }
+    }
+
+    /// How far the p50 is above the chain of round trips: the median of
+    /// the rounds' differences.
     pub fn above_chain_ms(&self) -> f64 {
-        self.p50_ms - self.chain.ms()
+        self.above_ms
     }
 
     pub fn to_json(&self) -> serde_json::Value {
@@ -94,12 +115,13 @@ impl Cold {
             "the loopback registry".to_string()
         };
         format!(
-            "cold validate, {registry}, 1 connection: p50 {:.2} ms, {:.1} registry calls a request; its chain of round trips {:.2} ms (discovery {:.2}, then the signature layer {:.2}), so {:.2} ms above it",
+            "cold validate, {registry}, 1 connection: p50 {:.2} ms, {:.1} registry calls a request; its chain of round trips {:.2} ms (discovery {:.2}, then the signature layer {:.2}); p50 above the chain, the median of {} rounds: {:.2} ms",
             self.p50_ms,
             self.calls_per_request,
             self.chain.ms(),
             self.chain.discovery_ms,
             self.chain.layer_ms,
+            crate::COLD_ROUNDS,
             self.above_chain_ms()
         )
     }

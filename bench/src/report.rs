@@ -112,7 +112,7 @@ impl Scaling {
 }
 
 /// The median of `values` (NaN when there are none).
-fn median(mut values: Vec<f64>) -> f64 {
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     match values.len() {
         0 => f64::NAN,
