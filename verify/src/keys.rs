@@ -456,6 +456,14 @@ impl PublicKey {
 
 macro_rules! ecdsa_check {
     ($name:ident, $parse:ident, $curve:ident, $len:expr) => {
+        ecdsa_check!($parse, $curve, $len);
+
+        fn $name(key: &$curve::ecdsa::VerifyingKey, digest: &[u8], signature: &[u8]) -> bool {
+            use $curve::ecdsa::signature::hazmat::PrehashVerifier;
+            $parse(signature).is_some_and(|sig| key.verify_prehash(digest, &sig).is_ok())
+        }
+    };
+    ($parse:ident, $curve:ident, $len:expr) => {
         /// The signature, DER or `r || s`, with a low `s`.
         fn $parse(signature: &[u8]) -> Option<$curve::ecdsa::Signature> {
             let sig = match $curve::ecdsa::Signature::from_der(signature) {
@@ -469,26 +477,22 @@ macro_rules! ecdsa_check {
             // whatever the curve's default.
             Some(sig.normalize_s())
         }
-
-        fn $name(key: &$curve::ecdsa::VerifyingKey, digest: &[u8], signature: &[u8]) -> bool {
-            use $curve::ecdsa::signature::hazmat::PrehashVerifier;
-            $parse(signature).is_some_and(|sig| key.verify_prehash(digest, &sig).is_ok())
-        }
     };
 }
 
-ecdsa_check!(ecdsa_p256_once, p256_signature, p256, 64);
+ecdsa_check!(p256_signature, p256, 64);
 ecdsa_check!(ecdsa_p384, p384_signature, p384, 96);
 ecdsa_check!(ecdsa_p521, p521_signature, p521, 132);
 
-/// P-256 with the key's precomputed table from its second verification on
-/// (`p256_tables`); `spki` names the key.
+/// P-256 (`p256_tables`), with the key's precomputed table from its
+/// second verification on; `spki` names the key.
 fn ecdsa_p256(spki: &[u8], key: &p256::ecdsa::VerifyingKey, digest: &[u8], sig: &[u8]) -> bool {
+    let Some(sig) = p256_signature(sig) else {
+        return false;
+    };
     match p256_tables::table_for(spki, key.as_affine()) {
-        Some(table) => {
-            p256_signature(sig).is_some_and(|sig| p256_tables::verify(&table, digest, &sig))
-        }
-        None => ecdsa_p256_once(key, digest, sig),
+        Some(table) => p256_tables::verify(&table, digest, &sig),
+        None => p256_tables::verify_once(key.as_affine(), digest, &sig),
     }
 }
 

@@ -103,23 +103,47 @@ fn radix16(scalar: &Scalar) -> [i8; DIGITS] {
     digits
 }
 
-/// `a·G + b·Q` from the tables of `G` and `Q`.
-fn double_multiply(g: &Table, a: &Scalar, q: &Table, b: &Scalar) -> Point {
-    let (a, b) = (radix16(a), radix16(b));
+/// `Σ kᵢ·Pᵢ` from the tables of the `Pᵢ`.
+fn multiply<const N: usize>(terms: [(&Table, &Scalar); N]) -> Point {
+    let digits = terms.map(|(table, k)| (table, radix16(k)));
     let mut even = Point::IDENTITY;
     let mut odd = Point::IDENTITY;
     for window in 0..WINDOWS {
-        g.add_to(&mut even, window, a[2 * window]);
-        q.add_to(&mut even, window, b[2 * window]);
-        if let (Some(&da), Some(&db)) = (a.get(2 * window + 1), b.get(2 * window + 1)) {
-            g.add_to(&mut odd, window, da);
-            q.add_to(&mut odd, window, db);
+        for (table, d) in &digits {
+            table.add_to(&mut even, window, d[2 * window]);
+            if let Some(&odd_digit) = d.get(2 * window + 1) {
+                table.add_to(&mut odd, window, odd_digit);
+            }
         }
     }
     for _ in 0..4 {
         odd = odd.double();
     }
     even.add(&odd)
+}
+
+/// `k·Q` without a table of `Q`: `k`'s signed radix-16 digits from the
+/// most significant, each four doublings and an addition of one of
+/// `Q ..= 8Q`.
+fn multiply_once(q: &Affine, k: &Scalar) -> Point {
+    let mut multiples = [Point::of(q); 8];
+    multiples[1] = multiples[0].double();
+    for j in 2..8 {
+        multiples[j] = multiples[j - 1].add_affine(q);
+    }
+    let mut acc = Point::IDENTITY;
+    for &digit in radix16(k).iter().rev() {
+        for _ in 0..4 {
+            acc = acc.double();
+        }
+        let multiple = &multiples[usize::from(digit.unsigned_abs()).saturating_sub(1)];
+        match digit {
+            0 => {}
+            1.. => acc = acc.add(multiple),
+            _ => acc = acc.add(&multiple.neg()),
+        }
+    }
+    acc
 }
 
 /// The digest as a scalar, as `ecdsa` reads it: big-endian, its leftmost
@@ -133,9 +157,35 @@ fn digest_scalar(digest: &[u8]) -> Scalar {
 
 /// Verifies `signature` (its `s` already normalised, as the caller does)
 /// over `digest` with the key whose table is `key`.
-/// Only with the generator's table, which [`table_for`] makes sure of; an
-/// instance without one verifies nothing here.
 pub(crate) fn verify(key: &Table, digest: &[u8], signature: &p256::ecdsa::Signature) -> bool {
+    check(digest, signature, |g, u1, u2| {
+        multiply([(g, u1), (key, u2)])
+    })
+}
+
+/// [`verify`] for a key without a table (its first verification): `u1·G`
+/// still from the generator's table.
+pub(crate) fn verify_once(
+    key: &AffinePoint,
+    digest: &[u8],
+    signature: &p256::ecdsa::Signature,
+) -> bool {
+    let Some(q) = Affine::of(key) else {
+        return false;
+    };
+    check(digest, signature, |g, u1, u2| {
+        multiply([(g, u1)]).add(&multiply_once(&q, u2))
+    })
+}
+
+/// Whether `x(R) mod n = r` for `R = sum(G's table, u1, u2)`, `u1 = z/s`
+/// and `u2 = r/s`. Only with the generator's table: an instance that could
+/// not make one verifies nothing here (it always can: see [`Table::new`]).
+fn check(
+    digest: &[u8],
+    signature: &p256::ecdsa::Signature,
+    sum: impl FnOnce(&Table, &Scalar, &Scalar) -> Point,
+) -> bool {
     let Some(g) = generator() else {
         return false;
     };
@@ -145,7 +195,7 @@ pub(crate) fn verify(key: &Table, digest: &[u8], signature: &p256::ecdsa::Signat
     };
     let u1 = digest_scalar(digest) * s_inv;
     let u2 = *r * s_inv;
-    let point = double_multiply(g, &u1, key, &u2);
+    let point = sum(g, &u1, &u2);
     let r: [u8; 32] = r.to_bytes().into();
     // r < n < p, so it is an element; r + n is one when it is below p.
     let candidates = [Some(r), plus_order(&r)];

@@ -211,11 +211,19 @@ impl Point {
         self.z.is_zero()
     }
 
-    fn of(a: &Affine) -> Point {
+    pub(super) fn of(a: &Affine) -> Point {
         Point {
             x: a.x,
             y: a.y,
             z: ONE,
+        }
+    }
+
+    pub(super) fn neg(&self) -> Point {
+        Point {
+            x: self.x,
+            y: self.y.neg(),
+            z: self.z,
         }
     }
 
