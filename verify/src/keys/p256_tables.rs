@@ -1,4 +1,4 @@
-//! ECDSA P-256 verification with a precomputed table per key, for the keys
+//! ECDSA P-256 verification, with a precomputed table per key for the keys
 //! an instance verifies with again and again (a policy's cosign key, the
 //! public-good Rekor and CT log keys).
 //!
@@ -9,7 +9,9 @@
 //! tabulated per signed radix-16 digit pair, the same sum is about 130
 //! mixed additions and four doublings. A table costs about as much as two
 //! verifications to build and 18 KB to keep, so a key gets one only on its
-//! second verification, and at most [`MAX_TABLES`] keys keep theirs.
+//! second verification, and at most [`MAX_TABLES`] keys keep theirs. A
+//! key's first verification ([`verify_once`]) takes `u1·G` from the
+//! generator's table and `u2·Q` by the same digits over `Q..8Q`.
 //!
 //! The checks are those of `ecdsa::hazmat::verify_prehashed` (whose result
 //! the tests compare against on valid, tampered and edge-case signatures):
