@@ -23,6 +23,7 @@ use cold::Cold;
 use ivpol_tests::policy::{key_attestor, pod_policy, verifying_policy};
 use ivpol_tests::redis::Redis;
 use ivpol_tests::registry::Registry;
+use ivpol_tests::sign::oci::{digest_tag, BUNDLE_V03};
 use ivpol_tests::sign::{KeyKind, SignOpts, Signer};
 use ivpol_tests::{metric_sum, Options, Server};
 use load::Measured;
@@ -167,13 +168,12 @@ fn fixture() -> Fixture {
         ),
     );
     let review = ivpol_tests::review::create_pod(&[&pinned]).to_string();
+    // The query value as the engine encodes it (`/` and `+` escaped).
+    let bundles = BUNDLE_V03.replace('/', "%2F").replace('+', "%2B");
     let cold_paths = cold::Paths {
         discovery: vec![
-            format!(
-                "/v2/bench/app/referrers/{digest}?artifactType={}",
-                "application%2Fvnd.dev.sigstore.bundle.v0.3%2Bjson"
-            ),
-            format!("/v2/bench/app/manifests/{}", digest.replacen(':', "-", 1)),
+            format!("/v2/bench/app/referrers/{digest}?artifactType={bundles}"),
+            format!("/v2/bench/app/manifests/{}", digest_tag(&digest, "", "")),
             format!("/v2/{}/manifests/{}", sig.repo, sig.tag),
         ],
         layer: format!("/v2/{}/blobs/{}", sig.repo, sig.layer_digest),
