@@ -56,8 +56,8 @@ impl Fe {
         for (limb, chunk) in limbs.iter_mut().zip(bytes.rchunks_exact(4)) {
             *limb = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
         }
-        let (_, borrow) = sub_p(&limbs);
-        borrow.then(|| Fe(limbs).mul(&R2))
+        let (_, below_p) = sub_borrow(&limbs, &P);
+        below_p.then(|| Fe(limbs).mul(&R2))
     }
 
     pub(super) fn is_zero(&self) -> bool {
@@ -103,35 +103,16 @@ impl Fe {
 
     #[inline(never)]
     pub(super) fn add(&self, other: &Fe) -> Fe {
-        let mut sum = [0u32; 8];
-        let mut carry = 0u64;
-        for (i, s) in sum.iter_mut().enumerate() {
-            let v = u64::from(self.0[i]) + u64::from(other.0[i]) + carry;
-            *s = v as u32;
-            carry = v >> 32;
-        }
-        Fe(reduce_once(&sum, carry != 0))
+        let (sum, carry) = add_carry(&self.0, &other.0);
+        Fe(reduce_once(&sum, carry))
     }
 
     #[inline(never)]
     pub(super) fn sub(&self, other: &Fe) -> Fe {
-        let mut diff = [0u32; 8];
-        let mut borrow = 0i64;
-        for (i, d) in diff.iter_mut().enumerate() {
-            let v = i64::from(self.0[i]) - i64::from(other.0[i]) + borrow;
-            *d = v as u32;
-            borrow = v >> 32;
+        match sub_borrow(&self.0, &other.0) {
+            (diff, false) => Fe(diff),
+            (diff, true) => Fe(add_carry(&diff, &P).0),
         }
-        if borrow == 0 {
-            return Fe(diff);
-        }
-        let mut carry = 0u64;
-        for (d, p) in diff.iter_mut().zip(P) {
-            let v = u64::from(*d) + u64::from(p) + carry;
-            *d = v as u32;
-            carry = v >> 32;
-        }
-        Fe(diff)
     }
 
     pub(super) fn neg(&self) -> Fe {
@@ -143,12 +124,24 @@ impl Fe {
     }
 }
 
-/// `x - p` and whether it borrowed (that is, `x < p`).
-fn sub_p(x: &[u32; 8]) -> ([u32; 8], bool) {
+/// `a + b` mod `2^256`, and whether it carried.
+fn add_carry(a: &[u32; 8], b: &[u32; 8]) -> ([u32; 8], bool) {
+    let mut sum = [0u32; 8];
+    let mut carry = 0u64;
+    for (i, s) in sum.iter_mut().enumerate() {
+        let v = u64::from(a[i]) + u64::from(b[i]) + carry;
+        *s = v as u32;
+        carry = v >> 32;
+    }
+    (sum, carry != 0)
+}
+
+/// `a - b` mod `2^256`, and whether it borrowed (that is, `a < b`).
+fn sub_borrow(a: &[u32; 8], b: &[u32; 8]) -> ([u32; 8], bool) {
     let mut diff = [0u32; 8];
     let mut borrow = 0i64;
     for (i, d) in diff.iter_mut().enumerate() {
-        let v = i64::from(x[i]) - i64::from(P[i]) + borrow;
+        let v = i64::from(a[i]) - i64::from(b[i]) + borrow;
         *d = v as u32;
         borrow = v >> 32;
     }
@@ -157,7 +150,7 @@ fn sub_p(x: &[u32; 8]) -> ([u32; 8], bool) {
 
 /// `x` (plus `2^256` when `high`), known to be below `2p`, reduced below `p`.
 fn reduce_once(x: &[u32; 8], high: bool) -> [u32; 8] {
-    let (diff, borrow) = sub_p(x);
+    let (diff, borrow) = sub_borrow(x, &P);
     match high || !borrow {
         true => diff,
         false => *x,
