@@ -8,6 +8,8 @@
 //! to a release `ivpol`; `ivpol-bench noop` is the baseline server itself.
 //! `--scaling-only` runs only the scaling scenarios (one server, the three
 //! scenarios in turn) and prints their times, for profiling that server.
+//! `--hit-only` runs only the cache hit at 64 connections against the
+//! baseline, in turns, and prints the ratio of each turn and their median.
 
 #![forbid(unsafe_code)]
 
@@ -48,6 +50,8 @@ const REGISTRY_DELAY: Duration = Duration::from_millis(5);
 /// How long each of the cold path's requests is timed for its chain, in
 /// each round.
 const CHAIN_PROBE: Duration = Duration::from_millis(250);
+/// The rounds the cache hit and the baseline take turns in (`--hit-only`).
+const HIT_ROUNDS: usize = 4;
 /// The rounds a cold scenario and its chain take turns in.
 pub(crate) const COLD_ROUNDS: usize = 5;
 
@@ -62,6 +66,7 @@ fn main() -> Result<()> {
     let mut serve_args: Vec<String> = Vec::new();
     let mut scaling_only = false;
     let mut cold_only = false;
+    let mut hit_only = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -74,6 +79,7 @@ fn main() -> Result<()> {
             "--json" => json_out = Some(PathBuf::from(it.next().context("--json FILE")?)),
             "--scaling-only" => scaling_only = true,
             "--cold-only" => cold_only = true,
+            "--hit-only" => hit_only = true,
             other => bail!("unknown argument {other}"),
         }
     }
@@ -85,6 +91,12 @@ fn main() -> Result<()> {
         f.serve_args = serve_args;
         let s = runtime.block_on(scaling(&f, duration))?;
         println!("{}", s.render());
+        return Ok(());
+    }
+    if hit_only {
+        let mut f = fixture();
+        f.serve_args = serve_args;
+        println!("{}", runtime.block_on(hit(&f, duration))?);
         return Ok(());
     }
     if cold_only {
@@ -308,6 +320,49 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     report.startup_precompiled_ms = startup_ms(&f, Some(&cache))?;
     check_errors(&report)?;
     Ok(report)
+}
+
+/// The cache hit at 64 connections alone (`--hit-only`), against the
+/// baseline: the two take turns in [`HIT_ROUNDS`] rounds, so that both
+/// see the machine's drift alike, and the figure is the median of the
+/// rounds' ratios. Quick enough to interleave two builds of `ivpol`.
+async fn hit(f: &Fixture, duration: Duration) -> Result<String> {
+    let noop = Noop::start()?;
+    let ivpol = serve(f, &[]);
+    let addr = addr_of(&ivpol);
+    let path = "/ivpol/validate/bench-verify";
+    load::run(
+        &addr,
+        path,
+        &f.review,
+        ALLOWED,
+        64,
+        Duration::from_millis(500),
+    )
+    .await?;
+    let share = duration / HIT_ROUNDS as u32;
+    let (mut lines, mut ratios) = (Vec::new(), Vec::new());
+    for round in 1..=HIT_ROUNDS {
+        eprintln!("bench: {HIT}, 64 conns (round {round} of {HIT_ROUNDS})");
+        let base = load::run(&noop.addr, "/", &f.review, ALLOWED, 64, share).await?;
+        let hit = load::run(&addr, path, &f.review, ALLOWED, 64, share).await?;
+        if hit.errors > 0 {
+            bail!("{HIT}: {} bad answers", hit.errors);
+        }
+        ratios.push(hit.rps() / base.rps());
+        lines.push(format!(
+            "round {round}: baseline {:.0} req/s, cache hit {:.0} req/s, ratio {:.1}%",
+            base.rps(),
+            hit.rps(),
+            100.0 * hit.rps() / base.rps()
+        ));
+    }
+    let median = report::median(ratios);
+    lines.push(format!(
+        "{HIT}, 64 conns: median ratio {:.1}%",
+        100.0 * median
+    ));
+    Ok(lines.join("\n"))
 }
 
 /// The cold path alone (`--cold-only`), with the loopback registry and
