@@ -43,3 +43,14 @@ pub use ivpol_tuf as tuf;
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)] // the code `wit_bindgen::generate!` emits
 mod component;
+
+// The component's allocator; natively, only its tests.
+#[cfg(any(target_arch = "wasm32", test))]
+#[allow(unsafe_code)] // an allocator hands out raw blocks
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod small_blocks;
+
+// One thread per instance: without the `atomics` feature wasm has none.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: small_blocks::SmallBlocks = small_blocks::SmallBlocks;
