@@ -262,15 +262,7 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
         (&ia, "/ivpol/mutate/bench-mutate"),
         (&ca, "/ivpol/validate/bench-verify"),
     ] {
-        load::run(
-            addr,
-            path,
-            &f.review,
-            ALLOWED,
-            64,
-            Duration::from_millis(500),
-        )
-        .await?;
+        warm_up(&f, addr, path).await?;
     }
     let mut report = Report::default();
     for conns in CONNECTIONS {
@@ -322,6 +314,21 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     Ok(report)
 }
 
+/// Half a second of the review at 64 connections: compiles the paths and
+/// fills the verification cache and the instance pool.
+async fn warm_up(f: &Fixture, addr: &str, path: &str) -> Result<()> {
+    load::run(
+        addr,
+        path,
+        &f.review,
+        ALLOWED,
+        64,
+        Duration::from_millis(500),
+    )
+    .await?;
+    Ok(())
+}
+
 /// The cache hit at 64 connections alone (`--hit-only`), against the
 /// baseline: the two take turns in [`HIT_ROUNDS`] rounds, so that both
 /// see the machine's drift alike, and the figure is the median of the
@@ -331,15 +338,7 @@ async fn hit(f: &Fixture, duration: Duration) -> Result<String> {
     let ivpol = serve(f, &[]);
     let addr = addr_of(&ivpol);
     let path = "/ivpol/validate/bench-verify";
-    load::run(
-        &addr,
-        path,
-        &f.review,
-        ALLOWED,
-        64,
-        Duration::from_millis(500),
-    )
-    .await?;
+    warm_up(f, &addr, path).await?;
     let share = duration / HIT_ROUNDS as u32;
     let (mut lines, mut ratios) = (Vec::new(), Vec::new());
     for round in 1..=HIT_ROUNDS {
