@@ -348,12 +348,13 @@ async fn hit(f: &Fixture, duration: Duration) -> Result<String> {
         if hit.errors > 0 {
             bail!("{HIT}: {} bad answers", hit.errors);
         }
-        ratios.push(hit.rps() / base.rps());
+        let ratio = hit.rps() / base.rps();
+        ratios.push(ratio);
         lines.push(format!(
             "round {round}: baseline {:.0} req/s, cache hit {:.0} req/s, ratio {:.1}%",
             base.rps(),
             hit.rps(),
-            100.0 * hit.rps() / base.rps()
+            100.0 * ratio
         ));
     }
     let median = report::median(ratios);
