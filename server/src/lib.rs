@@ -266,6 +266,10 @@ impl Accept<'_> {
                     continue;
                 }
             };
+            // An answer goes out as soon as it is written, as Go's servers
+            // (Kyverno's among them) send it: Nagle's algorithm would hold
+            // a response that hyper writes in two parts for the client's ACK.
+            let _ = stream.set_nodelay(true);
             let connection = Connection {
                 serves: self.serves,
                 state: self.state.clone(),
