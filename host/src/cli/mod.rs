@@ -3,6 +3,7 @@
 mod apply;
 mod compile;
 mod component;
+mod decision_line;
 mod engine;
 mod inspect;
 mod logs;
@@ -142,6 +143,8 @@ pub(crate) async fn run() -> ExitCode {
 }
 
 fn init_tracing(format: LogFormat, buffered: bool) {
+    use decision_line::DecisionLine;
+    use tracing_subscriber::fmt::format as formats;
     let filter = tracing_subscriber::EnvFilter::try_from_env("IVPOL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     // Colours only for a person at a terminal: a log collector would store
@@ -150,18 +153,28 @@ fn init_tracing(format: LogFormat, buffered: bool) {
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi);
+    let text = || DecisionLine::text(formats::Format::default());
+    let json = || DecisionLine::json(formats().json().flatten_event(true));
     match (format, buffered) {
-        (LogFormat::Text, false) => logs.with_writer(std::io::stderr).init(),
-        (LogFormat::Json, false) => logs
+        (LogFormat::Text, false) => logs
+            .event_format(text())
             .with_writer(std::io::stderr)
-            .json()
-            .flatten_event(true)
             .init(),
-        (LogFormat::Text, true) => logs.with_writer(logs::Buffered::stderr()).init(),
-        (LogFormat::Json, true) => logs
-            .with_writer(logs::Buffered::stderr())
+        (LogFormat::Json, false) => logs
             .json()
             .flatten_event(true)
+            .event_format(json())
+            .with_writer(std::io::stderr)
+            .init(),
+        (LogFormat::Text, true) => logs
+            .event_format(text())
+            .with_writer(logs::Buffered::stderr())
+            .init(),
+        (LogFormat::Json, true) => logs
+            .json()
+            .flatten_event(true)
+            .event_format(json())
+            .with_writer(logs::Buffered::stderr())
             .init(),
     }
 }
