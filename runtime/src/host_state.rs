@@ -44,7 +44,8 @@ impl HostState {
     /// The component's key completed with the identity of the registry
     /// credentials in `scope` (see `net/identity.rs`); none when they
     /// cannot be read, and then nothing is cached. A scope's identity is
-    /// worked out once per call.
+    /// worked out once per call, or once per instance when it binds only
+    /// credentials fixed for the process's life.
     async fn scoped(&mut self, key: &str, scope: &CredentialScope) -> Option<String> {
         let (registries, secrets) = (&scope.registries, &scope.secrets);
         let tenant = scope.tenant.as_deref();

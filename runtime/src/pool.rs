@@ -444,13 +444,14 @@ pub(super) async fn backstop<F: std::future::Future>(
 /// Each call starts with no registry secrets named: a recycled instance
 /// does not present the last call's (`registry-credentials`); nor does it
 /// reuse the last call's credential identities, so a rotated secret keys
-/// the next request afresh.
+/// the next request afresh, except those of credentials fixed for the
+/// process's life (the operator's `auths` entries, anonymous access).
 pub(super) fn arm_deadline(inst: &mut Instance, deadline: Duration) {
     inst.store.set_epoch_deadline(ticks(deadline + EPOCH_GRACE));
     let hooks = &mut inst.store.data_mut().hooks;
     hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
     hooks.presented = Default::default();
-    hooks.identities = Default::default();
+    hooks.identities.start_call();
 }
 
 /// The first line of an error's chain: no backtrace.

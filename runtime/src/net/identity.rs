@@ -49,12 +49,17 @@ fn part(h: &mut Sha256, s: &[u8]) {
 /// A key is completed from it with [`Identity::key`], so one scope's
 /// identity is worked out once per call however many keys it completes.
 #[derive(Clone)]
-pub(crate) struct Identity(Sha256);
+pub(crate) struct Identity {
+    hash: Sha256,
+    /// Whether every credential it binds is fixed for the process's life
+    /// ([`Net::fixed_credential`]): then it holds for later calls too.
+    lasting: bool,
+}
 
 impl Identity {
     /// `key` completed with this identity, as lowercase hex.
     pub(crate) fn key(&self, key: &str) -> String {
-        let mut h = self.0.clone();
+        let mut h = self.hash.clone();
         part(&mut h, key.as_bytes());
         ivpol_refs::encoding::hex(&h.finalize())
     }
@@ -64,9 +69,12 @@ impl Identity {
 /// names one per policy and set of registries, so a few.
 const MAX_IDENTITIES: usize = 16;
 
-/// The identities one call worked out, by credential scope (registries,
+/// The identities an instance worked out, by credential scope (registries,
 /// secrets, tenant): every image a call checks against the same registry
-/// and secrets shares one. Emptied at the start of each call.
+/// and secrets shares one. At the start of each call only the lasting ones
+/// stay ([`Identities::start_call`]): an identity that binds a secret, a
+/// helper's, a provider's or a plugin's credential is worked out afresh,
+/// so a rotated credential keys the next request anew.
 #[derive(Default)]
 pub(crate) struct Identities(Vec<Known>);
 
@@ -91,6 +99,11 @@ impl Identities {
                 k.registries == registries && k.secrets == secrets && k.tenant.as_deref() == tenant
             })
             .map(|k| &k.identity)
+    }
+
+    /// Forgets every identity that may not hold for a new call.
+    pub(crate) fn start_call(&mut self) {
+        self.0.retain(|k| k.identity.lasting);
     }
 
     /// Keeps `identity` for the scope, while there is room.
@@ -140,6 +153,7 @@ impl Net {
     ) -> Option<Identity> {
         let host = self.host_keychain_serves(tenant);
         let policy = self.secrets_keychain(secrets, host).ok()?;
+        let mut lasting = secrets.is_empty() && policy.is_none();
         let mut h = Sha256::new();
         part(&mut h, salt());
         part(&mut h, &(registries.len() as u64).to_be_bytes());
@@ -147,6 +161,7 @@ impl Net {
             part(&mut h, registry.as_bytes());
             // The credential's own id (the token cache keys by it too).
             let parsed: http::uri::Authority = registry.parse().ok()?;
+            lasting &= self.fixed_credential(parsed.host(), parsed.port_u16(), host);
             let credential = self
                 .credential(
                     parsed.host(),
@@ -169,7 +184,24 @@ impl Net {
                 (None, None) => part(&mut h, b"\0anonymous"),
             }
         }
-        Some(Identity(h))
+        Some(Identity { hash: h, lasting })
+    }
+
+    /// Whether the credential [`Net::credential`] presents to `host:port`
+    /// without a policy's secrets is fixed for the process's life: an
+    /// `auths` entry of the operator's keychain, or none and no kubelet
+    /// plugin to ask. A helper's, a provider's or a plugin's credential may
+    /// change between calls (tokens expire, answers are cached for a time).
+    /// The keychain is read once at start; the plugins and whether the
+    /// keychain serves tenants are set before anything is served.
+    fn fixed_credential(&self, host: &str, port: Option<u16>, host_keychain: bool) -> bool {
+        use super::auth::Source;
+        match host_keychain.then(|| self.keychain.source(host, port)) {
+            None => true,
+            Some(Some(Source::Stored(_))) => true,
+            Some(Some(Source::Helper(_) | Source::Provider(_))) => false,
+            Some(None) => self.plugins.get().is_none(),
+        }
     }
 }
 
@@ -284,5 +316,48 @@ mod tests {
             kept.keep(&other, &[], None, identity);
         }
         assert_eq!(kept.0.len(), MAX_IDENTITIES);
+    }
+
+    /// Only identities of credentials fixed for the process's life outlast
+    /// a call: a policy's secret, a helper's or a provider's credential is
+    /// looked up again by the next call.
+    #[test]
+    fn only_fixed_credentials_outlast_a_call() {
+        let dir = std::env::temp_dir().join(format!("ivpol-lasting-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(
+            dir.join("team"),
+            r#"{"auths":{"r.io":{"username":"u","password":"team"}}}"#,
+        )
+        .expect("write");
+        let n = net(
+            r#"{"auths":{"r.io":{"username":"u","password":"a"}},
+                "credHelpers":{"h.io":"helper"}}"#,
+            Some(&dir),
+        );
+        let stored = registries(&["r.io"]);
+        let anonymous = registries(&["q.io"]);
+        let team = vec!["team".to_string()];
+        let identity = |regs: &[String], secrets: &[String], tenant: Option<&str>| {
+            block(n.identity(regs, secrets, tenant, later())).expect("identity")
+        };
+        let mut kept = Identities::default();
+        kept.keep(&stored, &[], None, identity(&stored, &[], None));
+        kept.keep(&anonymous, &[], None, identity(&anonymous, &[], None));
+        kept.keep(&stored, &team, None, identity(&stored, &team, None));
+        // A tenant reads r.io anonymously (the host's keychain is not
+        // theirs): fixed as well.
+        kept.keep(&stored, &[], Some("t"), identity(&stored, &[], Some("t")));
+        kept.start_call();
+        assert!(kept.get(&stored, &[], None).is_some());
+        assert!(kept.get(&anonymous, &[], None).is_some());
+        assert!(kept.get(&stored, &[], Some("t")).is_some());
+        assert!(kept.get(&stored, &team, None).is_none());
+        assert_eq!(kept.0.len(), 3);
+        // A helper's credential may change between calls; the keychain
+        // does not serve a tenant, so the tenant's access is anonymous.
+        assert!(!n.fixed_credential("h.io", None, true));
+        assert!(n.fixed_credential("h.io", None, false));
+        assert!(n.fixed_credential("r.io", None, true));
     }
 }
