@@ -94,6 +94,8 @@ pub enum JsonSource {
     Value(Arc<serde_json::Value>),
     /// Text known to be valid JSON (checked when the request was parsed).
     Text(Arc<str>),
+    /// Such text, made when an expression first reads it.
+    Deferred(Box<dyn Fn() -> Arc<str> + Send + Sync>),
 }
 
 impl Binding {
@@ -113,6 +115,9 @@ impl Binding {
                     Pending::Json(JsonSource::Value(v)) => super::convert::to_cel(v),
                     Pending::Json(JsonSource::Text(t)) => {
                         super::convert::to_cel(&serde_json::from_str(t).ok()?)
+                    }
+                    Pending::Json(JsonSource::Deferred(make)) => {
+                        super::convert::to_cel(&serde_json::from_str(&make()).ok()?)
                     }
                     Pending::Made(make) => make(),
                     Pending::Services(services) => services.clone().value(),

@@ -525,9 +525,16 @@ fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
         .value(policy::RESOURCE, resource_lib::context_value())
         .json("object", json_of(&req.object))
         .json("oldObject", json_of(&req.old_object))
-        .json("request", JsonSource::Text(req.raw.clone()))
+        .json("request", JsonSource::Deferred(request_text(req)))
         .value("namespaceObject", convert::to_cel(&ns.object))
         .value("image", crate::cel::image_data::context_value())
+}
+
+/// The request's text for CEL, cut from its review only if an expression
+/// reads `request`.
+fn request_text(req: &Request) -> Box<dyn Fn() -> Arc<str> + Send + Sync> {
+    let text = req.raw().clone();
+    Box::new(move || text.get())
 }
 
 /// An object for CEL, converted if an expression reads it: from its text,

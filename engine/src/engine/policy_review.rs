@@ -24,7 +24,7 @@ impl PolicySet {
     /// load; admitted otherwise (and on DELETE or CONNECT, and for kinds
     /// that are not policies).
     pub fn review_policy(&self, body: &[u8]) -> Result<Answer, Unjudgeable> {
-        let raw = review::envelope(body)?;
+        let raw = review::envelope(review::utf8(body)?)?;
         let req = Request::parse(raw.get())?;
         if req.uid.is_empty() {
             return Err(RequestError::Missing("uid").into());

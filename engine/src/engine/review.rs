@@ -154,8 +154,7 @@ impl PolicySet {
         namespaces: &dyn Namespaces,
         transport: Arc<dyn Transport + Send + Sync>,
     ) -> Result<Answer, Unjudgeable> {
-        let raw = envelope(body)?;
-        let req = Request::parse(raw.get())?;
+        let req = request(body)?;
         if req.uid.is_empty() {
             return Err(RequestError::Missing("uid").into());
         }
@@ -223,16 +222,31 @@ fn scope_of(route: &Route, namespace: &str) -> Scope {
 }
 
 /// The `request` of an AdmissionReview `admission.k8s.io/v1`, as its text.
-pub(super) fn envelope(body: &[u8]) -> Result<&RawValue, Unjudgeable> {
-    use Unjudgeable::NotAdmissionReview;
-    // serde_json's `&str` reader, the one the component's other JSON goes
-    // through (`ivpol_refs::json`).
-    let body = std::str::from_utf8(body).map_err(|e| {
+/// The request of the AdmissionReview `body`: read with the envelope in one
+/// pass, or, when that finds something wrong, by [`envelope`] and
+/// [`Request::parse`], whose errors say what.
+fn request(body: &[u8]) -> Result<Request, Unjudgeable> {
+    let body = utf8(body)?;
+    if let Some(read) = Request::from_review(body) {
+        return Ok(read?);
+    }
+    Ok(Request::parse(envelope(body)?.get())?)
+}
+
+/// `body` as text: serde_json's `&str` reader is the one the component's
+/// other JSON goes through (`ivpol_refs::json`).
+pub(super) fn utf8(body: &[u8]) -> Result<&str, Unjudgeable> {
+    std::str::from_utf8(body).map_err(|e| {
         Unjudgeable::NotJson(format!(
             "body is not valid JSON: it is not UTF-8 at byte {}",
             e.valid_up_to()
         ))
-    })?;
+    })
+}
+
+/// The `request` of the AdmissionReview `body`, checked to be one.
+pub(super) fn envelope(body: &str) -> Result<&RawValue, Unjudgeable> {
+    use Unjudgeable::NotAdmissionReview;
     let doc: Envelope = serde_json::from_str(body).map_err(|e| match e.is_data() {
         true => NotAdmissionReview(format!("body is not an AdmissionReview: {e}")),
         false => Unjudgeable::NotJson(format!("body is not valid JSON: {e}")),

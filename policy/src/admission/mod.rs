@@ -3,7 +3,7 @@
 //! Only the fields matching and CEL need are typed; the whole request is also
 //! kept as its JSON text because it is the CEL variable `request`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 mod object;
 pub mod patch;
@@ -99,8 +99,9 @@ pub struct Request {
     /// `oldObject`; `null` when absent (CREATE).
     pub old_object: Object,
     /// The request as received (valid JSON), for the CEL variable
-    /// `request`, which is only parsed again if an expression reads it.
-    pub raw: Arc<str>,
+    /// `request`, which is only parsed again if an expression reads it
+    /// ([`Request::raw`]).
+    raw: RawText,
     /// `dryRun`: nothing the request does will be persisted.
     pub dry_run: bool,
 }
@@ -162,13 +163,120 @@ pub enum RequestError {
     NotAnObject(&'static str),
 }
 
+/// The request's text: known, or cut from the AdmissionReview it came in
+/// on when something first reads it ([`RawText::get`]). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct RawText(Text);
+
+#[derive(Debug, Clone)]
+enum Text {
+    Known(Arc<str>),
+    InReview(Arc<InReview>),
+}
+
+impl RawText {
+    /// The text (valid JSON).
+    pub fn get(&self) -> Arc<str> {
+        match &self.0 {
+            Text::Known(text) => text.clone(),
+            Text::InReview(review) => (review.request)
+                .get_or_init(|| request_text(&review.body))
+                .clone(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct InReview {
+    body: Arc<str>,
+    request: OnceLock<Arc<str>>,
+}
+
+/// An AdmissionReview with its request read in the same pass.
+#[derive(Deserialize)]
+struct Review<'a> {
+    #[serde(default, rename = "apiVersion")]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(borrow, default)]
+    request: Option<MapOnly<RawRequest<'a>>>,
+}
+
+/// A review's `request`, as the envelope's `request`: only a JSON object
+/// (serde's derived structs would also take an array of the fields).
+struct MapOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
+            type Value = MapOnly<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<MapOnly<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(MapOnly)
+            }
+        }
+        d.deserialize_map(Fields(std::marker::PhantomData))
+    }
+}
+
+/// The `request` text of the AdmissionReview `body`, which was read as one
+/// before; empty (not JSON, so `request` is unbound and an expression
+/// reading it fails) if it somehow no longer reads.
+fn request_text(body: &str) -> Arc<str> {
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow, default)]
+        request: Option<&'a RawValue>,
+    }
+    let text = serde_json::from_str::<Envelope>(body)
+        .ok()
+        .and_then(|e| e.request)
+        .map_or("", RawValue::get);
+    Arc::from(text)
+}
+
 impl Request {
+    /// The request of the AdmissionReview `body`, read in the same pass as
+    /// the envelope (the request's text is cut from the body only if
+    /// something reads it). None unless `body` is an `admission.k8s.io/v1`
+    /// AdmissionReview whose request is an object of the AdmissionRequest's
+    /// shape: then the envelope and [`Request::parse`] of its `request`
+    /// say why, their messages placed in the request's own text.
+    pub fn from_review(body: &str) -> Option<Result<Request, RequestError>> {
+        let review: Review = serde_json::from_str(body).ok()?;
+        let v1 = review.kind.as_deref() == Some("AdmissionReview")
+            && review.api_version.as_deref() == Some("admission.k8s.io/v1");
+        let MapOnly(parsed) = review.request.filter(|_| v1)?;
+        let raw = RawText(Text::InReview(Arc::new(InReview {
+            body: Arc::from(body),
+            request: OnceLock::new(),
+        })));
+        Some(Request::read(parsed, raw))
+    }
+
     /// Parses the `request` field of an AdmissionReview.
     pub fn parse(json: &str) -> Result<Request, RequestError> {
         let parsed: RawRequest = serde_json::from_str(json).map_err(|e| match e.is_data() {
             true => RequestError::NotAdmissionRequest(e.to_string()),
             false => RequestError::NotJson(e.to_string()),
         })?;
+        Request::read(parsed, RawText(Text::Known(Arc::from(json))))
+    }
+
+    /// The request's text, for the CEL variable `request`.
+    pub fn raw(&self) -> &RawText {
+        &self.raw
+    }
+
+    /// The request from its fields as read.
+    fn read(parsed: RawRequest<'_>, raw: RawText) -> Result<Request, RequestError> {
         let resource = parsed.resource.ok_or(RequestError::Missing("resource"))?;
         let named = parsed.operation.ok_or(RequestError::Missing("operation"))?;
         let operation = Operation::parse(&named).ok_or(RequestError::Operation(named))?;
@@ -196,7 +304,7 @@ impl Request {
             operation,
             object,
             old_object,
-            raw: Arc::from(json),
+            raw,
             dry_run: parsed.dry_run.unwrap_or(false),
         })
     }
@@ -367,5 +475,78 @@ mod tests {
         r["object"] = serde_json::Value::Null;
         let req = Request::parse(&r.to_string()).expect("parses");
         assert_eq!(req.resource_object().tree()["metadata"]["name"], "p");
+    }
+
+    fn review(request: &str) -> String {
+        format!(
+            r#"{{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+                "request": {request}, "response": null}}"#
+        )
+    }
+
+    /// What one pass reads of a review is what its request's own parse
+    /// reads, the request's text included, cut from the body as it came.
+    #[test]
+    fn a_review_reads_as_its_request_does() {
+        let mut r = pod_request();
+        r["oldObject"] = json!({"metadata": {"uid": "o"}});
+        let request = serde_json::to_string_pretty(&r).expect("text");
+        let one = Request::from_review(&review(&request))
+            .expect("a review")
+            .expect("reads");
+        let two = Request::parse(&request).expect("parses");
+        assert_eq!(
+            format!("{one:?}").split("raw:").next(),
+            format!("{two:?}").split("raw:").next()
+        );
+        assert_eq!(one.object, two.object);
+        assert_eq!(one.old_object.uid(), "o");
+        assert_eq!(one.object.image_lists(), two.object.image_lists());
+        assert_eq!(&*one.raw().get(), request.as_str());
+        assert_eq!(&*two.raw().get(), request.as_str());
+    }
+
+    /// Anything but a v1 AdmissionReview whose request is an object of the
+    /// AdmissionRequest's shape is left to the envelope and `parse`, whose
+    /// messages place an error in the request's own text.
+    #[test]
+    fn a_review_that_does_not_read_is_left_to_the_envelope() {
+        let request = pod_request().to_string();
+        let mut bad_types = pod_request();
+        bad_types["name"] = json!(7);
+        // The request's fields as an array, which serde's derived structs
+        // read; the envelope takes only an object.
+        let array = r#"["u1", null, {"group": "", "version": "v1", "resource": "pods"}, "",
+            null, null, "p", "default", "CREATE", {"metadata": {}}, null, null]"#;
+        assert!(serde_json::from_str::<RawRequest>(array).is_ok());
+        for body in [
+            "not json".to_string(),
+            review(&request).replace("AdmissionReview", "Other"),
+            review(&request).replace("admission.k8s.io/v1", "admission.k8s.io/v1beta1"),
+            review("null"),
+            review("\"text\""),
+            review(array),
+            review(&bad_types.to_string()),
+            r#"{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}"#.to_string(),
+        ] {
+            assert!(Request::from_review(&body).is_none(), "{body}");
+        }
+        // The request's own errors are parse's.
+        let mut no_resource = pod_request();
+        no_resource
+            .as_object_mut()
+            .expect("object")
+            .remove("resource");
+        let mut bad_operation = pod_request();
+        bad_operation["operation"] = json!("PATCH");
+        let mut not_an_object = pod_request();
+        not_an_object["object"] = json!([1]);
+        for r in [no_resource, bad_operation, not_an_object] {
+            let one = Request::from_review(&review(&r.to_string())).expect("a review");
+            assert_eq!(
+                one.unwrap_err(),
+                Request::parse(&r.to_string()).unwrap_err()
+            );
+        }
     }
 }
