@@ -348,14 +348,21 @@ fn registered_webhooks_take_the_exclusions_and_failure_policy_given() {
             .collect();
         assert_eq!(excluded, ["kube-system", "ivpol", "cert-manager"], "{w}");
     }
-    let policy_check = api
-        .get(
+    // Each configuration is applied on its own: this one may land after
+    // the one waited for above.
+    let policy_check = || {
+        api.get(
             "admissionregistration.k8s.io/v1",
             "ValidatingWebhookConfiguration",
             None,
             "ivpol-policy-validating-webhook-cfg",
         )
-        .expect("the policy-validation configuration");
+    };
+    assert!(
+        eventually(SOON * 2, || policy_check().is_some()),
+        "no policy-validation configuration"
+    );
+    let policy_check = policy_check().expect("the policy-validation configuration");
     assert_eq!(policy_check["webhooks"][0]["failurePolicy"], "Fail");
 }
 
