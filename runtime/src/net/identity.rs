@@ -258,15 +258,22 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_policy_secret_wins_and_an_unreadable_one_gives_no_key() {
-        let dir = std::env::temp_dir().join(format!("ivpol-identity-{}", std::process::id()));
+    /// A secrets directory `name` holding the secret `team`, with its own
+    /// credential for r.io.
+    fn team_secret(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         std::fs::write(
             dir.join("team"),
             r#"{"auths":{"r.io":{"username":"u","password":"team"}}}"#,
         )
         .expect("write");
+        dir
+    }
+
+    #[test]
+    fn a_policy_secret_wins_and_an_unreadable_one_gives_no_key() {
+        let dir = team_secret("ivpol-identity");
         let n = net(
             r#"{"auths":{"r.io":{"username":"u","password":"host"}}}"#,
             Some(&dir),
@@ -323,13 +330,7 @@ mod tests {
     /// looked up again by the next call.
     #[test]
     fn only_fixed_credentials_outlast_a_call() {
-        let dir = std::env::temp_dir().join(format!("ivpol-lasting-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        std::fs::write(
-            dir.join("team"),
-            r#"{"auths":{"r.io":{"username":"u","password":"team"}}}"#,
-        )
-        .expect("write");
+        let dir = team_secret("ivpol-lasting");
         let n = net(
             r#"{"auths":{"r.io":{"username":"u","password":"a"}},
                 "credHelpers":{"h.io":"helper"}}"#,
