@@ -221,7 +221,6 @@ fn scope_of(route: &Route, namespace: &str) -> Scope {
     }
 }
 
-/// The `request` of an AdmissionReview `admission.k8s.io/v1`, as its text.
 /// The request of the AdmissionReview `body`: read with the envelope in one
 /// pass, or, when that finds something wrong, by [`envelope`] and
 /// [`Request::parse`], whose errors say what.
@@ -244,7 +243,7 @@ pub(super) fn utf8(body: &[u8]) -> Result<&str, Unjudgeable> {
     })
 }
 
-/// The `request` of the AdmissionReview `body`, checked to be one.
+/// The `request` of an AdmissionReview `admission.k8s.io/v1`, as its text.
 pub(super) fn envelope(body: &str) -> Result<&RawValue, Unjudgeable> {
     use Unjudgeable::NotAdmissionReview;
     let doc: Envelope = serde_json::from_str(body).map_err(|e| match e.is_data() {

@@ -1,7 +1,8 @@
 //! The AdmissionRequest as the engine reads it (`admission.k8s.io/v1`).
 //!
-//! Only the fields matching and CEL need are typed; the whole request is also
-//! kept as its JSON text because it is the CEL variable `request`.
+//! Only the fields matching and CEL need are typed; the whole request's JSON
+//! text is the CEL variable `request`, kept, or cut from the AdmissionReview
+//! when an expression first reads it.
 
 use std::sync::{Arc, OnceLock};
 
