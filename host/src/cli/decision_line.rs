@@ -15,7 +15,6 @@ use std::fmt::{self, Write as _};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -72,15 +71,14 @@ where
 /// The event's whole line, or none when a field is not one this writes
 /// exactly as tracing would.
 fn written(event: &Event<'_>, json: bool) -> Option<String> {
-    let mut time = String::with_capacity(32);
-    if SystemTime.format_time(&mut Writer::new(&mut time)).is_err() {
-        return None;
-    }
     let mut line = String::with_capacity(512);
     if json {
-        line.push_str("{\"timestamp\":");
-        json_str(&mut line, &time);
-        line.push_str(",\"level\":\"INFO\"");
+        // The timestamp is plain ASCII: a JSON string as it is.
+        line.push_str("{\"timestamp\":\"");
+        if !super::timestamp::now(&mut line) {
+            return None;
+        }
+        line.push_str("\",\"level\":\"INFO\"");
         let mut fields = JsonFields {
             line,
             refused: false,
@@ -95,7 +93,9 @@ fn written(event: &Event<'_>, json: bool) -> Option<String> {
         line.push_str("}\n");
         Some(line)
     } else {
-        line.push_str(&time);
+        if !super::timestamp::now(&mut line) {
+            return None;
+        }
         line.push_str("  INFO ");
         line.push_str(TARGET);
         line.push_str(": ");

@@ -15,6 +15,7 @@ mod scan;
 mod serve;
 mod sigstore;
 mod test;
+mod timestamp;
 mod uninstall;
 mod webhooks;
 
