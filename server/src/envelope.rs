@@ -5,6 +5,8 @@
 //! Self-contained (serde_json only), so the fuzz targets build it on its
 //! own.
 
+use std::borrow::Cow;
+
 /// The longest uid echoed back; Kubernetes' are 36 characters.
 const MAX_UID_BYTES: usize = 256;
 
@@ -48,7 +50,7 @@ struct Scanner<'a> {
     i: usize,
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
     /// The next non-whitespace byte, not consumed.
     fn peek(&mut self) -> Option<u8> {
         while self.b.get(self.i)?.is_ascii_whitespace() {
@@ -73,14 +75,22 @@ impl Scanner<'_> {
         }
     }
 
-    fn string(&mut self) -> Option<String> {
+    /// The string at the cursor, decoded as JSON decodes it: borrowed when
+    /// it has no escapes (nearly every key), so that finding a member
+    /// allocates nothing for the keys before it.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
         if self.peek()? != b'"' {
             return None;
         }
         let end = self.string_end()?;
         let raw = &self.b[self.i..end];
         self.i = end;
-        serde_json::from_slice(raw).ok()
+        let inner = &raw[1..raw.len() - 1];
+        // JSON refuses control characters in a string; escapes decode.
+        if inner.iter().all(|&b| b >= b' ' && b != b'\\') {
+            return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+        }
+        serde_json::from_slice(raw).ok().map(Cow::Owned)
     }
 
     /// Skips one value; containers by bracket depth, strings included.
@@ -124,7 +134,7 @@ impl Scanner<'_> {
             let key = self.string()?;
             self.expect(b':')?;
             if key == wanted {
-                return self.string();
+                return self.string().map(Cow::into_owned);
             }
             self.skip_value()?;
             if self.peek()? != b',' {
@@ -146,6 +156,21 @@ mod tests {
         assert_eq!(scan_namespace(br#"{"request":{"uid":"u"}}"#), None);
         let long = format!(r#"{{"request":{{"namespace":"{}"}}}}"#, "n".repeat(64));
         assert_eq!(scan_namespace(long.as_bytes()), None);
+    }
+
+    #[test]
+    fn keys_and_values_decode_as_json_decodes_them() {
+        // Escaped keys match; escaped and Unicode values decode.
+        let body = r#"{"re\u0071uest":{"name\u0073pace":"t\u00e9am-\"a\"","uid":"é"}}"#;
+        assert_eq!(
+            scan_namespace(body.as_bytes()).as_deref(),
+            Some("téam-\"a\"")
+        );
+        assert_eq!(scan_uid(body.as_bytes()).as_deref(), Some("é"));
+        // What JSON refuses is not found: a raw control character, bytes
+        // that are not UTF-8.
+        assert_eq!(scan_uid(b"{\"request\":{\"uid\":\"a\tb\"}}"), None);
+        assert_eq!(scan_uid(b"{\"request\":{\"uid\":\"a\xffb\"}}"), None);
     }
 
     #[test]
