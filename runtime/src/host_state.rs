@@ -49,14 +49,13 @@ impl HostState {
     async fn scoped(&mut self, key: &str, scope: &CredentialScope) -> Option<String> {
         let (registries, secrets) = (&scope.registries, &scope.secrets);
         let tenant = scope.tenant.as_deref();
-        let identities = &self.hooks.identities;
-        if let Some(identity) = identities.get(registries, secrets, tenant) {
-            return Some(identity.key(key));
+        let identities = &mut self.hooks.identities;
+        if let Some(done) = identities.key(registries, secrets, tenant, key) {
+            return Some(done);
         }
         let identity = self.identity(scope).await?;
-        let key = identity.key(key);
-        (self.hooks.identities).keep(registries, secrets, tenant, identity);
-        Some(key)
+        let identities = &mut self.hooks.identities;
+        Some(identities.keep(registries, secrets, tenant, identity, key))
     }
 
     /// The identity of `scope`'s credentials.
