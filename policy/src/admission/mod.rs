@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 /// A resource type as an AdmissionRequest names it (`resource`,
 /// `requestResource`).
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupVersionResource {
     /// The API group, empty for the core group.
@@ -332,9 +332,18 @@ impl Request {
         }
     }
 
-    /// The attributes of the resource as originally requested, when it differs.
+    /// The attributes of the resource as originally requested, when it
+    /// differs (the API server sends it whether or not it does: nearly
+    /// always the same resource, which matching need not try twice).
     pub fn request_attrs(&self) -> Option<RequestAttrs> {
         let rr = self.request_resource.as_ref()?;
+        let sub = self
+            .request_sub_resource
+            .as_ref()
+            .unwrap_or(&self.sub_resource);
+        if *rr == self.resource && *sub == self.sub_resource {
+            return None;
+        }
         let mut attrs = self.attrs();
         attrs.group = rr.group.clone();
         attrs.version = rr.version.clone();
@@ -401,6 +410,29 @@ mod tests {
             Some("b".into())
         );
         assert!(r.old_object.is_null());
+    }
+
+    #[test]
+    fn the_requested_resource_counts_only_when_it_differs() {
+        let with = |resource: serde_json::Value, sub: Option<&str>| {
+            let mut r = pod_request();
+            r["requestResource"] = resource;
+            if let Some(sub) = sub {
+                r["requestSubResource"] = json!(sub);
+            }
+            Request::parse(&r.to_string()).expect("parses")
+        };
+        let pods = json!({"group": "", "version": "v1", "resource": "pods"});
+        assert_eq!(with(pods.clone(), None).request_attrs(), None);
+        assert_eq!(with(pods.clone(), Some("")).request_attrs(), None);
+        let status = with(pods, Some("status")).request_attrs();
+        assert_eq!(status.map(|a| a.subresource).as_deref(), Some("status"));
+        let beta = json!({"group": "", "version": "v1beta1", "resource": "pods"});
+        let converted = with(beta, None).request_attrs().expect("differs");
+        assert_eq!(
+            (converted.version.as_str(), converted.name.as_str()),
+            ("v1beta1", "p")
+        );
     }
 
     #[test]
