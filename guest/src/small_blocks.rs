@@ -99,25 +99,39 @@ impl State {
             return head;
         }
         let size = class_size(class);
-        if (self.end[class] as usize) - (self.next[class] as usize) < size {
-            // The rest of the old slab (less than one block) is left over.
-            let Ok(layout) = Layout::from_size_align(SLAB, SLAB) else {
-                return ptr::null_mut();
-            };
-            // SAFETY: `layout` has a non-zero size.
-            let slab = unsafe { behind.alloc(layout) };
-            if slab.is_null() {
-                return ptr::null_mut();
-            }
-            self.class_of[slab_of(slab)] = class as u8 + 1;
-            self.next[class] = slab;
-            // SAFETY: one past the slab's end.
-            self.end[class] = unsafe { slab.add(SLAB) };
+        if (self.end[class] as usize) - (self.next[class] as usize) < size
+            && !self.new_slab(class, behind)
+        {
+            return ptr::null_mut();
         }
         let block = self.next[class];
         // SAFETY: at least `size` bytes are left in the slab.
         self.next[class] = unsafe { block.add(size) };
         block
+    }
+
+    /// A new slab for `class` from `behind`; false when there is no memory.
+    /// The rest of the old slab (less than one block) is left over.
+    ///
+    /// Out of line: the call to `behind` needs a frame on the shadow
+    /// stack, which the taking of a free block, nearly every allocation,
+    /// then does without.
+    #[cold]
+    #[inline(never)]
+    fn new_slab(&mut self, class: usize, behind: &impl GlobalAlloc) -> bool {
+        let Ok(layout) = Layout::from_size_align(SLAB, SLAB) else {
+            return false;
+        };
+        // SAFETY: `layout` has a non-zero size.
+        let slab = unsafe { behind.alloc(layout) };
+        if slab.is_null() {
+            return false;
+        }
+        self.class_of[slab_of(slab)] = class as u8 + 1;
+        self.next[class] = slab;
+        // SAFETY: one past the slab's end.
+        self.end[class] = unsafe { slab.add(SLAB) };
+        true
     }
 
     /// The class of the small block `block`; none when it is not one.
