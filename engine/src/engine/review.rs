@@ -342,7 +342,13 @@ fn written(response: ResponseOut<'_>) -> Vec<u8> {
         kind: "AdmissionReview",
         response,
     };
-    serde_json::to_vec(&review).unwrap_or_default()
+    // An allowed response with its annotations is a few hundred bytes:
+    // room for it at once, not grown from serde_json's 128.
+    let mut out = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut out, &review) {
+        Ok(()) => out,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The longest audit annotation value written (the reasons of one policy).
@@ -380,13 +386,21 @@ pub fn annotation_key(policy: &str, namespace: Option<&str>) -> String {
         Some(ns) => ["verification.", ns, ".", policy],
         None => ["verification.", policy, "", ""],
     };
-    let mut key = String::with_capacity(MAX);
-    for c in parts.iter().flat_map(|p| p.chars()).take(MAX) {
-        key.push(match c {
-            'A'..='Z' | 'a'..='z' | '0'..='9' | '.' | '_' | '-' => c,
-            _ => '-',
-        });
+    let kept = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let mut key = String::with_capacity(MAX + 16);
+    for part in parts {
+        // Names are nearly always kept whole: copied, not char by char.
+        match part.bytes().all(|b| kept(char::from(b))) {
+            true => key.push_str(part),
+            false => key.extend(part.chars().map(|c| if kept(c) { c } else { '-' })),
+        }
+        if key.len() >= MAX {
+            break;
+        }
     }
+    // One ASCII byte per character of the parts: the first MAX bytes are
+    // the first MAX characters.
+    key.truncate(MAX);
     let end = key
         .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
         .len();

@@ -304,6 +304,8 @@ fn is_qualified_name(s: &str) -> bool {
 #[test]
 fn annotation_keys_are_qualified_names_under_a_webhook_prefix() {
     let long = "p".repeat(300);
+    let cut_in_accents = format!("{}{}b", "a".repeat(45), "é".repeat(10));
+    let accents = format!("{}{}b", "a".repeat(45), "é".repeat(4));
     let cases = [
         ("require-signed", None),
         ("a.b.c", Some("team-a")),
@@ -341,6 +343,15 @@ fn annotation_keys_are_qualified_names_under_a_webhook_prefix() {
         // A character is one `-`, however many bytes it takes.
         (("café-é", None), "verification.caf".into()),
         (("ünïcode", Some("ns")), "verification.ns.-n-code".into()),
+        // The 63 are counted in characters too.
+        (
+            (cut_in_accents.as_str(), None),
+            format!("verification.{}", "a".repeat(45)),
+        ),
+        (
+            (accents.as_str(), None),
+            format!("verification.{}----b", "a".repeat(45)),
+        ),
     ];
     for ((policy, ns), want) in spelled {
         assert_eq!(annotation_key(policy, ns), want, "{policy} in {ns:?}");
