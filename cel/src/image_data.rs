@@ -7,11 +7,12 @@
 //! cached per request, so several expressions about one image fetch it once.
 
 pub use super::services::{ImageDataError, ImageDataSource};
+use super::Shared;
 use super::{convert, services};
 use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::{Context, ExecutionError, FunctionContext, Value};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The value of the `image` variable: the handle `GetMetadata` is called on.
 #[derive(Debug, PartialEq, Eq)]
@@ -21,6 +22,15 @@ impl Opaque for ImageContext {
     fn runtime_type_name(&self) -> &str {
         "kyverno.imagedata"
     }
+}
+
+/// The `image` variable, converted once for every evaluation: it is the
+/// same handle in all of them.
+pub fn context() -> Option<&'static Shared> {
+    static CONTEXT: OnceLock<Option<Shared>> = OnceLock::new();
+    CONTEXT
+        .get_or_init(|| Shared::new(context_value()))
+        .as_ref()
 }
 
 /// The `image` variable.

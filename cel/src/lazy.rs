@@ -445,6 +445,16 @@ impl BindingsBuilder {
         self
     }
 
+    /// Binds `name` to a value converted once: nothing is converted or
+    /// copied. None binds nothing, as [`value`](Self::value) does for a
+    /// value with no CEL form.
+    pub fn shared(mut self, name: &str, value: Option<&Shared>) -> Self {
+        if let Some(value) = value {
+            Arc::make_mut(&mut self.base).insert(name.to_string(), value.0.clone());
+        }
+        self
+    }
+
     /// Binds `name` to JSON, converted to CEL only if an expression reads it.
     pub fn json(mut self, name: &str, source: JsonSource) -> Self {
         let binding = Binding {
@@ -539,5 +549,20 @@ mod tests {
         let b = bindings(&[("a", "1")]);
         let e = compile("has(variables.b)").expect("compiles");
         assert_eq!(e.eval(&b), Ok(Value::Bool(false)));
+    }
+
+    #[test]
+    fn a_shared_value_is_bound_by_every_builder_that_names_it() {
+        let one = Shared::new(Value::Int(1));
+        let make = || {
+            Bindings::builder()
+                .shared("one", one.as_ref())
+                .shared("none", None)
+                .build()
+        };
+        let e = compile("one + one").expect("compiles");
+        assert_eq!(e.eval(&make()), Ok(Value::Int(2)));
+        assert_eq!(e.eval(&make()), Ok(Value::Int(2)));
+        assert_eq!(make().value("none"), None);
     }
 }

@@ -8,11 +8,12 @@
 //! (Kyverno scopes the library to the policy's namespace).
 
 pub use super::services::{ResourceSource, Scoped};
+use super::Shared;
 use super::{convert, services};
 use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::{Context, ExecutionError, FunctionContext, Value};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The value of the `resource` variable: the handle the functions are
 /// called on.
@@ -23,6 +24,15 @@ impl Opaque for ResourceContext {
     fn runtime_type_name(&self) -> &str {
         "resource.Context"
     }
+}
+
+/// The `resource` variable, converted once for every evaluation: it is the
+/// same handle in all of them.
+pub fn context() -> Option<&'static Shared> {
+    static CONTEXT: OnceLock<Option<Shared>> = OnceLock::new();
+    CONTEXT
+        .get_or_init(|| Shared::new(context_value()))
+        .as_ref()
 }
 
 /// The `resource` variable.

@@ -522,12 +522,12 @@ fn match_input(req: &Request, ns: &NamespaceInfo) -> MatchInput {
 /// `namespaceObject`, and the `image` and `resource` handles.
 fn admission_bindings(req: &Request, ns: &NamespaceInfo) -> BindingsBuilder {
     Bindings::builder()
-        .value(policy::RESOURCE, resource_lib::context_value())
+        .shared(policy::RESOURCE, resource_lib::context())
         .json("object", json_of(&req.object))
         .json("oldObject", json_of(&req.old_object))
         .json("request", JsonSource::Deferred(request_text(req)))
         .value("namespaceObject", convert::to_cel(&ns.object))
-        .value("image", crate::cel::image_data::context_value())
+        .shared("image", crate::cel::image_data::context())
 }
 
 /// The request's text for CEL, cut from its review only if an expression
