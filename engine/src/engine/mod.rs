@@ -450,21 +450,39 @@ pub enum InputError {
 }
 
 /// The policy names a route selects (Kyverno's `MatchNames`); none
-/// selects every policy. A set, so that checking each policy (autogen
-/// variants included) is one lookup however many names the route holds.
-struct Named<'a>(FastSet<&'a str>);
+/// selects every policy. A few are looked through in place; more make a
+/// set, so that checking each policy (autogen variants included) is one
+/// lookup however many names the route holds.
+enum Named<'a> {
+    Few(&'a [String]),
+    Many(FastSet<&'a str>),
+}
+
+/// The most names looked through one by one: building a set (an
+/// allocation and a seeded hasher) cost more than it saved for a route of
+/// one or two names, at every request.
+const FEW_NAMES: usize = 8;
 
 impl<'a> Named<'a> {
     fn new(names: &'a [String]) -> Named<'a> {
-        Named(names.iter().map(String::as_str).collect())
+        match names.len() <= FEW_NAMES {
+            true => Named::Few(names),
+            false => Named::Many(names.iter().map(String::as_str).collect()),
+        }
     }
 
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        match self {
+            Named::Few(names) => names.is_empty(),
+            Named::Many(set) => set.is_empty(),
+        }
     }
 
     fn admits(&self, name: &str) -> bool {
-        self.is_empty() || self.0.contains(name)
+        match self {
+            Named::Few(names) => names.is_empty() || names.iter().any(|n| n == name),
+            Named::Many(set) => set.contains(name),
+        }
     }
 }
 
@@ -663,5 +681,24 @@ fn result(
         verifications: vec![],
         background: p.spec.background_enabled(),
         report: p.report.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Named;
+
+    #[test]
+    fn a_route_admits_the_policies_it_names_few_or_many() {
+        let few: Vec<String> = vec!["a".into(), "b".into()];
+        let many: Vec<String> = (0..3 * super::FEW_NAMES).map(|i| format!("p{i}")).collect();
+        for names in [&few[..], &many[..]] {
+            let named = Named::new(names);
+            assert!(!named.is_empty());
+            assert!(names.iter().all(|n| named.admits(n)));
+            assert!(!named.admits("other") && !named.admits(""));
+        }
+        let none = Named::new(&[]);
+        assert!(none.is_empty() && none.admits("anything"));
     }
 }
