@@ -399,6 +399,10 @@ pub use bindings::exports::ivpol::admission::reports;
 pub(crate) fn engine_config(instance_memory: usize) -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
+    // Tables filled when an instance is made, not checked at every
+    // indirect call (every `dyn` call in the component: CEL's values,
+    // the services): an instance serves thousands of calls.
+    config.table_lazy_init(false);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(
         instance_memory,
     )));
