@@ -201,6 +201,17 @@ unsafe fn release(block: *mut u8) {
     }
 }
 
+/// A block aligned to more than GRAIN, from `System`. Out of line: it
+/// passes `posix_memalign` an out-pointer, a frame on the shadow stack
+/// that `__rust_alloc` would otherwise open for every allocation.
+#[cold]
+#[inline(never)]
+fn over_aligned(layout: Layout) -> *mut u8 {
+    // SAFETY: the caller's layout, as given (non-zero size, by
+    // `GlobalAlloc::alloc`'s contract).
+    unsafe { System.alloc(layout) }
+}
+
 // SAFETY: small blocks are `class_size` bytes (at least the layout's
 // size), GRAIN-aligned (at least the layout's alignment), and each is
 // handed out once until it is given back; everything else comes from
@@ -213,8 +224,7 @@ unsafe impl GlobalAlloc for SmallBlocks {
         match layout.align() {
             ..=8 => allocate::<8>(layout.size()),
             9..=GRAIN => allocate::<GRAIN>(layout.size()),
-            // SAFETY: the caller's layout, as given.
-            _ => unsafe { System.alloc(layout) },
+            _ => over_aligned(layout),
         }
     }
 
