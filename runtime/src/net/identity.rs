@@ -140,6 +140,9 @@ impl Identities {
         identity: Identity,
         key: &str,
     ) -> String {
+        if self.0.len() >= MAX_IDENTITIES {
+            return identity.key(key);
+        }
         let mut known = Known {
             registries: registries.to_vec(),
             secrets: secrets.to_vec(),
@@ -148,9 +151,7 @@ impl Identities {
             completed: Vec::new(),
         };
         let done = known.key(key);
-        if self.0.len() < MAX_IDENTITIES {
-            self.0.push(known);
-        }
+        self.0.push(known);
         done
     }
 }
