@@ -18,6 +18,22 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// The runs of several rounds as one: their requests, errors, time
+    /// and latencies together.
+    pub fn merged(runs: &[Measured]) -> Measured {
+        let mut latencies: Vec<u64> = runs
+            .iter()
+            .flat_map(|r| r.latencies.iter().copied())
+            .collect();
+        latencies.sort_unstable();
+        Measured {
+            requests: runs.iter().map(|r| r.requests).sum(),
+            errors: runs.iter().map(|r| r.errors).sum(),
+            elapsed: runs.iter().map(|r| r.elapsed).sum(),
+            latencies,
+        }
+    }
+
     pub fn rps(&self) -> f64 {
         self.requests as f64 / self.elapsed.as_secs_f64()
     }

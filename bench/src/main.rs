@@ -50,6 +50,11 @@ const REGISTRY_DELAY: Duration = Duration::from_millis(5);
 /// How long each of the cold path's requests is timed for its chain, in
 /// each round.
 const CHAIN_PROBE: Duration = Duration::from_millis(250);
+/// The rounds the load table's scenarios take turns in, at each
+/// connection count: the machine's speed drifts by a fifth within a
+/// minute, and one sample of each side, taken seconds apart, put the same
+/// build's cache hit anywhere from 23% to 37% of the baseline.
+const LOAD_ROUNDS: usize = 5;
 /// The rounds the cache hit and the baseline take turns in (`--hit-only`).
 const HIT_ROUNDS: usize = 4;
 /// The rounds a cold scenario and its chain take turns in.
@@ -266,26 +271,29 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     }
     let mut report = Report::default();
     for conns in CONNECTIONS {
-        let run = |addr: String, path: &'static str| {
-            let body = f.review.clone();
-            async move { load::run(&addr, path, &body, ALLOWED, conns, duration).await }
-        };
-        rss.phase(format!("{BASELINE}, {conns} conns"));
-        let baseline = run(noop.addr.clone(), "/").await?;
-        rss.phase(format!("{HIT}, {conns} conns"));
-        let hit = run(ia.clone(), "/ivpol/validate/bench-verify").await?;
-        rss.phase(format!("{MUTATE}, {conns} conns"));
-        let mutate = run(ia.clone(), "/ivpol/mutate/bench-mutate").await?;
-        rss.phase(format!("{COLD}, {conns} conns"));
-        let cold_run = run(ca.clone(), "/ivpol/validate/bench-verify").await?;
-        report.rows.push(Row::of(BASELINE, conns, &baseline, None));
-        report.rows.push(Row::of(HIT, conns, &hit, Some(&baseline)));
-        report
-            .rows
-            .push(Row::of(MUTATE, conns, &mutate, Some(&baseline)));
-        report
-            .rows
-            .push(Row::of(COLD, conns, &cold_run, Some(&baseline)));
+        let scenarios = [
+            (BASELINE, noop.addr.as_str(), "/"),
+            (HIT, ia.as_str(), "/ivpol/validate/bench-verify"),
+            (MUTATE, ia.as_str(), "/ivpol/mutate/bench-mutate"),
+            (COLD, ca.as_str(), "/ivpol/validate/bench-verify"),
+        ];
+        let share = duration / LOAD_ROUNDS as u32;
+        let mut runs: Vec<Vec<Measured>> = scenarios.iter().map(|_| Vec::new()).collect();
+        for round in 1..=LOAD_ROUNDS {
+            for ((name, addr, path), runs) in scenarios.iter().zip(&mut runs) {
+                rss.phase(format!(
+                    "{name}, {conns} conns (round {round} of {LOAD_ROUNDS})"
+                ));
+                runs.push(load::run(addr, path, &f.review, ALLOWED, conns, share).await?);
+            }
+        }
+        let baseline = &runs[0];
+        for (i, ((name, ..), rounds)) in scenarios.iter().zip(&runs).enumerate() {
+            let against = (i > 0).then_some(baseline.as_slice());
+            report
+                .rows
+                .push(Row::of_rounds(name, conns, rounds, against));
+        }
     }
     report.rss_mb = memory_mb(ivpol.pid(), "VmRSS:");
     let peaks = rss.stop();
@@ -614,15 +622,65 @@ fn startup_ms(f: &Fixture, cache: Option<&Path>) -> Result<f64> {
 }
 
 impl Row {
-    fn of(name: &str, conns: usize, m: &Measured, baseline: Option<&Measured>) -> Row {
+    /// A scenario from its rounds, and the baseline's rounds run beside
+    /// them: req/s and latencies over every round, and the ratio to the
+    /// baseline as the median of the rounds' ratios.
+    fn of_rounds(
+        name: &str,
+        conns: usize,
+        rounds: &[Measured],
+        baseline: Option<&[Measured]>,
+    ) -> Row {
+        let all = Measured::merged(rounds);
+        let ratios: Vec<f64> = baseline
+            .map(|b| {
+                rounds
+                    .iter()
+                    .zip(b)
+                    .map(|(m, b)| m.rps() / b.rps())
+                    .collect()
+            })
+            .unwrap_or_default();
         Row {
             name: name.to_string(),
             conns,
-            rps: m.rps(),
-            p50: m.quantile_ms(0.5),
-            p99: m.quantile_ms(0.99),
-            errors: m.errors,
-            ratio: baseline.map(|b| m.rps() / b.rps()),
+            rps: all.rps(),
+            p50: all.quantile_ms(0.5),
+            p99: all.quantile_ms(0.99),
+            errors: all.errors,
+            ratio: baseline.map(|_| report::median(ratios.clone())),
+            round_ratios: ratios,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(requests: usize, secs: u64, latency_us: u64) -> Measured {
+        Measured {
+            requests,
+            errors: 0,
+            elapsed: Duration::from_secs(secs),
+            latencies: vec![latency_us; requests],
+        }
+    }
+
+    /// A round in which the machine ran slow for both sides keeps its
+    /// ratio; one odd round does not move the median; req/s and latencies
+    /// are over every round.
+    #[test]
+    fn a_rows_ratio_is_the_median_of_its_rounds() {
+        let baseline = [run(1000, 1, 10), run(500, 1, 20), run(1000, 1, 10)];
+        let hit = [run(300, 1, 40), run(150, 1, 80), run(900, 1, 40)];
+        let row = Row::of_rounds(HIT, 64, &hit, Some(&baseline));
+        assert_eq!(row.round_ratios, vec![0.3, 0.3, 0.9]);
+        assert_eq!(row.ratio, Some(0.3));
+        assert_eq!(row.rps, 450.0);
+        assert_eq!(row.p50, 0.04);
+        assert_eq!(row.p99, 0.08);
+        let alone = Row::of_rounds(BASELINE, 64, &baseline, None);
+        assert_eq!((alone.ratio, alone.round_ratios.len()), (None, 0));
     }
 }

@@ -12,8 +12,11 @@ pub struct Row {
     pub p50: f64,
     pub p99: f64,
     pub errors: usize,
-    /// req/s as a fraction of the baseline's at the same connections.
+    /// req/s as a fraction of the baseline's at the same connections:
+    /// the median of the rounds' ratios.
     pub ratio: Option<f64>,
+    /// Each round's ratio, in the order run.
+    pub round_ratios: Vec<f64>,
 }
 
 #[derive(Default)]
@@ -142,14 +145,15 @@ impl Report {
             .unwrap_or(f64::NAN)
     }
 
-    /// The request path's targets: (name, measured, target, met).
-    pub fn targets(&self) -> Vec<(&'static str, f64, f64, bool)> {
-        let peak = self
-            .sampled_peak_rss_mb
+    /// The highest RSS seen through the run, sampled or the kernel's peak.
+    fn peak_rss(&self) -> f64 {
+        self.sampled_peak_rss_mb
             .max(self.cold_sampled_peak_rss_mb)
-            .max(self.peak_rss_mb);
-        let at_most = |name, got: f64, limit: f64| (name, got, limit, got <= limit);
-        let at_least = |name, got: f64, limit: f64| (name, got, limit, got >= limit);
+            .max(self.peak_rss_mb)
+    }
+
+    /// The request path's targets: (name, measured, target, met).
+    pub fn targets(&self) -> Vec<Check> {
         vec![
             at_least("validate_cache_hit_64_ratio", self.ratio(HIT, 64), 0.50),
             at_least("mutate_64_ratio", self.ratio(MUTATE, 64), 0.60),
@@ -165,10 +169,28 @@ impl Report {
                 self.cold_delayed.above_chain_ms(),
                 1.0,
             ),
-            at_most("peak_rss_mb", peak, 80.0),
+            at_most("peak_rss_mb", self.peak_rss(), 80.0),
             at_most("per_container_us", self.scaling.per_container_us(), 5.0),
             at_most("per_policy_us", self.scaling.per_policy_us(), 10.0),
             at_most("wasm_native_ratio", self.worst_ratio(), 1.5),
+        ]
+    }
+
+    /// The floors every run must hold (docs/performance.md), below the
+    /// targets: (name, measured, floor, met).
+    pub fn floors(&self) -> Vec<Check> {
+        vec![
+            at_least("validate_cache_hit_64_ratio", self.ratio(HIT, 64), 0.30),
+            at_most("per_policy_us", self.scaling.per_policy_us(), 15.0),
+            at_most("per_container_us", self.scaling.per_container_us(), 8.0),
+            at_most("component_mb", self.component_bytes as f64 / 1e6, 4.5),
+            at_most("cold_above_chain_ms", self.cold.above_chain_ms(), 2.0),
+            at_most(
+                "cold_delayed_above_chain_ms",
+                self.cold_delayed.above_chain_ms(),
+                2.0,
+            ),
+            at_most("peak_rss_mb", self.peak_rss(), 80.0),
         ]
     }
 
@@ -189,15 +211,8 @@ impl Report {
                 json!({
                     "scenario": r.name, "conns": r.conns, "rps": r.rps,
                     "p50_ms": r.p50, "p99_ms": r.p99, "errors": r.errors,
-                    "ratio_to_baseline": r.ratio,
+                    "ratio_to_baseline": r.ratio, "round_ratios": r.round_ratios,
                 })
-            })
-            .collect();
-        let targets: Vec<Value> = self
-            .targets()
-            .into_iter()
-            .map(|(name, got, limit, met)| {
-                json!({"name": name, "measured": got, "target": limit, "met": met})
             })
             .collect();
         json!({
@@ -232,20 +247,27 @@ impl Report {
             "wasm_vs_native": self.native.iter().map(|t| json!({
                 "case": t.case, "native_us": t.native_us, "wasm_us": t.wasm_us, "ratio": t.ratio(),
             })).collect::<Vec<_>>(),
-            "targets": targets,
+            "targets": checks_json(self.targets(), "target"),
+            "floors": checks_json(self.floors(), "floor"),
         })
     }
 
     pub fn render(&self) -> String {
         let mut out = String::from(
-            "| scenario | conns | req/s | p50 ms | p99 ms | req/s vs baseline |\n|---|---:|---:|---:|---:|---:|\n",
+            "| scenario | conns | req/s | p50 ms | p99 ms | req/s vs baseline (median of rounds) | rounds |\n|---|---:|---:|---:|---:|---:|---:|\n",
         );
         for r in &self.rows {
-            let ratio = r
-                .ratio
-                .map_or("—".to_string(), |x| format!("{:.0}%", x * 100.0));
+            let percent = |x: f64| format!("{:.0}%", x * 100.0);
+            let ratio = r.ratio.map_or("—".to_string(), percent);
+            let range = match (
+                r.round_ratios.iter().copied().reduce(f64::min),
+                r.round_ratios.iter().copied().reduce(f64::max),
+            ) {
+                (Some(lo), Some(hi)) => format!("{}–{}", percent(lo), percent(hi)),
+                _ => "—".to_string(),
+            };
             out.push_str(&format!(
-                "| {} | {} | {:.0} | {:.2} | {:.2} | {ratio} |\n",
+                "| {} | {} | {:.0} | {:.2} | {:.2} | {ratio} | {range} |\n",
                 r.name, r.conns, r.rps, r.p50, r.p99
             ));
         }
@@ -284,13 +306,39 @@ impl Report {
                 t.ratio()
             ));
         }
-        out.push_str("\n| target | measured | limit | met |\n|---|---:|---:|---|\n");
-        for (name, got, limit, met) in self.targets() {
-            let met = if met { "yes" } else { "no" };
-            out.push_str(&format!("| {name} | {got:.3} | {limit} | {met} |\n"));
-        }
+        out.push_str(&checks_table(self.targets(), "target"));
+        out.push_str(&checks_table(self.floors(), "floor"));
         out
     }
+}
+
+/// A figure checked against a limit: (name, measured, limit, met).
+pub type Check = (&'static str, f64, f64, bool);
+
+fn at_most(name: &'static str, got: f64, limit: f64) -> Check {
+    (name, got, limit, got <= limit)
+}
+
+fn at_least(name: &'static str, got: f64, limit: f64) -> Check {
+    (name, got, limit, got >= limit)
+}
+
+/// `checks` as JSON objects, the limit under `limit_name`.
+fn checks_json(checks: Vec<Check>, limit_name: &str) -> Vec<Value> {
+    checks
+        .into_iter()
+        .map(|(name, got, limit, met)| json!({"name": name, "measured": got, limit_name: limit, "met": met}))
+        .collect()
+}
+
+/// `checks` as a Markdown table, the limit's column headed `limit_name`.
+fn checks_table(checks: Vec<Check>, limit_name: &str) -> String {
+    let mut out = format!("\n| {limit_name} | measured | limit | met |\n|---|---:|---:|---|\n");
+    for (name, got, limit, met) in checks {
+        let met = if met { "yes" } else { "no" };
+        out.push_str(&format!("| {name} | {got:.3} | {limit} | {met} |\n"));
+    }
+    out
 }
 
 /// Scenario names the targets refer to.
