@@ -24,10 +24,17 @@ use std::ptr;
 /// Sizes are rounded up to a multiple of this, which is also every small
 /// block's alignment (slabs are aligned, and classes are multiples).
 const GRAIN: usize = 16;
-/// Size classes, of `GRAIN` bytes each: blocks up to 512 bytes.
-const CLASSES: usize = 32;
+/// Size classes of `GRAIN` bytes each: blocks up to 512 bytes.
+const FINE_CLASSES: usize = 32;
+/// The largest block of the fine classes.
+const MAX_FINE: usize = GRAIN * FINE_CLASSES;
+/// Classes of powers of two above them, 1, 2 and 4 KiB: the review's
+/// text, its response and the buffers that hold them, a few of each per
+/// request, which dlmalloc's bins took far longer to find.
+const COARSE_CLASSES: usize = 3;
+const CLASSES: usize = FINE_CLASSES + COARSE_CLASSES;
 /// The largest small block.
-const MAX_SMALL: usize = GRAIN * CLASSES;
+const MAX_SMALL: usize = MAX_FINE << COARSE_CLASSES;
 /// A slab's size and alignment, as a power of two.
 const SLAB_BITS: u32 = 14;
 const SLAB: usize = 1 << SLAB_BITS;
@@ -65,12 +72,22 @@ struct State {
 
 /// The class of a small block of `size` bytes aligned to `align`.
 fn class(size: usize, align: usize) -> Option<usize> {
-    let small = size <= MAX_SMALL && align <= GRAIN;
-    small.then(|| size.saturating_sub(1) / GRAIN)
+    if align > GRAIN || size > MAX_SMALL {
+        return None;
+    }
+    if size <= MAX_FINE {
+        return Some(size.saturating_sub(1) / GRAIN);
+    }
+    // 513..=1024 bytes is the first coarse class, up to 2048 the next.
+    let doublings = (size - 1).ilog2() - MAX_FINE.ilog2();
+    Some(FINE_CLASSES + doublings as usize)
 }
 
 fn class_size(class: usize) -> usize {
-    (class + 1) * GRAIN
+    match class.checked_sub(FINE_CLASSES) {
+        None => (class + 1) * GRAIN,
+        Some(coarse) => MAX_FINE << (coarse + 1),
+    }
 }
 
 /// The slab `block` lies in.
@@ -275,13 +292,29 @@ mod tests {
     }
 
     #[test]
-    fn classes_round_up_to_the_grain_and_stop_at_the_largest_small_block() {
+    fn classes_round_up_to_the_grain_then_double_and_stop_at_the_largest_small_block() {
         assert_eq!(class(1, 1), Some(0));
         assert_eq!(class(16, 8), Some(0));
         assert_eq!(class(17, 8), Some(1));
+        assert_eq!(class(MAX_FINE, 16), Some(FINE_CLASSES - 1));
+        assert_eq!(class(MAX_FINE + 1, 8), Some(FINE_CLASSES));
+        assert_eq!(class(1024, 8), Some(FINE_CLASSES));
+        assert_eq!(class(1025, 8), Some(FINE_CLASSES + 1));
         assert_eq!(class(MAX_SMALL, 16), Some(CLASSES - 1));
         assert_eq!(class(MAX_SMALL + 1, 1), None);
         assert_eq!(class(8, 32), None, "over-aligned goes behind");
+        // Every size gets a class that holds it, and no smaller class does.
+        for size in 1..=MAX_SMALL {
+            let c = class(size, 8).expect("small");
+            assert!(class_size(c) >= size, "{size} in class {c}");
+            assert!(c == 0 || class_size(c - 1) < size, "{size} in class {c}");
+        }
+        assert_eq!(class_size(CLASSES - 1), MAX_SMALL);
+        assert_eq!(
+            SLAB % MAX_SMALL,
+            0,
+            "slabs hold whole blocks of every class"
+        );
     }
 
     #[test]
