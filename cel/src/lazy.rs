@@ -357,16 +357,6 @@ impl Bindings {
         build(base, self.definitions(), self.services.clone())
     }
 
-    /// These bindings with the verification functions calling `verifier`;
-    /// `variables` start afresh, so that they can call them too.
-    pub fn with_verifier(&self, verifier: Verifier) -> Bindings {
-        let services = BoundServices::with(super::services::Services {
-            verifier: Some(verifier),
-            ..self.services.services.clone()
-        });
-        build(self.base.clone(), self.definitions(), services)
-    }
-
     /// Only `names` of these bindings, with no `variables` and no services:
     /// what a data-only expression (`super::compile_data_only`) is
     /// evaluated against, so that it cannot reach the policy's credentials
@@ -474,6 +464,12 @@ impl BindingsBuilder {
     /// Makes `getImageData` and `image.GetMetadata` available.
     pub fn image_data(mut self, source: Source) -> Self {
         self.services.image_data = Some(source);
+        self
+    }
+
+    /// Makes `verifyImageSignatures` and friends call `verifier`.
+    pub fn verifier(mut self, verifier: Verifier) -> Self {
+        self.services.verifier = Some(verifier);
         self
     }
 

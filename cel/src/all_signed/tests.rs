@@ -78,8 +78,8 @@ fn bindings(list: &str, images: &[&str], verifier: Arc<Scripted>) -> Bindings {
             "attestors",
             convert::string_map([attestor("cosign"), attestor("backup")]),
         )
+        .verifier(verifier)
         .build()
-        .with_verifier(verifier)
 }
 
 fn scripted(answers: &Answers) -> Arc<Scripted> {

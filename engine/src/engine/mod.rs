@@ -586,8 +586,7 @@ fn bindings_for(
             source: source.clone(),
             namespace: p.namespace.clone(),
         }))
-        .variables(p.variables.clone())
-        .build();
+        .variables(p.variables.clone());
     let verifier = verifier::PolicyVerifier::new(
         verifier::VerifierPolicy::shared(p),
         base.clone(),
@@ -596,7 +595,7 @@ fn bindings_for(
         verifications.clone(),
         log.clone(),
     );
-    base.with_verifier(Arc::new(verifier))
+    base.verifier(Arc::new(verifier)).build()
 }
 
 type SharedTransport = Arc<dyn Transport + Send + Sync>;

@@ -27,14 +27,14 @@ use super::results::{CacheUse, Verification, VerifierKind, MAX_VERIFICATIONS};
 use super::revocation::RevocationFetch;
 use super::FastMap;
 use crate::cel::verify_lib::{ImageVerifier, VerifierError};
-use crate::cel::Bindings;
+use crate::cel::{Bindings, BindingsBuilder};
 use crate::images::reference::{self, ImageRef};
 use crate::notary::Target;
 use crate::oci::{Client, Transport};
 use crate::policy::attestor::{AttestorKind, CompiledAttestor, StringSource};
 use crate::policy::spec::Attestation;
 use cel::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 pub(super) use super::verifier_policy::VerifierPolicy;
@@ -53,8 +53,10 @@ pub(super) fn take(log: &DecisionLog) -> Vec<Verification> {
 pub(super) struct PolicyVerifier {
     policy: Arc<VerifierPolicy>,
     /// Bindings for attestor expressions and `ref` matching (without the
-    /// verification functions themselves).
-    bindings: Bindings,
+    /// verification functions themselves), built on first use: a cache
+    /// hit of fixed attestors, matched by no expression, never reads them.
+    bindings: OnceLock<Bindings>,
+    builder: BindingsBuilder,
     transport: Arc<dyn Transport + Send + Sync>,
     cache: SharedCache,
     /// Where `cosign.key.kms` keys come from.
@@ -63,7 +65,7 @@ pub(super) struct PolicyVerifier {
     log: DecisionLog,
     /// The time certificates are checked at, read on first use: a cache
     /// hit never needs it, and reading the clock is a host call.
-    now: std::sync::OnceLock<i64>,
+    now: OnceLock<i64>,
     state: Mutex<State>,
 }
 
@@ -96,7 +98,7 @@ struct State {
 impl PolicyVerifier {
     pub(super) fn new(
         policy: Arc<VerifierPolicy>,
-        bindings: Bindings,
+        builder: BindingsBuilder,
         transport: Arc<dyn Transport + Send + Sync>,
         host: super::keys::HostServices,
         record: SharedVerifications,
@@ -104,13 +106,14 @@ impl PolicyVerifier {
     ) -> PolicyVerifier {
         PolicyVerifier {
             policy,
-            bindings,
+            bindings: OnceLock::new(),
+            builder,
             transport,
             cache: host.cache,
             keys: host.keys,
             record,
             log,
-            now: std::sync::OnceLock::new(),
+            now: OnceLock::new(),
             state: Mutex::new(State::default()),
         }
     }
@@ -131,8 +134,15 @@ impl PolicyVerifier {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn bindings(&self) -> &Bindings {
+        self.bindings.get_or_init(|| self.builder.clone().build())
+    }
+
     fn matches(&self, image: &str) -> Result<bool, VerifierError> {
-        matches_image_references(&self.policy.matchers, image, &self.bindings)
+        if self.policy.matchers.is_empty() {
+            return Ok(true);
+        }
+        matches_image_references(&self.policy.matchers, image, self.bindings())
             .map_err(|e| VerifierError::MatchImageReferences(e.to_string()))
     }
 
@@ -525,7 +535,7 @@ impl PolicyVerifier {
                     path: path.clone(),
                     why,
                 }),
-            StringSource::Expression(e) => match e.eval(&self.bindings)? {
+            StringSource::Expression(e) => match e.eval(self.bindings())? {
                 Value::String(s) => Ok(s.to_string()),
                 other => Err(AttestorError::NotAString {
                     expression: e.source.clone(),
