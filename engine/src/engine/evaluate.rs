@@ -38,7 +38,7 @@ pub(super) struct Input<'a> {
     /// The object's built-in image lists (chosen by the request's
     /// resource), extracted once for all of a request's policies; none in
     /// JSON mode.
-    pub lists: &'a images::BuiltIn,
+    pub lists: &'a images::BuiltIn<'a>,
 }
 
 pub(super) fn evaluate(policy: &CompiledPolicy, input: &Input) -> Outcome {

@@ -3,6 +3,7 @@
 //! `matchImageReferences`.
 
 use crate::cel::{convert, Bindings, EvalError};
+use crate::images::extract::Category;
 use crate::images::glob;
 use crate::policy::{CompiledPolicy, ImageMatcher};
 use cel::Value;
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 /// `initContainers`, `ephemeralContainers`), as
 /// [`extract_lists`](crate::images::extract::extract_lists) finds them for the request's resource
 /// ([`crate::admission::Object::image_lists`]).
-pub(super) type BuiltIn = BTreeMap<&'static str, Vec<String>>;
+pub(super) type BuiltIn<'a> = BTreeMap<&'static str, &'a [String]>;
 
 /// Images per category, after `matchImageReferences`.
 pub(super) struct PolicyImages {
@@ -121,41 +122,40 @@ fn matches_as_spelled(
 /// `built_in` lists and the policy's own `images`.
 pub(super) fn collect(
     policy: &CompiledPolicy,
-    built_in: &BuiltIn,
+    built_in: &BuiltIn<'_>,
     bindings: &Bindings,
 ) -> Result<PolicyImages, ImagesError> {
-    let mut lists: BTreeMap<String, Vec<String>> =
-        ivpol_refs::sort::map(built_in.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    // The policy's own lists, which take the place of a built-in one of
+    // the same name.
+    let mut own: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (name, expr) in &policy.images {
         let value = expr.eval(bindings)?;
-        lists.insert(name.clone(), string_list(&value, name)?);
+        own.insert(name, string_list(&value, name)?);
     }
+    let list = |name: &str| -> Option<&[String]> {
+        own.get(name)
+            .map(Vec::as_slice)
+            .or_else(|| built_in.get(name).copied())
+    };
+    // Built-in categories first (in `MatchedImages` order), then the
+    // policy's others by name.
+    let categories = Category::ALL.map(Category::as_str);
+    let names = (categories.iter().copied())
+        .filter(|n| list(n).is_some())
+        .chain(own.keys().copied().filter(|n| !categories.contains(n)));
     let mut by_name = BTreeMap::new();
-    let mut matched = Vec::new();
-    // Category order for MatchedImages: built-ins first, then custom extractors.
-    let order = ["containers", "initContainers", "ephemeralContainers"];
-    let mut names: Vec<String> = order
-        .iter()
-        .map(|s| s.to_string())
-        .filter(|n| lists.contains_key(n))
-        .collect();
-    names.extend(
-        lists
-            .keys()
-            .filter(|k| !order.contains(&k.as_str()))
-            .cloned(),
-    );
+    let mut matched: Vec<String> = Vec::new();
     for name in names {
         let mut kept = Vec::new();
-        for image in lists.remove(&name).unwrap_or_default() {
-            if matches_image_references(&policy.image_matchers, &image, bindings)? {
-                if !matched.contains(&image) {
+        for image in list(name).unwrap_or_default() {
+            if matches_image_references(&policy.image_matchers, image, bindings)? {
+                if !matched.contains(image) {
                     matched.push(image.clone());
                 }
-                kept.push(image);
+                kept.push(image.clone());
             }
         }
-        by_name.insert(name, kept);
+        by_name.insert(name.to_string(), kept);
     }
     Ok(PolicyImages { by_name, matched })
 }

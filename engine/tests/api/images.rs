@@ -96,6 +96,31 @@ fn custom_image_extractors_are_filtered_too() {
     assert_eq!(only_message(&v), format!("{SIGNED},{UNSIGNED}|"));
 }
 
+/// A policy's own list named for a built-in category takes its place; the
+/// others stay beside it.
+#[test]
+fn a_custom_extractor_named_for_a_category_replaces_it() {
+    let set = load(&[simple(
+        "replaced",
+        r#"
+        images:
+          - name: containers
+            expression: "object.metadata.annotations['images'].split(',')"
+        validations:
+          - expression: "false"
+            messageExpression: "images.containers.join(',') + '|' + images.initContainers.join(',')"
+        "#,
+    )]);
+    let mut p = pod("p", &[NGINX]);
+    p["spec"]["initContainers"] = containers(&["busybox:1.36"], "i");
+    p["metadata"]["annotations"] = json!({"images": format!("{SIGNED},{UNSIGNED}")});
+    let v = validate(&set, &create(&p));
+    assert_eq!(
+        only_message(&v),
+        format!("{SIGNED},{UNSIGNED}|busybox:1.36")
+    );
+}
+
 #[test]
 fn a_custom_extractor_that_is_not_a_string_list_is_an_error() {
     let set = load(&[simple(

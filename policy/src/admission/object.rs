@@ -93,10 +93,10 @@ impl Object {
     /// spec, none for any other.
     ///
     /// [`extract_lists`]: crate::images::extract::extract_lists
-    pub fn image_lists(&self) -> BTreeMap<&'static str, Vec<String>> {
+    pub fn image_lists(&self) -> BTreeMap<&'static str, &[String]> {
         match (&self.facts.images, self.text.is_some()) {
             (Some(lists), true) => ivpol_refs::sort::map(
-                (Category::ALL.iter().zip(lists)).map(|(c, list)| (c.as_str(), list.clone())),
+                (Category::ALL.iter().zip(lists)).map(|(c, list)| (c.as_str(), list.as_slice())),
             ),
             _ => BTreeMap::new(),
         }
@@ -419,11 +419,10 @@ mod tests {
     fn same_as_the_tree(text: &str, resource: &str) {
         let tree: Value = serde_json::from_str(text).expect("test JSON");
         let object = Object::read(text, resource).expect("reads");
-        assert_eq!(
-            object.image_lists(),
-            extract_lists(resource, &tree),
-            "{text}"
-        );
+        let lists = object.image_lists();
+        let owned: BTreeMap<&str, Vec<String>> =
+            lists.iter().map(|(c, l)| (*c, l.to_vec())).collect();
+        assert_eq!(owned, extract_lists(resource, &tree), "{text}");
         assert_eq!(
             object.labels().cloned(),
             super::super::labels_of(&tree),
