@@ -221,16 +221,18 @@ impl PolicyVerifier {
             return memo.prefix.clone();
         }
         let fixed = attestors.iter().all(|a| self.policy.is_fixed(a));
-        let kept = fixed.then(|| self.policy.kept_prefix(&scope)).flatten();
-        let was_kept = kept.is_some();
-        let prefix = kept.or_else(|| self.new_prefix(&scope));
+        if let Some(kept) = fixed.then(|| self.policy.kept_prefix(&scope)).flatten() {
+            // Found as fast again for the next image: not copied here.
+            return Some(kept);
+        }
+        let prefix = self.new_prefix(&scope);
         let memo = PrefixMemo {
             function,
             attestation: attestation.to_string(),
             attestors: attestors.to_vec(),
             prefix: prefix.clone(),
         };
-        if fixed && !was_kept && prefix.is_some() {
+        if fixed && prefix.is_some() {
             self.policy.keep_prefix(memo.clone());
         }
         self.state().prefix = Some(memo);
@@ -304,6 +306,11 @@ impl PolicyVerifier {
     /// evaluation).
     fn keys_readable(&self, attestors: &[String]) -> Result<(), VerifierError> {
         for name in attestors {
+            // A fixed attestor names its material in the policy: no key or
+            // file the host reads, so nothing to find unreadable.
+            if self.policy.is_fixed(name) {
+                continue;
+            }
             // Every image after the first finds the fingerprint made:
             // looked at in place, not copied.
             let known = self.state().fingerprints.get(name).map(unreadable);
