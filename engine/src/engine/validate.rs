@@ -74,16 +74,48 @@ pub(super) struct Collected<'p> {
 
 /// The policies (by name and namespace) that already have a result: a
 /// policy's autogen variants share its name, and it gets one result.
+/// A few are looked through in place; more make a set.
 #[derive(Default)]
-pub(super) struct Judged<'p>(super::FastSet<(&'p str, Option<&'p str>)>);
+pub(super) struct Judged<'p> {
+    few: Vec<PolicyKey<'p>>,
+    many: Option<super::FastSet<PolicyKey<'p>>>,
+}
+
+type PolicyKey<'p> = (&'p str, Option<&'p str>);
+
+/// The most results looked through one by one: a set (an allocation and
+/// a seeded hasher) cost more than it saved for a request of a few
+/// policies.
+const FEW_JUDGED: usize = 8;
 
 impl<'p> Judged<'p> {
     pub(super) fn contains(&self, p: &CompiledPolicy) -> bool {
-        self.0.contains(&(p.name.as_str(), p.namespace.as_deref()))
+        self.has(&(p.name.as_str(), p.namespace.as_deref()))
     }
 
     pub(super) fn insert(&mut self, p: &'p CompiledPolicy) {
-        self.0.insert((&p.name, p.namespace.as_deref()));
+        self.add((p.name.as_str(), p.namespace.as_deref()));
+    }
+
+    fn has(&self, key: &PolicyKey<'_>) -> bool {
+        match &self.many {
+            Some(set) => set.contains(key),
+            None => self.few.contains(key),
+        }
+    }
+
+    fn add(&mut self, key: PolicyKey<'p>) {
+        match &mut self.many {
+            Some(set) => {
+                set.insert(key);
+            }
+            None if self.few.len() < FEW_JUDGED => self.few.push(key),
+            None => {
+                let mut set: super::FastSet<_> = self.few.drain(..).collect();
+                set.insert(key);
+                self.many = Some(set);
+            }
+        }
     }
 }
 
@@ -156,5 +188,30 @@ fn enforce_required(
                 r.message = unverified.to_string();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Judged;
+
+    /// A policy is known by its name and namespace alike, few or many.
+    #[test]
+    fn judged_policies_are_found_by_name_and_namespace_few_or_many() {
+        let names: Vec<String> = (0..3 * super::FEW_JUDGED)
+            .map(|i| format!("p{i}"))
+            .collect();
+        let mut judged = Judged::default();
+        for (i, name) in names.iter().enumerate() {
+            assert!(!judged.has(&(name, None)));
+            judged.add((name, None));
+            judged.add((name, Some("team")));
+            let seen = &names[..=i];
+            assert!(seen
+                .iter()
+                .all(|n| judged.has(&(n, None)) && judged.has(&(n, Some("team")))));
+            assert!(!judged.has(&(name, Some("other"))) && !judged.has(&("other", None)));
+        }
+        assert!(judged.many.is_some());
     }
 }
