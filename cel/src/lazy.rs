@@ -12,10 +12,15 @@ use cel::common::types::{CelString, Type, MAP_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::{Context, ExecutionError, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 type Slots = BTreeMap<String, Slot>;
+
+/// Bound values by name. The engine's names are constants, bound with
+/// every request: kept as they are, not copied each time.
+type Named = BTreeMap<Cow<'static, str>, Arc<Binding>>;
 
 #[derive(Clone)]
 enum Slot {
@@ -29,7 +34,7 @@ enum Slot {
 /// value copies nothing.
 #[derive(Clone)]
 struct Base {
-    map: Arc<BTreeMap<String, Arc<Binding>>>,
+    map: Arc<Named>,
     added: Option<Arc<Added>>,
 }
 
@@ -42,7 +47,7 @@ struct Added {
 }
 
 impl Base {
-    fn new(map: Arc<BTreeMap<String, Arc<Binding>>>) -> Base {
+    fn new(map: Arc<Named>) -> Base {
         Base { map, added: None }
     }
 
@@ -365,7 +370,7 @@ impl Bindings {
         let map = ivpol_refs::sort::map(
             names
                 .iter()
-                .filter_map(|n| Some((n.to_string(), self.base.get(n)?.clone()))),
+                .filter_map(|n| Some((Cow::Owned(n.to_string()), self.base.get(n)?.clone()))),
         );
         Bindings {
             base: Base::new(Arc::new(map)),
@@ -401,7 +406,7 @@ impl Bindings {
 pub struct BindingsBuilder {
     /// Shared, so that each policy of a request clones the request's
     /// bindings without copying them.
-    base: Arc<BTreeMap<String, Arc<Binding>>>,
+    base: Arc<Named>,
     definitions: Arc<Vec<(String, Expression)>>,
     services: super::services::Services,
 }
@@ -428,9 +433,9 @@ fn build(
 
 impl BindingsBuilder {
     /// Binds `name` to `value`. Values that have no CEL form are skipped.
-    pub fn value(mut self, name: &str, value: Value) -> Self {
+    pub fn value(mut self, name: impl Into<Cow<'static, str>>, value: Value) -> Self {
         if let Ok(v) = Box::<dyn Val>::try_from(value) {
-            Arc::make_mut(&mut self.base).insert(name.to_string(), Arc::new(Binding::ready(v)));
+            Arc::make_mut(&mut self.base).insert(name.into(), Arc::new(Binding::ready(v)));
         }
         self
     }
@@ -438,20 +443,20 @@ impl BindingsBuilder {
     /// Binds `name` to a value converted once: nothing is converted or
     /// copied. None binds nothing, as [`value`](Self::value) does for a
     /// value with no CEL form.
-    pub fn shared(mut self, name: &str, value: Option<&Shared>) -> Self {
+    pub fn shared(mut self, name: impl Into<Cow<'static, str>>, value: Option<&Shared>) -> Self {
         if let Some(value) = value {
-            Arc::make_mut(&mut self.base).insert(name.to_string(), value.0.clone());
+            Arc::make_mut(&mut self.base).insert(name.into(), value.0.clone());
         }
         self
     }
 
     /// Binds `name` to JSON, converted to CEL only if an expression reads it.
-    pub fn json(mut self, name: &str, source: JsonSource) -> Self {
+    pub fn json(mut self, name: impl Into<Cow<'static, str>>, source: JsonSource) -> Self {
         let binding = Binding {
             source: Some(Pending::Json(source)),
             value: OnceLock::new(),
         };
-        Arc::make_mut(&mut self.base).insert(name.to_string(), Arc::new(binding));
+        Arc::make_mut(&mut self.base).insert(name.into(), Arc::new(binding));
         self
     }
 

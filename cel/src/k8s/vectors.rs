@@ -105,7 +105,7 @@ fn run(vector: &Json) -> Result<(), String> {
     let mut bindings = Bindings::builder();
     if let Some(vars) = vector.get("vars").and_then(Json::as_object) {
         for (name, value) in vars {
-            bindings = bindings.value(name, convert::to_cel(value));
+            bindings = bindings.value(name.clone(), convert::to_cel(value));
         }
     }
     let bindings = bindings.build();
