@@ -15,6 +15,7 @@ pub use object::Object;
 use crate::matching::RequestAttrs;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A resource type as an AdmissionRequest names it (`resource`,
@@ -57,13 +58,17 @@ struct RawRequest<'a> {
     resource: Option<GroupVersionResource>,
     #[serde(default)]
     sub_resource: String,
-    request_resource: Option<GroupVersionResource>,
-    request_sub_resource: Option<String>,
+    // Borrowed: nearly always the same as `resource`, then never kept.
+    #[serde(borrow)]
+    request_resource: Option<RawResource<'a>>,
+    #[serde(borrow)]
+    request_sub_resource: Option<Cow<'a, str>>,
     #[serde(default)]
     name: String,
     #[serde(default)]
     namespace: String,
-    operation: Option<String>,
+    #[serde(borrow)]
+    operation: Option<Cow<'a, str>>,
     // Kept as text: only what every request needs of them is read
     // (`Object`), and the rest when something reads them whole.
     #[serde(borrow, default)]
@@ -71,6 +76,32 @@ struct RawRequest<'a> {
     #[serde(borrow, default)]
     old_object: Option<&'a RawValue>,
     dry_run: Option<bool>,
+}
+
+/// A [`GroupVersionResource`] as read from the review, borrowed from its
+/// text where it has no escapes.
+#[derive(Debug, Clone, Deserialize)]
+struct RawResource<'a> {
+    #[serde(borrow, default)]
+    group: Cow<'a, str>,
+    #[serde(borrow, default)]
+    version: Cow<'a, str>,
+    #[serde(borrow, default)]
+    resource: Cow<'a, str>,
+}
+
+impl RawResource<'_> {
+    fn is(&self, r: &GroupVersionResource) -> bool {
+        self.group == r.group && self.version == r.version && self.resource == r.resource
+    }
+
+    fn owned(&self) -> GroupVersionResource {
+        GroupVersionResource {
+            group: self.group.to_string(),
+            version: self.version.to_string(),
+            resource: self.resource.to_string(),
+        }
+    }
 }
 
 /// A parsed AdmissionRequest.
@@ -85,9 +116,11 @@ pub struct Request {
     /// `subResource`: the subresource requested, empty for none.
     pub sub_resource: String,
     /// `requestResource`: the resource as originally requested, before any
-    /// conversion by the API server.
+    /// conversion by the API server; none when it is `resource` (and
+    /// `requestSubResource`, if any, is `subResource`).
     pub request_resource: Option<GroupVersionResource>,
-    /// `requestSubResource`: the subresource as originally requested.
+    /// `requestSubResource`: the subresource as originally requested; none
+    /// when `requestResource` is.
     pub request_sub_resource: Option<String>,
     /// `name`: the object's name, empty when not yet known.
     pub name: String,
@@ -280,7 +313,18 @@ impl Request {
     fn read(parsed: RawRequest<'_>, raw: RawText) -> Result<Request, RequestError> {
         let resource = parsed.resource.ok_or(RequestError::Missing("resource"))?;
         let named = parsed.operation.ok_or(RequestError::Missing("operation"))?;
-        let operation = Operation::parse(&named).ok_or(RequestError::Operation(named))?;
+        let operation =
+            Operation::parse(&named).ok_or_else(|| RequestError::Operation(named.into_owned()))?;
+        let same_sub =
+            (parsed.request_sub_resource.as_deref()).is_none_or(|sub| sub == parsed.sub_resource);
+        let (request_resource, request_sub_resource) = match &parsed.request_resource {
+            Some(rr) if same_sub && rr.is(&resource) => (None, None),
+            None => (None, None),
+            Some(rr) => (
+                Some(rr.owned()),
+                parsed.request_sub_resource.map(Cow::into_owned),
+            ),
+        };
         let object = |field, raw: Option<&RawValue>| {
             let text = raw.map_or("null", RawValue::get);
             if !(text == "null" || text.starts_with('{')) {
@@ -298,8 +342,8 @@ impl Request {
             kind: parsed.kind.unwrap_or_default(),
             resource,
             sub_resource: parsed.sub_resource,
-            request_resource: parsed.request_resource,
-            request_sub_resource: parsed.request_sub_resource,
+            request_resource,
+            request_sub_resource,
             name: parsed.name,
             namespace: parsed.namespace,
             operation,
@@ -432,6 +476,31 @@ mod tests {
         assert_eq!(
             (converted.version.as_str(), converted.name.as_str()),
             ("v1beta1", "p")
+        );
+    }
+
+    /// Fields read in place are read as their escapes say: the same
+    /// resource and operation written with escapes are the same ones.
+    #[test]
+    fn escaped_fields_read_as_their_text() {
+        let mut r = pod_request();
+        r["requestResource"] = json!({"group": "", "version": "v1", "resource": "pods"});
+        let plain = r.to_string();
+        let escaped = plain
+            .replace(r#""resource":"pods""#, r#""resource":"p\u006fds""#)
+            .replace(r#""CREATE""#, r#""\u0043REATE""#);
+        assert_ne!(plain, escaped);
+        let read = Request::parse(&escaped).expect("parses");
+        assert_eq!(read.operation, Operation::Create);
+        assert_eq!(read.request_attrs(), None);
+        r["requestResource"]["version"] = json!("v1beta1");
+        let other = r.to_string().replace("v1beta1", r"v1be\u0074a1");
+        let converted = Request::parse(&other).expect("parses").request_attrs();
+        assert_eq!(converted.map(|a| a.version).as_deref(), Some("v1beta1"));
+        let bad = escaped.replace(r#""\u0043REATE""#, r#""\u0043RE\tATE""#);
+        assert_eq!(
+            Request::parse(&bad).map(|_| ()),
+            Err(RequestError::Operation("CRE\tATE".into()))
         );
     }
 
