@@ -12,11 +12,13 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::family::MetricConstructor;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use std::collections::HashSet;
-use std::sync::{LazyLock, Mutex};
+use std::hash::Hash;
+use std::sync::{LazyLock, Mutex, OnceLock};
 
 /// Distinct `host` label values of `ivpol_registry_requests`.
 pub(crate) const MAX_REGISTRY_HOSTS: usize = 64;
@@ -130,6 +132,11 @@ pub struct Metrics {
     registry: Registry,
     pub requests: Family<RequestLabels, Counter>,
     pub latency: Histograms<PhaseLabels>,
+    /// Every request's series of `requests`, `latency` and
+    /// `verification_seconds` ([`Handles`]).
+    request_handles: Handles<Counter, { ROUTES.len() * PHASES.len() * VERDICTS.len() }>,
+    latency_handles: Handles<Histogram, { PHASES.len() }>,
+    verification_handles: Handles<Histogram, { ATTESTORS.len() * CACHE_USES.len() }>,
     pub cache_hits: Counter,
     pub cache_misses: Counter,
     pub cache_waits: Counter,
@@ -227,6 +234,53 @@ impl BoundedLabels {
     }
 }
 
+/// The label values of the series every request counts.
+const ROUTES: [&str; 2] = ["ivpol", "nivpol"];
+const PHASES: [&str; 2] = ["validate", "mutate"];
+const VERDICTS: [&str; 3] = ["allowed", "denied", "error"];
+const ATTESTORS: [&str; 2] = ["cosign", "notary"];
+const CACHE_USES: [&str; 3] = ["hit", "miss", "unkeyed"];
+
+/// The slot of a combination of label values, each one of its known
+/// values (row-major); none when one is not.
+fn slot(labels: &[(&str, &[&str])]) -> Option<usize> {
+    labels.iter().try_fold(0, |slot, (value, known)| {
+        let i = known.iter().position(|k| k == value)?;
+        Some(slot * known.len() + i)
+    })
+}
+
+/// A family's series for a small fixed set of label values, got from the
+/// family on first use (so a series appears when first counted, as with
+/// `get_or_create`) and then used without hashing the labels or taking
+/// the family's lock, which every request did three times. Clones of a
+/// series share its value.
+struct Handles<M, const N: usize>([OnceLock<M>; N]);
+
+impl<M: Clone, const N: usize> Handles<M, N> {
+    fn new() -> Self {
+        Handles(std::array::from_fn(|_| OnceLock::new()))
+    }
+
+    /// Calls `f` with the series of `labels` in `family`, kept in `slot`
+    /// (none: a label value outside the known ones, looked up each time).
+    fn with<L, C>(
+        &self,
+        slot: Option<usize>,
+        family: &Family<L, M, C>,
+        labels: &L,
+        f: impl FnOnce(&M),
+    ) where
+        L: Clone + Hash + Eq,
+        C: MetricConstructor<M>,
+    {
+        match slot.and_then(|i| self.0.get(i)) {
+            Some(kept) => f(kept.get_or_init(|| family.get_or_create(labels).clone())),
+            None => f(&family.get_or_create(labels)),
+        }
+    }
+}
+
 /// Keeps `ivpol_http_connections_open` counted while alive.
 pub struct OpenConnection(&'static Metrics);
 
@@ -242,6 +296,9 @@ impl Metrics {
             registry: Registry::with_prefix("ivpol"),
             requests: Family::default(),
             latency: Family::new_with_constructor(latency_buckets),
+            request_handles: Handles::new(),
+            latency_handles: Handles::new(),
+            verification_handles: Handles::new(),
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
             cache_waits: Counter::default(),
@@ -563,9 +620,30 @@ impl Metrics {
     /// Observes one verification's duration.
     pub fn observe_verification(&self, attestor: &'static str, cache: &'static str, seconds: f64) {
         let labels = VerificationLabels { attestor, cache };
-        self.verification_seconds
-            .get_or_create(&labels)
-            .observe(seconds);
+        let slot = slot(&[(attestor, &ATTESTORS), (cache, &CACHE_USES)]);
+        (self.verification_handles).with(slot, &self.verification_seconds, &labels, |h| {
+            h.observe(seconds)
+        });
+    }
+
+    /// Counts one admission request.
+    pub fn count_request(&self, labels: &RequestLabels) {
+        let slot = slot(&[
+            (labels.route, &ROUTES),
+            (labels.phase, &PHASES),
+            (labels.verdict, &VERDICTS),
+        ]);
+        self.request_handles
+            .with(slot, &self.requests, labels, |c| {
+                c.inc();
+            });
+    }
+
+    /// Observes one admission request's time in `phase`.
+    pub fn observe_latency(&self, phase: &'static str, seconds: f64) {
+        let labels = PhaseLabels { phase };
+        let slot = slot(&[(phase, &PHASES)]);
+        (self.latency_handles).with(slot, &self.latency, &labels, |h| h.observe(seconds));
     }
 
     /// Counts a reload that ended with `result`.
@@ -602,6 +680,44 @@ pub fn metrics() -> &'static Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kept series is the family's own: what it counts is encoded, a
+    /// series appears only once counted, and a label value outside the
+    /// known ones is counted all the same.
+    #[test]
+    fn kept_series_are_the_familys() {
+        let m = Metrics::new();
+        let denied = RequestLabels {
+            route: "nivpol",
+            phase: "mutate",
+            verdict: "denied",
+        };
+        let odd = RequestLabels {
+            verdict: "odd",
+            ..denied.clone()
+        };
+        for labels in [&denied, &denied, &odd] {
+            m.count_request(labels);
+        }
+        m.observe_latency("mutate", 0.5);
+        m.observe_verification("notary", "unkeyed", 0.25);
+        m.observe_verification("notary", "unkeyed", 0.25);
+        let text = m.encode();
+        for line in [
+            "ivpol_admission_requests_total{route=\"nivpol\",phase=\"mutate\",verdict=\"denied\"} 2",
+            "ivpol_admission_requests_total{route=\"nivpol\",phase=\"mutate\",verdict=\"odd\"} 1",
+            "ivpol_admission_request_duration_seconds_sum{phase=\"mutate\"} 0.5",
+            "ivpol_verification_duration_seconds_sum{attestor=\"notary\",cache=\"unkeyed\"} 0.5",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(!text.contains("verdict=\"allowed\""), "{text}");
+        assert_eq!(
+            slot(&[("b", &["a", "b"]), ("z", &["x", "y", "z"])]),
+            Some(5)
+        );
+        assert_eq!(slot(&[("c", &["a", "b"])]), None);
+    }
 
     #[test]
     fn host_labels_are_bounded() {

@@ -9,7 +9,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use ivpol_refs::route::normalised;
-use ivpol_runtime::metrics::{metrics, PhaseLabels, RequestLabels};
+use ivpol_runtime::metrics::{metrics, RequestLabels};
 use ivpol_runtime::wit;
 use serde_json::{json, Value};
 use std::convert::Infallible;
@@ -224,16 +224,12 @@ async fn admission(state: &AppState, route: wit::Route, req: Request<Incoming>) 
         }
     }
     let m = metrics();
-    m.requests
-        .get_or_create(&RequestLabels {
-            route: labels.0,
-            phase: labels.1,
-            verdict: decided.label,
-        })
-        .inc();
-    m.latency
-        .get_or_create(&PhaseLabels { phase: labels.1 })
-        .observe(took.as_secs_f64());
+    m.count_request(&RequestLabels {
+        route: labels.0,
+        phase: labels.1,
+        verdict: decided.label,
+    });
+    m.observe_latency(labels.1, took.as_secs_f64());
     decided.reply
 }
 
