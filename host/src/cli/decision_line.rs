@@ -155,6 +155,17 @@ impl Visit for TextFields {
         }
     }
 
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        if !plain_name(field.name()) {
+            self.refused = true;
+            return;
+        }
+        // What `bool`'s `Debug` writes, without the formatter.
+        self.pad();
+        self.line.push_str(field.name());
+        self.line.push_str(if value { "=true" } else { "=false" });
+    }
+
     fn record_error(&mut self, _: &Field, _: &(dyn std::error::Error + 'static)) {
         self.refused = true;
     }
@@ -175,7 +186,9 @@ impl Visit for TextFields {
                 self.refused = true;
             }
         } else {
-            let _ = write!(self.line, "{name}={value:?}");
+            self.line.push_str(name);
+            self.line.push('=');
+            let _ = write!(self.line, "{value:?}");
         }
     }
 }
