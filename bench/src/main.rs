@@ -348,27 +348,33 @@ async fn hit(f: &Fixture, duration: Duration) -> Result<String> {
     let path = "/ivpol/validate/bench-verify";
     warm_up(f, &addr, path).await?;
     let share = duration / HIT_ROUNDS as u32;
-    let (mut lines, mut ratios) = (Vec::new(), Vec::new());
+    let (mut bases, mut hits) = (Vec::new(), Vec::new());
     for round in 1..=HIT_ROUNDS {
         eprintln!("bench: {HIT}, 64 conns (round {round} of {HIT_ROUNDS})");
-        let base = load::run(&noop.addr, "/", &f.review, ALLOWED, 64, share).await?;
+        bases.push(load::run(&noop.addr, "/", &f.review, ALLOWED, 64, share).await?);
         let hit = load::run(&addr, path, &f.review, ALLOWED, 64, share).await?;
         if hit.errors > 0 {
             bail!("{HIT}: {} bad answers", hit.errors);
         }
-        let ratio = hit.rps() / base.rps();
-        ratios.push(ratio);
-        lines.push(format!(
-            "round {round}: baseline {:.0} req/s, cache hit {:.0} req/s, ratio {:.1}%",
-            base.rps(),
-            hit.rps(),
-            100.0 * ratio
-        ));
+        hits.push(hit);
     }
-    let median = report::median(ratios);
+    // The same rounds and median as the whole bench's table.
+    let row = Row::of_rounds(HIT, 64, &hits, Some(&bases));
+    let mut lines: Vec<String> = (bases.iter().zip(&hits).zip(&row.round_ratios))
+        .enumerate()
+        .map(|(i, ((base, hit), ratio))| {
+            format!(
+                "round {}: baseline {:.0} req/s, cache hit {:.0} req/s, ratio {:.1}%",
+                i + 1,
+                base.rps(),
+                hit.rps(),
+                100.0 * ratio
+            )
+        })
+        .collect();
     lines.push(format!(
         "{HIT}, 64 conns: median ratio {:.1}%",
-        100.0 * median
+        100.0 * row.ratio.unwrap_or(f64::NAN)
     ));
     Ok(lines.join("\n"))
 }
