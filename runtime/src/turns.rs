@@ -51,17 +51,23 @@ impl Turns {
         namespace: &str,
         until: tokio::time::Instant,
     ) -> Option<Turn<'_>> {
+        let turn = || Turn {
+            turns: self,
+            namespace: namespace.to_string(),
+        };
         loop {
-            // Registered before the check, so that a turn given back
+            // Nearly always free: taken without registering for a wake-up,
+            // which takes `freed`'s lock twice.
+            if self.try_take(namespace) {
+                return Some(turn());
+            }
+            // Registered before checking again, so that a turn given back
             // between the check and the wait still wakes this one.
             let freed = self.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
             if self.try_take(namespace) {
-                return Some(Turn {
-                    turns: self,
-                    namespace: namespace.to_string(),
-                });
+                return Some(turn());
             }
             tokio::time::timeout_at(until, freed).await.ok()?;
         }
@@ -69,25 +75,38 @@ impl Turns {
 
     fn try_take(&self, namespace: &str) -> bool {
         let mut held = self.lock();
-        let count = held.entry(namespace.to_string()).or_default();
-        if *count >= self.per_namespace {
-            return false;
+        match held.get_mut(namespace) {
+            Some(count) if *count >= self.per_namespace => false,
+            Some(count) => {
+                *count += 1;
+                true
+            }
+            None => {
+                held.insert(namespace.to_string(), 1);
+                true
+            }
         }
-        *count += 1;
-        true
     }
 
     fn give_back(&self, namespace: &str) {
-        {
+        let was = {
             let mut held = self.lock();
-            if let Some(count) = held.get_mut(namespace) {
-                *count = count.saturating_sub(1);
-                if *count == 0 {
-                    held.remove(namespace);
-                }
+            let Some(count) = held.get_mut(namespace) else {
+                return;
+            };
+            let was = *count;
+            *count = was.saturating_sub(1);
+            if *count == 0 {
+                held.remove(namespace);
             }
+            was
+        };
+        // Only a namespace that held all of its turns can have requests
+        // waiting: each waits after finding it so (under the lock), and
+        // is woken by the first turn given back after that.
+        if was >= self.per_namespace {
+            self.freed.notify_waiters();
         }
-        self.freed.notify_waiters();
     }
 
     /// Namespaces holding a turn now.
