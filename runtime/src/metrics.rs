@@ -16,7 +16,7 @@ use prometheus_client::metrics::family::MetricConstructor;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::{LazyLock, Mutex, OnceLock};
 
@@ -170,7 +170,7 @@ pub struct Metrics {
     cloud_fetches: Family<CloudLabels, Counter>,
     /// Waits for a namespace's turn and an instance, by namespace.
     instance_waits: Histograms<NamespaceLabels>,
-    wait_namespaces: BoundedLabels,
+    wait_series: KeptByLabel<Histogram>,
     /// Linear memory held by all live instances (wasm memory never shrinks,
     /// so this is the sum of each instance's high-water mark).
     pub instance_memory: Gauge,
@@ -231,6 +231,44 @@ impl BoundedLabels {
             return value.to_string();
         }
         OTHER_HOST.to_string()
+    }
+}
+
+/// A family's series by one label value, at most `max` values (the rest
+/// share [`OTHER_HOST`]'s), kept after their first use: an observation
+/// takes one lock and one lookup, and allocates nothing for a value seen
+/// before (the family's own lookup wants its labels owned, and hashes them
+/// under its lock, on every request).
+struct KeptByLabel<M> {
+    kept: Mutex<HashMap<String, M>>,
+    other: OnceLock<M>,
+    max: usize,
+}
+
+impl<M: Clone> KeptByLabel<M> {
+    fn new(max: usize) -> Self {
+        KeptByLabel {
+            kept: Mutex::default(),
+            other: OnceLock::new(),
+            max,
+        }
+    }
+
+    /// Calls `f` with the series of `value`, got from `series` the first
+    /// time (`series(OTHER_HOST)` once the bound is reached).
+    fn with(&self, value: &str, series: impl FnOnce(&str) -> M, f: impl FnOnce(&M)) {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = kept.get(value) {
+            return f(m);
+        }
+        if kept.len() < self.max {
+            let m = series(value);
+            f(&m);
+            kept.insert(value.to_string(), m);
+            return;
+        }
+        drop(kept);
+        f(self.other.get_or_init(|| series(OTHER_HOST)));
     }
 }
 
@@ -339,7 +377,7 @@ impl Metrics {
             registry_hosts: BoundedLabels::new(MAX_REGISTRY_HOSTS),
             helper_names: BoundedLabels::new(16),
             instance_waits: Family::new_with_constructor(latency_buckets),
-            wait_namespaces: BoundedLabels::new(MAX_WAIT_NAMESPACES),
+            wait_series: KeptByLabel::new(MAX_WAIT_NAMESPACES),
         };
         m.register();
         m
@@ -594,10 +632,13 @@ impl Metrics {
 
     /// Observes how long a request of `namespace` waited for an instance.
     pub(crate) fn observe_instance_wait(&self, namespace: &str, took: std::time::Duration) {
-        let namespace = self.wait_namespaces.label(namespace);
-        self.instance_waits
-            .get_or_create(&NamespaceLabels { namespace })
-            .observe(took.as_secs_f64());
+        let series = |namespace: &str| {
+            let labels = NamespaceLabels {
+                namespace: namespace.to_string(),
+            };
+            self.instance_waits.get_or_create(&labels).clone()
+        };
+        (self.wait_series).with(namespace, series, |h| h.observe(took.as_secs_f64()));
     }
 
     /// Counts one policy's result (`pass`, `fail`, `skip`, `error`).
@@ -727,6 +768,28 @@ mod tests {
         assert_eq!(labels.label("c"), "c");
         assert_eq!(labels.label("d"), OTHER_HOST);
         assert_eq!(labels.label("a"), "a", "a host seen before keeps its label");
+    }
+
+    /// Waits are kept by namespace up to the bound, the rest counted as
+    /// `other`; a namespace seen before keeps its own series.
+    #[test]
+    fn instance_waits_have_at_most_64_namespaces() {
+        let m = Metrics::new();
+        let second = std::time::Duration::from_secs(1);
+        for i in 0..100 {
+            m.observe_instance_wait(&format!("ns-{i}"), second);
+        }
+        m.observe_instance_wait("ns-0", second);
+        let text = m.encode();
+        let count = |ns: &str| {
+            let line = format!("ivpol_instance_wait_seconds_count{{namespace=\"{ns}\"}} ");
+            let found = text.lines().find_map(|l| l.strip_prefix(line.as_str()));
+            found.map(|n| n.parse::<u64>().expect("a count"))
+        };
+        assert_eq!(count("ns-0"), Some(2), "{text}");
+        assert_eq!(count("ns-63"), Some(1), "{text}");
+        assert_eq!(count("ns-64"), None, "{text}");
+        assert_eq!(count(OTHER_HOST), Some(36), "{text}");
     }
 
     /// Through the registry metric itself: 200 hosts give at most
