@@ -19,6 +19,9 @@ const EVERY: Duration = Duration::from_millis(20);
 const BATCH: usize = 64 << 10;
 /// The most bytes kept waiting.
 const MAX_BUFFERED: usize = 4 << 20;
+/// The room each of the two buffers keeps between batches: a batch and
+/// the lines that arrive while the writer wakes.
+const ROOM: usize = 2 * BATCH;
 
 #[derive(Default)]
 struct Shared {
@@ -57,19 +60,28 @@ impl Buffered {
 }
 
 /// The writer thread: waits for lines, writes them out.
+///
+/// Two buffers take turns: the lines are swapped out for the one just
+/// written, emptied but with its room kept, so that the request threads
+/// append without growing a new buffer from nothing after every batch
+/// (which they did under the lock, 0.4% of a cache hit's CPU).
 fn write_out(shared: &Shared) {
+    let mut spare = Vec::with_capacity(ROOM);
     loop {
-        let pending = {
+        {
             let guard = shared.lock();
             let (mut guard, _) = shared
                 .wake
                 .wait_timeout_while(guard, EVERY, |b| b.len() < BATCH)
                 .unwrap_or_else(|p| p.into_inner());
-            std::mem::take(&mut *guard)
-        };
-        if !pending.is_empty() {
-            let _ = std::io::stderr().write_all(&pending);
+            std::mem::swap(&mut *guard, &mut spare);
         }
+        if !spare.is_empty() {
+            let _ = std::io::stderr().write_all(&spare);
+        }
+        spare.clear();
+        // A burst may have grown it towards MAX_BUFFERED: not kept.
+        spare.shrink_to(ROOM);
     }
 }
 
