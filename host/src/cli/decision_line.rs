@@ -166,6 +166,18 @@ impl Visit for TextFields {
         self.line.push_str(if value { "=true" } else { "=false" });
     }
 
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        match debug_f64(value, &mut ryu::Buffer::new()) {
+            Some(text) if plain_name(field.name()) => {
+                self.pad();
+                self.line.push_str(field.name());
+                self.line.push('=');
+                self.line.push_str(text);
+            }
+            _ => self.record_debug(field, &value),
+        }
+    }
+
     fn record_error(&mut self, _: &Field, _: &(dyn std::error::Error + 'static)) {
         self.refused = true;
     }
@@ -244,6 +256,21 @@ impl Visit for JsonFields {
     }
 }
 
+/// What `f64`'s `Debug` writes for `value`, without `core::fmt`'s float
+/// formatting, where ryu writes the same: both write the shortest digits
+/// that read back as `value`, and between 1e-4 and 1e9 (a duration in
+/// milliseconds of up to eleven days) neither writes an exponent; a test
+/// compares the two. None elsewhere: far above that (1e15 is one such
+/// place) a double can lie exactly halfway between two shortest candidates,
+/// and the two break the tie differently.
+fn debug_f64(value: f64, buf: &mut ryu::Buffer) -> Option<&str> {
+    if !(1e-4..1e9).contains(&value.abs()) {
+        return None;
+    }
+    let text = buf.format_finite(value);
+    (!text.contains(['e', 'E'])).then_some(text)
+}
+
 /// A field name the text format writes as it is (tracing strips `r#` and
 /// skips `log.` fields).
 fn plain_name(name: &str) -> bool {
@@ -287,6 +314,44 @@ fn json_value<T: serde::Serialize + ?Sized>(line: &mut String, value: &T) {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    /// Where ryu writes a float, it writes what `Debug` does: random bit
+    /// patterns over the whole range, and decimal values around the
+    /// bounds and of durations in milliseconds.
+    #[test]
+    fn floats_are_written_as_debug_writes_them() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut buf = ryu::Buffer::new();
+        let mut written = 0;
+        let around = [
+            1e-4,
+            1e9,
+            0.1,
+            1.0,
+            0.3,
+            999_999_999.999_999_9,
+            0.000_099_999,
+        ];
+        let values = (0..400_000).map(|i| match i % 4 {
+            0 => f64::from_bits(next()),
+            1 => (next() % 100_000_000) as f64 / 1e6,
+            2 => f64::from_bits(next() % (1u64 << 62)) % 1e9,
+            _ => around[i % around.len()] * (1.0 + (next() % 3) as f64 * f64::EPSILON),
+        });
+        for value in values.chain(around) {
+            if let Some(text) = debug_f64(value, &mut buf) {
+                assert_eq!(text, format!("{value:?}"), "{}", value.to_bits());
+                written += 1;
+            }
+        }
+        assert!(written > 150_000, "{written}");
+    }
     use std::sync::{Arc, Mutex};
     use tracing_subscriber::fmt::MakeWriter;
 
