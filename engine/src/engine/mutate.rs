@@ -129,6 +129,11 @@ enum Unresolved {
     Registry(#[from] OciError),
 }
 
+/// Whether `image` names its digest (one that does not parse is not).
+fn pinned(image: &str) -> bool {
+    reference::parse(image).is_ok_and(|r| r.contains_digest())
+}
+
 /// `registry/repo:tag@sha256:...` for a tag reference, as Kyverno writes it.
 fn resolve(client: &Client, image: &str) -> Result<String, Unresolved> {
     let parsed: ImageRef = reference::parse(image)?;
@@ -141,13 +146,15 @@ fn resolve(client: &Client, image: &str) -> Result<String, Unresolved> {
 /// Kyverno matches `matchImageReferences` against the normalised name here
 /// (`docker.io/nginx:latest` for `nginx`), not the string as written.
 fn unpinned_images(p: &CompiledPolicy, req: &Request, input: &Input) -> Vec<ExtractedImage> {
+    // The same images as the tree's, read with the request: when each is
+    // pinned already there is nothing to find, and no tree to parse.
+    let lists = req.resource_object().image_lists();
+    if lists.values().flat_map(|l| l.iter()).all(|i| pinned(i)) {
+        return Vec::new();
+    }
     extract::extract(&req.resource.resource, req.resource_object().tree())
         .into_iter()
-        .filter(|i| {
-            !reference::parse(&i.image)
-                .map(|r| r.contains_digest())
-                .unwrap_or(false)
-        })
+        .filter(|i| !pinned(&i.image))
         .filter(|i| {
             let normalised = reference::parse(&i.image)
                 .map(|r| r.tagged_name())

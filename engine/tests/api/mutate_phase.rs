@@ -91,6 +91,23 @@ fn pinned_or_unmatched_images_need_no_mutation() {
     assert_no_results(&v);
 }
 
+/// A workload whose every image names its digest, in every container list,
+/// needs nothing; one tag among them, in any list, is still found.
+#[test]
+fn only_a_tag_in_any_list_is_pinned() {
+    let set = load(&[mutate_policy("ivpol-mutate-digest", PIN, "[Deny]")]);
+    let image = pinned();
+    let mut p = pod("p", &[&image, &image]);
+    p["spec"]["initContainers"] = containers(&[&image], "i");
+    assert_no_results(&mutate(&set, &create(&p)));
+    p["spec"]["ephemeralContainers"] = containers(&[SIGNED], "e");
+    assert!(only_message(&mutate(&set, &create(&p))).starts_with(&unresolved(SIGNED)));
+    let d = deployment("d", json!({}), json!({}), &[&image]);
+    assert_no_results(&mutate(&set, &create(&d)));
+    let d = deployment("d", json!({}), json!({}), &[&image, SIGNED]);
+    assert!(only_message(&mutate(&set, &create(&d))).starts_with(&unresolved(SIGNED)));
+}
+
 #[test]
 fn mutation_follows_match_constraints_and_conditions() {
     let policy = mutate_policy("ivpol-mutate-digest", PIN, "[Deny]").replace(
