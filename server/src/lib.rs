@@ -31,6 +31,7 @@
 // Public items are the ones the command line uses; the rest is `pub(crate)`.
 #![warn(unreachable_pub)]
 
+mod conn_timer;
 mod decision;
 mod envelope;
 mod listen;
@@ -41,7 +42,7 @@ pub mod tls;
 use anyhow::{Context, Result};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use ivpol_cluster::live::Live;
 use std::future::Future;
@@ -306,7 +307,7 @@ impl Connection {
         let _open = ivpol_runtime::metrics::metrics().connection_opened();
         let service = service_fn(move |req| routes::handle(state.clone(), serves, req));
         let mut http = http1::Builder::new();
-        http.timer(TokioTimer::new())
+        http.timer(conn_timer::ConnTimer::default())
             .header_read_timeout(limits.header_read);
         let stream = StallGuard::new(stream, limits.write_stall);
         let result = match tls {
