@@ -80,53 +80,51 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn ready(sleep: &mut Pin<Box<dyn Sleep>>) -> bool {
+    /// Polls `sleep` once: whether it is ready, checking that it never is
+    /// before its deadline (which is all these tests assert of the clock:
+    /// nothing about how late a deadline may end).
+    fn ready(sleep: &mut Pin<Box<dyn Sleep>>, deadline: Instant) -> bool {
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        sleep.as_mut().poll(&mut cx).is_ready()
+        let ready = sleep.as_mut().poll(&mut cx).is_ready();
+        assert!(
+            !ready || Instant::now() >= deadline,
+            "ready before its deadline"
+        );
+        ready
+    }
+
+    fn deadline(timer: &ConnTimer, after: Duration) -> (Pin<Box<dyn Sleep>>, Instant) {
+        let at = timer.now() + after;
+        (timer.sleep_until(at), at)
     }
 
     /// Deadlines made one after another, each dropped before the next as
-    /// hyper drops a head's once it is in, share one sleep: an earlier
-    /// request's deadline neither ends a later one early nor keeps it
-    /// from ending.
-    #[tokio::test(start_paused = true)]
+    /// hyper drops a head's once it is in, share one sleep: the sleep
+    /// firing for an earlier request's deadline does not end a later one,
+    /// which still ends; a deadline sooner than the one the sleep is set
+    /// for moves it back.
+    #[tokio::test]
     async fn each_deadline_ends_at_its_own_time() {
         let timer = ConnTimer::default();
-        let mut first = timer.sleep(Duration::from_secs(10));
-        assert!(!ready(&mut first));
+        let (mut first, at) = deadline(&timer, Duration::from_millis(20));
+        assert!(!ready(&mut first, at));
         drop(first);
-        tokio::time::advance(Duration::from_secs(4)).await;
-        let mut second = timer.sleep(Duration::from_secs(10));
-        assert!(!ready(&mut second));
-        // The shared sleep fires for the first deadline: not the second's.
-        tokio::time::advance(Duration::from_secs(7)).await;
-        assert!(!ready(&mut second));
-        tokio::time::advance(Duration::from_secs(3)).await;
-        assert!(ready(&mut second));
-        // An earlier deadline than the one it is set for moves it back.
-        let mut later = timer.sleep(Duration::from_secs(20));
-        assert!(!ready(&mut later));
-        let mut sooner = timer.sleep(Duration::from_secs(5));
-        assert!(!ready(&mut sooner));
-        tokio::time::advance(Duration::from_secs(5)).await;
-        assert!(ready(&mut sooner));
-        assert!(!ready(&mut later));
-        tokio::time::advance(Duration::from_secs(15)).await;
-        assert!(ready(&mut later));
-    }
-
-    /// A deadline that is waited on wakes its task when it passes, through
-    /// the shared sleep's firing for an earlier one.
-    #[tokio::test(start_paused = true)]
-    async fn a_deadline_wakes_its_waiter() {
-        let timer = ConnTimer::default();
-        let mut first = timer.sleep(Duration::from_secs(1));
-        assert!(!ready(&mut first));
-        drop(first);
-        let started = tokio::time::Instant::now();
-        timer.sleep(Duration::from_secs(3)).await;
-        let waited = started.elapsed();
-        assert!(waited >= Duration::from_secs(3), "{waited:?}");
-        assert!(waited < Duration::from_millis(3010), "{waited:?}");
+        let (mut second, second_at) = deadline(&timer, Duration::from_millis(400));
+        assert!(!ready(&mut second, second_at));
+        // Past the first deadline: the shared sleep has fired for it.
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        ready(&mut second, second_at);
+        tokio::time::timeout(Duration::from_secs(60), second)
+            .await
+            .expect("the second deadline ends");
+        assert!(Instant::now() >= second_at);
+        let (mut later, later_at) = deadline(&timer, Duration::from_secs(600));
+        assert!(!ready(&mut later, later_at));
+        let (sooner, sooner_at) = deadline(&timer, Duration::from_millis(30));
+        tokio::time::timeout(Duration::from_secs(60), sooner)
+            .await
+            .expect("a sooner deadline ends");
+        assert!(Instant::now() >= sooner_at);
+        ready(&mut later, later_at);
     }
 }
