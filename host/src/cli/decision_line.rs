@@ -130,6 +130,13 @@ impl TextFields {
             self.line.push(' ');
         }
     }
+
+    /// ` name=`, before a field's value.
+    fn key(&mut self, name: &str) {
+        self.pad();
+        self.line.push_str(name);
+        self.line.push('=');
+    }
 }
 
 impl Visit for TextFields {
@@ -141,9 +148,7 @@ impl Visit for TextFields {
             self.refused = true;
             return;
         }
-        self.pad();
-        self.line.push_str(field.name());
-        self.line.push('=');
+        self.key(field.name());
         if is_plain(value) {
             // What `str`'s `Debug` writes for printable ASCII without
             // quotes or backslashes.
@@ -161,17 +166,14 @@ impl Visit for TextFields {
             return;
         }
         // What `bool`'s `Debug` writes, without the formatter.
-        self.pad();
-        self.line.push_str(field.name());
-        self.line.push_str(if value { "=true" } else { "=false" });
+        self.key(field.name());
+        self.line.push_str(if value { "true" } else { "false" });
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
         match debug_f64(value, &mut ryu::Buffer::new()) {
             Some(text) if plain_name(field.name()) => {
-                self.pad();
-                self.line.push_str(field.name());
-                self.line.push('=');
+                self.key(field.name());
                 self.line.push_str(text);
             }
             _ => self.record_debug(field, &value),
@@ -188,8 +190,8 @@ impl Visit for TextFields {
             self.refused = true;
             return;
         }
-        self.pad();
         if name == "message" {
+            self.pad();
             // tracing escapes terminal controls in the message; a message
             // that has one is left to it.
             let start = self.line.len();
@@ -198,8 +200,7 @@ impl Visit for TextFields {
                 self.refused = true;
             }
         } else {
-            self.line.push_str(name);
-            self.line.push('=');
+            self.key(name);
             let _ = write!(self.line, "{value:?}");
         }
     }
@@ -314,6 +315,8 @@ fn json_value<T: serde::Serialize + ?Sized>(line: &mut String, value: &T) {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::fmt::MakeWriter;
 
     /// Where ryu writes a float, it writes what `Debug` does: random bit
     /// patterns over the whole range, and decimal values around the
@@ -352,8 +355,6 @@ mod tests {
         }
         assert!(written > 150_000, "{written}");
     }
-    use std::sync::{Arc, Mutex};
-    use tracing_subscriber::fmt::MakeWriter;
 
     /// Collects what a subscriber writes.
     #[derive(Clone, Default)]
