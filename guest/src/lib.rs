@@ -44,6 +44,11 @@ pub use ivpol_tuf as tuf;
 #[allow(unsafe_code)] // the code `wit_bindgen::generate!` emits
 mod component;
 
+// The component's `memcmp`; natively, only its tests.
+#[cfg(any(target_arch = "wasm32", test))]
+#[allow(unsafe_code)] // raw pointers, as C's `memcmp` takes them
+mod compare;
+
 // The component's allocator; natively, only its tests.
 #[cfg(any(target_arch = "wasm32", test))]
 #[allow(unsafe_code)] // an allocator hands out raw blocks
