@@ -56,7 +56,13 @@ impl Pool {
     ) -> Judged {
         let started = Instant::now();
         let first = self
-            .review(route.clone(), body, namespaces.clone(), namespace, deadline)
+            .review(
+                route.clone(),
+                body,
+                namespaces.clone(),
+                namespace,
+                (started, deadline),
+            )
             .await;
         let failure = match first {
             Err(f) if f.may_be_one_policys() => f,
@@ -153,7 +159,7 @@ impl Pool {
             body,
             request.namespaces.clone(),
             namespace,
-            remaining,
+            (Instant::now(), remaining),
         )
         .await
     }

@@ -181,21 +181,34 @@ impl Pool {
         deadline: Duration,
         namespace: &str,
     ) -> Result<(Instance, Turn<'_>), Failure> {
-        let start = Instant::now();
-        let until = tokio::time::Instant::now() + deadline;
+        let (instance, turn, _) = self
+            .acquire_since(Instant::now(), deadline, namespace)
+            .await?;
+        Ok((instance, turn))
+    }
+
+    /// [`Pool::acquire`] for a request whose `deadline` began at `started`,
+    /// and when the instance was got: the clock is read once before the
+    /// wait and once after it (reads of it were a tenth of the host's own
+    /// time in a cache hit's path, docs/performance.md).
+    async fn acquire_since(
+        &self,
+        started: Instant,
+        deadline: Duration,
+        namespace: &str,
+    ) -> Result<(Instance, Turn<'_>, Instant), Failure> {
+        let until = tokio::time::Instant::from_std(started + deadline);
         let Some(turn) = self.turns.take(namespace, until).await else {
-            metrics().observe_instance_wait(namespace, start.elapsed());
+            metrics().observe_instance_wait(namespace, started.elapsed());
             return Err(Failure::NamespaceBusy {
                 namespace: namespace.to_string(),
                 turns: self.turns.per_namespace(),
                 deadline,
             });
         };
-        let permit = tokio::time::timeout_at(until, self.active.acquire())
-            .await
-            .map_err(|_| Failure::Busy(deadline))?
-            .map_err(|_| Failure::trap("the instance pool is closed"))?;
-        metrics().observe_instance_wait(namespace, start.elapsed());
+        let permit = self.pool_turn(until, deadline).await?;
+        let mut got = Instant::now();
+        metrics().observe_instance_wait(namespace, got - started);
         let idle = {
             let mut idle = self
                 .idle
@@ -207,16 +220,42 @@ impl Pool {
         };
         let instance = match idle {
             Some(i) => i,
-            None => self.fresh_instance().await?,
+            None => {
+                let fresh = self.fresh_instance().await?;
+                got = Instant::now();
+                fresh
+            }
         };
         metrics()
             .instance_acquire
-            .observe(start.elapsed().as_secs_f64());
+            .observe((got - started).as_secs_f64());
         let turns = Turn {
             _pool: permit,
             _namespace: turn,
         };
-        Ok((instance, turns))
+        Ok((instance, turns, got))
+    }
+
+    /// One of the pool's turns, waiting until `until` when none is free
+    /// (a free one is taken without a timer: tokio's takes its wheel's
+    /// lock even when it never waited).
+    async fn pool_turn(
+        &self,
+        until: tokio::time::Instant,
+        deadline: Duration,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, Failure> {
+        use tokio::sync::TryAcquireError;
+        let closed = || Failure::trap("the instance pool is closed");
+        match self.active.try_acquire() {
+            Ok(permit) => Ok(permit),
+            Err(TryAcquireError::Closed) => Err(closed()),
+            Err(TryAcquireError::NoPermits) => {
+                tokio::time::timeout_at(until, self.active.acquire())
+                    .await
+                    .map_err(|_| Failure::Busy(deadline))?
+                    .map_err(|_| closed())
+            }
+        }
     }
 
     /// A new instance of the policy set.
@@ -287,20 +326,20 @@ impl Pool {
     /// the request's namespace if it needs it. `namespace` is the request's
     /// (`request.namespace`, empty for a cluster-scoped object): its
     /// requests hold at most their namespace's share of the instances.
+    /// The deadline runs from `started`.
     pub(crate) async fn review(
         &self,
         route: wit::Route,
         body: &[u8],
         namespaces: Arc<dyn Namespaces>,
         namespace: &str,
-        deadline: Duration,
+        (started, deadline): (Instant, Duration),
     ) -> Result<Result<wit::Answer, wit::Unjudgeable>, Failure> {
-        let started = Instant::now();
-        let (mut inst, _turn) = self.acquire(deadline, namespace).await?;
+        let (mut inst, _turn, got) = self.acquire_since(started, deadline, namespace).await?;
         // The wait for a turn counts against the request's deadline: the
         // API server stops waiting at it, whoever held the instances.
-        let remaining = deadline.saturating_sub(started.elapsed());
-        arm_deadline(&mut inst, remaining);
+        let remaining = deadline.saturating_sub(got - started);
+        arm_deadline_at(&mut inst, got, remaining);
         inst.store.data_mut().namespaces = Some(namespaces);
         let engine = inst.module.ivpol_admission_engine().policy_set();
         let call = engine.call_review(&mut inst.store, inst.set, &route, body);
@@ -447,9 +486,14 @@ pub(super) async fn backstop<F: std::future::Future>(
 /// the next request afresh, except those of credentials fixed for the
 /// process's life (the operator's `auths` entries, anonymous access).
 pub(super) fn arm_deadline(inst: &mut Instance, deadline: Duration) {
+    arm_deadline_at(inst, Instant::now(), deadline);
+}
+
+/// [`arm_deadline`] with the clock as read at `now`.
+fn arm_deadline_at(inst: &mut Instance, now: Instant, deadline: Duration) {
     inst.store.set_epoch_deadline(ticks(deadline + EPOCH_GRACE));
     let hooks = &mut inst.store.data_mut().hooks;
-    hooks.deadline = Instant::now() + deadline.mul_f32(0.9);
+    hooks.deadline = now + deadline.mul_f32(0.9);
     hooks.presented = Default::default();
     hooks.identities.start_call();
 }
