@@ -29,6 +29,7 @@ pub mod resources;
 mod bindings;
 mod failure;
 mod host_state;
+mod idle;
 mod isolation;
 mod memory;
 mod pool;

@@ -2,6 +2,7 @@
 //! request at a time within its namespace's turn and the pool's, and is
 //! dropped when it traps; the host side of every call into the engine.
 
+use super::idle::Idle;
 use super::*;
 
 /// The turns a call holds while it uses an instance: the pool's and its
@@ -49,7 +50,7 @@ impl Reach<'_> {
 pub struct Pool {
     runtime: Arc<Runtime>,
     documents: Vec<wit::Document>,
-    idle: Mutex<Vec<Instance>>,
+    idle: Mutex<Idle<Instance>>,
     active: tokio::sync::Semaphore,
     /// Each namespace's share of `active`.
     turns: turns::Turns,
@@ -83,10 +84,12 @@ impl Pool {
         let rejected = engine.call_rejected(&mut first.store, first.set).await?;
         let limits = runtime.limits;
         let alive = limits.max_instances.max(limits.instances).max(1);
+        let mut idle = Idle::new();
+        idle.give(first);
         let pool = Pool {
             runtime,
             documents,
-            idle: Mutex::new(vec![first]),
+            idle: Mutex::new(idle),
             active: tokio::sync::Semaphore::new(alive),
             turns: turns::Turns::new(limits.namespace_instances),
             summary: Summary {
@@ -214,7 +217,7 @@ impl Pool {
                 .idle
                 .lock()
                 .map_err(|_| Failure::trap("the instance pool lock is poisoned"))?;
-            let got = idle.pop();
+            let got = idle.take();
             metrics().instances_idle.set(idle.len() as i64);
             got
         };
@@ -285,7 +288,7 @@ impl Pool {
         }
         if let Ok(mut idle) = self.idle.lock() {
             if idle.len() < self.runtime.limits.instances {
-                idle.push(instance);
+                idle.give(instance);
             }
             metrics().instances_idle.set(idle.len() as i64);
         }
