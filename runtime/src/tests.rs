@@ -223,6 +223,39 @@ async fn a_namespace_over_its_share_waits_while_another_is_served() {
     assert!(served.is_ok(), "{:?}", served.err());
 }
 
+/// With every one of the pool's turns held, a request waits for one: it
+/// says the pool was busy when none came back within its deadline, and is
+/// served when one comes back while it waits.
+#[tokio::test]
+async fn a_full_pool_is_busy_until_a_turn_comes_back() {
+    let pool = Arc::new(
+        pool_within(Limits {
+            instances: 1,
+            max_instances: 1,
+            namespace_instances: 4,
+            ..Limits::default()
+        })
+        .await,
+    );
+    let short = Duration::from_millis(200);
+    let held = pool.acquire(short, "a").await.expect("the only turn");
+    match pool.acquire(short, "b").await.err() {
+        Some(Failure::Busy(deadline)) => assert_eq!(deadline, short),
+        other => panic!("expected the pool to be busy: {other:?}"),
+    }
+    let waiting = {
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            let got = pool.acquire(Duration::from_secs(30), "b").await;
+            got.map(|_| ())
+        })
+    };
+    tokio::task::yield_now().await;
+    drop(held);
+    let served = waiting.await.expect("the waiting task");
+    assert!(served.is_ok(), "{:?}", served.err());
+}
+
 /// The WASI interfaces Rust's standard library links into any
 /// wasm32-wasip2 program, which `policy-module` leaves implicit (its
 /// comment says so): the host links them with an empty environment, no
