@@ -19,6 +19,7 @@ mod native;
 mod noop;
 mod report;
 mod rss;
+mod steal;
 
 use anyhow::{bail, Context, Result};
 use cold::Cold;
@@ -252,6 +253,7 @@ fn addr_of(s: &Server) -> String {
 }
 
 async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
+    let cpu = steal::CpuTimes::now();
     let mut f = fixture();
     f.serve_args = serve_args;
     let noop = Noop::start()?;
@@ -318,6 +320,9 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     let cache = ivpol_tests::target_dir().join("bench-precompiled");
     startup_ms(&f, Some(&cache))?; // compiles into the cache
     report.startup_precompiled_ms = startup_ms(&f, Some(&cache))?;
+    report.stolen = cpu
+        .zip(steal::CpuTimes::now())
+        .map(|(before, after)| after.stolen_since(&before));
     check_errors(&report)?;
     Ok(report)
 }
@@ -383,9 +388,18 @@ async fn hit(f: &Fixture, duration: Duration) -> Result<String> {
 /// with it [`REGISTRY_DELAY`] away, for comparing two guests
 /// (`--serve-arg --component --serve-arg FILE`) in quick interleaved runs.
 async fn cold(f: &Fixture, duration: Duration) -> Result<String> {
+    let cpu = steal::CpuTimes::now();
     let near = cold_path(f, None, duration).await?;
     let far = cold_path(f, Some(REGISTRY_DELAY), duration).await?;
-    Ok(format!("{}\n{}", near.render(), far.render()))
+    let stolen = cpu
+        .zip(steal::CpuTimes::now())
+        .map_or(f64::NAN, |(before, after)| after.stolen_since(&before));
+    Ok(format!(
+        "{}\n{}\nCPU time stolen by the hypervisor: {:.0}%",
+        near.render(),
+        far.render(),
+        stolen * 100.0
+    ))
 }
 
 /// A cold validate at one connection through a `--no-cache` server, the

@@ -48,6 +48,9 @@ pub struct Report {
     pub component_bytes: u64,
     pub startup_cold_ms: f64,
     pub startup_precompiled_ms: f64,
+    /// The share of the CPU time the run wanted that the hypervisor took
+    /// (`/proc/stat` steal); `None` off Linux.
+    pub stolen: Option<f64>,
 }
 
 /// Registry requests of two replicas judging the same pod at once for the
@@ -228,6 +231,7 @@ impl Report {
             "startup_cold_ms": self.startup_cold_ms,
             "startup_precompiled_ms": self.startup_precompiled_ms,
             "instance_acquire_ms": self.instance_acquire_ms,
+            "stolen_cpu_share": self.stolen,
             "instances_created": self.instances_created,
             "instances_retired": self.instances_retired,
             "instance_memory_mb": self.instance_memory_mb,
@@ -297,6 +301,12 @@ impl Report {
             "- instance acquire (mean over the run): {:.3} ms\n",
             self.instance_acquire_ms
         ));
+        if let Some(stolen) = self.stolen {
+            out.push_str(&format!(
+                "- CPU time stolen by the hypervisor: {:.0}% of what the run wanted (`/proc/stat` steal: the run's times are longer for it)\n",
+                stolen * 100.0
+            ));
+        }
         for t in &self.native {
             out.push_str(&format!(
                 "- verification `{}`: {:.0} µs native, {:.0} µs in the component ({:.2}×)\n",
