@@ -320,9 +320,7 @@ async fn bench(duration: Duration, serve_args: Vec<String>) -> Result<Report> {
     let cache = ivpol_tests::target_dir().join("bench-precompiled");
     startup_ms(&f, Some(&cache))?; // compiles into the cache
     report.startup_precompiled_ms = startup_ms(&f, Some(&cache))?;
-    report.stolen = cpu
-        .zip(steal::CpuTimes::now())
-        .map(|(before, after)| after.stolen_since(&before));
+    report.stolen = steal::CpuTimes::stolen_since_then(cpu);
     check_errors(&report)?;
     Ok(report)
 }
@@ -391,9 +389,7 @@ async fn cold(f: &Fixture, duration: Duration) -> Result<String> {
     let cpu = steal::CpuTimes::now();
     let near = cold_path(f, None, duration).await?;
     let far = cold_path(f, Some(REGISTRY_DELAY), duration).await?;
-    let stolen = cpu
-        .zip(steal::CpuTimes::now())
-        .map_or(f64::NAN, |(before, after)| after.stolen_since(&before));
+    let stolen = steal::CpuTimes::stolen_since_then(cpu).unwrap_or(f64::NAN);
     Ok(format!(
         "{}\n{}\nCPU time stolen by the hypervisor: {:.0}%",
         near.render(),

@@ -1,8 +1,8 @@
 //! What the hypervisor took from this machine during the run: the CPU
-//! time `/proc/stat` counts as stolen, as a share of the time the run's
-//! processes were on the CPU or waiting for it. On a crowded host a
-//! virtual CPU loses a third of its time this way, and every figure of
-//! the run is slower for it; the share tells that run from a slower build.
+//! time `/proc/stat` counts as stolen, as a share of the machine's busy
+//! and stolen time together. On a crowded host a fifth of a run's CPU
+//! time went this way, and the run's times are longer for it; the share
+//! tells such a run from a slower build.
 
 /// The machine's CPU counters at one moment, in clock ticks.
 pub struct CpuTimes {
@@ -16,6 +16,12 @@ impl CpuTimes {
     pub fn now() -> Option<CpuTimes> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         parse(stat.lines().next()?)
+    }
+
+    /// The share stolen from `before` (a reading that may have failed) to
+    /// now.
+    pub fn stolen_since_then(before: Option<CpuTimes>) -> Option<f64> {
+        Some(CpuTimes::now()?.stolen_since(&before?))
     }
 
     /// The share of the CPU time wanted since `earlier` that was stolen.
